@@ -1,0 +1,45 @@
+"""Aggregate play and download counters for ``/api/v2/stats/activity``: counts only, no personal data.
+
+The process-local counter covers this instance since it started, and says so in its response.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Final, Literal
+
+Event = Literal["random", "by_id", "solution", "image_puzzle", "image_solution", "exports_listing"]
+
+PLAYS: Final = ("random", "by_id")
+DOWNLOADS: Final = ("solution", "image_puzzle", "image_solution", "exports_listing")
+
+
+class Activity:
+    """Counters of this process. ``record`` is one dict update: cheap enough for every request."""
+
+    scope = "instance"
+    covers = "this instance since it started; other instances keep their own counts"
+
+    def __init__(self, *, now: float | None = None) -> None:
+        self.since = int(time.time() if now is None else now)
+        self.counts: dict[str, int] = dict.fromkeys(PLAYS + DOWNLOADS, 0)
+
+    def record(self, event: Event) -> None:
+        self.counts[event] += 1
+
+    def snapshot(self) -> dict[str, Any]:
+        """The ``stats/activity`` response body (see the ActivityStats schema in the OpenAPI document)."""
+        counts = dict(self.counts)
+        return shape(self.scope, self.covers, self.since, counts)
+
+
+def shape(scope: str, covers: str, since: int | None, counts: dict[str, int]) -> dict[str, Any]:
+    plays = {name: counts.get(name, 0) for name in PLAYS}
+    downloads = {name: counts.get(name, 0) for name in DOWNLOADS}
+    return {
+        "scope": scope,
+        "covers": covers,
+        "since": since,
+        "plays": {**plays, "total": sum(plays.values())},
+        "downloads": {**downloads, "total": sum(downloads.values())},
+    }

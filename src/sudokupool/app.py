@@ -1,0 +1,127 @@
+"""``create_app``: the one entry point (``uvicorn --factory sudokupool.app:create_app``).
+
+Request flow: CORS -> router -> ``/api/v2`` (limiter and keys) | ``/api/v1`` | ``/api`` (puzzle paths)
+-> error middleware -> handler -> prepared bytes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Mount, Router
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from sudokupool.config import Settings
+from sudokupool.endpoints import Endpoints
+from sudokupool.errors import ErrorMiddleware, error_body, error_headers
+from sudokupool.loader import LoadError, load_latest
+from sudokupool.openapi import openapi_body
+from sudokupool.pool import Pool
+from sudokupool.routes import api_routes, puzzle_routes
+from sudokupool.runtime import Runtime
+from sudokupool.storage import open_store
+
+logger = logging.getLogger("sudokupool")
+
+EXPOSED_HEADERS = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "ETag"]
+
+
+class SudokuPool:
+    """The ASGI app: handles the lifespan itself (so a bad export is one clear log line, not a
+    traceback) and hands HTTP to the Starlette stack."""
+
+    def __init__(self, runtime: Runtime, http: ASGIApp) -> None:
+        self.runtime = runtime
+        self.http = http
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self.lifespan(receive, send)
+        else:
+            await self.http(scope, receive, send)
+
+    async def lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self.startup()
+                except LoadError as exc:
+                    logger.error("%s", exc)
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def startup(self) -> None:
+        runtime = self.runtime
+        if runtime.store is None:
+            runtime.store = open_store(runtime.settings.exports_source, runtime.settings)
+        if runtime.pool is None:
+            pool, report = await load_latest(runtime.store)
+            logger.info("%s", report.summary())
+            runtime.swap(pool)
+
+    async def shutdown(self) -> None:
+        if self.runtime.store is not None:
+            await self.runtime.store.close()
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    message = {404: "not found", 405: "method not allowed"}.get(status, "error")
+    body = error_body(message)
+    headers = {k.decode(): v.decode() for k, v in error_headers(body)}
+    if isinstance(exc, HTTPException) and exc.headers:
+        headers.update(exc.headers)
+    return Response(body, status_code=status, headers=headers)
+
+
+def configure_logging(level: str) -> None:
+    """Send the service's own log lines to stderr in uvicorn's format, unless the host app configured them."""
+    log = logging.getLogger("sudokupool")
+    log.setLevel(level.upper())
+    if not log.handlers and not logging.getLogger().handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)-9s %(message)s"))
+        log.addHandler(handler)
+
+
+def create_app(settings: Settings | None = None, *, pool: Pool | None = None) -> SudokuPool:
+    """Build the app. ``settings`` default to the environment; ``pool`` skips loading (tests, benchmarks)."""
+    if settings is None:
+        settings = Settings.from_environ(os.environ)
+    configure_logging(settings.log_level)
+    runtime = Runtime(settings, pool=pool)
+    endpoints = Endpoints(runtime, openapi_body())
+    routes: list[BaseRoute] = [
+        Mount("/api/v2", app=ErrorMiddleware(Router(api_routes(endpoints)))),
+        Mount("/api/v1", app=ErrorMiddleware(Router(api_routes(endpoints)))),
+        Mount("/api", app=ErrorMiddleware(Router(puzzle_routes(endpoints)))),
+    ]
+    middleware = [
+        Middleware(
+            CORSMiddleware,
+            allow_origins=["*"],
+            allow_methods=["GET", "HEAD", "OPTIONS"],
+            allow_headers=["X-API-Key", "If-None-Match"],
+            expose_headers=EXPOSED_HEADERS,
+            max_age=86400,
+        ),
+    ]
+    handlers: dict[Any, Any] = {HTTPException: _http_error}
+    http = Starlette(routes=routes, middleware=middleware, exception_handlers=handlers)
+    # An API answers the path it was asked, not a redirect to a neighbouring one.
+    http.router.redirect_slashes = False
+    return SudokuPool(runtime, http)

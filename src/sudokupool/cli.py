@@ -1,0 +1,42 @@
+"""The ``sudokupool`` command line: ``serve``, ``check``, ``canonical``, ``build``, ``publish``, ``keys``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from sudokupool import __version__
+from sudokupool.commands import COMMAND_MODULES
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sudokupool", description="A read-only Sudoku puzzle pool API.")
+    parser.add_argument("--version", action="version", version=f"sudokupool {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"sudokupool.commands.{name}")
+        except ModuleNotFoundError as exc:
+            # A command whose module is not there yet is simply not offered.
+            if exc.name == f"sudokupool.commands.{name}":
+                continue
+            raise
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script and of ``python -m sudokupool``."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

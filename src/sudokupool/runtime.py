@@ -1,0 +1,84 @@
+"""The app's live state: the current pool (swapped whole on reload), the store, counters and caches."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from datetime import UTC
+from typing import Any
+
+import orjson
+
+from sudokupool.activity import Activity
+from sudokupool.config import Settings
+from sudokupool.pool import Pool
+from sudokupool.storage.base import ExportListing, ExportStore
+
+
+@dataclass
+class SyncStatus:
+    """What the last look for a newer export found (for ``health``)."""
+
+    last_attempt_at: int | None = None
+    last_success_at: int | None = None
+    last_error: str | None = None
+    last_error_at: int | None = None
+
+
+class Runtime:
+    """Everything a handler reads. ``pool`` is replaced as one reference; a Pool is never mutated."""
+
+    def __init__(self, settings: Settings, *, pool: Pool | None = None, store: ExportStore | None = None) -> None:
+        self.settings = settings
+        self.pool: Pool | None = pool
+        self.store = store
+        self.activity = Activity()
+        self.sync = SyncStatus()
+        self._listing: tuple[float, bytes] | None = None
+        self._listing_lock = asyncio.Lock()
+
+    def swap(self, pool: Pool) -> None:
+        """Make ``pool`` the one every following request sees."""
+        self.pool = pool
+        self._listing = None
+
+    def current(self) -> Pool:
+        pool = self.pool
+        if pool is None:
+            raise RuntimeError("the pool is not loaded yet")
+        return pool
+
+    async def exports_body(self) -> bytes:
+        """The ``pool-exports`` body, cached for ``exports_list_cache_seconds`` so API traffic cannot
+        become storage traffic; concurrent misses share one listing call."""
+        cached = self._listing
+        ttl = self.settings.exports_list_cache_seconds
+        if cached is not None and time.monotonic() - cached[0] < ttl:
+            return cached[1]
+        async with self._listing_lock:
+            cached = self._listing
+            if cached is not None and time.monotonic() - cached[0] < ttl:
+                return cached[1]
+            if self.store is None:
+                listing = ExportListing((), truncated=False)
+            else:
+                listing = await self.store.list_exports(self.settings.exports_list_max)
+            body = orjson.dumps(listing_json(listing))
+            self._listing = (time.monotonic(), body)
+            return body
+
+
+def listing_json(listing: ExportListing) -> dict[str, Any]:
+    """A PoolExportsResponse."""
+    return {
+        "objects": [
+            {
+                "key": item.key,
+                "size": item.size,
+                "uploaded": item.uploaded.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            }
+            for item in listing.objects
+        ],
+        "truncated": listing.truncated,
+    }

@@ -1,0 +1,81 @@
+"""The seam between the service and wherever exports are stored."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Protocol
+
+#: ``pool-YYYYMMDDTHHMMSSZ.ndjson`` or ``.ndjson.gz``, after any prefix (see docs/export-format.md).
+EXPORT_NAME = re.compile(r"(?:^|/)pool-(\d{8}T\d{6}Z)\.ndjson(\.gz)?$")
+
+
+class StorageError(Exception):
+    """Storage could not be listed or read (unreachable, missing, denied). The message says which."""
+
+
+@dataclass(frozen=True)
+class ExportObject:
+    """One export file: its key (file name or object key), size in bytes and upload time (UTC)."""
+
+    key: str
+    size: int
+    uploaded: datetime
+
+    @property
+    def timestamp(self) -> datetime:
+        """The UTC time in the export's name; used to order exports."""
+        match = EXPORT_NAME.search(self.key)
+        if match is None:
+            raise ValueError(f"{self.key!r} is not an export name")
+        return datetime.strptime(match.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+
+    @property
+    def order(self) -> tuple[datetime, bool, str]:
+        """Sort key: newest name first wins; at equal times the gzip file wins."""
+        return (self.timestamp, self.key.endswith(".gz"), self.key)
+
+
+def is_export_name(key: str) -> bool:
+    return EXPORT_NAME.search(key) is not None
+
+
+@dataclass(frozen=True)
+class ExportListing:
+    """Exports newest first, and whether the store had more than were returned."""
+
+    objects: tuple[ExportObject, ...]
+    truncated: bool
+
+    @property
+    def latest(self) -> ExportObject | None:
+        return self.objects[0] if self.objects else None
+
+
+class ExportStore(Protocol):
+    """A place that holds exports. Implementations: ``local.LocalStore``, ``s3.S3Store``."""
+
+    @property
+    def description(self) -> str:
+        """Where the store points, for logs and errors (e.g. ``s3://bucket/prefix/``)."""
+        ...
+
+    async def list_exports(self, limit: int) -> ExportListing:
+        """Export objects sorted newest first (by the time in their name), at most ``limit`` of them.
+
+        Raise :class:`StorageError` when the store cannot be listed.
+        """
+        ...
+
+    def open(self, key: str) -> AsyncIterator[bytes]:
+        """Stream the raw (possibly gzip-compressed) bytes of one export in chunks.
+
+        Raise :class:`StorageError` when the object cannot be read; a stream cut short raises too.
+        """
+        ...
+
+    async def close(self) -> None:
+        """Release clients and connections."""
+        ...

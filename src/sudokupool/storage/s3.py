@@ -1,0 +1,242 @@
+"""Exports in S3-compatible object storage (AWS S3, Cloudflare R2, MinIO, SeaweedFS...).
+
+One long-lived aiobotocore client per store: :meth:`S3Store.connect` opens it (the app does so in its
+lifespan) and :meth:`S3Store.close` closes it. Credentials come from the standard AWS chain
+(``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``, profiles, instance roles...); this module never reads them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import aiohttp
+from aiobotocore.config import AioConfig
+from aiobotocore.session import get_session
+from botocore.exceptions import BotoCoreError, ClientError
+
+from sudokupool.config import Settings
+from sudokupool.storage.base import ExportListing, ExportObject, StorageError, is_export_name
+
+if TYPE_CHECKING:
+    from types_aiobotocore_s3 import S3Client
+
+#: Bytes per chunk handed to the export reader.
+CHUNK = 1 << 20
+
+#: Keys per ListObjectsV2 page (the S3 maximum).
+PAGE_SIZE = 1000
+
+#: Listing cap: at most this many pages (so 1,000,000 keys) are read per listing. S3 lists keys in
+#: name order, and export names sort by time, so a prefix holding more keys than this would hide its
+#: newest exports; the listing then says ``truncated`` and the operator should prune old exports.
+MAX_LIST_PAGES = 1000
+
+CONNECT_TIMEOUT = 5.0
+READ_TIMEOUT = 30.0
+#: Attempts per request including the first; the sync loop retries on its own schedule, so keep it small.
+MAX_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class S3Location:
+    """A bucket and a key prefix (empty, or ending in ``/``)."""
+
+    bucket: str
+    prefix: str
+
+    @property
+    def url(self) -> str:
+        return f"s3://{self.bucket}/{self.prefix}"
+
+
+def parse_s3_url(url: str) -> S3Location:
+    """Split ``s3://bucket/prefix/`` into bucket and prefix; raise :class:`ValueError` on anything else.
+
+    A prefix without a trailing slash gets one: exports are listed as the direct children of the prefix.
+    """
+    if not url.startswith("s3://"):
+        raise ValueError(f"{url!r} is not an s3:// URL")
+    bucket, _, prefix = url[len("s3://") :].partition("/")
+    if not bucket:
+        raise ValueError(f"{url!r} has no bucket name (expected s3://bucket/prefix/)")
+    prefix = prefix.lstrip("/")
+    if prefix and not prefix.endswith("/"):
+        prefix += "/"
+    return S3Location(bucket, prefix)
+
+
+def resolve_region(settings: Settings, environ: Mapping[str, str] | None = None) -> str:
+    """The region: the setting, else ``AWS_REGION``/``AWS_DEFAULT_REGION``, else ``us-east-1``."""
+    env = os.environ if environ is None else environ
+    return settings.s3_region or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1"
+
+
+def client_config(settings: Settings) -> AioConfig:
+    """The botocore client config shared by the service and ``sudokupool publish``."""
+    return AioConfig(
+        connect_timeout=CONNECT_TIMEOUT,
+        read_timeout=READ_TIMEOUT,
+        retries={"mode": "standard", "total_max_attempts": MAX_ATTEMPTS},
+        s3={"addressing_style": settings.s3_addressing_style},
+        # botocore >= 1.36 computes CRC checksums on every upload and validates them on downloads by
+        # default. R2, SeaweedFS, older MinIO and other S3-compatible servers reject or mishandle those
+        # headers (XAmzContentSHA256Mismatch, "Unsupported header 'x-amz-sdk-checksum-algorithm'"), so
+        # only send them when an operation requires it. See https://github.com/boto/boto3/issues/4392
+        # and botocore.config.Config's request_checksum_calculation / response_checksum_validation.
+        request_checksum_calculation="when_required",
+        response_checksum_validation="when_required",
+    )
+
+
+def create_client(settings: Settings) -> contextlib.AbstractAsyncContextManager[S3Client]:
+    """An ``async with`` context that opens (and on exit closes) one S3 client configured from ``settings``."""
+    session = get_session()
+    client: contextlib.AbstractAsyncContextManager[S3Client] = session.create_client(
+        "s3",
+        endpoint_url=settings.s3_endpoint_url or None,
+        region_name=resolve_region(settings),
+        config=client_config(settings),
+    )
+    return client
+
+
+#: What a failed S3 call raises: botocore's errors (including connection and read-timeout errors,
+#: ``IncompleteReadError`` for a body cut short) and the HTTP layer's, which can surface unwrapped.
+_FAILURES: tuple[type[BaseException], ...] = (BotoCoreError, ClientError, aiohttp.ClientError, OSError, TimeoutError)
+
+
+def describe_failure(exc: BaseException) -> str:
+    """A short reason for a failed call: the S3 error code and message, or the exception text."""
+    if isinstance(exc, ClientError):
+        error: Mapping[str, Any] = exc.response.get("Error", {})
+        code = error.get("Code") or "error"
+        message = error.get("Message") or ""
+        return f"{code}: {message}" if message else str(code)
+    return str(exc) or type(exc).__name__
+
+
+class S3Store:
+    """Exports under one ``s3://bucket/prefix/``, read through one long-lived client.
+
+    ``S3Store.from_url(url, settings)`` makes no request and opens no connection; the client is
+    created on first use (in the app's lifespan) and reused until :meth:`close`. ``await
+    S3Store.connect(url, settings)`` opens it at once. Both work as ``async with`` contexts.
+    """
+
+    def __init__(self, location: S3Location, settings: Settings) -> None:
+        self.location = location
+        self._settings = settings
+        self._client: S3Client | None = None
+        self._exit_stack = contextlib.AsyncExitStack()
+        self._opening = asyncio.Lock()
+
+    @classmethod
+    def from_url(cls, url: str, settings: Settings) -> S3Store:
+        """A store for ``url`` (``s3://bucket/prefix/``); raise :class:`ValueError` on a malformed URL."""
+        return cls(parse_s3_url(url), settings)
+
+    @classmethod
+    async def connect(cls, url: str, settings: Settings) -> S3Store:
+        """A store for ``url`` with its client already open. No request is made yet."""
+        store = cls.from_url(url, settings)
+        await store.client()
+        return store
+
+    async def client(self) -> S3Client:
+        """The store's one client, created on first call."""
+        if self._client is None:
+            async with self._opening:
+                if self._client is None:
+                    self._client = await self._exit_stack.enter_async_context(create_client(self._settings))
+        return self._client
+
+    async def __aenter__(self) -> S3Store:
+        await self.client()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    @property
+    def description(self) -> str:
+        return self.location.url
+
+    async def list_exports(self, limit: int) -> ExportListing:
+        bucket, prefix = self.location.bucket, self.location.prefix
+        objects: list[ExportObject] = []
+        more = False
+        try:
+            # Delimiter "/" keeps the listing to the prefix's direct children, as a local directory is;
+            # StartAfter skips every key that sorts before "pool-".
+            paginator = (await self.client()).get_paginator("list_objects_v2")
+            pages = paginator.paginate(
+                Bucket=bucket,
+                Prefix=prefix,
+                Delimiter="/",
+                StartAfter=prefix + "pool-",
+                PaginationConfig={"PageSize": PAGE_SIZE},
+            )
+            read = 0
+            async for page in pages:
+                for item in page.get("Contents", []):
+                    key = item["Key"]
+                    if is_export_name(key):
+                        uploaded = item["LastModified"].astimezone(UTC)
+                        objects.append(ExportObject(key=key, size=item["Size"], uploaded=uploaded))
+                read += 1
+                if read >= MAX_LIST_PAGES and page.get("IsTruncated"):
+                    more = True
+                    break
+        except _FAILURES as exc:
+            raise StorageError(f"{self.description}: {describe_failure(exc)}") from None
+        objects.sort(key=lambda o: o.order, reverse=True)
+        return ExportListing(tuple(objects[:limit]), truncated=more or len(objects) > limit)
+
+    async def open(self, key: str) -> AsyncIterator[bytes]:
+        bucket = self.location.bucket
+        where = f"s3://{bucket}/{key}"
+        try:
+            response = await (await self.client()).get_object(Bucket=bucket, Key=key)
+        except _FAILURES as exc:
+            raise StorageError(f"{where}: {describe_failure(exc)}") from None
+        expected = response.get("ContentLength")
+        received = 0
+        body = response["Body"]
+        try:
+            parts: list[bytes] = []
+            pending = 0
+            while True:
+                # read(n) returns what the connection has buffered (often much less than n), so gather
+                # reads into ~CHUNK-sized pieces for the decompressor and parser downstream.
+                data = await body.read(CHUNK - pending)
+                if data:
+                    parts.append(data)
+                    pending += len(data)
+                    received += len(data)
+                if pending >= CHUNK or (not data and pending):
+                    chunk = b"".join(parts)
+                    parts.clear()
+                    pending = 0
+                    yield chunk
+                if not data:
+                    break
+        except _FAILURES as exc:
+            raise StorageError(f"{where}: read failed after {received} bytes ({describe_failure(exc)})") from None
+        finally:
+            # Also runs when the consumer stops early: give the connection back instead of leaking it.
+            body.close()
+        if expected is not None and received != expected:
+            raise StorageError(f"{where}: stream cut short ({received} of {expected} bytes)")
+
+    async def close(self) -> None:
+        self._client = None
+        await self._exit_stack.aclose()

@@ -1,0 +1,141 @@
+"""A small, fast bitmask solver: count solutions (for uniqueness), solve, and make random full grids.
+
+Each cell's candidates are the digits missing from its row, column and box masks. The search always
+branches on the cell with the fewest candidates, which also places naked singles first; a cell with no
+candidate ends the branch. That is enough for a median of well under a millisecond per typical puzzle in
+pure Python (see ``bench/``), so the builder can check uniqueness after every clue it removes.
+"""
+
+from __future__ import annotations
+
+import random
+
+from sudokupool.sudoku.grid import BOX_OF, COL_OF, EMPTY, ROW_OF
+
+_POPCOUNT: tuple[int, ...] = tuple(bin(m).count("1") for m in range(512))
+_DIGIT_OF_BIT: dict[int, str] = {1 << d: str(d + 1) for d in range(9)}
+_ALL = 0x1FF
+
+
+class _Search:
+    """Mutable search state: row/column/box masks and the cells still empty."""
+
+    __slots__ = ("boxes", "cols", "first", "found", "limit", "rng", "rows", "values")
+
+    def __init__(self, limit: int, rng: random.Random | None) -> None:
+        self.rows = [0] * 9
+        self.cols = [0] * 9
+        self.boxes = [0] * 9
+        self.values = [0] * 81
+        self.limit = limit
+        self.rng = rng
+        self.first: list[int] | None = None
+        self.found = 0
+
+    def place(self, grid: str) -> list[int] | None:
+        """Load the givens; return the empty cells, or None when two givens clash."""
+        empties: list[int] = []
+        rows, cols, boxes, values = self.rows, self.cols, self.boxes, self.values
+        for cell, ch in enumerate(grid):
+            if ch == EMPTY:
+                empties.append(cell)
+                continue
+            bit = 1 << (ord(ch) - 49)
+            r, c, b = ROW_OF[cell], COL_OF[cell], BOX_OF[cell]
+            if (rows[r] | cols[c] | boxes[b]) & bit:
+                return None
+            rows[r] |= bit
+            cols[c] |= bit
+            boxes[b] |= bit
+            values[cell] = bit
+        return empties
+
+    def count(self, empties: list[int]) -> None:
+        """Add the solutions below this node to ``found``, stopping once ``limit`` are found."""
+        if not empties:
+            if self.first is None:
+                self.first = list(self.values)
+            self.found += 1
+            return
+        rows, cols, boxes = self.rows, self.cols, self.boxes
+        best_index = 0
+        best_mask = 0
+        best_n = 10
+        for index, cell in enumerate(empties):
+            mask = _ALL & ~(rows[ROW_OF[cell]] | cols[COL_OF[cell]] | boxes[BOX_OF[cell]])
+            n = _POPCOUNT[mask]
+            if n < best_n:
+                best_n, best_index, best_mask = n, index, mask
+                if n <= 1:
+                    break
+        if best_n == 0:
+            return
+        cell = empties[best_index]
+        rest = empties[:best_index] + empties[best_index + 1 :]
+        r, c, b = ROW_OF[cell], COL_OF[cell], BOX_OF[cell]
+        bits = [1 << d for d in range(9) if best_mask >> d & 1]
+        if self.rng is not None:
+            self.rng.shuffle(bits)
+        for bit in bits:
+            rows[r] |= bit
+            cols[c] |= bit
+            boxes[b] |= bit
+            self.values[cell] = bit
+            self.count(rest)
+            rows[r] ^= bit
+            cols[c] ^= bit
+            boxes[b] ^= bit
+            if self.found >= self.limit:
+                break
+        self.values[cell] = 0
+
+    def first_solution(self) -> str | None:
+        if self.first is None:
+            return None
+        return "".join(_DIGIT_OF_BIT[bit] for bit in self.first)
+
+
+def count_solutions(grid: str, limit: int = 2) -> int:
+    """Number of solutions of ``grid`` (a normalised 81-character grid), counting at most ``limit``.
+
+    ``count_solutions(p) == 1`` is the uniqueness test. A grid whose givens clash has 0 solutions.
+    """
+    search = _Search(limit, None)
+    empties = search.place(grid)
+    if empties is None:
+        return 0
+    search.count(empties)
+    return search.found
+
+
+def solve(grid: str) -> str | None:
+    """The solution of ``grid`` (the first one found if there are several), or None if it has none."""
+    search = _Search(1, None)
+    empties = search.place(grid)
+    if empties is None:
+        return None
+    search.count(empties)
+    return search.first_solution()
+
+
+def random_full_grid(rng: random.Random) -> str:
+    """A uniformly shuffled search for a complete, valid grid; deterministic for the state of ``rng``.
+
+    The three diagonal boxes do not constrain one another, so they are filled with random
+    permutations first; the search then completes the grid trying candidates in random order.
+    """
+    while True:
+        cells = ["."] * 81
+        for box in (0, 4, 8):
+            digits = list("123456789")
+            rng.shuffle(digits)
+            top, left = (box // 3) * 3, (box % 3) * 3
+            for k, digit in enumerate(digits):
+                cells[(top + k // 3) * 9 + left + k % 3] = digit
+        search = _Search(1, rng)
+        empties = search.place("".join(cells))
+        if empties is not None:
+            search.count(empties)
+            solution = search.first_solution()
+            if solution is not None:
+                return solution

@@ -1,0 +1,89 @@
+"""Single-digit patterns made of two strong links joined by a weak one: Skyscraper, 2-String Kite
+and (the general case) Turbot Fish.
+
+A strong link is a house where a digit has exactly two places, so one of them holds it. With
+strong links A=B and C=D where B sees C, B and C cannot both hold the digit, so A or D does: any
+cell seeing both A and D loses the digit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sudokupool.sudoku.candidates import BIT, Candidates, common_peers
+from sudokupool.sudoku.grid import BOX_OF, COL_OF, HOUSES, PEERS, ROW_OF, cell_name, house_name
+from sudokupool.sudoku.techniques.step import Step, removal_text
+
+StrongLink = tuple[int, int, int]  # (house, cell, cell)
+
+
+def strong_links(cg: Candidates, digit: int) -> list[StrongLink]:
+    """Every house where ``digit`` has exactly two candidate cells."""
+    bit = BIT[digit]
+    cands = cg.cands
+    links = []
+    for h, house in enumerate(HOUSES):
+        cells = [c for c in house if cands[c] & bit]
+        if len(cells) == 2:
+            links.append((h, cells[0], cells[1]))
+    return links
+
+
+def _patterns(cg: Candidates) -> Iterator[tuple[str, int, StrongLink, StrongLink, int, int, int, int]]:
+    """(kind, digit, link1, link2, a, b, c, d) for strong links a=b, c=d with b seeing c."""
+    for digit in range(1, 10):
+        links = strong_links(cg, digit)
+        for i, first in enumerate(links):
+            for second in links[i + 1 :]:
+                for a, b in ((first[1], first[2]), (first[2], first[1])):
+                    for c, d in ((second[1], second[2]), (second[2], second[1])):
+                        if len({a, b, c, d}) != 4 or c not in PEERS[b]:
+                            continue
+                        yield _kind(first[0], second[0], a, b, c, d), digit, first, second, a, b, c, d
+
+
+def _kind(h1: int, h2: int, a: int, b: int, c: int, d: int) -> str:
+    rows = h1 < 9 and h2 < 9
+    cols = 9 <= h1 < 18 and 9 <= h2 < 18
+    if (rows and COL_OF[b] == COL_OF[c]) or (cols and ROW_OF[b] == ROW_OF[c]):
+        return "Skyscraper"
+    mixed = (h1 < 9 and 9 <= h2 < 18) or (h2 < 9 and 9 <= h1 < 18)
+    box = BOX_OF[b]
+    if mixed and BOX_OF[c] == box and BOX_OF[a] != box and BOX_OF[d] != box:
+        return "2-String Kite"
+    return "Turbot Fish"
+
+
+def _find(cg: Candidates, wanted: str) -> Step | None:
+    cands = cg.cands
+    for kind, digit, first, second, a, b, c, d in _patterns(cg):
+        if kind != wanted:
+            continue
+        bit = BIT[digit]
+        elim = [(x, digit) for x in sorted(common_peers(a, d)) if cands[x] & bit]
+        if not elim:
+            continue
+        na, nb, nc, nd = (cell_name(x) for x in (a, b, c, d))
+        return Step(
+            kind,
+            eliminations=elim,
+            cells=[a, b, c, d],
+            houses=[first[0], second[0]],
+            digits=[digit],
+            explanation=f"{digit} is in {na} or {nb} ({house_name(first[0])}) and in {nc} or {nd} "
+            f"({house_name(second[0])}); {nb} and {nc} see each other, so {na} or {nd} is {digit}: "
+            f"remove {removal_text(elim)}.",
+        )
+    return None
+
+
+def skyscraper(cg: Candidates) -> Step | None:
+    return _find(cg, "Skyscraper")
+
+
+def two_string_kite(cg: Candidates) -> Step | None:
+    return _find(cg, "2-String Kite")
+
+
+def turbot_fish(cg: Candidates) -> Step | None:
+    return _find(cg, "Turbot Fish")

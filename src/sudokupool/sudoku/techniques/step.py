@@ -1,0 +1,93 @@
+"""One deduction of a human-style solve, and how it is written into a solve path."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from sudokupool.sudoku.grid import cell_name, house_name
+
+# HoDoKu's per-step scores (sudoku/Options.java, DEFAULT_SOLVER_STEPS); see docs/grading.md.
+SCORES: dict[str, int] = {
+    "Full House": 4,
+    "Naked Single": 4,
+    "Hidden Single": 14,
+    "Locked Candidates Type 1 (Pointing)": 50,
+    "Locked Candidates Type 2 (Claiming)": 50,
+    "Naked Pair": 60,
+    "Naked Triple": 80,
+    "Hidden Pair": 70,
+    "Hidden Triple": 100,
+    "Naked Quadruple": 120,
+    "Hidden Quadruple": 150,
+    "X-Wing": 140,
+    "Swordfish": 150,
+    "Jellyfish": 160,
+    "Skyscraper": 130,
+    "2-String Kite": 150,
+    "Turbot Fish": 120,
+    "W-Wing": 150,
+    "XY-Wing": 160,
+    "XYZ-Wing": 180,
+    "Simple Colors": 150,
+    "X-Chain": 260,
+    "XY-Chain": 260,
+}
+
+
+@dataclass
+class Step:
+    """A technique's finding: what it fills or removes, and why."""
+
+    technique: str
+    placements: list[tuple[int, int]] = field(default_factory=list)  # (cell, digit)
+    eliminations: list[tuple[int, int]] = field(default_factory=list)  # (cell, digit)
+    cells: list[int] = field(default_factory=list)
+    houses: list[int] = field(default_factory=list)
+    digits: list[int] = field(default_factory=list)
+    explanation: str = ""
+
+    @property
+    def score(self) -> int:
+        return SCORES[self.technique]
+
+    def to_dict(self) -> dict[str, object]:
+        """The step as a solve-path object (docs/export-format.md)."""
+        return {
+            "technique": self.technique,
+            "score": self.score,
+            "placements": [{"cell": cell_name(c), "digit": d} for c, d in self.placements],
+            "eliminations": [{"cell": cell_name(c), "digit": d} for c, d in sorted(self.eliminations)],
+            "cells": [cell_name(c) for c in self.cells],
+            "houses": [house_name(h) for h in self.houses],
+            "digits": list(self.digits),
+            "explanation": self.explanation,
+        }
+
+
+def names(cells: Iterable[int]) -> str:
+    """``r1c2, r1c5 and r3c4`` for a handful of cells."""
+    return join([cell_name(c) for c in cells])
+
+
+def join(words: Sequence[str]) -> str:
+    if len(words) <= 1:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def digit_list(digits: Iterable[int]) -> str:
+    return "/".join(str(d) for d in digits)
+
+
+def removal_text(eliminations: list[tuple[int, int]]) -> str:
+    """``5 from r1c7 and r1c8`` or ``2 from r4c4, 3 from r4c5`` for a step's eliminations."""
+    by_digit: dict[int, list[int]] = {}
+    for cell, digit in sorted(eliminations, key=lambda e: (e[1], e[0])):
+        by_digit.setdefault(digit, []).append(cell)
+    return "; ".join(f"{d} from {names(cells)}" for d, cells in by_digit.items())
+
+
+def capitalised_house(house: int) -> str:
+    name = house_name(house)
+    return name[0].upper() + name[1:]

@@ -1,0 +1,72 @@
+"""Run the real service (uvicorn, as the Procfile does) on a free loopback port for a test."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class Server:
+    url: str
+    process: subprocess.Popen[str]
+    log: Path
+
+    def output(self) -> str:
+        return self.log.read_text()
+
+
+def command(port: int) -> list[str]:
+    """The Procfile's command line, on a loopback port."""
+    return [
+        sys.executable, "-m", "uvicorn", "--factory", "sudokupool.app:create_app",
+        "--host", "127.0.0.1", "--port", str(port), "--no-proxy-headers", "--no-server-header",
+    ]  # fmt: skip
+
+
+@contextmanager
+def run_server(env: Mapping[str, str], log: Path, *, timeout: float = 30.0) -> Iterator[Server]:
+    """Start the service with ``env`` added to the environment; wait until ``/api/v2/health`` answers."""
+    port = free_port()
+    handle = log.open("w")
+    process = subprocess.Popen(
+        command(port), env={**os.environ, **env}, stdout=handle, stderr=subprocess.STDOUT, text=True
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None:
+                raise AssertionError(f"server exited with {process.returncode}:\n{log.read_text()}")
+            try:
+                if httpx.get(f"{url}/api/v1/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError(f"server did not come up in {timeout} s:\n{log.read_text()}")
+            time.sleep(0.1)
+        yield Server(url, process, log)
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        handle.close()

@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sudokupool.sudoku.canonical import canonical_form
+from sudokupool.sudoku.generator import generate
+from sudokupool.sudoku.grid import EMPTY
+from sudokupool.sudoku.ids import canonical_id
+from sudokupool.sudoku.transform import random_transform, relabel_in_order
+
+# Published puzzle -> minlex pairs in the same convention as ours (empty cells sort first, digits
+# relabelled in order of first appearance, transposition and band/stack/row/column permutations).
+VECTORS = [
+    # David Clamage, SudokuClassicMinLex, README.md and package/example.py
+    # (https://github.com/dclamage/SudokuClassicMinLex): input and the documented minlexed output.
+    pytest.param(
+        "1..456...4......2...912...6.1...5.....5..729.8..6....43.....9.2....6......82...75",
+        "........1..2..3.4..5.16.2.....7...84..96.17..7..4.9.....8.9..3..3.....9..94..76..",
+        id="clamage-readme",
+    ),
+    # Red Ed's minimum and maximum min-lex solution grids (forum.enjoysudoku.com, "Canonical Form"
+    # thread, 28 January 2007): each is already in minlex form, so it is its own canonical form.
+    pytest.param(
+        "123456789456789123789123456214365897365897214897214365531642978642978531978531642",
+        "123456789456789123789123456214365897365897214897214365531642978642978531978531642",
+        id="minimum-minlex-grid",
+    ),
+    pytest.param(
+        "123456789457893612986217354274538196531964827698721435342685971715349268869172543",
+        "123456789457893612986217354274538196531964827698721435342685971715349268869172543",
+        id="maximum-minlex-grid",
+    ),
+]
+
+
+@pytest.mark.parametrize(("puzzle", "expected"), VECTORS)
+def test_published_vectors(puzzle: str, expected: str) -> None:
+    assert canonical_form(puzzle) == expected
+
+
+def test_published_vector_after_transform() -> None:
+    puzzle, expected = VECTORS[0].values[0], VECTORS[0].values[1]
+    moved = random_transform(random.Random(5)).apply(str(puzzle))
+    assert canonical_form(moved) == expected
+
+
+@pytest.mark.parametrize(
+    ("puzzle", "expected"),
+    [
+        pytest.param(EMPTY * 81, EMPTY * 81, id="empty"),
+        pytest.param("7" + EMPTY * 80, EMPTY * 80 + "1", id="one-clue"),
+        pytest.param("98" + EMPTY * 79, EMPTY * 79 + "12", id="two-clues-same-row"),
+        pytest.param("9" + EMPTY * 8 + "8" + EMPTY * 71, EMPTY * 79 + "12", id="two-clues-same-column"),
+        # Two clues in different bands and stacks cannot share the last band or stack: the best places
+        # are r6c9 (cell 53) and r9c6 (cell 77).
+        pytest.param(
+            "9" + EMPTY * 39 + "8" + EMPTY * 40, EMPTY * 53 + "1" + EMPTY * 23 + "2" + EMPTY * 3, id="two-clues-apart"
+        ),
+    ],
+)
+def test_small_hand_checked_cases(puzzle: str, expected: str) -> None:
+    assert canonical_form(puzzle) == expected
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_no_sampled_transform_is_smaller(seed: int) -> None:
+    # The canonical form is the minimum over the group, so no transformation of the puzzle can
+    # produce a smaller relabelled string.
+    puzzle = generate(seed).puzzle
+    form = canonical_form(puzzle)
+    rng = random.Random(seed)
+    for _ in range(300):
+        assert form <= relabel_in_order(random_transform(rng, relabel=False).apply(puzzle))
+
+
+def test_form_is_a_transform_of_the_puzzle() -> None:
+    puzzle = generate(11).puzzle
+    form = canonical_form(puzzle)
+    assert form.count(EMPTY) == puzzle.count(EMPTY)
+    assert form[0] == EMPTY
+    assert sorted(set(form) - {EMPTY}) == sorted({str(d) for d in range(1, 1 + len(set(puzzle) - {EMPTY}))})
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), move=st.integers(0, 2**32))
+def test_invariant_under_random_transforms(seed: int, move: int) -> None:
+    puzzle = generate(seed % 200).puzzle
+    moved = random_transform(random.Random(move)).apply(puzzle)
+    form = canonical_form(puzzle)
+    assert canonical_form(moved) == form
+    assert canonical_id(canonical_form(moved)) == canonical_id(form)
+    assert canonical_form(form) == form
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    move=st.integers(0, 2**32),
+    holes=st.sets(st.integers(0, 80), min_size=0, max_size=64),
+)
+def test_invariant_on_arbitrary_clue_sets(seed: int, move: int, holes: set[int]) -> None:
+    # Not only generated puzzles: any subset of a solution grid, including very sparse or full ones.
+    from sudokupool.sudoku.solver import random_full_grid
+
+    grid = list(random_full_grid(random.Random(seed)))
+    for cell in holes:
+        grid[cell] = EMPTY
+    puzzle = "".join(grid)
+    moved = random_transform(random.Random(move)).apply(puzzle)
+    form = canonical_form(puzzle)
+    assert canonical_form(moved) == form
+    assert canonical_form(form) == form

@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from sudokupool.sudoku.grid import DIGITS, EMPTY, PEERS, agrees, is_complete_solution
+from sudokupool.sudoku.solver import count_solutions, random_full_grid, solve
+
+SOLVED = "534678912672195348198342567859761423426853791713924856961537284287419635345286179"
+# A classic puzzle (the Wikipedia example) whose solution is SOLVED.
+PUZZLE = "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79"
+
+
+def brute_force_count(grid: str) -> int:
+    """Count solutions by trying every digit in every empty cell, with no pruning beyond peers."""
+    cells = list(grid)
+    empties = [i for i, ch in enumerate(cells) if ch == EMPTY]
+
+    def rec(k: int) -> int:
+        if k == len(empties):
+            return 1
+        cell = empties[k]
+        total = 0
+        for digit in DIGITS:
+            if all(cells[p] != digit for p in PEERS[cell]):
+                cells[cell] = digit
+                total += rec(k + 1)
+                cells[cell] = EMPTY
+        return total
+
+    return rec(0)
+
+
+def blank(grid: str, cells: list[int]) -> str:
+    out = list(grid)
+    for cell in cells:
+        out[cell] = EMPTY
+    return "".join(out)
+
+
+def test_solves_classic_puzzle() -> None:
+    assert solve(PUZZLE) == SOLVED
+    assert count_solutions(PUZZLE) == 1
+
+
+def test_full_grid_has_one_solution() -> None:
+    assert count_solutions(SOLVED) == 1
+    assert solve(SOLVED) == SOLVED
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_count_matches_brute_force_on_small_cases(seed: int) -> None:
+    rng = random.Random(seed)
+    grid = random_full_grid(rng)
+    puzzle = blank(grid, rng.sample(range(81), 12))
+    expected = brute_force_count(puzzle)
+    assert count_solutions(puzzle, limit=1000) == expected
+    assert count_solutions(puzzle) == min(expected, 2)
+
+
+def test_deadly_pattern_has_two_solutions() -> None:
+    # r1c1, r1c2, r4c1, r4c2 hold the same two digits crosswise in SOLVED? Find a swappable rectangle.
+    rectangles = []
+    for r1, r2 in itertools.combinations(range(9), 2):
+        if r1 // 3 == r2 // 3:
+            continue
+        for c1, c2 in itertools.combinations(range(9), 2):
+            if c1 // 3 != c2 // 3:
+                continue
+            a, b = SOLVED[r1 * 9 + c1], SOLVED[r1 * 9 + c2]
+            if SOLVED[r2 * 9 + c1] == b and SOLVED[r2 * 9 + c2] == a:
+                rectangles.append([r1 * 9 + c1, r1 * 9 + c2, r2 * 9 + c1, r2 * 9 + c2])
+    assert rectangles, "the test grid must contain an unavoidable rectangle"
+    puzzle = blank(SOLVED, rectangles[0])
+    assert brute_force_count(puzzle) == 2
+    assert count_solutions(puzzle, limit=10) == 2
+    assert count_solutions(puzzle) == 2
+    assert count_solutions(puzzle, limit=1) == 1
+    solution = solve(puzzle)
+    assert solution is not None
+    assert agrees(puzzle, solution)
+    assert is_complete_solution(solution)
+
+
+def test_empty_grid_has_many_solutions() -> None:
+    assert count_solutions(EMPTY * 81, limit=5) == 5
+
+
+@pytest.mark.parametrize(
+    "grid",
+    [
+        pytest.param("11" + EMPTY * 79, id="clash-in-row"),
+        pytest.param("1" + EMPTY * 8 + "1" + EMPTY * 71, id="clash-in-column"),
+        # r1c1..r1c8 = 1..8 and r2c9 = 9 leave r1c9 with no candidate.
+        pytest.param("12345678" + EMPTY * 9 + "9" + EMPTY * 63, id="dead-cell"),
+    ],
+)
+def test_no_solution(grid: str) -> None:
+    assert count_solutions(grid) == 0
+    assert solve(grid) is None
+
+
+def test_random_full_grid_is_valid_and_deterministic() -> None:
+    grids = [random_full_grid(random.Random(seed)) for seed in range(10)]
+    assert all(is_complete_solution(g) for g in grids)
+    assert len(set(grids)) == 10
+    assert random_full_grid(random.Random(7)) == grids[7]

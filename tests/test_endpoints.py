@@ -1,0 +1,202 @@
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from sudokupool.app import create_app
+from sudokupool.config import Settings
+from sudokupool.export import PUBLIC_FIELD_NAMES
+from sudokupool.pool import Pool
+from tests.conftest import build_pool
+
+pytestmark = pytest.mark.anyio
+
+PREFIXES = ["/api/v2", "/api/v1"]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+async def test_health(client: httpx.AsyncClient, pool: Pool, prefix: str) -> None:
+    response = await client.get(f"{prefix}/health")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["ok"] is True
+    assert body["puzzles"] == len(pool)
+    assert body["export"]["key"] == pool.info.export_key
+
+
+async def test_stats(client: httpx.AsyncClient, pool: Pool) -> None:
+    response = await client.get("/api/v2/stats")
+    assert response.status_code == 200
+    assert response.json() == orjson.loads(pool.stats_body)
+
+
+@pytest.mark.parametrize("prefix", [*PREFIXES, "/api"])
+async def test_puzzle_by_id(client: httpx.AsyncClient, records: list[dict[str, Any]], prefix: str) -> None:
+    record = records[5]
+    response = await client.get(f"{prefix}/puzzles/{record['canonical_id']}")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    assert response.headers["etag"].startswith('W/"')
+    assert response.headers["cache-control"] == "public, max-age=3600"
+    body = response.json()
+    assert list(body) == list(PUBLIC_FIELD_NAMES)
+    assert body["puzzle"] == record["puzzle"]
+    assert "solution" not in body
+
+
+async def test_puzzle_by_id_is_case_insensitive(client: httpx.AsyncClient, records: list[dict[str, Any]]) -> None:
+    response = await client.get(f"/api/v2/puzzles/{records[0]['canonical_id'].lower()}")
+    assert response.status_code == 200
+    assert response.json()["canonical_id"] == records[0]["canonical_id"]
+
+
+@pytest.mark.parametrize("prefix", [*PREFIXES, "/api"])
+async def test_solution(client: httpx.AsyncClient, records: list[dict[str, Any]], prefix: str) -> None:
+    record = records[2]
+    response = await client.get(f"{prefix}/puzzles/{record['canonical_id']}/solution")
+    assert response.status_code == 200
+    assert response.headers["etag"].startswith('W/"')
+    assert response.json() == {"canonical_id": record["canonical_id"], "solution": record["solution"]}
+
+
+@pytest.mark.parametrize("path", ["", "/solution"])
+async def test_if_none_match_answers_304(client: httpx.AsyncClient, records: list[dict[str, Any]], path: str) -> None:
+    url = f"/api/v2/puzzles/{records[1]['canonical_id']}{path}"
+    first = await client.get(url)
+    etag = first.headers["etag"]
+    for header in [etag, etag.removeprefix("W/"), f'"other", {etag}', "*"]:
+        again = await client.get(url, headers={"If-None-Match": header})
+        assert again.status_code == 304
+        assert again.headers["etag"] == etag
+        assert again.content == b""
+    changed = await client.get(url, headers={"If-None-Match": '"something-else"'})
+    assert changed.status_code == 200
+
+
+@pytest.mark.parametrize("prefix", [*PREFIXES, "/api"])
+async def test_random_is_not_cacheable(client: httpx.AsyncClient, prefix: str) -> None:
+    response = await client.get(f"{prefix}/puzzles/random")
+    assert response.status_code == 200
+    assert response.headers["cache-control"] == "no-store"
+    assert len(response.json()["puzzle"]) == 81
+
+
+@pytest.mark.parametrize("value", ["easy", "EASY", "Easy", "hard", "Expert", "medium"])
+async def test_random_by_difficulty(client: httpx.AsyncClient, records: list[dict[str, Any]], value: str) -> None:
+    wanted = value.capitalize()
+    present = any(r["difficulty"] == wanted for r in records)
+    response = await client.get("/api/v2/puzzles/random", params={"difficulty": value})
+    if present:
+        assert response.status_code == 200
+        assert response.json()["difficulty"] == wanted
+    else:
+        assert response.status_code == 404
+        assert response.json() == {"error": f"no {wanted} puzzle in the pool"}
+
+
+async def test_random_with_a_missing_difficulty_is_404(records: list[dict[str, Any]]) -> None:
+    pool = build_pool([r for r in records if r["difficulty"] == "Easy"])
+    transport = httpx.ASGITransport(app=create_app(Settings(), pool=pool))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        response = await client.get("/api/v2/puzzles/random?difficulty=expert")
+    assert response.status_code == 404
+    assert response.json() == {"error": "no Expert puzzle in the pool"}
+
+
+async def test_random_with_an_invalid_difficulty_is_400_naming_the_values(client: httpx.AsyncClient) -> None:
+    response = await client.get("/api/v2/puzzles/random?difficulty=insane")
+    assert response.status_code == 400
+    assert response.json() == {"error": "difficulty must be one of easy, medium, hard, expert"}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param("/api/v2/puzzles/NOSUCHPUZZLE0", id="unknown-id"),
+        pytest.param("/api/v2/puzzles/NOSUCHPUZZLE0/solution", id="unknown-solution"),
+        pytest.param("/api/v2/puzzles/" + "A" * 5000, id="very-long-id"),
+        pytest.param("/api/v2/puzzles/%C3%A9t%C3%A9", id="non-ascii-id"),
+        pytest.param("/api/v2/puzzles/..%2F..%2Fetc%2Fpasswd", id="dot-dot"),
+        pytest.param("/api/v2/nothing-here", id="unknown-v2-path"),
+        pytest.param("/api/v3/health", id="unknown-version"),
+        pytest.param("/api/health", id="unversioned-health-is-not-a-path"),
+        pytest.param("/api", id="api-root"),
+        pytest.param("/nothing", id="outside-api"),
+    ],
+)
+async def test_not_found_is_json(client: httpx.AsyncClient, path: str) -> None:
+    response = await client.get(path)
+    assert response.status_code == 404
+    assert response.headers["content-type"] == "application/json"
+    assert set(response.json()) == {"error"}
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH"])
+async def test_other_methods_are_405_with_allow(client: httpx.AsyncClient, method: str) -> None:
+    response = await client.request(method, "/api/v2/stats")
+    assert response.status_code == 405
+    assert set(response.headers["allow"].replace(" ", "").split(",")) == {"GET", "HEAD"}
+    assert response.json() == {"error": "method not allowed"}
+
+
+async def test_head_works_wherever_get_does(client: httpx.AsyncClient, records: list[dict[str, Any]]) -> None:
+    url = f"/api/v2/puzzles/{records[0]['canonical_id']}"
+    got = await client.get(url)
+    head = await client.head(url)
+    assert head.status_code == 200
+    assert head.headers["content-length"] == got.headers["content-length"]
+    assert head.headers["etag"] == got.headers["etag"]
+
+
+async def test_cors_preflight_allows_the_key_header(client: httpx.AsyncClient) -> None:
+    response = await client.options(
+        "/api/v2/puzzles/random",
+        headers={
+            "Origin": "https://example.org",
+            "Access-Control-Request-Method": "GET",
+            "Access-Control-Request-Headers": "X-API-Key",
+        },
+    )
+    assert response.status_code == 200
+    assert response.headers["access-control-allow-origin"] == "*"
+    assert "x-api-key" in response.headers["access-control-allow-headers"].lower()
+
+
+async def test_cors_exposes_the_rate_limit_headers(client: httpx.AsyncClient) -> None:
+    response = await client.get("/api/v2/stats", headers={"Origin": "https://example.org"})
+    assert response.headers["access-control-allow-origin"] == "*"
+    exposed = {h.strip().lower() for h in response.headers["access-control-expose-headers"].split(",")}
+    assert exposed >= {"x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after", "etag"}
+
+
+async def test_activity_counts_plays_and_downloads(client: httpx.AsyncClient, records: list[dict[str, Any]]) -> None:
+    await client.get("/api/v2/puzzles/random")
+    await client.get(f"/api/v1/puzzles/{records[0]['canonical_id']}")
+    await client.get(f"/api/puzzles/{records[0]['canonical_id']}/solution")
+    response = await client.get("/api/v2/stats/activity")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["scope"] == "instance"
+    assert "since it started" in body["covers"]
+    assert body["plays"] == {"random": 1, "by_id": 1, "total": 2}
+    assert body["downloads"]["solution"] == 1
+
+
+async def test_an_unexpected_error_is_a_json_500_without_traceback(
+    pool: Pool, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(self: Pool, difficulty: str | None = None) -> int:
+        raise RuntimeError("secret internals")
+
+    app = create_app(Settings(), pool=pool)
+    monkeypatch.setattr(Pool, "pick", broken)
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        response = await client.get("/api/v2/puzzles/random")
+    assert response.status_code == 500
+    assert response.json() == {"error": "internal server error"}
+    assert "secret" not in response.text
+    assert "secret internals" in caplog.text

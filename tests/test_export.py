@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+import gzip
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+import pytest
+
+from sudokupool.export import ExportError, LineError, LineReader, export_filename, parse_record, record_line
+
+
+def line(record: dict[str, Any], **changes: Any) -> bytes:
+    return orjson.dumps({**record, **changes})
+
+
+def test_parse_record_round_trips_record_line(records: list[dict[str, Any]]) -> None:
+    record = records[0]
+    parsed = parse_record(record_line(record))
+    assert parsed == record
+    assert list(parsed)[-1] == "solution"
+
+
+def test_parse_record_drops_unknown_fields(records: list[dict[str, Any]]) -> None:
+    parsed = parse_record(line(records[0], extra="x"))
+    assert "extra" not in parsed
+
+
+def _swap_given(record: dict[str, Any]) -> dict[str, Any]:
+    puzzle = record["puzzle"]
+    i = next(i for i, ch in enumerate(puzzle) if ch != ".")
+    wrong = "1" if puzzle[i] != "1" else "2"
+    return {"puzzle": puzzle[:i] + wrong + puzzle[i + 1 :]}
+
+
+def _broken_solution(record: dict[str, Any]) -> dict[str, Any]:
+    solution = record["solution"]
+    return {"solution": solution[1] + solution[0] + solution[2:]} if solution[0] != solution[1] else {}
+
+
+@pytest.mark.parametrize(
+    ("make_changes", "reason"),
+    [
+        pytest.param(lambda r: {"puzzle": r["puzzle"][:80]}, "bad-puzzle", id="short-puzzle"),
+        pytest.param(lambda r: {"puzzle": "x" + r["puzzle"][1:]}, "bad-puzzle", id="puzzle-alphabet"),
+        pytest.param(lambda r: {"solution": "1" * 81}, "bad-solution", id="invalid-sudoku"),
+        pytest.param(lambda r: {"solution": r["solution"][:80] + "."}, "bad-solution", id="incomplete-solution"),
+        pytest.param(_broken_solution, "bad-solution", id="swapped-cells"),
+        pytest.param(_swap_given, "solution-disagrees", id="given-disagrees"),
+        pytest.param(lambda r: {"difficulty": "Insane"}, "bad-difficulty", id="difficulty"),
+        pytest.param(
+            lambda r: {"difficulty_level": 4 if r["difficulty_level"] != 4 else 1}, "bad-difficulty", id="level"
+        ),
+        pytest.param(lambda r: {"clue_count": r["clue_count"] + 1}, "bad-clue-count", id="clue-count"),
+        pytest.param(lambda r: {"canonical_id": "abc"}, "bad-id", id="canonical-id"),
+        pytest.param(lambda r: {"puzzle_id": "0123456789ABU"}, "bad-id", id="puzzle-id-u"),
+        pytest.param(lambda r: {"symmetry": "sideways"}, "bad-symmetry", id="symmetry"),
+        pytest.param(lambda r: {"symmetric": r["symmetry"] == "none"}, "bad-symmetry", id="symmetric-flag"),
+        pytest.param(lambda r: {"stars": 9}, "bad-stars", id="stars"),
+        pytest.param(lambda r: {"tags": ["Has Space"]}, "bad-tag", id="tag"),
+        pytest.param(lambda r: {"created_at": "yesterday"}, "wrong-type", id="created-at-type"),
+        pytest.param(lambda r: {"clue_count": True}, "wrong-type", id="bool-is-not-int"),
+        pytest.param(lambda r: {"solve_path": "steps"}, "wrong-type", id="solve-path-type"),
+    ],
+)
+def test_parse_record_rejects(records: list[dict[str, Any]], make_changes: Any, reason: str) -> None:
+    with pytest.raises(LineError) as info:
+        parse_record(line(records[0], **make_changes(records[0])))
+    assert info.value.reason == reason
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        pytest.param(b"{not json", "invalid-json", id="invalid-json"),
+        pytest.param(b"[1, 2]", "not-an-object", id="array"),
+        pytest.param(b'{"canonical_id": "X"}', "missing-field", id="missing-field"),
+    ],
+)
+def test_parse_record_rejects_malformed(raw: bytes, reason: str) -> None:
+    with pytest.raises(LineError) as info:
+        parse_record(raw)
+    assert info.value.reason == reason
+
+
+def test_missing_solution_is_reported(records: list[dict[str, Any]]) -> None:
+    record = dict(records[0])
+    del record["solution"]
+    with pytest.raises(LineError) as info:
+        parse_record(orjson.dumps(record))
+    assert info.value.reason == "missing-field"
+
+
+def read_all(reader: LineReader, chunks: list[bytes]) -> list[tuple[int, bytes]]:
+    out = []
+    for chunk in chunks:
+        out.extend(reader.feed(chunk))
+    out.extend(reader.finish())
+    return out
+
+
+def chunked(data: bytes, size: int) -> list[bytes]:
+    return [data[i : i + size] for i in range(0, len(data), size)]
+
+
+def test_line_reader_numbers_lines_across_chunks() -> None:
+    data = b'{"a":1}\n\n{"b":2}\n{"c":3}'
+    assert read_all(LineReader(gzipped=False), chunked(data, 3)) == [(1, b'{"a":1}'), (3, b'{"b":2}'), (4, b'{"c":3}')]
+
+
+def test_line_reader_decompresses_gzip_incrementally() -> None:
+    data = b"".join(b'{"n":%d}\n' % i for i in range(1000))
+    lines = read_all(LineReader(gzipped=True), chunked(gzip.compress(data), 100))
+    assert len(lines) == 1000
+    assert lines[-1] == (1000, b'{"n":999}')
+
+
+def test_line_reader_reads_concatenated_gzip_members() -> None:
+    data = gzip.compress(b"one\n") + gzip.compress(b"two\n")
+    assert read_all(LineReader(gzipped=True), [data]) == [(1, b"one"), (2, b"two")]
+
+
+def test_line_reader_refuses_truncated_gzip() -> None:
+    data = gzip.compress(b"".join(b'{"n":%d}\n' % i for i in range(1000)))
+    reader = LineReader(gzipped=True)
+    reader.feed(data[: len(data) // 2])
+    with pytest.raises(ExportError, match="truncated"):
+        reader.finish()
+
+
+def test_line_reader_refuses_data_that_is_not_gzip() -> None:
+    with pytest.raises(ExportError, match="gzip"):
+        LineReader(gzipped=True).feed(b'{"plain": "json"}\n')
+
+
+def test_export_filename_is_utc_and_sortable() -> None:
+    when = datetime(2026, 11, 22, 18, 5, 9, tzinfo=UTC)
+    assert export_filename(when) == "pool-20261122T180509Z.ndjson.gz"
+    assert export_filename(when, gzip=False) == "pool-20261122T180509Z.ndjson"

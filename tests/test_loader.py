@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import gzip
+import logging
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from sudokupool.export import record_line
+from sudokupool.loader import LoadError, load_latest
+from sudokupool.storage.local import LocalStore
+from tests.factories import write_export
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_loads_the_latest_export(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    write_export(tmp_path / "pool-20250101T000000Z.ndjson.gz", records[:5])
+    write_export(tmp_path / "pool-20260101T000000Z.ndjson", records[:7])
+    write_export(tmp_path / "notes.ndjson.gz", records)
+    pool, report = await load_latest(LocalStore(tmp_path), loaded_at=123)
+    assert len(pool) == 7
+    assert report.loaded == 7
+    assert pool.info.export_key == "pool-20260101T000000Z.ndjson"
+    assert pool.info.loaded_at == 123
+
+
+async def test_bad_lines_are_skipped_counted_and_logged(
+    tmp_path: Path, records: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
+) -> None:
+    bad = [
+        b"{not json",
+        orjson.dumps({**records[1], "clue_count": 99}),
+        record_line(records[0]).rstrip(b"\n"),  # a duplicate canonical_id
+    ]
+    write_export(tmp_path / "pool-20260101T000000Z.ndjson.gz", records[:4], extra_lines=tuple(bad))
+    with caplog.at_level(logging.WARNING, logger="sudokupool.loader"):
+        pool, report = await load_latest(LocalStore(tmp_path))
+    assert len(pool) == 4
+    assert dict(report.skipped) == {"invalid-json": 1, "bad-clue-count": 1, "duplicate-id": 1}
+    assert [number for number, _ in report.problems] == [5, 6, 7]
+    assert "line 6 skipped: bad-clue-count" in caplog.text
+    assert "loaded 4 puzzles, skipped 3" in report.summary()
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        pytest.param(lambda d, r: None, "no export", id="empty-directory"),
+        pytest.param(
+            lambda d, r: (d / "pool-20260101T000000Z.ndjson.gz").write_bytes(
+                gzip.compress(b"".join(record_line(x) for x in r))[:-200]
+            ),
+            "truncated gzip",
+            id="truncated-gzip",
+        ),
+        pytest.param(
+            lambda d, r: (d / "pool-20260101T000000Z.ndjson").write_bytes(b"nonsense\n[]\n"),
+            "no valid puzzle",
+            id="no-valid-puzzle",
+        ),
+        pytest.param(
+            lambda d, r: (d / "pool-20260101T000000Z.ndjson.gz").write_bytes(b"plain text, not gzip\n"),
+            "not a valid gzip",
+            id="not-gzip",
+        ),
+    ],
+)
+async def test_unusable_exports_raise_one_clear_error(
+    tmp_path: Path, records: list[dict[str, Any]], make: Any, message: str
+) -> None:
+    make(tmp_path, records)
+    with pytest.raises(LoadError, match=message) as info:
+        await load_latest(LocalStore(tmp_path))
+    assert str(tmp_path) in str(info.value)
+
+
+async def test_missing_directory_is_a_load_error(tmp_path: Path) -> None:
+    with pytest.raises(LoadError, match="no such file or directory"):
+        await load_latest(LocalStore(tmp_path / "missing"))
+
+
+async def test_a_single_file_of_any_name_can_be_loaded(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    path = write_export(tmp_path / "my-export.ndjson", records[:3])
+    pool, _ = await load_latest(LocalStore(path))
+    assert len(pool) == 3

@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from typing import Any
+
+import orjson
+
+from sudokupool.export import PUBLIC_FIELD_NAMES
+from sudokupool.pool import Pool
+from tests.conftest import build_pool
+
+
+def test_body_is_the_public_record_with_synced_at_of_the_load(pool: Pool, records: list[dict[str, Any]]) -> None:
+    record = records[3]
+    index = pool.find(record["canonical_id"])
+    assert index == 3
+    body = orjson.loads(pool.body(index))
+    assert list(body) == list(PUBLIC_FIELD_NAMES)
+    assert "solution" not in body
+    assert body == {**{k: record[k] for k in PUBLIC_FIELD_NAMES}, "synced_at": pool.info.loaded_at}
+
+
+def test_solution_body_and_grids(pool: Pool, records: list[dict[str, Any]]) -> None:
+    for index, record in enumerate(records):
+        assert orjson.loads(pool.solution_body(index)) == {
+            "canonical_id": record["canonical_id"],
+            "solution": record["solution"],
+        }
+        assert pool.puzzle(index) == record["puzzle"]
+        assert pool.solution(index) == record["solution"]
+
+
+def test_find_is_case_insensitive_and_reads_crockford_aliases(pool: Pool, records: list[dict[str, Any]]) -> None:
+    code = records[0]["canonical_id"]
+    assert pool.find(code.lower()) == 0
+    aliased = code.replace("1", "l").replace("0", "o")
+    assert pool.find(aliased) == 0
+
+
+def test_find_rejects_odd_ids(pool: Pool) -> None:
+    for odd in ["", "../../etc/passwd", "x" * 10_000, "ÄÖÜ" * 5, "0123456789ABC"]:
+        assert pool.find(odd) is None
+
+
+def test_etags_are_weak_and_follow_the_body(pool: Pool) -> None:
+    etag = pool.etag(0)
+    assert etag == f'W/"{hashlib.blake2b(pool.body(0), digest_size=8).hexdigest()}"'
+    assert pool.etag(0, solution=True) == f'W/"{hashlib.blake2b(pool.solution_body(0), digest_size=8).hexdigest()}"'
+    assert len({pool.etag(i) for i in range(len(pool))}) == len(pool)
+
+
+def test_etags_change_when_the_pool_is_reloaded(records: list[dict[str, Any]]) -> None:
+    assert build_pool(records, loaded_at=1).etag(0) != build_pool(records, loaded_at=2).etag(0)
+
+
+def test_pick_by_difficulty_only_returns_that_difficulty(pool: Pool, records: list[dict[str, Any]]) -> None:
+    counts = Counter(r["difficulty"] for r in records)
+    for difficulty, count in counts.items():
+        picks = {pool.pick(difficulty) for _ in range(300)}
+        assert {records[i]["difficulty"] for i in picks if i is not None} == {difficulty}
+        assert pool.count(difficulty) == count
+
+
+def test_pick_without_difficulty_covers_the_pool(pool: Pool) -> None:
+    picks = Counter(pool.pick() for _ in range(4000))
+    assert set(picks) == set(range(len(pool)))
+
+
+def test_pick_in_an_empty_difficulty_is_none(records: list[dict[str, Any]]) -> None:
+    pool = build_pool([r for r in records if r["difficulty"] != "Medium"])
+    assert pool.pick("Medium") is None
+
+
+def test_stats_body(pool: Pool, records: list[dict[str, Any]]) -> None:
+    stats = orjson.loads(pool.stats_body)
+    counts = Counter(r["difficulty"] for r in records)
+    assert stats == {
+        "total": len(records),
+        "by_difficulty": {name: counts.get(name, 0) for name in ("Easy", "Medium", "Hard", "Expert")},
+        "last_synced_at": pool.info.loaded_at,
+    }
