@@ -12,6 +12,8 @@ from sudokupool.config import Settings
 from sudokupool.pool import Pool, PoolBuilder
 from tests.factories import make_records, write_export
 
+pytest_plugins = ["tests.seaweed", "tests.valkey"]
+
 EXPORT_NAME = "pool-20261122T100000Z.ndjson.gz"
 
 

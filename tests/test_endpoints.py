@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import httpx
@@ -200,3 +201,122 @@ async def test_an_unexpected_error_is_a_json_500_without_traceback(
     assert response.json() == {"error": "internal server error"}
     assert "secret" not in response.text
     assert "secret internals" in caplog.text
+
+
+@pytest.mark.parametrize("prefix", [*PREFIXES, "/api"])
+@pytest.mark.parametrize("variant", ["puzzle", "solution"])
+async def test_image_draws_the_grid(
+    client: httpx.AsyncClient, records: list[dict[str, Any]], prefix: str, variant: str
+) -> None:
+    from PIL import Image
+
+    record = records[4]
+    response = await client.get(f"{prefix}/puzzles/{record['canonical_id']}/image", params={"variant": variant})
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "image/png"
+    assert response.headers["etag"].endswith(f'-{variant[0]}"')
+    assert response.headers["cache-control"] == "public, max-age=3600"
+    image = Image.open(io.BytesIO(response.content))
+    assert image.format == "PNG"
+    assert image.size[0] == image.size[1] >= 200
+
+
+async def test_image_defaults_to_the_puzzle_variant(client: httpx.AsyncClient, records: list[dict[str, Any]]) -> None:
+    url = f"/api/v2/puzzles/{records[0]['canonical_id']}/image"
+    default = await client.get(url)
+    puzzle = await client.get(url, params={"variant": "puzzle"})
+    solution = await client.get(url, params={"variant": "solution"})
+    assert default.content == puzzle.content
+    assert default.content != solution.content
+
+
+async def test_image_with_an_invalid_variant_is_400(client: httpx.AsyncClient, records: list[dict[str, Any]]) -> None:
+    response = await client.get(f"/api/v2/puzzles/{records[0]['canonical_id']}/image?variant=sketch")
+    assert response.status_code == 400
+    assert response.json() == {"error": "variant must be one of puzzle, solution"}
+
+
+async def test_image_of_an_unknown_id_is_json_404(client: httpx.AsyncClient) -> None:
+    response = await client.get("/api/v2/puzzles/NOSUCHPUZZLE0/image")
+    assert response.status_code == 404
+    assert response.json() == {"error": "no puzzle has that id"}
+
+
+async def test_image_answers_304_without_rendering(pool: Pool, records: list[dict[str, Any]]) -> None:
+    app = create_app(Settings(), pool=pool)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        url = f"/api/v2/puzzles/{records[0]['canonical_id']}/image"
+        first = await client.get(url)
+        again = await client.get(url, headers={"If-None-Match": first.headers["etag"]})
+    assert again.status_code == 304
+    assert again.headers["etag"] == first.headers["etag"]
+    assert app.runtime.images.stats()["renders"] == 1
+
+
+async def test_concurrent_requests_for_one_uncached_image_render_it_once(
+    pool: Pool, records: list[dict[str, Any]]
+) -> None:
+    import anyio
+
+    app = create_app(Settings(), pool=pool)
+    transport = httpx.ASGITransport(app=app)
+    url = f"/api/v2/puzzles/{records[7]['canonical_id']}/image?variant=solution"
+    statuses: list[int] = []
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+
+        async def fetch() -> None:
+            statuses.append((await client.get(url)).status_code)
+
+        async with anyio.create_task_group() as group:
+            for _ in range(20):
+                group.start_soon(fetch)
+    assert statuses == [200] * 20
+    assert app.runtime.images.stats()["renders"] == 1
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param("/api/v2/stats", id="200"),
+        pytest.param("/api/v2/puzzles/NOSUCHPUZZLE0", id="404-handler"),
+        pytest.param("/api/v2/nothing", id="404-router"),
+        pytest.param("/api/v2/puzzles/random?difficulty=x", id="400"),
+    ],
+)
+async def test_v2_responses_carry_the_rate_limit_headers(client: httpx.AsyncClient, path: str) -> None:
+    response = await client.get(path)
+    assert response.headers["x-ratelimit-limit"] == "60"
+    assert 0 <= int(response.headers["x-ratelimit-remaining"]) < 60
+    assert 1 <= int(response.headers["x-ratelimit-reset"]) <= 60
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/v2/openapi.json", "/api/v1/stats", "/api/v1/openapi.json", "/api/puzzles/random"]
+)
+async def test_openapi_v1_and_unversioned_paths_are_not_limited(client: httpx.AsyncClient, path: str) -> None:
+    for _ in range(3):
+        response = await client.get(path)
+        assert response.status_code == 200
+        assert "x-ratelimit-limit" not in response.headers
+
+
+async def test_v2_is_limited_per_client_and_v1_is_not(pool: Pool) -> None:
+    app = create_app(Settings(limit_anonymous=3), pool=pool)
+    transport = httpx.ASGITransport(app=app, client=("198.51.100.9", 1000))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        statuses = [(await client.get("/api/v2/stats")).status_code for _ in range(4)]
+        limited = await client.get("/api/v2/stats")
+        alias = await client.get("/api/v1/stats")
+    assert statuses == [200, 200, 200, 429]
+    assert limited.json()["error"] == "rate limit exceeded"
+    assert int(limited.headers["retry-after"]) == limited.json()["retry_after_seconds"] >= 1
+    assert alias.status_code == 200
+
+
+async def test_an_unknown_key_is_401_not_anonymous(client: httpx.AsyncClient) -> None:
+    for headers, params in [({"X-API-Key": "not-a-key"}, {}), ({}, {"api_key": "not-a-key"})]:
+        response = await client.get("/api/v2/stats", headers=headers, params=params)
+        assert response.status_code == 401
+        assert set(response.json()) == {"error"}
+        assert response.headers["x-ratelimit-limit"] == "60"

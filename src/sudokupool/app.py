@@ -19,12 +19,16 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Router
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from sudokupool.clientip import ClientIPMiddleware
 from sudokupool.config import Settings
 from sudokupool.endpoints import Endpoints
 from sudokupool.errors import ErrorMiddleware, error_body, error_headers
+from sudokupool.keys import Keyring
 from sudokupool.loader import LoadError, load_latest
+from sudokupool.logs import configure_service_logging, install_redaction
 from sudokupool.openapi import openapi_body
 from sudokupool.pool import Pool
+from sudokupool.ratelimit import LimiterStore, Limits, RateLimitMiddleware, make_store
 from sudokupool.routes import api_routes, puzzle_routes
 from sudokupool.runtime import Runtime
 from sudokupool.storage import open_store
@@ -38,9 +42,10 @@ class SudokuPool:
     """The ASGI app: handles the lifespan itself (so a bad export is one clear log line, not a
     traceback) and hands HTTP to the Starlette stack."""
 
-    def __init__(self, runtime: Runtime, http: ASGIApp) -> None:
+    def __init__(self, runtime: Runtime, http: ASGIApp, limiter: LimiterStore) -> None:
         self.runtime = runtime
         self.http = http
+        self.limiter = limiter
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -76,6 +81,7 @@ class SudokuPool:
     async def shutdown(self) -> None:
         if self.runtime.store is not None:
             await self.runtime.store.close()
+        await self.limiter.aclose()
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -88,25 +94,26 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return Response(body, status_code=status, headers=headers)
 
 
-def configure_logging(level: str) -> None:
-    """Send the service's own log lines to stderr in uvicorn's format, unless the host app configured them."""
-    log = logging.getLogger("sudokupool")
-    log.setLevel(level.upper())
-    if not log.handlers and not logging.getLogger().handlers:
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(levelname)-9s %(message)s"))
-        log.addHandler(handler)
-
-
 def create_app(settings: Settings | None = None, *, pool: Pool | None = None) -> SudokuPool:
     """Build the app. ``settings`` default to the environment; ``pool`` skips loading (tests, benchmarks)."""
     if settings is None:
         settings = Settings.from_environ(os.environ)
-    configure_logging(settings.log_level)
+    configure_service_logging(settings.log_level)
+    # The Procfile's uvicorn command line configures uvicorn's loggers itself: add the redaction here.
+    install_redaction()
     runtime = Runtime(settings, pool=pool)
     endpoints = Endpoints(runtime, openapi_body())
+    limiter = make_store(settings)
+    v2 = RateLimitMiddleware(
+        # The error middleware sits inside the limiter so 404, 405 and 500 carry the rate-limit headers.
+        ErrorMiddleware(Router(api_routes(endpoints))),
+        store=limiter,
+        keyring=Keyring.from_settings(settings),
+        limits=Limits.from_settings(settings),
+        exempt_paths={"/api/v2/openapi.json"},
+    )
     routes: list[BaseRoute] = [
-        Mount("/api/v2", app=ErrorMiddleware(Router(api_routes(endpoints)))),
+        Mount("/api/v2", app=v2),
         Mount("/api/v1", app=ErrorMiddleware(Router(api_routes(endpoints)))),
         Mount("/api", app=ErrorMiddleware(Router(puzzle_routes(endpoints)))),
     ]
@@ -119,9 +126,12 @@ def create_app(settings: Settings | None = None, *, pool: Pool | None = None) ->
             expose_headers=EXPOSED_HEADERS,
             max_age=86400,
         ),
+        # Inside CORS, so preflights are answered before anything is counted; before the router, so the
+        # access log and the limiter see the same client.
+        Middleware(ClientIPMiddleware, trusted_hops=settings.trusted_proxy_hops),
     ]
     handlers: dict[Any, Any] = {HTTPException: _http_error}
     http = Starlette(routes=routes, middleware=middleware, exception_handlers=handlers)
     # An API answers the path it was asked, not a redirect to a neighbouring one.
     http.router.redirect_slashes = False
-    return SudokuPool(runtime, http)
+    return SudokuPool(runtime, http, limiter)

@@ -116,7 +116,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "redis_failure_mode",
         "open",
-        "When Redis fails: `open` serves the request without a limit (and logs), `closed` answers 503.",
+        "When Redis fails: `open` serves the request, limited per process meanwhile (and logs), `closed` answers 503.",
         _choice("open", "closed"),
     ),
     Setting("s3_endpoint_url", "", "S3 endpoint for R2, MinIO, SeaweedFS...; empty for AWS S3.", _text),

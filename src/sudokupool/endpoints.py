@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from functools import partial
 from typing import Final
 
 import orjson
@@ -13,6 +14,7 @@ from starlette.responses import Response
 from sudokupool.errors import ApiError, BadRequest, NotFound
 from sudokupool.export import DIFFICULTIES
 from sudokupool.pool import Pool
+from sudokupool.render import VARIANTS, render_png
 from sudokupool.runtime import Runtime
 from sudokupool.storage.base import StorageError
 
@@ -23,6 +25,7 @@ NO_STORE: Final = {"cache-control": "no-store"}
 DIFFICULTY_BY_FILTER: Final = {name.lower(): name for name in DIFFICULTIES}
 DIFFICULTY_ERROR: Final = "difficulty must be one of easy, medium, hard, expert"
 NO_PUZZLE: Final = "no puzzle has that id"
+VARIANT_ERROR: Final = "variant must be one of puzzle, solution"
 
 
 def etag_matches(if_none_match: str, etag: str) -> bool:
@@ -110,6 +113,21 @@ class Endpoints:
         pool, index = self.find(request)
         self.runtime.activity.record("solution")
         return self.cacheable(request, pool.solution_body(index), pool.etag(index, solution=True))
+
+    async def image(self, request: Request) -> Response:
+        variant = request.query_params.get("variant", "puzzle")
+        if variant not in VARIANTS:
+            raise BadRequest(VARIANT_ERROR)
+        pool, index = self.find(request)
+        self.runtime.activity.record("image_solution" if variant == "solution" else "image_puzzle")
+        etag = f'{pool.etag(index)[:-1]}-{variant[0]}"'
+        if_none_match = request.headers.get("if-none-match")
+        if if_none_match is not None and etag_matches(if_none_match, etag):
+            return Response(status_code=304, headers={"etag": etag, "cache-control": self.cache_control})
+        puzzle, solution = pool.puzzle(index), pool.solution(index)
+        key = (pool.info.export_key, pool.info.loaded_at, index, variant)
+        png = await self.runtime.images.get(key, partial(render_png, puzzle, solution, variant))
+        return self.cacheable(request, png, etag, media_type="image/png")
 
     async def pool_exports(self, request: Request) -> Response:
         try:

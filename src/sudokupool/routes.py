@@ -13,6 +13,7 @@ def puzzle_routes(endpoints: Endpoints) -> list[BaseRoute]:
         Route("/puzzles/random", endpoints.random, methods=["GET"]),
         Route("/puzzles/{id}", endpoints.puzzle, methods=["GET"]),
         Route("/puzzles/{id}/solution", endpoints.solution, methods=["GET"]),
+        Route("/puzzles/{id}/image", endpoints.image, methods=["GET"]),
     ]
 
 

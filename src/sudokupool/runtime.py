@@ -13,6 +13,7 @@ import orjson
 from sudokupool.activity import Activity
 from sudokupool.config import Settings
 from sudokupool.pool import Pool
+from sudokupool.rendercache import RenderCache
 from sudokupool.storage.base import ExportListing, ExportStore
 
 
@@ -34,6 +35,8 @@ class Runtime:
         self.pool: Pool | None = pool
         self.store = store
         self.activity = Activity()
+        # Rendered PNGs of the current pool; emptied on every swap, so a new export never serves a stale image.
+        self.images = RenderCache(settings.image_cache_bytes)
         self.sync = SyncStatus()
         self._listing: tuple[float, bytes] | None = None
         self._listing_lock = asyncio.Lock()
@@ -42,6 +45,7 @@ class Runtime:
         """Make ``pool`` the one every following request sees."""
         self.pool = pool
         self._listing = None
+        self.images = RenderCache(self.settings.image_cache_bytes)
 
     def current(self) -> Pool:
         pool = self.pool

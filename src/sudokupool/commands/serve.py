@@ -6,6 +6,7 @@ import argparse
 import os
 
 from sudokupool.config import Settings, SettingsError
+from sudokupool.logs import log_config
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
         port=port,
         proxy_headers=False,
         log_level=settings.log_level,
+        log_config=log_config(settings.log_level),
         server_header=False,
     )
     return 0

@@ -1,0 +1,99 @@
+"""Who the client is: the TCP peer, or the address the trusted proxies in front of us saw.
+
+Forwarding headers are interpreted here and only here: uvicorn runs with ``--no-proxy-headers``
+(``proxy_headers=False``), so ``scope["client"]`` arrives as the TCP peer and this middleware
+replaces it with the resolved client, which uvicorn's access log then shows.
+
+With ``SUDOKUPOOL_TRUSTED_PROXY_HOPS=N`` (N > 0) each of the N proxies appends the address of its
+own peer to ``X-Forwarded-For`` (all such headers are read, in order, as one list). The client is
+therefore the N-th entry from the *right*; everything to its left was written by the client and
+is ignored. Where the list is shorter than N (the request passed fewer proxies than configured),
+the leftmost entry is used: every entry present was still appended by a trusted proxy. Where the
+chosen entry is not an IP address (``unknown``, garbage), or the header is missing, the TCP peer
+is used: never anything the client wrote.
+
+The limiter counts IPv4 clients per address and IPv6 clients per /64 (one customer's allocation;
+counting single IPv6 addresses would let a client rotate through 2^64 of them). The identity is
+stored in ``scope[CLIENT_ID]``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from functools import lru_cache
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+#: The scope key holding the limiter identity of the client: an IPv4 address or an IPv6 ``/64``.
+CLIENT_ID = "sudokupool.client_id"
+
+_UNKNOWN = ("unknown", "unknown")
+
+
+@lru_cache(maxsize=4096)
+def parse_address(text: str) -> tuple[str, str] | None:
+    """``(address, identity)`` for a textual IP (optionally ``v4:port`` or ``[v6]:port``), else None."""
+    text = text.strip()
+    if text.startswith("["):
+        end = text.find("]")
+        if end < 0:
+            return None
+        text = text[1:end]
+    elif text.count(":") == 1:
+        text = text.partition(":")[0]
+    try:
+        ip = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        else:
+            network = ipaddress.IPv6Network((int(ip) >> 64 << 64, 64))
+            return str(ip), str(network)
+    address = str(ip)
+    return address, address
+
+
+def resolve(headers: list[tuple[bytes, bytes]], peer: str | None, trusted_hops: int) -> tuple[str, str]:
+    """``(client address, limiter identity)`` from the request headers and the TCP peer address."""
+    if trusted_hops > 0:
+        forwarded = [value for name, value in headers if name == b"x-forwarded-for"]
+        if forwarded:
+            entries = b",".join(forwarded).decode("latin-1").split(",")
+            chosen = entries[-trusted_hops] if len(entries) >= trusted_hops else entries[0]
+            parsed = parse_address(chosen)
+            if parsed is not None:
+                return parsed
+    if peer is None:
+        return _UNKNOWN
+    # A peer that is not an IP (a unix socket, a test client name) is still a stable identity.
+    return parse_address(peer) or (peer, peer)
+
+
+def client_id(scope: Scope) -> str:
+    """The limiter identity of the request: set by :class:`ClientIPMiddleware`, else from the TCP peer."""
+    identity = scope.get(CLIENT_ID)
+    if identity is None:
+        client = scope.get("client")
+        identity = resolve([], client[0] if client else None, 0)[1]
+    return str(identity)
+
+
+class ClientIPMiddleware:
+    """Sets ``scope["client"]`` to the resolved client and ``scope[CLIENT_ID]`` to its limiter identity."""
+
+    def __init__(self, app: ASGIApp, *, trusted_hops: int = 0) -> None:
+        self.app = app
+        self.trusted_hops = trusted_hops
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            client = scope.get("client")
+            peer = client[0] if client else None
+            address, identity = resolve(scope["headers"], peer, self.trusted_hops)
+            if self.trusted_hops and address != peer:
+                # The port of a forwarded client is unknown; 0 says so (as uvicorn's proxy middleware does).
+                scope["client"] = (address, 0)
+            scope[CLIENT_ID] = identity
+        await self.app(scope, receive, send)

@@ -1,0 +1,321 @@
+"""``sudokupool build``: generate, grade and deduplicate puzzles, and write a pool export.
+
+Puzzle ``i`` of a build is generated from a seed derived from ``(--seed, i)`` alone, the work is spread
+over ``--jobs`` processes, and results are consumed strictly in index order, so a seed always yields the
+same puzzles in the same order whatever the number of processes (only the timestamps differ).
+A puzzle is kept when the grader solves it completely, its difficulty is wanted (and its quota not yet
+full, with ``--per-difficulty``), and its canonical form is new.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import multiprocessing
+import os
+import secrets
+import sys
+import time
+from collections import Counter, defaultdict, deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from multiprocessing.pool import AsyncResult
+from pathlib import Path
+from typing import Any
+
+from sudokupool import __version__
+from sudokupool.commands.progress import Progress
+from sudokupool.export import DIFFICULTIES, export_filename, record_line
+from sudokupool.sudoku.canonical import canonical_form
+from sudokupool.sudoku.generator import DEFAULT_SYMMETRY, generate
+from sudokupool.sudoku.grader import Grade, grade
+from sudokupool.sudoku.grid import clue_count
+from sudokupool.sudoku.ids import canonical_id, puzzle_id
+from sudokupool.sudoku.symmetry import SYMMETRIES, symmetry_class
+
+SOURCE = f"sudokupool-build/{__version__}"
+CHUNK = 4  # puzzles per task sent to a worker: large enough to amortise IPC, small enough to stay ordered
+_UNSOLVED = "unsolved"
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``build`` subcommand."""
+    parser = subparsers.add_parser(
+        "build",
+        help="generate, grade and write a pool export",
+        description=(
+            "Generate unique-solution puzzles, grade them with the human-style grader, keep those it solves "
+            "completely, drop duplicates by canonical form and write a pool export (docs/export-format.md)."
+        ),
+    )
+    parser.add_argument("--count", type=int, default=100, help="puzzles to keep in total (default 100)")
+    parser.add_argument(
+        "--per-difficulty",
+        type=int,
+        metavar="N",
+        help="quota mode: keep exactly N puzzles of each wanted difficulty (overrides --count)",
+    )
+    parser.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        help="output file (.ndjson or .ndjson.gz), or a directory to write pool-<UTC time>.ndjson.gz in",
+    )
+    parser.add_argument(
+        "--difficulty",
+        default=",".join(d.lower() for d in DIFFICULTIES),
+        help="comma-separated difficulties to keep (default: easy,medium,hard,expert)",
+    )
+    parser.add_argument("--symmetry", default=DEFAULT_SYMMETRY, choices=SYMMETRIES, help="clue symmetry")
+    parser.add_argument("--seed", type=int, help="build seed (default: random, printed so the build can be repeated)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: all CPUs)")
+    parser.add_argument("--time-limit", type=float, metavar="SECONDS", help="stop (and fail) after this long")
+    parser.add_argument("--volume", default="demo", help="volume name for every record ('' for null)")
+    parser.add_argument("--tag", action="append", dest="tags", help="a tag for every record (repeatable; default demo)")
+    parser.set_defaults(func=run)
+
+
+def puzzle_seed(build_seed: int, index: int) -> int:
+    """The seed of puzzle ``index`` of a build: 48 bits, so it survives JSON readers that use doubles."""
+    digest = hashlib.sha256(f"sudokupool-build:{build_seed}:{index}".encode()).digest()
+    return int.from_bytes(digest[:6], "big")
+
+
+@dataclass(frozen=True, slots=True)
+class Made:
+    """One generated and graded puzzle, as a worker returns it."""
+
+    index: int
+    seed: int
+    puzzle: str
+    solution: str
+    grade: Grade
+    generate_seconds: float
+    grade_seconds: float
+
+    @property
+    def difficulty(self) -> str:
+        return str(self.grade.difficulty) if self.grade.solved else _UNSOLVED
+
+
+def make_chunk(task: tuple[int, int, int, str]) -> list[Made]:
+    """Worker: generate and grade puzzles ``start .. start + size - 1`` of the build."""
+    build_seed, start, size, symmetry = task
+    out = []
+    for index in range(start, start + size):
+        seed = puzzle_seed(build_seed, index)
+        t0 = time.perf_counter()
+        made = generate(seed, symmetry)
+        t1 = time.perf_counter()
+        result = grade(made.puzzle)
+        t2 = time.perf_counter()
+        out.append(Made(index, seed, made.puzzle, made.solution, result, t1 - t0, t2 - t1))
+    return out
+
+
+def _ordered_results(build_seed: int, symmetry: str, jobs: int) -> Iterator[Made]:
+    """Every puzzle of the build in index order, computed ahead by ``jobs`` processes."""
+    if jobs <= 1:
+        start = 0
+        while True:
+            yield from make_chunk((build_seed, start, CHUNK, symmetry))
+            start += CHUNK
+    with multiprocessing.get_context().Pool(jobs) as pool:
+        window: deque[AsyncResult[list[Made]]] = deque()
+        start = 0
+        while True:
+            # Keep a bounded window of chunks in flight; results are taken from the left, in order.
+            while len(window) < jobs * 4:
+                window.append(pool.apply_async(make_chunk, ((build_seed, start, CHUNK, symmetry),)))
+                start += CHUNK
+            yield from window.popleft().get()
+
+
+@dataclass
+class Stats:
+    """Raw generation statistics per difficulty (including puzzles the grader could not solve)."""
+
+    made: Counter[str] = field(default_factory=Counter)
+    generate_seconds: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
+    grade_seconds: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
+    duplicates: int = 0
+
+    def add(self, made: Made) -> None:
+        self.made[made.difficulty] += 1
+        self.generate_seconds[made.difficulty] += made.generate_seconds
+        self.grade_seconds[made.difficulty] += made.grade_seconds
+
+    def lines(self) -> list[str]:
+        total = sum(self.made.values())
+        out = [f"raw puzzles: {total}, duplicates dropped: {self.duplicates}"]
+        for name in (*DIFFICULTIES, _UNSOLVED):
+            n = self.made[name]
+            if n:
+                gen = self.generate_seconds[name] / n * 1000
+                grd = self.grade_seconds[name] / n * 1000
+                out.append(f"  {name:<8} {n:>7} ({n / total:6.1%})  generate {gen:7.1f} ms  grade {grd:7.1f} ms")
+        return out
+
+
+def _quota_eta(quotas: dict[str, int] | None, kept_by: Counter[str], started: float) -> float | None:
+    """Seconds until the slowest quota fills at its own rate so far (None without quotas or any data)."""
+    if quotas is None:
+        return None
+    elapsed = time.monotonic() - started
+    eta = 0.0
+    for name, quota in quotas.items():
+        if kept_by[name] < quota:
+            if kept_by[name] == 0:
+                return None
+            eta = max(eta, (quota - kept_by[name]) * elapsed / kept_by[name])
+    return eta
+
+
+def parse_difficulties(text: str) -> tuple[str, ...]:
+    """``easy,Hard`` -> ``("Easy", "Hard")``; raises ValueError naming an unknown difficulty."""
+    by_name = {d.lower(): d for d in DIFFICULTIES}
+    wanted = []
+    for part in text.split(","):
+        name = by_name.get(part.strip().lower())
+        if name is None:
+            raise ValueError(f"unknown difficulty {part.strip()!r} (choose from {', '.join(by_name)})")
+        if name not in wanted:
+            wanted.append(name)
+    return tuple(wanted)
+
+
+def make_record(made: Made, form: str, symmetry: str, tags: list[str], volume: str | None) -> dict[str, Any]:
+    """The export record for a kept puzzle (field order is applied by ``record_line``)."""
+    g = made.grade
+    now = int(time.time())
+    return {
+        "canonical_id": canonical_id(form),
+        "puzzle_id": puzzle_id(made.puzzle),
+        "puzzle": made.puzzle,
+        "solution": made.solution,
+        "canonical": form,
+        "difficulty": g.difficulty,
+        "difficulty_level": g.difficulty_level,
+        "clue_count": clue_count(made.puzzle),
+        "symmetric": symmetry != "none",
+        "symmetry": symmetry,
+        "seed": made.seed,
+        "created_at": now,
+        "tags": tags,
+        "score": g.score,
+        "tier": g.tier,
+        "stars": g.stars,
+        "hardest_technique": g.hardest_technique,
+        "techniques": list(g.techniques),
+        "solve_path": g.solve_path,
+        "source": SOURCE,
+        "volume": volume,
+        "used_at": None,
+        "synced_at": now,
+    }
+
+
+def output_path(out: Path, when: datetime) -> Path:
+    """The file to write: ``out`` itself, or ``pool-<UTC time>.ndjson.gz`` inside it when it is a directory."""
+    if out.is_dir():
+        return out / export_filename(when)
+    return out
+
+
+def write_export(path: Path, records: list[dict[str, Any]]) -> None:
+    """Write ``records`` (gzip when the name ends in .gz) through a temporary file, then rename it into place,
+    so a reader never sees a half-written export."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    now = int(time.time())
+    if path.name.endswith(".gz"):
+        # mtime=0 keeps the gzip header free of the wall clock; the records carry their own times.
+        with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as handle:
+            for record in records:
+                handle.write(record_line({**record, "synced_at": now}))
+    else:
+        with open(tmp, "wb") as handle:
+            for record in records:
+                handle.write(record_line({**record, "synced_at": now}))
+    os.replace(tmp, path)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the export; exit 0 on success, 1 when the time limit stopped it short, 2 on bad arguments."""
+    try:
+        wanted = parse_difficulties(args.difficulty)
+    except ValueError as exc:
+        print(f"sudokupool build: {exc}", file=sys.stderr)
+        return 2
+    if args.jobs < 1 or (args.per_difficulty is None and args.count < 1) or (args.per_difficulty or 1) < 1:
+        print("sudokupool build: --count, --per-difficulty and --jobs must be at least 1", file=sys.stderr)
+        return 2
+    out: Path = args.out
+    if not out.is_dir() and not out.parent.is_dir():
+        print(f"sudokupool build: directory {out.parent} does not exist", file=sys.stderr)
+        return 2
+    build_seed = args.seed if args.seed is not None else secrets.randbits(32)
+    tags = args.tags or ["demo"]
+    volume = args.volume or None
+    quotas = {d: args.per_difficulty for d in wanted} if args.per_difficulty else None
+    target = sum(quotas.values()) if quotas else args.count
+    print(
+        f"sudokupool build: seed {build_seed}, {target} puzzles "
+        f"({', '.join(wanted)}{f', {args.per_difficulty} each' if quotas else ''}), "
+        f"symmetry {args.symmetry}, {args.jobs} job(s)",
+        file=sys.stderr,
+    )
+
+    started = time.monotonic()
+    stats = Stats()
+    kept: list[dict[str, Any]] = []
+    kept_by: Counter[str] = Counter()
+    seen_forms: set[str] = set()
+    seen_ids: set[str] = set()
+    progress = Progress(target, sys.stderr)
+    timed_out = False
+    for made in _ordered_results(build_seed, args.symmetry, args.jobs):
+        stats.add(made)
+        difficulty = made.difficulty
+        if difficulty in wanted and (quotas is None or kept_by[difficulty] < quotas[difficulty]):
+            form = canonical_form(made.puzzle)
+            code = canonical_id(form)
+            if form in seen_forms or code in seen_ids:
+                stats.duplicates += 1
+            else:
+                seen_forms.add(form)
+                seen_ids.add(code)
+                kept.append(make_record(made, form, symmetry_class(made.puzzle), tags, volume))
+                kept_by[difficulty] += 1
+        progress.update(
+            len(kept), " ".join(f"{d.lower()}:{kept_by[d]}" for d in wanted), _quota_eta(quotas, kept_by, started)
+        )
+        if len(kept) >= target:
+            break
+        if args.time_limit is not None and time.monotonic() - started > args.time_limit:
+            timed_out = True
+            break
+    progress.close()
+
+    path = output_path(out, datetime.now(UTC))
+    write_export(path, kept)
+    elapsed = time.monotonic() - started
+    for line in stats.lines():
+        print(line, file=sys.stderr)
+    print(
+        f"wrote {len(kept)} puzzles ({', '.join(f'{d} {kept_by[d]}' for d in wanted)}) to {path} "
+        f"in {elapsed:.1f} s ({path.stat().st_size / 1e6:.2f} MB)",
+        file=sys.stderr,
+    )
+    if timed_out:
+        short = (
+            ", ".join(f"{d} {kept_by[d]}/{quotas[d]}" for d in wanted if kept_by[d] < quotas[d])
+            if quotas
+            else f"{len(kept)}/{target} puzzles"
+        )
+        print(
+            f"sudokupool build: time limit of {args.time_limit:g} s reached before the target: {short}", file=sys.stderr
+        )
+        return 1
+    return 0

@@ -1,0 +1,52 @@
+"""``sudokupool keys``: issue API keys (``keys new``) and check the configured entries (``keys check``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from sudokupool.config import Settings, SettingsError
+from sudokupool.keys import Keyring, Tier, digest, entry, new_key
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("keys", help="issue API keys and check the configured ones")
+    parser.set_defaults(func=run, keys_command=None)
+    commands = parser.add_subparsers(dest="keys_command", metavar="ACTION")
+    new = commands.add_parser("new", help="print a fresh key and its configuration entry")
+    new.add_argument("--tier", choices=[Tier.KEYED.value, Tier.PRO.value], default=Tier.KEYED.value)
+    commands.add_parser("check", help="parse SUDOKUPOOL_API_KEYS and SUDOKUPOOL_API_KEYS_FILE and count the keys")
+    parser.set_defaults(help_parser=parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.keys_command == "new":
+        return _new(Tier(args.tier))
+    if args.keys_command == "check":
+        return _check()
+    args.help_parser.print_help()
+    return 2
+
+
+def _new(tier: Tier) -> int:
+    key = new_key()
+    print(f"key:   {key}")
+    print(f"entry: {entry(digest(key), tier)}")
+    print(
+        "Give the key to its holder: it is shown only this once and stored nowhere. Add the entry to "
+        "SUDOKUPOOL_API_KEYS (comma-separated) or as a line of SUDOKUPOOL_API_KEYS_FILE, then restart.",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _check() -> int:
+    try:
+        keyring = Keyring.from_settings(Settings.from_environ(os.environ))
+    except SettingsError as exc:
+        print(f"sudokupool: {exc}", file=sys.stderr)
+        return 2
+    counts = {tier: sum(1 for value in keyring.tiers.values() if value is tier) for tier in (Tier.KEYED, Tier.PRO)}
+    print(f"{len(keyring)} key(s): {counts[Tier.KEYED]} keyed, {counts[Tier.PRO]} pro")
+    return 0

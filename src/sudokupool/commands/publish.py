@@ -1,0 +1,148 @@
+"""``sudokupool publish FILE --to s3://bucket/prefix/``: check an export, then upload it under a time-stamped key.
+
+The key is ``prefix + pool-YYYYMMDDTHHMMSSZ.ndjson.gz`` for the current UTC time, so operators never
+hand-name exports and the newest upload is the one the service loads. A plain ``.ndjson`` file is
+gzip-compressed on the way (``--no-gzip`` keeps it plain). The S3 client is configured exactly as the
+service's (``SUDOKUPOOL_S3_*`` settings, credentials from the standard AWS chain).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import gzip
+import os
+import shutil
+import sys
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sudokupool.commands.check import check_file
+from sudokupool.config import Settings, SettingsError
+from sudokupool.export import export_filename
+from sudokupool.loader import LoadError
+from sudokupool.storage.base import StorageError
+from sudokupool.storage.s3 import S3Location, S3Store, describe_failure, parse_s3_url
+
+if TYPE_CHECKING:
+    from types_aiobotocore_s3 import S3Client
+    from types_aiobotocore_s3.type_defs import CompletedPartTypeDef
+
+#: Files up to this size go up in one PutObject; larger ones as a multipart upload of parts this size,
+#: so memory stays bounded whatever the export's size.
+PART_SIZE = 64 << 20
+
+
+class PublishError(Exception):
+    """Publishing failed; the message says why (one line)."""
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "publish", help="check an export and upload it to s3://bucket/prefix/ under a time-stamped key"
+    )
+    parser.add_argument("file", type=Path, help="an export: .ndjson or .ndjson.gz")
+    parser.add_argument("--to", required=True, metavar="s3://BUCKET/PREFIX/", help="where the service's exports live")
+    parser.add_argument("--no-gzip", action="store_true", help="upload a plain .ndjson file as it is")
+    parser.add_argument("--canonical", action="store_true", help="run check --canonical first (slower)")
+    parser.set_defaults(func=run)
+
+
+def _gzip_copy(source: Path, target: Path) -> None:
+    with source.open("rb") as raw, gzip.open(target, "wb", compresslevel=6) as packed:
+        shutil.copyfileobj(raw, packed, 1 << 20)
+
+
+async def _upload(client: S3Client, bucket: str, key: str, path: Path) -> None:
+    size = (await asyncio.to_thread(path.stat)).st_size
+    handle = await asyncio.to_thread(path.open, "rb")
+    try:
+        if size <= PART_SIZE:
+            body = await asyncio.to_thread(handle.read)
+            await client.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/x-ndjson")
+            return
+        upload = await client.create_multipart_upload(Bucket=bucket, Key=key, ContentType="application/x-ndjson")
+        upload_id = upload["UploadId"]
+        try:
+            parts: list[CompletedPartTypeDef] = []
+            number = 1
+            while part := await asyncio.to_thread(handle.read, PART_SIZE):
+                done = await client.upload_part(
+                    Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=number, Body=part
+                )
+                parts.append({"ETag": done["ETag"], "PartNumber": number})
+                number += 1
+            await client.complete_multipart_upload(
+                Bucket=bucket, Key=key, UploadId=upload_id, MultipartUpload={"Parts": parts}
+            )
+        except BaseException:
+            # Leave no half-uploaded parts behind (they cost storage and never show up as an object).
+            with contextlib.suppress(Exception):
+                await client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
+            raise
+    finally:
+        handle.close()
+
+
+async def publish(
+    path: Path, location: S3Location, settings: Settings, *, compress: bool = True, now: datetime | None = None
+) -> str:
+    """Upload the (already checked) export ``path`` under ``location`` with a key for ``now``; return the key.
+
+    Raise :class:`PublishError` when storage cannot be reached, or an export as new as ``now`` is there
+    already (the service would not prefer the new file, or it would be overwritten).
+    """
+    when = (now or datetime.now(UTC)).replace(microsecond=0)
+    gzipped = path.name.endswith(".gz") or compress
+    key = location.prefix + export_filename(when, gzip=gzipped)
+    async with S3Store(location, settings) as store:
+        try:
+            listing = await store.list_exports(limit=1)
+        except StorageError as exc:
+            raise PublishError(str(exc)) from None
+        latest = listing.latest
+        if latest is not None and latest.timestamp >= when:
+            raise PublishError(
+                f"s3://{location.bucket}/{latest.key} is not older than {when:%Y-%m-%dT%H:%M:%SZ}; "
+                "a new upload would not be the latest (clock skew, or two publishes within one second)"
+            )
+        with tempfile.TemporaryDirectory(prefix="sudokupool-publish-") as scratch:
+            upload = path
+            if gzipped and not path.name.endswith(".gz"):
+                upload = Path(scratch) / "export.ndjson.gz"
+                await asyncio.to_thread(_gzip_copy, path, upload)
+            try:
+                await _upload(await store.client(), location.bucket, key, upload)
+            except Exception as exc:
+                raise PublishError(f"s3://{location.bucket}/{key}: upload failed ({describe_failure(exc)})") from None
+    return key
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        location = parse_s3_url(args.to)
+        settings = Settings.from_environ(os.environ)
+    except (ValueError, SettingsError) as exc:
+        print(f"sudokupool publish: {exc}", file=sys.stderr)
+        return 2
+    try:
+        report = asyncio.run(check_file(args.file, canonical=args.canonical))
+    except LoadError as exc:
+        print(f"sudokupool publish: {exc}", file=sys.stderr)
+        return 1
+    if report.skipped:
+        for number, problem in report.problems:
+            print(f"line {number}: {problem}", file=sys.stderr)
+        print(f"sudokupool publish: not uploaded, check failed: {report.summary()}", file=sys.stderr)
+        return 1
+    print(report.summary(), file=sys.stderr)
+    try:
+        key = asyncio.run(publish(args.file, location, settings, compress=not args.no_gzip))
+    except PublishError as exc:
+        print(f"sudokupool publish: {exc}", file=sys.stderr)
+        return 1
+    print(f"s3://{location.bucket}/{key}")
+    return 0

@@ -1,0 +1,36 @@
+"""Rate limiting for ``/api/v2``: fixed one-minute windows per client address or key.
+
+``window`` holds the arithmetic, ``memory`` and ``redis`` the two stores behind
+:class:`~sudokupool.ratelimit.store.LimiterStore`, ``middleware`` the ASGI middleware.
+:func:`make_store` picks the store the settings ask for.
+"""
+
+from __future__ import annotations
+
+from sudokupool.config import Settings
+from sudokupool.ratelimit.memory import MemoryStore
+from sudokupool.ratelimit.middleware import Limits, RateLimitMiddleware
+from sudokupool.ratelimit.store import LimiterStore, LimiterUnavailable
+from sudokupool.ratelimit.window import Decision
+
+__all__ = [
+    "Decision",
+    "LimiterStore",
+    "LimiterUnavailable",
+    "Limits",
+    "MemoryStore",
+    "RateLimitMiddleware",
+    "make_store",
+]
+
+
+def make_store(settings: Settings) -> LimiterStore:
+    """Redis when ``SUDOKUPOOL_REDIS_URL`` is set, else process memory. Opens no connection yet."""
+    if settings.redis_url:
+        # Imported here so a process-local deployment never imports redis-py.
+        from sudokupool.ratelimit.redis import RedisStore
+
+        return RedisStore.from_url(
+            settings.redis_url, timeout=settings.redis_timeout, failure_mode=settings.redis_failure_mode
+        )
+    return MemoryStore()

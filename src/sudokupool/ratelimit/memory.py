@@ -1,0 +1,71 @@
+"""The process-local limiter store: a dict of counts for the current window, O(1) per request.
+
+Memory stays bounded under a flood of distinct identities (say a million addresses in a minute):
+at most ``max_identities`` identities are counted exactly; identities first seen after that share
+``overflow_slots`` counters chosen by a per-process randomised hash. A shared counter can only count
+*more* requests than an identity made, never fewer, so the overflow can refuse an unlucky client
+early but never lets anyone past its limit. Counts of older windows are dropped whole when the
+window changes, so nothing needs expiring one by one.
+"""
+
+from __future__ import annotations
+
+from array import array
+
+from sudokupool.ratelimit.window import Clock, Decision, decide, wall_clock, window_index
+
+_COUNTER_MAX = 2**32 - 1
+
+
+class MemoryStore:
+    """Fixed-window counts in this process (the default when ``SUDOKUPOOL_REDIS_URL`` is empty).
+
+    ``hit_now`` is synchronous and never yields to the event loop between reading and writing a
+    count, so concurrent requests on one event loop are counted exactly.
+    """
+
+    def __init__(
+        self, *, clock: Clock = wall_clock, max_identities: int = 100_000, overflow_slots: int = 65_536
+    ) -> None:
+        if overflow_slots < 1 or overflow_slots & (overflow_slots - 1):
+            raise ValueError("overflow_slots must be a power of two")
+        self._clock = clock
+        self._max_identities = max_identities
+        self._overflow_slots = overflow_slots
+        self._mask = overflow_slots - 1
+        self._window = window_index(clock())
+        self._counts: dict[str, int] = {}
+        self._overflow = array("I", bytes(4 * overflow_slots))
+
+    def __len__(self) -> int:
+        """Identities counted exactly in the current window."""
+        return len(self._counts)
+
+    def hit_now(self, identity: str, limit: int) -> Decision:
+        """Count one request of ``identity`` now and decide it against ``limit``."""
+        now = self._clock()
+        index = window_index(now)
+        # A clock stepped back (NTP) keeps counting in the newest window seen: never reopen a window.
+        if index > self._window:
+            self._window = index
+            self._counts = {}
+            self._overflow = array("I", bytes(4 * self._overflow_slots))
+        counts = self._counts
+        count = counts.get(identity)
+        if count is not None:
+            count += 1
+            counts[identity] = count
+        elif len(counts) < self._max_identities:
+            count = 1
+            counts[identity] = 1
+        else:
+            slot = hash(identity) & self._mask
+            count = min(self._overflow[slot] + 1, _COUNTER_MAX)
+            self._overflow[slot] = count
+        return decide(count, limit, now)
+
+    async def hit(self, identity: str, limit: int) -> Decision:
+        return self.hit_now(identity, limit)
+
+    async def aclose(self) -> None:
+        return None

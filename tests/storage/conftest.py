@@ -1,0 +1,1 @@
+"""Storage tests run against a real SeaweedFS: the fixtures are in tests/seaweed.py."""

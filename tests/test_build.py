@@ -1,0 +1,135 @@
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sudokupool.cli import main
+from sudokupool.commands.build import puzzle_seed
+from sudokupool.export import PUBLIC_FIELD_NAMES, parse_record
+from sudokupool.sudoku.canonical import canonical_form
+from sudokupool.sudoku.generator import generate
+from sudokupool.sudoku.ids import canonical_id, puzzle_id
+from sudokupool.sudoku.replay import replay
+from sudokupool.sudoku.solver import count_solutions
+from sudokupool.sudoku.symmetry import symmetry_class
+
+
+def read_export(path: Path) -> list[bytes]:
+    data = gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
+    return data.splitlines()
+
+
+def build(out: Path, *args: str) -> tuple[int, Path]:
+    out.mkdir()
+    code = main(["build", "--out", str(out), *args])
+    files = sorted(out.glob("pool-*.ndjson*"))
+    assert len(files) == 1
+    return code, files[0]
+
+
+def test_build_writes_a_valid_export(tmp_path: Path) -> None:
+    code, path = build(tmp_path / "out", "--count", "12", "--seed", "7", "--jobs", "2")
+    assert code == 0
+    assert path.name.startswith("pool-") and path.name.endswith("Z.ndjson.gz")
+    lines = read_export(path)
+    assert len(lines) == 12
+    records: list[dict[str, Any]] = [parse_record(line) for line in lines]
+    assert len({r["canonical_id"] for r in records}) == 12
+    for record in records:
+        assert list(record)[: len(PUBLIC_FIELD_NAMES)] == list(PUBLIC_FIELD_NAMES)
+        assert count_solutions(record["puzzle"]) == 1
+        assert record["canonical"] == canonical_form(record["puzzle"])
+        assert record["canonical_id"] == canonical_id(record["canonical"])
+        assert record["puzzle_id"] == puzzle_id(record["puzzle"])
+        assert record["symmetry"] == symmetry_class(record["puzzle"])
+        assert record["symmetry"] != "none"
+        assert record["source"] == "sudokupool-build/2.0.0"
+        assert record["tags"] == ["demo"]
+        assert record["volume"] == "demo"
+        assert record["used_at"] is None
+        assert generate(record["seed"]).puzzle == record["puzzle"]
+        assert replay(record["puzzle"], record["solution"], record["solve_path"]) == []
+
+
+def test_build_is_deterministic_across_job_counts(tmp_path: Path) -> None:
+    _, one = build(tmp_path / "a", "--count", "6", "--seed", "3", "--jobs", "1")
+    _, two = build(tmp_path / "b", "--count", "6", "--seed", "3", "--jobs", "2")
+    first = [parse_record(line) for line in read_export(one)]
+    second = [parse_record(line) for line in read_export(two)]
+    assert [r["puzzle"] for r in first] == [r["puzzle"] for r in second]
+    # Puzzle seeds come from (build seed, index) and are kept in index order.
+    candidates = [puzzle_seed(3, i) for i in range(60)]
+    positions = [candidates.index(r["seed"]) for r in first]
+    assert positions == sorted(positions)
+
+
+def test_quota_mode_and_plain_file(tmp_path: Path) -> None:
+    out = tmp_path / "pool.ndjson"
+    code = main(
+        [
+            "build",
+            "--per-difficulty",
+            "2",
+            "--difficulty",
+            "easy,Medium",
+            "--out",
+            str(out),
+            "--seed",
+            "1",
+            "--jobs",
+            "1",
+        ]
+    )
+    assert code == 0
+    records = [parse_record(line) for line in out.read_bytes().splitlines()]
+    assert sorted(r["difficulty"] for r in records) == ["Easy", "Easy", "Medium", "Medium"]
+
+
+def test_time_limit_fails_with_partial_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "pool.ndjson.gz"
+    code = main(
+        ["build", "--per-difficulty", "1000", "--out", str(out), "--seed", "1", "--jobs", "1", "--time-limit", "0"]
+    )
+    assert code == 1
+    assert "time limit" in capsys.readouterr().err
+    assert len(read_export(out)) < 4000
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["--difficulty", "trivial"], id="unknown-difficulty"),
+        pytest.param(["--count", "0"], id="zero-count"),
+        pytest.param(["--jobs", "0"], id="zero-jobs"),
+    ],
+)
+def test_bad_arguments(tmp_path: Path, args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["build", "--out", str(tmp_path), *args]) == 2
+    assert capsys.readouterr().err.startswith("sudokupool build:")
+
+
+def test_missing_output_directory(tmp_path: Path) -> None:
+    assert main(["build", "--out", str(tmp_path / "nowhere" / "pool.ndjson.gz"), "--count", "1"]) == 2
+
+
+def test_canonical_command(capsys: pytest.CaptureFixture[str]) -> None:
+    puzzle = "1..456...4......2...912...6.1...5.....5..729.8..6....43.....9.2....6......82...75"
+    assert main(["canonical", puzzle.replace(".", "0")]) == 0
+    out = capsys.readouterr().out
+    form = "........1..2..3.4..5.16.2.....7...84..96.17..7..4.9.....8.9..3..3.....9..94..76.."
+    assert f"canonical:    {form}\n" in out
+    assert f"canonical_id: {canonical_id(form)}\n" in out
+    assert f"puzzle_id:    {puzzle_id(puzzle)}\n" in out
+    assert "symmetry:     none\n" in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [pytest.param("12", id="short"), pytest.param("11" + "." * 79, id="clash"), pytest.param("x" * 81, id="bad-char")],
+)
+def test_canonical_command_rejects(text: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["canonical", text]) == 2
+    assert capsys.readouterr().err.startswith("sudokupool canonical:")

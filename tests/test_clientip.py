@@ -1,0 +1,158 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+from starlette.types import Message, Receive, Scope, Send
+
+from sudokupool.clientip import CLIENT_ID, ClientIPMiddleware, client_id, parse_address, resolve
+from tests.servers import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+XFF = b"x-forwarded-for"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("192.0.2.1", ("192.0.2.1", "192.0.2.1"), id="ipv4"),
+        pytest.param(" 192.0.2.1 ", ("192.0.2.1", "192.0.2.1"), id="spaces"),
+        pytest.param("192.0.2.1:8080", ("192.0.2.1", "192.0.2.1"), id="ipv4-port"),
+        pytest.param("2001:db8:1:2:3:4:5:6", ("2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"), id="ipv6-per-64"),
+        pytest.param("[2001:db8::1]:443", ("2001:db8::1", "2001:db8::/64"), id="ipv6-bracketed-port"),
+        pytest.param("::ffff:192.0.2.9", ("192.0.2.9", "192.0.2.9"), id="ipv4-mapped"),
+        pytest.param("unknown", None, id="unknown"),
+        pytest.param("", None, id="empty"),
+        pytest.param("[2001:db8::1", None, id="unclosed-bracket"),
+        pytest.param("999.1.1.1", None, id="not-an-address"),
+    ],
+)
+def test_parse_address(text: str, expected: tuple[str, str] | None) -> None:
+    assert parse_address(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("headers", "hops", "expected"),
+    [
+        pytest.param([(XFF, b"198.51.100.1")], 0, "10.0.0.2", id="hops-0-ignores-the-header"),
+        pytest.param([(XFF, b"198.51.100.1")], 1, "198.51.100.1", id="one-hop"),
+        pytest.param([(XFF, b"6.6.6.6, 198.51.100.1")], 1, "198.51.100.1", id="client-written-left-is-ignored"),
+        pytest.param([(XFF, b"6.6.6.6, 198.51.100.1, 10.0.0.9")], 2, "198.51.100.1", id="two-hops"),
+        pytest.param([(XFF, b"6.6.6.6"), (XFF, b"198.51.100.1")], 1, "198.51.100.1", id="several-headers-joined"),
+        pytest.param([(XFF, b"198.51.100.1")], 3, "198.51.100.1", id="fewer-entries-than-hops-takes-leftmost"),
+        pytest.param([(XFF, b"6.6.6.6, unknown")], 1, "10.0.0.2", id="invalid-entry-falls-back-to-peer"),
+        pytest.param([(XFF, b"")], 1, "10.0.0.2", id="empty-header-falls-back-to-peer"),
+        pytest.param([], 1, "10.0.0.2", id="no-header-is-the-peer"),
+    ],
+)
+def test_resolve(headers: list[tuple[bytes, bytes]], hops: int, expected: str) -> None:
+    assert resolve(headers, "10.0.0.2", hops)[0] == expected
+
+
+def test_client_id_without_the_middleware_uses_the_peer() -> None:
+    assert client_id({"client": ("2001:db8::5", 1)}) == "2001:db8::/64"
+    assert client_id({"client": None}) == "unknown"
+    assert client_id({"client": ("testclient", 1)}) == "testclient"
+
+
+@pytest.mark.anyio
+async def test_the_middleware_rewrites_the_client_and_stores_the_identity() -> None:
+    seen: list[Scope] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        seen.append(scope)
+
+    async def receive() -> Message:
+        return {"type": "http.request"}
+
+    async def send(message: Message) -> None:
+        return None
+
+    middleware = ClientIPMiddleware(app, trusted_hops=1)
+    scope: Scope = {"type": "http", "client": ("10.0.0.2", 5555), "headers": [(XFF, b"2001:db8:7:7::1")]}
+    await middleware(scope, receive, send)
+    assert seen[0]["client"] == ("2001:db8:7:7::1", 0)
+    assert seen[0][CLIENT_ID] == "2001:db8:7:7::/64"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@contextmanager
+def procfile_server(factory: str, env: dict[str, str], log: Path) -> Iterator[str]:
+    """The Procfile's command line (uvicorn CLI, the factory, ``--no-proxy-headers``) on a free loopback port."""
+    port = free_port()
+    command = [
+        sys.executable, "-m", "uvicorn", "--factory", factory,
+        "--host", "127.0.0.1", "--port", str(port), "--no-proxy-headers", "--no-server-header",
+    ]  # fmt: skip
+    with log.open("w") as handle:
+        process = subprocess.Popen(
+            command, cwd=ROOT, env={**os.environ, **env}, stdout=handle, stderr=subprocess.STDOUT
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                if process.poll() is not None:
+                    raise AssertionError(f"server exited with {process.returncode}:\n{log.read_text()}")
+                try:
+                    if httpx.get(f"{url}/api/v1/health", timeout=1).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"server did not come up:\n{log.read_text()}")
+                time.sleep(0.1)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+FACTORIES = [
+    pytest.param("tests.ratelimit.apps:create_test_app", id="limiter-test-app"),
+    pytest.param("sudokupool.app:create_app", id="create_app"),
+]
+
+
+@pytest.mark.parametrize("factory", FACTORIES)
+@pytest.mark.parametrize(
+    ("hops", "forged", "real"),
+    [
+        pytest.param("0", "{n}.6.6.6", None, id="no-proxy"),
+        pytest.param("1", "{n}.6.6.6, 198.51.100.7", "198.51.100.7", id="behind-one-proxy"),
+    ],
+)
+def test_a_forged_forwarded_for_buys_no_fresh_window(
+    tmp_path: Path, export_dir: Path, factory: str, hops: str, forged: str, real: str | None
+) -> None:
+    env = {
+        "SUDOKUPOOL_LIMIT_ANONYMOUS": "3",
+        "SUDOKUPOOL_TRUSTED_PROXY_HOPS": hops,
+        "SUDOKUPOOL_EXPORTS": str(export_dir),
+        "SUDOKUPOOL_REDIS_URL": "",
+    }
+    log = tmp_path / "server.log"
+    with procfile_server(factory, env, log) as url:
+        statuses = [
+            httpx.get(f"{url}/api/v2/health", headers={"x-forwarded-for": forged.format(n=n + 1)}).status_code
+            for n in range(5)
+        ]
+    assert statuses == [200, 200, 200, 429, 429]
+    access = log.read_text()
+    # uvicorn's access log shows the client our middleware resolved, never a forged address.
+    assert ".6.6.6" not in access
+    assert (f"{real}:0 - " if real else "127.0.0.1:") in access

@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from uvicorn.logging import AccessFormatter
+
+from sudokupool.logs import RedactApiKeys, log_config, redact
+from tests.servers import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+SECRET = "s3cr3t-key-value"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("/api/v2/health?api_key=abc", "/api/v2/health?api_key=REDACTED", id="only-parameter"),
+        pytest.param("/x?a=1&api_key=abc&b=2", "/x?a=1&api_key=REDACTED&b=2", id="middle"),
+        pytest.param("/x?api_key=a&api_key=b", "/x?api_key=REDACTED&api_key=REDACTED", id="twice"),
+        pytest.param("/x?API_KEY=abc", "/x?API_KEY=REDACTED", id="other-case"),
+        pytest.param("/x?api%5Fkey=abc", "/x?api%5Fkey=REDACTED", id="percent-encoded-name"),
+        pytest.param("/x?api_key=", "/x?api_key=REDACTED", id="empty"),
+        pytest.param("/x?my_api_key=abc", "/x?my_api_key=abc", id="other-parameter"),
+        pytest.param("/api/v2/puzzles/random?difficulty=easy", "/api/v2/puzzles/random?difficulty=easy", id="none"),
+    ],
+)
+def test_redact(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+def test_the_filter_redacts_uvicorns_access_record() -> None:
+    record = logging.LogRecord(
+        "uvicorn.access", logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d',
+        ("192.0.2.1:0", "GET", f"/api/v2/health?api_key={SECRET}", "1.1", 200), None,
+    )  # fmt: skip
+    assert RedactApiKeys().filter(record)
+    line = AccessFormatter(fmt="%(client_addr)s %(request_line)s %(status_code)s", use_colors=False).format(record)
+    assert line == "192.0.2.1:0 GET /api/v2/health?api_key=REDACTED HTTP/1.1 200 OK"
+
+
+def test_log_config_installs_the_filter_on_the_access_logger() -> None:
+    config = log_config("warning")
+    assert "redact_api_keys" in config["loggers"]["uvicorn.access"]["filters"]
+    assert config["loggers"]["uvicorn.access"]["level"] == "WARNING"
+    assert config["formatters"]["access"]["()"] == "uvicorn.logging.AccessFormatter"
+
+
+SERVE_WITH_LOG_CONFIG = """
+import sys, uvicorn
+from sudokupool.logs import log_config
+uvicorn.run("tests.ratelimit.apps:create_test_app_without_redaction", factory=True, host="127.0.0.1",
+            port=int(sys.argv[1]), proxy_headers=False, log_config=log_config("info"))
+"""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(
+            [sys.executable, "-m", "uvicorn", "--factory", "tests.ratelimit.apps:create_test_app",
+             "--host", "127.0.0.1", "--port", "{port}", "--no-proxy-headers"],
+            id="uvicorn-cli-factory-installs-it",
+        ),
+        pytest.param([sys.executable, "-c", SERVE_WITH_LOG_CONFIG, "{port}"], id="log-config-installs-it"),
+    ],
+)  # fmt: skip
+def test_a_real_access_log_never_contains_a_key(tmp_path: Path, command: list[str]) -> None:
+    port = free_port()
+    log = tmp_path / "server.log"
+    env = {**os.environ, "SUDOKUPOOL_LIMIT_ANONYMOUS": "1000"}
+    with log.open("w") as handle:
+        process = subprocess.Popen(
+            [part.format(port=port) for part in command], cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT
+        )
+        try:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 30
+            while True:
+                if process.poll() is not None:
+                    raise AssertionError(f"server exited with {process.returncode}:\n{log.read_text()}")
+                try:
+                    httpx.get(f"{url}/api/v1/health", timeout=1)
+                    break
+                except httpx.TransportError:
+                    if time.monotonic() > deadline:
+                        raise AssertionError(f"server did not come up:\n{log.read_text()}") from None
+                    time.sleep(0.1)
+            unknown = httpx.get(f"{url}/api/v2/health?difficulty=easy&api_key={SECRET}")
+        finally:
+            process.terminate()
+            process.wait(10)
+    access = log.read_text()
+    assert unknown.status_code == 401
+    assert SECRET not in access
+    assert "GET /api/v2/health?difficulty=easy&api_key=REDACTED HTTP/1.1" in access

@@ -1,0 +1,153 @@
+from __future__ import annotations
+
+import gzip
+import os
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sudokupool.cli import main
+from sudokupool.commands.publish import PublishError, publish
+from sudokupool.config import Settings
+from sudokupool.storage.s3 import CHUNK, parse_s3_url
+from tests.factories import write_export
+from tests.seaweed import SeaweedS3, free_port_pairs
+
+KEY = re.compile(r"pool-\d{8}T\d{6}Z\.ndjson(\.gz)?")
+
+
+@pytest.fixture
+def s3_settings(s3_env: SeaweedS3, monkeypatch: pytest.MonkeyPatch) -> SeaweedS3:
+    monkeypatch.setenv("SUDOKUPOOL_S3_ENDPOINT_URL", s3_env.endpoint_url)
+    return s3_env
+
+
+def published(server: SeaweedS3, bucket: str, prefix: str) -> dict[str, bytes]:
+    client = server.client()
+    listed = client.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])
+    return {item["Key"]: client.get_object(Bucket=bucket, Key=item["Key"])["Body"].read() for item in listed}
+
+
+@pytest.mark.parametrize(
+    ("name", "flags", "suffix", "compressed"),
+    [
+        pytest.param("export.ndjson.gz", [], ".ndjson.gz", False, id="gzip-as-is"),
+        pytest.param("export.ndjson", [], ".ndjson.gz", True, id="plain-gets-gzipped"),
+        pytest.param("export.ndjson", ["--no-gzip"], ".ndjson", False, id="plain-kept"),
+    ],
+)
+def test_publish_uploads_under_a_time_stamped_key(
+    s3_settings: SeaweedS3,
+    tmp_path: Path,
+    records: list[dict[str, Any]],
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    flags: list[str],
+    suffix: str,
+    compressed: bool,
+) -> None:
+    bucket = s3_settings.new_bucket()
+    path = write_export(tmp_path / name, records[:8])
+    before = datetime.now(UTC).replace(microsecond=0)
+
+    code = main(["publish", str(path), "--to", f"s3://{bucket}/exports/", *flags])
+
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    objects = published(s3_settings, bucket, "exports/")
+    assert len(objects) == 1
+    [(key, body)] = objects.items()
+    assert out.out == f"s3://{bucket}/{key}\n"
+    assert key.startswith("exports/pool-")
+    assert key.endswith(suffix)
+    assert KEY.fullmatch(key.removeprefix("exports/"))
+    stamp = datetime.strptime(key[len("exports/pool-") :][:16], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+    assert before <= stamp <= datetime.now(UTC)
+    assert (gzip.decompress(body) if compressed else body) == path.read_bytes()
+    assert "loaded 8 puzzles" in out.err
+
+
+def test_publish_refuses_an_export_that_fails_check(
+    s3_settings: SeaweedS3, tmp_path: Path, records: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    bucket = s3_settings.new_bucket()
+    path = write_export(tmp_path / "export.ndjson.gz", records[:3], extra_lines=(b'{"not": "a record"}',))
+
+    code = main(["publish", str(path), "--to", f"s3://{bucket}/"])
+
+    out = capsys.readouterr()
+    assert code == 1
+    assert out.out == ""
+    assert "line 4: missing-field" in out.err
+    assert "not uploaded, check failed" in out.err
+    assert published(s3_settings, bucket, "") == {}
+
+
+def test_publish_refuses_a_file_that_is_not_there(s3_settings: SeaweedS3, tmp_path: Path) -> None:
+    code = main(["publish", str(tmp_path / "missing.ndjson.gz"), "--to", "s3://bucket/"])
+
+    assert code == 1
+
+
+@pytest.mark.parametrize(
+    "url", [pytest.param("s3:///exports/", id="no-bucket"), pytest.param("/srv/exports/", id="not-s3")]
+)
+def test_publish_rejects_a_bad_destination(
+    tmp_path: Path, records: list[dict[str, Any]], capsys: pytest.CaptureFixture[str], url: str
+) -> None:
+    path = write_export(tmp_path / "export.ndjson.gz", records[:1])
+
+    code = main(["publish", str(path), "--to", url])
+
+    assert code == 2
+    assert "sudokupool publish:" in capsys.readouterr().err
+
+
+def test_publish_reports_unreachable_storage_in_one_line(
+    s3_env: SeaweedS3,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    records: list[dict[str, Any]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("SUDOKUPOOL_S3_ENDPOINT_URL", f"http://127.0.0.1:{free_port_pairs(1)[0]}")
+    path = write_export(tmp_path / "export.ndjson.gz", records[:1])
+
+    code = main(["publish", str(path), "--to", "s3://bucket/exports/"])
+
+    err = capsys.readouterr().err.splitlines()
+    assert code == 1
+    assert err[-1].startswith("sudokupool publish: s3://bucket/exports/: Could not connect")
+
+
+@pytest.mark.anyio
+async def test_publish_refuses_when_an_export_as_new_is_there(s3_env: SeaweedS3, tmp_path: Path) -> None:
+    bucket = s3_env.new_bucket()
+    s3_env.put(bucket, "pool-20270101T000000Z.ndjson.gz", b"from the future")
+    path = tmp_path / "export.ndjson.gz"
+    path.write_bytes(b"x")
+    settings = Settings(s3_endpoint_url=s3_env.endpoint_url)
+
+    with pytest.raises(PublishError, match=r"pool-20270101T000000Z\.ndjson\.gz is not older than 2027-01-01T00:00:00Z"):
+        await publish(path, parse_s3_url(f"s3://{bucket}/"), settings, now=datetime(2027, 1, 1, tzinfo=UTC))
+    key = await publish(path, parse_s3_url(f"s3://{bucket}/"), settings, now=datetime(2027, 1, 1, 0, 0, 1, tzinfo=UTC))
+
+    assert key == "pool-20270101T000001Z.ndjson.gz"
+
+
+@pytest.mark.anyio
+async def test_large_files_go_up_in_parts(s3_env: SeaweedS3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sudokupool.commands.publish.PART_SIZE", 5 * CHUNK)
+    bucket = s3_env.new_bucket()
+    body = os.urandom(11 * CHUNK + 17)
+    path = tmp_path / "export.ndjson.gz"
+    path.write_bytes(body)
+    settings = Settings(s3_endpoint_url=s3_env.endpoint_url)
+
+    key = await publish(path, parse_s3_url(f"s3://{bucket}/p/"), settings, now=datetime(2026, 5, 1, tzinfo=UTC))
+
+    assert key == "p/pool-20260501T000000Z.ndjson.gz"
+    assert published(s3_env, bucket, "p/") == {key: body}
