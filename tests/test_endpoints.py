@@ -6,6 +6,8 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sudokupool.app import create_app
 from sudokupool.config import Settings
@@ -320,3 +322,18 @@ async def test_an_unknown_key_is_401_not_anonymous(client: httpx.AsyncClient) ->
         assert response.status_code == 401
         assert set(response.json()) == {"error"}
         assert response.headers["x-ratelimit-limit"] == "60"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    segment=st.text(alphabet=st.characters(codec="utf-8", exclude_characters="/?#"), min_size=1, max_size=60),
+    query=st.text(max_size=40),
+)
+async def test_any_id_or_query_answers_json_and_never_500(client: httpx.AsyncClient, segment: str, query: str) -> None:
+    from urllib.parse import quote
+
+    for path in (f"/api/v1/puzzles/{quote(segment)}", f"/api/v1/puzzles/{quote(segment)}/solution"):
+        response = await client.get(path, params={"difficulty": query, "variant": query})
+        assert response.status_code in (200, 400, 404)
+        if response.status_code != 200:
+            assert set(response.json()) == {"error"}

@@ -16,14 +16,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"sudokupool {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"sudokupool.commands.{name}")
-        except ModuleNotFoundError as exc:
-            # A command whose module is not there yet is simply not offered.
-            if exc.name == f"sudokupool.commands.{name}":
-                continue
-            raise
-        module.register(subparsers)
+        importlib.import_module(f"sudokupool.commands.{name}").register(subparsers)
     return parser
 
 
