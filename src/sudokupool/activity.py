@@ -1,12 +1,18 @@
 """Aggregate play and download counters for ``/api/v2/stats/activity``: counts only, no personal data.
 
 The process-local counter covers this instance since it started, and says so in its response.
+With ``SUDOKUPOOL_REDIS_URL`` set, :func:`make_activity` returns the cluster-wide counter of
+:mod:`sudokupool.activity_redis` instead; both have the same interface, so handlers and the lifespan
+have one code path.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+if TYPE_CHECKING:
+    from sudokupool.config import Settings
 
 Event = Literal["random", "by_id", "solution", "image_puzzle", "image_solution", "exports_listing"]
 
@@ -31,6 +37,28 @@ class Activity:
         """The ``stats/activity`` response body (see the ActivityStats schema in the OpenAPI document)."""
         counts = dict(self.counts)
         return shape(self.scope, self.covers, self.since, counts)
+
+    async def snapshot_async(self) -> dict[str, Any]:
+        """What the endpoint serves; the Redis-backed counter reads the cluster totals here."""
+        return self.snapshot()
+
+    async def start(self) -> None:
+        """Called at startup; the Redis-backed counter starts its flusher here."""
+
+    async def aclose(self) -> None:
+        """Called at shutdown; the Redis-backed counter flushes what it still holds here."""
+
+
+def make_activity(settings: Settings) -> Activity:
+    """Counters in Redis when ``SUDOKUPOOL_REDIS_URL`` is set, else in process memory. Opens no connection yet."""
+    if settings.redis_url:
+        # Imported here so a process-local deployment never imports redis-py.
+        from sudokupool.activity_redis import RedisActivity
+
+        return RedisActivity.from_url(
+            settings.redis_url, timeout=settings.redis_timeout, flush_seconds=settings.activity_flush_seconds
+        )
+    return Activity()
 
 
 def shape(scope: str, covers: str, since: int | None, counts: dict[str, int]) -> dict[str, Any]:

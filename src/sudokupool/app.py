@@ -6,7 +6,6 @@ Request flow: CORS -> router -> ``/api/v2`` (limiter and keys) | ``/api/v1`` | `
 
 from __future__ import annotations
 
-import logging
 import os
 from typing import Any
 
@@ -19,12 +18,13 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Router
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from sudokupool.activity import make_activity
 from sudokupool.clientip import ClientIPMiddleware
 from sudokupool.config import Settings
 from sudokupool.endpoints import Endpoints
 from sudokupool.errors import ErrorMiddleware, error_body, error_headers
 from sudokupool.keys import Keyring
-from sudokupool.loader import LoadError, load_latest
+from sudokupool.loader import LoadError
 from sudokupool.logs import configure_service_logging, install_redaction
 from sudokupool.openapi import openapi_body
 from sudokupool.pool import Pool
@@ -32,8 +32,8 @@ from sudokupool.ratelimit import LimiterStore, Limits, RateLimitMiddleware, make
 from sudokupool.routes import api_routes, puzzle_routes
 from sudokupool.runtime import Runtime
 from sudokupool.storage import open_store
-
-logger = logging.getLogger("sudokupool")
+from sudokupool.sync import PoolSync
+from sudokupool.web import STATIC_DIR, web_routes
 
 EXPOSED_HEADERS = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "ETag"]
 
@@ -46,6 +46,8 @@ class SudokuPool:
         self.runtime = runtime
         self.http = http
         self.limiter = limiter
+        # Set by startup when it loads the pool itself: the startup retries and the live sync loop.
+        self.sync: PoolSync | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -60,7 +62,7 @@ class SudokuPool:
                 try:
                     await self.startup()
                 except LoadError as exc:
-                    logger.error("%s", exc)
+                    # uvicorn logs this message as the one line explaining the failed startup.
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     return
                 await send({"type": "lifespan.startup.complete"})
@@ -70,15 +72,32 @@ class SudokuPool:
                 return
 
     async def startup(self) -> None:
+        """Open the store and load the newest export (see :class:`PoolSync`), then start live sync.
+
+        An injected pool (``create_app(pool=...)``) is served as is: nothing is loaded or synced.
+        """
         runtime = self.runtime
         if runtime.store is None:
-            runtime.store = open_store(runtime.settings.exports_source, runtime.settings)
+            try:
+                runtime.store = open_store(runtime.settings.exports_source, runtime.settings)
+            except ValueError as exc:
+                # A malformed s3:// URL is an operator error: one line, no traceback.
+                raise LoadError(f"SUDOKUPOOL_EXPORTS: {exc}") from None
         if runtime.pool is None:
-            pool, report = await load_latest(runtime.store)
-            logger.info("%s", report.summary())
-            runtime.swap(pool)
+            self.sync = PoolSync(runtime)
+            try:
+                await self.sync.load_initial()
+            except LoadError:
+                await runtime.store.close()
+                raise
+            self.sync.start()
+        await runtime.activity.start()
 
     async def shutdown(self) -> None:
+        # First, so the activity counter's final flush runs while everything else is still up.
+        await self.runtime.activity.aclose()
+        if self.sync is not None:
+            await self.sync.stop()
         if self.runtime.store is not None:
             await self.runtime.store.close()
         await self.limiter.aclose()
@@ -102,6 +121,7 @@ def create_app(settings: Settings | None = None, *, pool: Pool | None = None) ->
     # The Procfile's uvicorn command line configures uvicorn's loggers itself: add the redaction here.
     install_redaction()
     runtime = Runtime(settings, pool=pool)
+    runtime.activity = make_activity(settings)
     endpoints = Endpoints(runtime, openapi_body())
     limiter = make_store(settings)
     v2 = RateLimitMiddleware(
@@ -116,6 +136,7 @@ def create_app(settings: Settings | None = None, *, pool: Pool | None = None) ->
         Mount("/api/v2", app=v2),
         Mount("/api/v1", app=ErrorMiddleware(Router(api_routes(endpoints)))),
         Mount("/api", app=ErrorMiddleware(Router(puzzle_routes(endpoints)))),
+        *web_routes(STATIC_DIR),
     ]
     middleware = [
         Middleware(

@@ -119,6 +119,12 @@ SETTINGS: tuple[Setting, ...] = (
         "When Redis fails: `open` serves the request, limited per process meanwhile (and logs), `closed` answers 503.",
         _choice("open", "closed"),
     ),
+    Setting(
+        "activity_flush_seconds",
+        "5",
+        "With Redis: seconds between sends of this instance's activity counts to the shared counters.",
+        _float(0.01),
+    ),
     Setting("s3_endpoint_url", "", "S3 endpoint for R2, MinIO, SeaweedFS...; empty for AWS S3.", _text),
     Setting("s3_region", "", "S3 region; empty uses `AWS_REGION`/`AWS_DEFAULT_REGION`, else `us-east-1`.", _text),
     Setting(
@@ -151,6 +157,7 @@ class Settings:
     redis_url: str = ""
     redis_timeout: float = 0.25
     redis_failure_mode: Literal["open", "closed"] | str = "open"
+    activity_flush_seconds: float = 5.0
     s3_endpoint_url: str = ""
     s3_region: str = ""
     s3_addressing_style: str = "auto"

@@ -17,6 +17,7 @@ from sudokupool.pool import Pool
 from sudokupool.render import VARIANTS, render_png
 from sudokupool.runtime import Runtime
 from sudokupool.storage.base import StorageError
+from sudokupool.sync import export_order
 
 logger = logging.getLogger("sudokupool")
 
@@ -64,6 +65,9 @@ class Endpoints:
         pool = runtime.current()
         now = int(time.time())
         sync = runtime.sync
+        # When the export was made (the time in its name); a single local file may have another name.
+        order = export_order(pool.info.export_key)
+        exported_at = int(order[0].timestamp()) if order is not None else None
         body = {
             "ok": True,
             "puzzles": len(pool),
@@ -73,6 +77,10 @@ class Endpoints:
                 "size": pool.info.export_size,
                 "loaded_at": pool.info.loaded_at,
                 "age_seconds": now - pool.info.loaded_at,
+                "exported_at": exported_at,
+                "export_age_seconds": None if exported_at is None else now - exported_at,
+                # True while serving fallback_exports because the primary source was unreachable at startup.
+                "fallback": sync.fallback,
             },
             "sync": {
                 "interval_seconds": runtime.settings.sync_interval,
@@ -88,7 +96,7 @@ class Endpoints:
         return Response(self.runtime.current().stats_body, media_type=JSON, headers=NO_STORE)
 
     async def activity(self, request: Request) -> Response:
-        return Response(orjson.dumps(self.runtime.activity.snapshot()), media_type=JSON, headers=NO_STORE)
+        return Response(orjson.dumps(await self.runtime.activity.snapshot_async()), media_type=JSON, headers=NO_STORE)
 
     async def random(self, request: Request) -> Response:
         difficulty = None

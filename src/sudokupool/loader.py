@@ -107,8 +107,10 @@ async def load_export(
     report = LoadReport(key=export.key)
     consumer = _Consumer(export.key, builder, report, log_lines=log_lines, verify=verify)
     reader = LineReader(gzipped=export.key.endswith(".gz"))
+    # Local keys are file names under the store's path; S3 keys already include the store's prefix.
     where = store.description
-    name = where if where.endswith(export.key) else f"{where.rstrip('/')}/{export.key}"
+    file_name = export.key.rsplit("/", 1)[-1]
+    name = where if where.endswith(file_name) else f"{where.rstrip('/')}/{file_name}"
 
     def step(chunk: bytes) -> None:
         consumer.consume(reader.feed(chunk))

@@ -25,6 +25,8 @@ class SyncStatus:
     last_success_at: int | None = None
     last_error: str | None = None
     last_error_at: int | None = None
+    #: The served pool came from ``fallback_exports`` because the primary source was unreachable at startup.
+    fallback: bool = False
 
 
 class Runtime:

@@ -1,0 +1,340 @@
+"""Keep the served pool in step with the newest export.
+
+Two jobs share one class, :class:`PoolSync`:
+
+- the startup load, which retries storage that cannot be reached (exponential backoff with jitter, for
+  at most ``storage_retry_seconds``) and then falls back to ``fallback_exports`` if one is set;
+- the live sync loop, which every ``sync_interval`` seconds lists the exports and swaps in a newer one,
+  loaded off the request path and validated exactly as at startup.
+
+Two kinds of failure are kept apart. Storage that cannot be listed or read is *unreachable*: that passes,
+so it is retried. An export that is truncated, corrupt or holds no valid puzzle is *refused*: that is an
+operator's mistake, so startup stops at once, and the sync loop keeps serving the current pool, logs the
+refusal once and never downloads that object again (a new key, or the same key uploaded again, is tried).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sudokupool.loader import LoadError, load_export, load_latest
+from sudokupool.pool import Pool
+from sudokupool.runtime import Runtime
+from sudokupool.storage.base import ExportListing, ExportObject, ExportStore, StorageError, is_export_name
+from sudokupool.storage.local import LocalStore
+
+logger = logging.getLogger("sudokupool.sync")
+
+#: Exports each sync attempt looks at, newest first: enough to reach the newest good export behind a
+#: few refused ones. Listing more costs nothing extra (the store reads the whole prefix either way).
+CANDIDATES = 16
+
+#: Each sync interval is stretched or shrunk at random by up to this fraction, so instances started
+#: together do not all hit storage in the same second.
+INTERVAL_JITTER = 0.1
+
+#: A startup listing gets at least this long, even when the retry budget is nearly spent.
+MIN_ATTEMPT_SECONDS = 5.0
+
+_EPOCH = datetime.fromtimestamp(0, UTC)
+
+
+class StorageUnreachable(Exception):
+    """Storage failed while listing or reading; the export itself may well be fine."""
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Exponential backoff with jitter: the delay doubles from ``first`` up to ``cap``, and each one is
+    drawn from the upper half of its step so that instances started together do not retry in step."""
+
+    first: float = 0.5
+    cap: float = 5.0
+    factor: float = 2.0
+
+    def delays(self, rng: Callable[[], float] = random.random) -> Iterator[float]:
+        step = self.first
+        while True:
+            yield step * (0.5 + 0.5 * rng())
+            step = min(step * self.factor, self.cap)
+
+
+def export_order(key: str) -> tuple[datetime, bool, str] | None:
+    """The sort key of the export named ``key`` (see :attr:`ExportObject.order`); None for other names."""
+    if not is_export_name(key):
+        return None
+    return ExportObject(key=key, size=0, uploaded=_EPOCH).order
+
+
+class _ReadWatch:
+    """A pass-through store that remembers whether reading failed in storage rather than in the export.
+
+    The loader folds both into :class:`LoadError`; this tells a cut connection (retry later) from a
+    truncated file (refuse).
+    """
+
+    def __init__(self, store: ExportStore) -> None:
+        self.store = store
+        self.failure: StorageError | None = None
+
+    @property
+    def description(self) -> str:
+        return self.store.description
+
+    async def list_exports(self, limit: int) -> ExportListing:
+        return await self.store.list_exports(limit)
+
+    async def open(self, key: str) -> AsyncIterator[bytes]:
+        stream = self.store.open(key)
+        try:
+            async for chunk in stream:
+                yield chunk
+        except StorageError as exc:
+            self.failure = exc
+            raise
+        finally:
+            # Close the inner stream now (an S3 body gives its connection back) rather than at garbage collection.
+            aclose: Callable[[], Awaitable[None]] | None = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    async def close(self) -> None:
+        await self.store.close()
+
+
+async def load_checked(store: ExportStore, export: ExportObject) -> Pool:
+    """Load and validate ``export`` as startup does; log the load report.
+
+    Raise :class:`StorageUnreachable` when storage failed while reading it, :class:`LoadError` when the
+    export itself cannot be used.
+    """
+    watched = _ReadWatch(store)
+    try:
+        pool, report = await load_export(watched, export)
+    except LoadError as exc:
+        if watched.failure is not None:
+            raise StorageUnreachable(str(exc)) from None
+        raise
+    logger.info("%s", report.summary())
+    return pool
+
+
+class PoolSync:
+    """Loads the pool at startup and, once :meth:`start` ed, swaps in newer exports as they appear.
+
+    ``runtime.store`` is the primary store. ``retry_seconds`` defaults to ``storage_retry_seconds``
+    for remote stores and 0 for a local one (a missing directory is a mistake, not an outage).
+    ``sleep``, ``clock`` and ``rng`` are injectable for tests of the startup retries.
+    """
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        retry_seconds: float | None = None,
+        backoff: Backoff = Backoff(),
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        rng: Callable[[], float] = random.random,
+    ) -> None:
+        if runtime.store is None:
+            raise ValueError("the runtime has no store")
+        self.runtime = runtime
+        self.store: ExportStore = runtime.store
+        settings = runtime.settings
+        if retry_seconds is None:
+            retry_seconds = 0.0 if isinstance(self.store, LocalStore) else settings.storage_retry_seconds
+        self.retry_seconds = retry_seconds
+        self.fallback = settings.fallback_exports
+        self.backoff = backoff
+        self._sleep = sleep
+        self._clock = clock
+        self._rng = rng
+        #: Exports refused for what they contain, by (key, size, upload time), with the reason.
+        self._refused: dict[tuple[str, int, datetime], str] = {}
+        self._storage_down = False
+        self._lock = asyncio.Lock()
+        self._task: asyncio.Task[None] | None = None
+
+    # -- startup -------------------------------------------------------------------------------------
+
+    async def load_initial(self) -> None:
+        """Load the newest export of the primary store and make it the served pool.
+
+        Unreachable storage is retried with backoff for ``retry_seconds``; then the fallback export is
+        served if one is set. Raise :class:`LoadError` (one line naming the export or the storage and
+        the reason) when there is no export, the newest one cannot be used, or storage stays
+        unreachable with no usable fallback.
+        """
+        started = self._clock()
+        deadline = started + self.retry_seconds
+        delays = self.backoff.delays(self._rng)
+        while True:
+            try:
+                pool = await self._load_newest(deadline)
+            except StorageUnreachable as exc:
+                reason = str(exc)
+                remaining = deadline - self._clock()
+                if remaining <= 0:
+                    break
+                delay = min(next(delays), remaining)
+                logger.warning("storage unreachable (%s); retrying in %.1f s", reason, delay)
+                await self._sleep(delay)
+                continue
+            self.runtime.swap(pool)
+            self._succeeded()
+            return
+        waited = self._clock() - started
+        gave_up = f" (still unreachable after {waited:.0f} s of retries)" if self.retry_seconds > 0 else ""
+        if not self.fallback:
+            raise LoadError(f"{reason}{gave_up}; no SUDOKUPOOL_FALLBACK_EXPORTS to serve instead")
+        try:
+            pool, report = await load_latest(LocalStore(self.fallback))
+        except LoadError as exc:
+            raise LoadError(f"{reason}{gave_up}; the fallback failed too: {exc}") from None
+        logger.info("%s", report.summary())
+        logger.warning(
+            "serving the FALLBACK export %s/%s: %s%s; live sync keeps trying %s",
+            self.fallback.rstrip("/"),
+            pool.info.export_key,
+            reason,
+            gave_up,
+            self.store.description,
+        )
+        self.runtime.swap(pool)
+        self.runtime.sync.fallback = True
+        self._storage_down = True
+        self._failed(reason)
+
+    async def _load_newest(self, deadline: float) -> Pool:
+        store = self.store
+        try:
+            # The store's own timeouts bound a listing too; this keeps one slow attempt within the budget.
+            async with asyncio.timeout(max(deadline - self._clock(), MIN_ATTEMPT_SECONDS)):
+                listing = await store.list_exports(limit=1)
+        except StorageError as exc:
+            raise StorageUnreachable(f"cannot list exports in {store.description}: {exc}") from None
+        except TimeoutError:
+            raise StorageUnreachable(f"cannot list exports in {store.description}: timed out") from None
+        if listing.latest is None:
+            raise LoadError(f"no export (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz]) found in {store.description}")
+        return await load_checked(store, listing.latest)
+
+    # -- live sync -----------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the background loop (once), unless ``sync_interval`` is 0."""
+        interval = self.runtime.settings.sync_interval
+        if interval > 0 and self._task is None:
+            self._task = asyncio.create_task(self._run(interval), name="sudokupool-sync")
+
+    async def stop(self) -> None:
+        """Cancel the background loop and wait for it to end. A load in progress is abandoned."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _run(self, interval: float) -> None:
+        while True:
+            await asyncio.sleep(interval * (1 + INTERVAL_JITTER * (2 * self._rng() - 1)))
+            try:
+                await self.check()
+            except Exception:
+                # A bug, not a storage or export problem (those are handled in check): keep serving and syncing.
+                logger.exception("sync attempt failed unexpectedly")
+
+    async def check(self) -> bool:
+        """One sync attempt: swap in the newest usable export newer than the served one.
+
+        Never goes back to an older export. Return True when a new pool was swapped in. The attempt
+        counts as failed in ``runtime.sync`` when storage is unreachable or the newest export is refused.
+        """
+        async with self._lock:
+            status = self.runtime.sync
+            status.last_attempt_at = int(time.time())
+            try:
+                listing = await self.store.list_exports(CANDIDATES)
+            except StorageError as exc:
+                self._unreachable(f"cannot list exports in {self.store.description}: {exc}")
+                return False
+            listed = {(e.key, e.size, e.uploaded) for e in listing.objects}
+            self._refused = {k: v for k, v in self._refused.items() if k in listed}
+            refusal: str | None = None
+            for export in self._candidates(listing):
+                identity = (export.key, export.size, export.uploaded)
+                known = self._refused.get(identity)
+                if known is not None:
+                    refusal = refusal or known
+                    continue
+                try:
+                    pool = await load_checked(self.store, export)
+                except StorageUnreachable as exc:
+                    self._unreachable(str(exc))
+                    return False
+                except LoadError as exc:
+                    message = f"refused {exc}"
+                    self._refused[identity] = message
+                    logger.warning("%s; still serving %s", message, self._serving())
+                    refusal = refusal or message
+                    continue
+                back = " (the primary source is back; no longer serving the fallback)" if status.fallback else ""
+                self.runtime.swap(pool)
+                status.fallback = False
+                logger.info("now serving %s%s", export.key, back)
+                self._reachable()
+                if refusal is None:
+                    self._succeeded()
+                else:
+                    self._failed(refusal)
+                return True
+            self._reachable()
+            if refusal is None and not status.fallback:
+                self._succeeded()
+            else:
+                self._failed(refusal or f"no export found in {self.store.description}; still serving the fallback")
+            return False
+
+    def _candidates(self, listing: ExportListing) -> list[ExportObject]:
+        """Listed exports worth loading, newest first: all of them while serving the fallback, else only
+        those newer than the served export."""
+        pool = self.runtime.pool
+        if pool is None or self.runtime.sync.fallback:
+            return list(listing.objects)
+        key = pool.info.export_key
+        current = export_order(key)
+        return [e for e in listing.objects if e.key != key and (current is None or e.order > current)]
+
+    def _serving(self) -> str:
+        pool = self.runtime.pool
+        if pool is None:
+            return "nothing"
+        return f"{pool.info.export_key}{' (fallback)' if self.runtime.sync.fallback else ''}"
+
+    def _unreachable(self, reason: str) -> None:
+        # Logged when storage goes away, not at every interval while it stays away.
+        if not self._storage_down:
+            logger.warning("sync: %s; still serving %s", reason, self._serving())
+        self._storage_down = True
+        self._failed(reason)
+
+    def _reachable(self) -> None:
+        if self._storage_down:
+            logger.info("sync: %s is reachable again", self.store.description)
+        self._storage_down = False
+
+    def _succeeded(self) -> None:
+        self.runtime.sync.last_success_at = int(time.time())
+
+    def _failed(self, reason: str) -> None:
+        status = self.runtime.sync
+        status.last_error = reason
+        status.last_error_at = int(time.time())

@@ -1,0 +1,90 @@
+"""The web page that plays the pool: ``/``, ``/p/{canonical_id}`` (a share link) and ``/static/...``.
+
+The page is static HTML, CSS and JavaScript with no build step; it calls only the unversioned
+``/api/puzzles/...`` paths. ``index.html`` names its assets as ``/static/<file>?v=dev``; the page is
+served with ``dev`` replaced by a hash of the assets, so browsers may keep a versioned asset for a year
+and still pick up a new release at once (the page itself is always revalidated).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Final
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from sudokupool.endpoints import etag_matches
+
+STATIC_DIR: Final = Path(__file__).parent / "static"
+VERSION_MARK: Final = "?v=dev"
+VERSIONED_CACHE: Final = "public, max-age=31536000, immutable"
+REVALIDATE: Final = "no-cache"
+# The page loads nothing but its own files and calls nothing but its own API.
+PAGE_HEADERS: Final = {
+    "content-security-policy": (
+        "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
+        "frame-ancestors 'none'; form-action 'self'"
+    ),
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "same-origin",
+}
+
+
+def asset_version(static_dir: Path) -> str:
+    """A short hash over every file in ``static_dir`` (names and contents): changes whenever an asset does."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in static_dir.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(static_dir).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
+
+class IndexPage:
+    """``index.html`` with its asset links versioned, prepared once; ``respond`` serves every page path."""
+
+    def __init__(self, static_dir: Path) -> None:
+        version = asset_version(static_dir)
+        html = (static_dir / "index.html").read_text(encoding="utf-8")
+        self.body = html.replace(VERSION_MARK, f"?v={version}").encode()
+        self.etag = f'"{version}"'
+
+    async def respond(self, request: Request) -> Response:
+        headers = {**PAGE_HEADERS, "etag": self.etag, "cache-control": REVALIDATE}
+        if_none_match = request.headers.get("if-none-match")
+        if if_none_match is not None and etag_matches(if_none_match, self.etag):
+            return Response(status_code=304, headers=headers)
+        return Response(self.body, media_type="text/html; charset=utf-8", headers=headers)
+
+
+class CacheHeaders:
+    """Sets ``Cache-Control`` on the static files: a year for a versioned URL (``?v=``), else revalidate."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        versioned = any(part.startswith(b"v=") for part in scope.get("query_string", b"").split(b"&"))
+        value = (VERSIONED_CACHE if versioned else REVALIDATE).encode()
+
+        async def send_with_cache(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] in (200, 304):
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"cache-control"]
+                message = {**message, "headers": [*headers, (b"cache-control", value)]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_cache)
+
+
+def web_routes(static_dir: Path = STATIC_DIR) -> list[BaseRoute]:
+    """The page at ``/`` and ``/p/{canonical_id}`` (the script reads the code from the path, or ``/?id=``),
+    and its files under ``/static``. Mount these after the API so ``/api/...`` never reaches them."""
+    page = IndexPage(static_dir)
+    return [
+        Route("/", page.respond, methods=["GET"]),
+        Route("/p/{canonical_id}", page.respond, methods=["GET"]),
+        Mount("/static", app=CacheHeaders(StaticFiles(directory=static_dir)), name="static"),
+    ]

@@ -1,0 +1,204 @@
+"""End to end: the real service (started as the Procfile starts it) over exports in a real SeaweedFS.
+
+Exports are uploaded while the service runs; the storage is killed and started again under it; the
+service starts with the storage down, with and without a fallback export.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.factories import write_export
+from tests.seaweed import SeaweedS3, free_port_pairs
+from tests.servers import Server, command, free_port, run_server
+
+OLDEST = "pool-20251201T000000Z.ndjson.gz"
+OLD = "pool-20260101T000000Z.ndjson.gz"
+NEW = "pool-20260201T000000Z.ndjson.gz"
+NEWER = "pool-20260301T000000Z.ndjson.gz"
+PREFIX = "exports/"
+INTERVAL = 0.5
+#: Credentials for an endpoint where nothing listens (no profile files, no instance metadata lookups).
+NO_SERVER_AWS = {
+    "AWS_ACCESS_KEY_ID": "nobody",
+    "AWS_SECRET_ACCESS_KEY": "nothing",
+    "AWS_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+    "AWS_CONFIG_FILE": os.devnull,
+    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+}
+
+
+def app_env(server: SeaweedS3 | None, url: str, **extra: str) -> dict[str, str]:
+    """The service's environment: exports at ``url``, credentials from the standard AWS variables."""
+    endpoint = server.endpoint_url if server is not None else f"http://127.0.0.1:{free_port_pairs(1)[0]}"
+    aws = server.environ() if server is not None else NO_SERVER_AWS
+    return {
+        **aws,
+        "SUDOKUPOOL_EXPORTS": url,
+        "SUDOKUPOOL_S3_ENDPOINT_URL": endpoint,
+        "SUDOKUPOOL_S3_ADDRESSING_STYLE": "path",
+        "SUDOKUPOOL_SYNC_INTERVAL": str(INTERVAL),
+        # Every pool-exports request reaches the storage, so an outage shows at once.
+        "SUDOKUPOOL_EXPORTS_LIST_CACHE_SECONDS": "0",
+        "SUDOKUPOOL_LIMIT_ANONYMOUS": "100000",
+        "SUDOKUPOOL_STORAGE_RETRY_SECONDS": "1",
+        **extra,
+    }
+
+
+def export_bytes(tmp_path: Path, name: str, records: list[dict[str, Any]]) -> bytes:
+    return write_export(tmp_path / name, records).read_bytes()
+
+
+def health(server: Server) -> dict[str, Any]:
+    response = httpx.get(f"{server.url}/api/v1/health", timeout=5)
+    assert response.status_code == 200
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def wait_until(condition: Callable[[], bool], what: str, server: Server, *, seconds: float = 20.0) -> None:
+    """Poll ``condition`` (what a client sees) until it holds; fail with the server's log after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what}: not seen within {seconds} s\n{server.output()}")
+        time.sleep(0.1)
+
+
+def puzzle_status(server: Server, record: dict[str, Any]) -> int:
+    return httpx.get(f"{server.url}/api/v2/puzzles/{record['canonical_id']}", timeout=5).status_code
+
+
+def test_lists_serves_and_syncs_exports_from_s3(
+    seaweed: SeaweedS3, records: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    bucket = seaweed.new_bucket()
+    seaweed.put(bucket, PREFIX + OLDEST, export_bytes(tmp_path, OLDEST, records[30:32]))
+    old = export_bytes(tmp_path, OLD, records[:5])
+    seaweed.put(bucket, PREFIX + OLD, old)
+    with run_server(app_env(seaweed, f"s3://{bucket}/{PREFIX}"), tmp_path / "server.log") as server:
+        listing = httpx.get(f"{server.url}/api/v2/pool-exports", timeout=5)
+        assert listing.status_code == 200
+        body = listing.json()
+        assert body["truncated"] is False
+        assert [item["key"] for item in body["objects"]] == [PREFIX + OLD, PREFIX + OLDEST]
+        assert body["objects"][0]["size"] == len(old)
+        assert body["objects"][0]["uploaded"].endswith("Z")
+
+        assert puzzle_status(server, records[0]) == 200
+        loaded = health(server)
+        assert loaded["export"]["source"] == f"s3://{bucket}/{PREFIX}"
+        assert loaded["export"]["key"] == PREFIX + OLD
+        assert loaded["export"]["fallback"] is False
+
+        # A newer export is swapped in while the service runs.
+        seaweed.put(bucket, PREFIX + NEW, export_bytes(tmp_path, NEW, records[5:12]))
+        wait_until(lambda: health(server)["export"]["key"] == PREFIX + NEW, "the newer export served", server)
+        assert puzzle_status(server, records[6]) == 200
+        assert puzzle_status(server, records[0]) == 404
+        after = health(server)
+        assert after["puzzles"] == 7
+        stats = httpx.get(f"{server.url}/api/v2/stats", timeout=5).json()
+        assert stats["last_synced_at"] == after["export"]["loaded_at"]
+
+        # A corrupt (truncated) newer one is refused; the current pool keeps serving.
+        corrupt = export_bytes(tmp_path, NEWER, records[12:20])
+        seaweed.put(bucket, PREFIX + NEWER, corrupt[: len(corrupt) // 2])
+        wait_until(lambda: NEWER in (health(server)["sync"]["last_error"] or ""), "the corrupt export refused", server)
+        time.sleep(INTERVAL * 3)
+        refused = health(server)
+        assert refused["export"]["key"] == PREFIX + NEW
+        assert "truncated gzip stream" in refused["sync"]["last_error"]
+        assert puzzle_status(server, records[6]) == 200
+    # Logged once, not at every interval.
+    refusals = [line for line in server.output().splitlines() if "refused cannot load export" in line]
+    assert len(refusals) == 1
+    assert NEWER in refusals[0]
+
+
+def test_keeps_serving_while_the_storage_is_down(
+    seaweed_restartable: SeaweedS3, records: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    storage = seaweed_restartable
+    bucket = storage.new_bucket()
+    storage.put(bucket, PREFIX + OLD, export_bytes(tmp_path, OLD, records[:5]))
+    with run_server(app_env(storage, f"s3://{bucket}/{PREFIX}"), tmp_path / "server.log") as server:
+        assert puzzle_status(server, records[0]) == 200
+        storage.stop(kill=True)
+        wait_until(lambda: health(server)["sync"]["last_error"] is not None, "the failed sync attempt", server)
+        down = health(server)
+        assert down["export"]["key"] == PREFIX + OLD
+        assert down["sync"]["last_error"].startswith(f"cannot list exports in s3://{bucket}/{PREFIX}")
+        assert puzzle_status(server, records[0]) == 200
+        assert httpx.get(f"{server.url}/api/v2/puzzles/random", timeout=5).status_code == 200
+        listing = httpx.get(f"{server.url}/api/v2/pool-exports", timeout=30)
+        assert listing.status_code == 503
+        assert listing.headers["content-type"] == "application/json"
+        assert set(listing.json()) == {"error"}
+
+        # Storage back, with a newer export: sync picks it up.
+        storage.start()
+        storage.put(bucket, PREFIX + NEW, export_bytes(tmp_path, NEW, records[5:12]))
+        wait_until(lambda: health(server)["export"]["key"] == PREFIX + NEW, "the newer export after the outage", server)
+        assert puzzle_status(server, records[6]) == 200
+    output = server.output()
+    assert "Traceback" not in output
+    assert "is reachable again" in output
+
+
+def test_starts_on_the_fallback_and_switches_when_storage_comes_back(
+    seaweed_restartable: SeaweedS3, records: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    storage = seaweed_restartable
+    bucket = storage.new_bucket()
+    storage.put(bucket, PREFIX + NEW, export_bytes(tmp_path, NEW, records[5:12]))
+    fallback = tmp_path / "fallback"
+    fallback.mkdir()
+    write_export(fallback / OLD, records[:5])
+    storage.stop()
+    env = app_env(storage, f"s3://{bucket}/{PREFIX}", SUDOKUPOOL_FALLBACK_EXPORTS=str(fallback))
+    with run_server(env, tmp_path / "server.log") as server:
+        started = health(server)
+        assert started["export"]["fallback"] is True
+        assert started["export"]["key"] == OLD
+        assert started["export"]["source"] == str(fallback)
+        assert puzzle_status(server, records[0]) == 200
+        assert "serving the FALLBACK export" in server.output()
+
+        storage.start()
+        wait_until(lambda: health(server)["export"]["fallback"] is False, "the switch to storage", server)
+        assert health(server)["export"]["key"] == PREFIX + NEW
+        assert puzzle_status(server, records[6]) == 200
+
+
+@pytest.mark.parametrize(
+    ("url", "line"),
+    [
+        pytest.param(
+            "s3://nobody-home/exports/",
+            "s of retries); no SUDOKUPOOL_FALLBACK_EXPORTS to serve instead",
+            id="storage-down-no-fallback",
+        ),
+        pytest.param("s3:///exports/", "SUDOKUPOOL_EXPORTS: 's3:///exports/' has no bucket name", id="bad-url"),
+    ],
+)
+def test_startup_fails_with_one_clear_line(url: str, line: str, tmp_path: Path) -> None:
+    env = {**os.environ, **app_env(None, url)}
+    result = subprocess.run(command(free_port()), env=env, capture_output=True, text=True, timeout=60, check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "Traceback" not in output
+    # The reason, as one line (uvicorn may repeat the lifespan's failure message; it is the same line).
+    errors = {text for text in output.splitlines() if text.startswith("ERROR:") and "startup failed" not in text}
+    assert len(errors) == 1
+    assert line in errors.pop()

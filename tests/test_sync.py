@@ -1,0 +1,383 @@
+"""Startup retries and fallback, and live sync, against a local directory store (fake stores for outages)."""
+
+from __future__ import annotations
+
+import gzip
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from sudokupool.app import SudokuPool, create_app
+from sudokupool.config import Settings
+from sudokupool.export import record_line
+from sudokupool.loader import LoadError
+from sudokupool.runtime import Runtime
+from sudokupool.storage.base import ExportListing, StorageError
+from sudokupool.storage.local import LocalStore
+from sudokupool.sync import Backoff, PoolSync, export_order
+from tests.factories import write_export
+
+pytestmark = pytest.mark.anyio
+
+OLD = "pool-20260101T000000Z.ndjson.gz"
+NEW = "pool-20260201T000000Z.ndjson.gz"
+NEWER = "pool-20260301T000000Z.ndjson.gz"
+INTERVAL = 0.2
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+
+async def wait_for(condition: Callable[[], Awaitable[bool]], *, seconds: float = 10.0) -> None:
+    """Poll until ``condition()`` holds; fail after ``seconds`` (a bound, not a timing assertion)."""
+    with anyio.fail_after(seconds):
+        # Polling is the point: the condition is what a client sees over HTTP, there is no event to wait on.
+        while not await condition():  # noqa: ASYNC110
+            await anyio.sleep(0.05)
+
+
+@asynccontextmanager
+async def serving(directory: Path, **changes: Any) -> AsyncIterator[tuple[SudokuPool, httpx.AsyncClient]]:
+    """The real app over ``directory``, started (startup, live sync) and stopped around the block."""
+    settings = Settings(exports=str(directory), sync_interval=INTERVAL).replace(**changes)
+    app = create_app(settings)
+    await app.startup()
+    try:
+        transport = httpx.ASGITransport(app=app)
+        # /api/v1 has no rate limit, so polling health cannot run into one.
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver/api/v1") as client:
+            yield app, client
+    finally:
+        await app.shutdown()
+
+
+async def health(client: httpx.AsyncClient) -> dict[str, Any]:
+    response = await client.get("/health")
+    assert response.status_code == 200
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def truncated(records: list[dict[str, Any]]) -> bytes:
+    return gzip.compress(b"".join(record_line(r) for r in records))[:-100]
+
+
+class FakeTime:
+    """A clock that only moves when the code under test sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+class FlakyStore:
+    """A local directory whose listing (or reading) fails while ``down`` says so, as unreachable storage does."""
+
+    def __init__(self, path: Path, *, list_failures: int = 0, read_failures: int = 0) -> None:
+        self.inner = LocalStore(path)
+        self.list_failures = list_failures
+        self.read_failures = read_failures
+        self.down = False
+        self.lists = 0
+        self.reads = 0
+
+    @property
+    def description(self) -> str:
+        return "s3://flaky/exports/"
+
+    async def list_exports(self, limit: int) -> ExportListing:
+        self.lists += 1
+        if self.down or self.list_failures > 0:
+            self.list_failures -= 1
+            raise StorageError("s3://flaky/exports/: Connection refused")
+        return await self.inner.list_exports(limit)
+
+    async def open(self, key: str) -> AsyncIterator[bytes]:
+        self.reads += 1
+        async for chunk in self.inner.open(key):
+            if self.read_failures > 0:
+                self.read_failures -= 1
+                raise StorageError(f"s3://flaky/{key}: read failed after 0 bytes (Connection reset)")
+            yield chunk
+
+    async def close(self) -> None:
+        return None
+
+
+def runtime_over(store: FlakyStore, **changes: Any) -> Runtime:
+    return Runtime(Settings(sync_interval=0).replace(**changes), store=store)
+
+
+# -- live sync through the app ---------------------------------------------------------------------
+
+
+async def test_a_newer_export_is_swapped_in(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    write_export(tmp_path / OLD, records[:5])
+    async with serving(tmp_path) as (_, client):
+        before = await health(client)
+        assert before["export"]["key"] == OLD
+        assert before["export"]["fallback"] is False
+        write_export(tmp_path / NEW, records[5:12])
+
+        async def swapped() -> bool:
+            return bool((await health(client))["export"]["key"] == NEW)
+
+        await wait_for(swapped)
+        after = await health(client)
+        assert after["puzzles"] == 7
+        assert after["export"]["exported_at"] == 1_769_904_000
+        assert after["sync"]["last_success_at"] is not None
+        assert after["sync"]["last_error"] is None
+        response = await client.get(f"/puzzles/{records[6]['canonical_id']}")
+        assert response.status_code == 200
+        assert response.json()["synced_at"] == after["export"]["loaded_at"]
+        assert (await client.get("/stats")).json()["last_synced_at"] == after["export"]["loaded_at"]
+        assert (await client.get(f"/puzzles/{records[0]['canonical_id']}")).status_code == 404
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        pytest.param(lambda path, records: path.write_bytes(truncated(records)), id="truncated-gzip"),
+        pytest.param(lambda path, records: path.write_bytes(b"\x1f\x8b not gzip at all"), id="corrupt-gzip"),
+        pytest.param(
+            lambda path, records: write_export(path, [], extra_lines=(b"{not json", b"[]")), id="no-valid-puzzle"
+        ),
+    ],
+)
+async def test_a_bad_newer_export_is_refused_once_and_the_pool_keeps_serving(
+    tmp_path: Path,
+    records: list[dict[str, Any]],
+    caplog: pytest.LogCaptureFixture,
+    write: Callable[[Path, list[dict[str, Any]]], object],
+) -> None:
+    write_export(tmp_path / OLD, records[:5])
+    async with serving(tmp_path) as (app, client):
+        write(tmp_path / NEW, records[5:12])
+
+        async def refused() -> bool:
+            error = (await health(client))["sync"]["last_error"]
+            return error is not None and NEW in error
+
+        with caplog.at_level(logging.INFO, logger="sudokupool.sync"):
+            await wait_for(refused)
+            assert app.sync is not None
+            attempts = (await health(client))["sync"]["last_attempt_at"]
+            # A few more intervals: the refused export is neither downloaded nor logged again.
+            await anyio.sleep(INTERVAL * 4)
+        body = await health(client)
+        assert body["export"]["key"] == OLD
+        assert body["puzzles"] == 5
+        assert body["sync"]["last_error"].startswith(f"refused cannot load export {tmp_path}/{NEW}")
+        assert body["sync"]["last_error_at"] >= attempts
+        assert (await client.get(f"/puzzles/{records[0]['canonical_id']}")).status_code == 200
+        refusals = [r for r in caplog.records if r.name == "sudokupool.sync" and "refused" in r.getMessage()]
+        assert len(refusals) == 1
+        assert f"still serving {OLD}" in refusals[0].getMessage()
+
+
+async def test_the_newest_good_export_behind_a_refused_one_is_loaded(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    write_export(tmp_path / OLD, records[:5])
+    store = FlakyStore(tmp_path)
+    runtime = runtime_over(store)
+    sync = PoolSync(runtime)
+    await sync.load_initial()
+    write_export(tmp_path / NEW, records[5:12])
+    (tmp_path / NEWER).write_bytes(truncated(records))
+    assert await sync.check() is True
+    assert runtime.current().info.export_key == NEW
+    # Still failing: the newest export is refused, and it is not downloaded again.
+    reads = store.reads
+    assert await sync.check() is False
+    assert store.reads == reads
+    assert runtime.sync.last_error is not None and NEWER in runtime.sync.last_error
+    # The same key uploaded again (fixed) is tried again.
+    write_export(tmp_path / NEWER, records[12:20])
+    assert await sync.check() is True
+    assert runtime.current().info.export_key == NEWER
+
+
+async def test_never_goes_back_to_an_older_export(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    write_export(tmp_path / NEW, records[:5])
+    runtime = runtime_over(FlakyStore(tmp_path))
+    sync = PoolSync(runtime)
+    await sync.load_initial()
+    write_export(tmp_path / OLD, records[5:12])
+    (tmp_path / NEW).unlink()
+    assert await sync.check() is False
+    assert runtime.current().info.export_key == NEW
+    assert runtime.sync.last_error is None
+
+
+async def test_a_storage_outage_during_sync_is_retried_not_refused(
+    tmp_path: Path, records: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
+) -> None:
+    write_export(tmp_path / OLD, records[:5])
+    store = FlakyStore(tmp_path)
+    runtime = runtime_over(store)
+    sync = PoolSync(runtime)
+    await sync.load_initial()
+    write_export(tmp_path / NEW, records[5:12])
+    store.read_failures = 1
+    with caplog.at_level(logging.INFO, logger="sudokupool.sync"):
+        assert await sync.check() is False
+        store.down = True
+        assert await sync.check() is False
+        assert await sync.check() is False
+        assert (
+            runtime.sync.last_error
+            == "cannot list exports in s3://flaky/exports/: s3://flaky/exports/: Connection refused"
+        )
+        store.down = False
+        assert await sync.check() is True
+    assert runtime.current().info.export_key == NEW
+    messages = [r.getMessage() for r in caplog.records if r.name == "sudokupool.sync"]
+    # One line when storage goes away (the read and the listing failures are one outage), one when it is back.
+    assert len([m for m in messages if "still serving" in m]) == 1
+    assert len([m for m in messages if "reachable again" in m]) == 1
+
+
+async def test_shutdown_stops_the_sync_loop(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    write_export(tmp_path / OLD, records[:5])
+    async with serving(tmp_path) as (app, _):
+        assert app.sync is not None
+        task = app.sync._task
+        assert task is not None and not task.done()
+    assert task.done()
+
+
+async def test_sync_interval_zero_starts_no_loop(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    write_export(tmp_path / OLD, records[:5])
+    async with serving(tmp_path, sync_interval=0) as (app, _):
+        assert app.sync is not None
+        assert app.sync._task is None
+
+
+# -- startup ---------------------------------------------------------------------------------------
+
+
+def test_backoff_grows_with_jitter_up_to_the_cap() -> None:
+    lowest = list(zip(range(6), Backoff(first=0.5, cap=4.0).delays(lambda: 0.0), strict=False))
+    highest = list(zip(range(6), Backoff(first=0.5, cap=4.0).delays(lambda: 1.0), strict=False))
+    assert [d for _, d in lowest] == [0.25, 0.5, 1.0, 2.0, 2.0, 2.0]
+    assert [d for _, d in highest] == [0.5, 1.0, 2.0, 4.0, 4.0, 4.0]
+
+
+async def test_startup_retries_unreachable_storage_then_loads(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    write_export(tmp_path / OLD, records[:5])
+    store = FlakyStore(tmp_path, list_failures=3, read_failures=1)
+    runtime = runtime_over(store, storage_retry_seconds=30)
+    fake = FakeTime()
+    sync = PoolSync(runtime, sleep=fake.sleep, clock=fake.clock, rng=lambda: 1.0)
+    await sync.load_initial()
+    assert runtime.current().info.export_key == OLD
+    assert runtime.sync.fallback is False
+    # Three listing failures and one read failure: four waits, doubling.
+    assert fake.slept == [0.5, 1.0, 2.0, 4.0]
+
+
+async def test_startup_falls_back_when_storage_stays_down_then_switches_back(
+    tmp_path: Path, records: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
+) -> None:
+    primary, fallback = tmp_path / "primary", tmp_path / "fallback"
+    primary.mkdir()
+    fallback.mkdir()
+    write_export(primary / NEW, records[:5])
+    write_export(fallback / OLD, records[5:8])
+    store = FlakyStore(primary)
+    store.down = True
+    runtime = runtime_over(store, storage_retry_seconds=10, fallback_exports=str(fallback))
+    fake = FakeTime()
+    sync = PoolSync(runtime, sleep=fake.sleep, clock=fake.clock, rng=lambda: 1.0)
+    with caplog.at_level(logging.INFO, logger="sudokupool.sync"):
+        await sync.load_initial()
+    assert sum(fake.slept) == 10
+    assert max(fake.slept) <= Backoff().cap
+    assert runtime.current().info.export_key == OLD
+    assert runtime.current().info.source == str(fallback)
+    assert runtime.sync.fallback is True
+    assert runtime.sync.last_error is not None and "Connection refused" in runtime.sync.last_error
+    assert "serving the FALLBACK export" in caplog.text
+    # Storage still down: the fallback keeps serving.
+    assert await sync.check() is False
+    assert runtime.sync.fallback is True
+    store.down = False
+    assert await sync.check() is True
+    assert runtime.current().info.export_key == NEW
+    assert runtime.sync.fallback is False
+
+
+async def test_startup_without_storage_or_fallback_fails_with_one_line(tmp_path: Path) -> None:
+    store = FlakyStore(tmp_path)
+    store.down = True
+    fake = FakeTime()
+    sync = PoolSync(runtime_over(store, storage_retry_seconds=5), sleep=fake.sleep, clock=fake.clock)
+    with pytest.raises(LoadError) as caught:
+        await sync.load_initial()
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message == (
+        "cannot list exports in s3://flaky/exports/: s3://flaky/exports/: Connection refused "
+        "(still unreachable after 5 s of retries); no SUDOKUPOOL_FALLBACK_EXPORTS to serve instead"
+    )
+
+
+@pytest.mark.parametrize(
+    ("write", "message"),
+    [
+        pytest.param(lambda d, r: (d / OLD).write_bytes(truncated(r)), "truncated gzip stream", id="truncated"),
+        pytest.param(lambda d, r: None, "no export (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz]) found", id="empty"),
+    ],
+)
+async def test_a_bad_export_at_startup_fails_at_once(
+    tmp_path: Path,
+    records: list[dict[str, Any]],
+    write: Callable[[Path, list[dict[str, Any]]], object],
+    message: str,
+) -> None:
+    write(tmp_path, records[:5])
+    fake = FakeTime()
+    sync = PoolSync(runtime_over(FlakyStore(tmp_path), storage_retry_seconds=30), sleep=fake.sleep, clock=fake.clock)
+    with pytest.raises(LoadError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+        await sync.load_initial()
+    assert fake.slept == []
+
+
+async def test_a_missing_local_directory_is_not_retried(tmp_path: Path) -> None:
+    runtime = Runtime(Settings(storage_retry_seconds=30), store=LocalStore(tmp_path / "nowhere"))
+    fake = FakeTime()
+    with pytest.raises(LoadError, match="nowhere: no such file or directory"):
+        await PoolSync(runtime, sleep=fake.sleep, clock=fake.clock).load_initial()
+    assert fake.slept == []
+
+
+async def test_a_malformed_s3_url_fails_startup_with_one_line() -> None:
+    app = create_app(Settings(exports="s3:///prefix/"))
+    with pytest.raises(LoadError, match=r"^SUDOKUPOOL_EXPORTS: 's3:///prefix/' has no bucket name"):
+        await app.startup()
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        pytest.param("exports/pool-20260101T000000Z.ndjson.gz", True, id="export"),
+        pytest.param("snapshot.ndjson", False, id="other-name"),
+    ],
+)
+def test_export_order(key: str, expected: bool) -> None:
+    assert (export_order(key) is not None) is expected
