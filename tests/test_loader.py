@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from sudokupool.export import record_line
-from sudokupool.loader import LoadError, load_latest
+from sudokupool.loader import LoadError, load_export, load_latest
 from sudokupool.storage.local import LocalStore
 from tests.factories import write_export
 
@@ -86,3 +86,20 @@ async def test_a_single_file_of_any_name_can_be_loaded(tmp_path: Path, records: 
     path = write_export(tmp_path / "my-export.ndjson", records[:3])
     pool, _ = await load_latest(LocalStore(path))
     assert len(pool) == 3
+
+
+async def test_worker_processes_build_the_same_pool_as_a_thread(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    duplicate = record_line(records[0]).rstrip(b"\n")
+    write_export(tmp_path / "pool-20260101T000000Z.ndjson", records, extra_lines=(duplicate, b"{bad"))
+    store = LocalStore(tmp_path)
+    export = (await store.list_exports(1)).objects[0]
+    threaded, thread_report = await load_export(store, export, loaded_at=5, workers=0)
+    parallel, parallel_report = await load_export(store, export, loaded_at=5, workers=2)
+    assert len(parallel) == len(threaded) == len(records)
+    assert [parallel.body(i) for i in range(len(parallel))] == [threaded.body(i) for i in range(len(threaded))]
+    assert [parallel.etag(i, solution=True) for i in range(len(parallel))] == [
+        threaded.etag(i, solution=True) for i in range(len(threaded))
+    ]
+    assert parallel.stats_body == threaded.stats_body
+    assert parallel_report.problems == thread_report.problems
+    assert dict(parallel_report.skipped) == {"duplicate-id": 1, "invalid-json": 1}

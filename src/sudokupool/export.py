@@ -37,7 +37,6 @@ ID_PATTERN: Final = re.compile(r"[0-9A-HJKMNP-TV-Z]{13}")
 TAG_PATTERN: Final = re.compile(r"[a-z0-9-]{1,32}")
 _GRID = re.compile(r"[.1-9]{81}")
 _SOLUTION = re.compile(r"[1-9]{81}")
-_FULL = frozenset("123456789")
 
 
 def _is_int(value: object) -> bool:
@@ -113,8 +112,22 @@ class ExportError(Exception):
     """The export as a whole cannot be read (missing, unreadable, truncated gzip...)."""
 
 
+_BOX_STARTS: Final = tuple(min(box) for box in HOUSES[18:])
+
+
 def _valid_solution(solution: str) -> bool:
-    return all(frozenset(solution[i] for i in house) == _FULL for house in HOUSES)
+    """Every row, column and box of 81 digits 1-9 holds nine different digits.
+
+    Slices and sets keep this in C: it runs for every line of every export loaded.
+    """
+    return (
+        all(len(set(solution[i : i + 9])) == 9 for i in range(0, 81, 9))
+        and all(len(set(solution[c::9])) == 9 for c in range(9))
+        and all(
+            len(set(solution[a : a + 3] + solution[a + 9 : a + 12] + solution[a + 18 : a + 21])) == 9
+            for a in _BOX_STARTS
+        )
+    )
 
 
 def parse_record(line: bytes | str) -> dict[str, Any]:
@@ -154,7 +167,7 @@ def _check_values(record: dict[str, Any]) -> None:
         raise LineError("bad-solution", "solution must be 81 digits 1-9")
     if not _valid_solution(solution):
         raise LineError("bad-solution", "solution repeats a digit in a row, column or box")
-    if any(p != "." and p != s for p, s in zip(puzzle, solution, strict=True)):
+    if not all(p in (".", s) for p, s in zip(puzzle, solution, strict=True)):
         raise LineError("solution-disagrees", "solution does not keep every given of the puzzle")
     if not _GRID.fullmatch(record["canonical"]):
         raise LineError("bad-canonical", "canonical must be 81 characters of 1-9 and '.'")

@@ -1,22 +1,26 @@
 """Load one export from a store into a new :class:`~sudokupool.pool.Pool`: stream, validate, build.
 
 Loading is one pass over the stream: chunks are decompressed, split into lines and parsed as they
-arrive, so the whole file is never held in memory. The CPU work runs in a worker thread, one chunk at
-a time, so a live reload leaves the event loop free to serve requests.
+arrive, so the whole file is never held in memory. The CPU work runs off the event loop (worker
+processes for large exports, so they use every core and leave the serving process's GIL alone), so a
+live reload does not stall requests.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import multiprocessing
+import os
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from sudokupool.export import ExportError, LineError, LineReader, parse_record
-from sudokupool.pool import Pool, PoolBuilder
+from sudokupool.pool import Part, Pool, PoolBuilder, prepare
 from sudokupool.storage.base import ExportObject, ExportStore, StorageError
 
 logger = logging.getLogger("sudokupool.loader")
@@ -25,6 +29,8 @@ Verify = Callable[[dict[str, Any]], None]
 
 #: Bad lines logged one by one before the rest are only counted.
 MAX_LOGGED_LINES = 50
+#: Exports at least this large (as stored) are parsed in worker processes.
+WORKER_THRESHOLD = 16 * 1024 * 1024
 
 
 class LoadError(Exception):
@@ -51,40 +57,56 @@ class LoadReport:
         return f"{self.key}: loaded {self.loaded} puzzles, {skipped}, in {self.seconds:.2f} s"
 
 
-class _Consumer:
-    """The CPU side of loading: lines in, validated records added to the builder."""
+def prepare_lines(
+    lines: list[tuple[int, bytes]], loaded_at: int, verify: Verify | None = None
+) -> tuple[Part, list[int], list[tuple[int, str, str]]]:
+    """Parse, validate and serialize numbered lines: the prepared :class:`Part`, the line number of
+    each of its records, and ``(line, reason, message)`` for each bad line. Runs in worker processes."""
+    records: list[dict[str, Any]] = []
+    numbers: list[int] = []
+    problems: list[tuple[int, str, str]] = []
+    for number, line in lines:
+        try:
+            record = parse_record(line)
+            if verify is not None:
+                verify(record)
+        except LineError as exc:
+            problems.append((number, exc.reason, str(exc)))
+            continue
+        records.append(record)
+        numbers.append(number)
+    return prepare(records, loaded_at), numbers, problems
 
-    def __init__(
-        self, key: str, builder: PoolBuilder, report: LoadReport, *, log_lines: bool, verify: Verify | None
-    ) -> None:
+
+class _Collector:
+    """The parent's side: prepared parts in export order into the builder, problems into the report."""
+
+    def __init__(self, key: str, builder: PoolBuilder, report: LoadReport, *, log_lines: bool) -> None:
         self.key = key
-        self.verify = verify
         self.builder = builder
         self.report = report
         self.log_lines = log_lines
 
-    def consume(self, lines: list[tuple[int, bytes]]) -> None:
-        builder, report = self.builder, self.report
-        for number, line in lines:
-            try:
-                record = parse_record(line)
-                if record["canonical_id"] in builder:
-                    raise LineError("duplicate-id", f"canonical_id {record['canonical_id']} appeared before")
-                if self.verify is not None:
-                    self.verify(record)
-            except LineError as exc:
-                self._skip(number, exc)
-                continue
-            builder.add(record)
-            report.loaded += 1
-
-    def _skip(self, number: int, exc: LineError) -> None:
+    def add(self, prepared: tuple[Part, list[int], list[tuple[int, str, str]]]) -> None:
+        part, numbers, problems = prepared
+        duplicates = self.builder.add_part(part)
+        for position in duplicates:
+            problems.append((numbers[position], "duplicate-id", f"duplicate-id: {part.ids[position]} appeared before"))
+        problems.sort()
         report = self.report
-        report.skipped[exc.reason] += 1
-        if len(report.problems) < MAX_LOGGED_LINES:
-            report.problems.append((number, str(exc)))
-            if self.log_lines:
-                logger.warning("%s line %d skipped: %s", self.key, number, exc)
+        report.loaded += len(part) - len(duplicates)
+        for number, reason, message in problems:
+            report.skipped[reason] += 1
+            if len(report.problems) < MAX_LOGGED_LINES:
+                report.problems.append((number, message))
+                if self.log_lines:
+                    logger.warning("%s line %d skipped: %s", self.key, number, message)
+
+
+def _worker_count(export: ExportObject, workers: int | None) -> int:
+    if workers is not None:
+        return workers
+    return min(os.cpu_count() or 1, 4) if export.size >= WORKER_THRESHOLD else 0
 
 
 async def load_export(
@@ -94,33 +116,56 @@ async def load_export(
     loaded_at: int | None = None,
     log_lines: bool = True,
     verify: Verify | None = None,
+    workers: int | None = None,
 ) -> tuple[Pool, LoadReport]:
     """Stream ``export`` from ``store``, validate every line and build a pool of the good ones.
 
-    ``verify`` may check each parsed record further (``sudokupool check`` replays solve paths) and
-    raise :class:`~sudokupool.export.LineError` to skip it.
+    Chunks are decompressed and split in a thread; their lines are parsed in ``workers`` processes
+    (default: one per core for exports of at least 16 MiB, else a thread), at most a few chunks ahead,
+    so neither the file nor the parsed records are ever held whole. ``verify`` may check each parsed
+    record further (``sudokupool check`` replays solve paths) and raise
+    :class:`~sudokupool.export.LineError` to skip it; it needs a thread (``workers=0``).
 
     Raise :class:`LoadError` when the export is unreadable, truncated, or holds no valid puzzle.
     """
     started = time.perf_counter()
-    builder = PoolBuilder(loaded_at=int(time.time()) if loaded_at is None else loaded_at)
+    stamp = int(time.time()) if loaded_at is None else loaded_at
+    builder = PoolBuilder(loaded_at=stamp)
     report = LoadReport(key=export.key)
-    consumer = _Consumer(export.key, builder, report, log_lines=log_lines, verify=verify)
+    collector = _Collector(export.key, builder, report, log_lines=log_lines)
     reader = LineReader(gzipped=export.key.endswith(".gz"))
     # Local keys are file names under the store's path; S3 keys already include the store's prefix.
     where = store.description
     file_name = export.key.rsplit("/", 1)[-1]
     name = where if where.endswith(file_name) else f"{where.rstrip('/')}/{file_name}"
+    count = 0 if verify is not None else _worker_count(export, workers)
+    executor = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn")) if count else None
+    loop = asyncio.get_running_loop()
+    pending: deque[asyncio.Future[tuple[Part, list[int], list[tuple[int, str, str]]]]] = deque()
 
-    def step(chunk: bytes) -> None:
-        consumer.consume(reader.feed(chunk))
+    def submit(lines: list[tuple[int, bytes]]) -> None:
+        if not lines:
+            return
+        if executor is not None:
+            pending.append(loop.run_in_executor(executor, prepare_lines, lines, stamp))
+        else:
+            pending.append(asyncio.ensure_future(asyncio.to_thread(prepare_lines, lines, stamp, verify)))
 
     try:
         async for chunk in store.open(export.key):
-            await asyncio.to_thread(step, chunk)
-        consumer.consume(reader.finish())
+            submit(await asyncio.to_thread(reader.feed, chunk))
+            while len(pending) > max(count, 1):
+                collector.add(await pending.popleft())
+        submit(reader.finish())
+        while pending:
+            collector.add(await pending.popleft())
     except (StorageError, ExportError) as exc:
         raise LoadError(f"cannot load export {name}: {exc}") from None
+    finally:
+        for future in pending:
+            future.cancel()
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
     report.seconds = time.perf_counter() - started
     if report.loaded == 0:
         raise LoadError(f"cannot load export {name}: no valid puzzle in it ({report.summary()})")

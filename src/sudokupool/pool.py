@@ -3,10 +3,12 @@
 A :class:`Pool` is built once by a :class:`PoolBuilder` and never changed; a reload builds a new one and
 the app swaps a single reference, so readers never see half a pool.
 
-Memory: the pool keeps no Python object per puzzle except one dict entry in the id index. Every public
-record body is serialized once at load and appended to one large ``bytes`` buffer, found by offset; the
-solution bodies have a fixed width and live in a second buffer. ``orjson.dumps`` returns over-allocated
-``bytes`` objects, so keeping them individually would cost several times the data.
+Memory: the pool keeps no Python object per puzzle except one dict entry in the id index. Records are
+prepared in :class:`Part` s of a few hundred (one per chunk of the export, possibly in another process):
+every public record body is serialized once and the bodies of a part are joined into one exact-size
+``bytes`` object, found by offset; solution bodies have a fixed width. ``orjson.dumps`` returns
+over-allocated ``bytes`` objects, so keeping them one by one would cost several times the data, and
+joining all parts at the end would double the peak.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any, Final
 
 import orjson
 
-from sudokupool.export import DIFFICULTIES, PUBLIC_FIELD_NAMES
+from sudokupool.export import DIFFICULTIES, DIFFICULTY_LEVEL, PUBLIC_FIELD_NAMES
 from sudokupool.sudoku.ids import normalise_id
 
 _PUZZLE_AT: Final = len(b'{"canonical_id":"0123456789ABC","puzzle_id":"0123456789ABC","puzzle":"')
@@ -41,21 +43,75 @@ class PoolInfo:
 
 
 @dataclass(frozen=True, eq=False)
+class Part:
+    """Prepared records of one chunk: bodies joined, solutions and ETags at fixed widths.
+
+    Picklable, so worker processes can prepare parts while the event loop keeps serving.
+    """
+
+    ids: list[str]
+    levels: bytes
+    bodies: bytes
+    ends: array[int]
+    solutions: bytes
+    etags: bytes
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def prepare(records: list[dict[str, Any]], loaded_at: int) -> Part:
+    """Serialize validated records (from :func:`sudokupool.export.parse_record`) into a :class:`Part`.
+
+    ``synced_at`` of every record is replaced with ``loaded_at``, so clients see when their instance
+    last synced.
+    """
+    bodies: list[bytes] = []
+    solutions: list[bytes] = []
+    etags: list[bytes] = []
+    ends = array("I", [0])
+    end = 0
+    blake2b = hashlib.blake2b
+    for record in records:
+        public = {name: record[name] for name in PUBLIC_FIELD_NAMES}
+        public["synced_at"] = loaded_at
+        body = orjson.dumps(public)
+        solution = b'%s%s","solution":"%s"}' % (
+            _SOLUTION_PREFIX,
+            record["canonical_id"].encode(),
+            record["solution"].encode(),
+        )
+        bodies.append(body)
+        solutions.append(solution)
+        etags.append(blake2b(body, digest_size=_ETAG_BYTES).digest())
+        etags.append(blake2b(solution, digest_size=_ETAG_BYTES).digest())
+        end += len(body)
+        ends.append(end)
+    return Part(
+        ids=[record["canonical_id"] for record in records],
+        levels=bytes(DIFFICULTY_LEVEL[record["difficulty"]] for record in records),
+        bodies=b"".join(bodies),
+        ends=ends,
+        solutions=b"".join(solutions),
+        etags=b"".join(etags),
+    )
+
+
+@dataclass(frozen=True, eq=False)
 class Pool:
     """Immutable indexes over prepared bodies. Build it with :class:`PoolBuilder`."""
 
     info: PoolInfo
     _ids: Mapping[str, int]
-    _bodies: bytes
-    _offsets: array[int]
-    _solutions: bytes
-    _etags: bytes
+    _parts: tuple[Part, ...]
+    _part_of: array[int]
+    _local: array[int]
     _by_difficulty: Mapping[str, array[int]]
     stats_body: bytes
     _rng: random.Random = field(default_factory=random.Random, repr=False)
 
     def __len__(self) -> int:
-        return len(self._offsets) - 1
+        return len(self._part_of)
 
     def find(self, canonical_id: str) -> int | None:
         """The index of the puzzle with this id (case-insensitive), or None."""
@@ -69,27 +125,30 @@ class Pool:
 
     def body(self, index: int) -> bytes:
         """The public record (JSON) of puzzle ``index``."""
-        return self._bodies[self._offsets[index] : self._offsets[index + 1]]
+        part = self._parts[self._part_of[index]]
+        local = self._local[index]
+        return part.bodies[part.ends[local] : part.ends[local + 1]]
 
     def solution_body(self, index: int) -> bytes:
         """The SolutionResponse (JSON) of puzzle ``index``."""
-        start = index * _SOLUTION_WIDTH
-        return self._solutions[start : start + _SOLUTION_WIDTH]
+        start = self._local[index] * _SOLUTION_WIDTH
+        return self._parts[self._part_of[index]].solutions[start : start + _SOLUTION_WIDTH]
 
     def etag(self, index: int, *, solution: bool = False) -> str:
         """The weak ETag of the public record (or of the solution body)."""
-        start = (2 * index + solution) * _ETAG_BYTES
-        return f'W/"{self._etags[start : start + _ETAG_BYTES].hex()}"'
+        start = (2 * self._local[index] + solution) * _ETAG_BYTES
+        return f'W/"{self._parts[self._part_of[index]].etags[start : start + _ETAG_BYTES].hex()}"'
 
     def puzzle(self, index: int) -> str:
         """The puzzle grid (81 characters) of puzzle ``index``."""
-        start = self._offsets[index] + _PUZZLE_AT
-        return self._bodies[start : start + 81].decode()
+        part = self._parts[self._part_of[index]]
+        start = part.ends[self._local[index]] + _PUZZLE_AT
+        return part.bodies[start : start + 81].decode()
 
     def solution(self, index: int) -> str:
         """The solution grid (81 digits) of puzzle ``index``."""
-        start = index * _SOLUTION_WIDTH + _SOLUTION_AT
-        return self._solutions[start : start + 81].decode()
+        start = self._local[index] * _SOLUTION_WIDTH + _SOLUTION_AT
+        return self._parts[self._part_of[index]].solutions[start : start + 81].decode()
 
     def pick(self, difficulty: str | None = None) -> int | None:
         """A uniformly random puzzle, of one difficulty (a capitalised name) or of the whole pool.
@@ -97,7 +156,7 @@ class Pool:
         Uniform over the whole pool is the same as weighting difficulties by the pool's mix.
         """
         if difficulty is None:
-            count = len(self)
+            count = len(self._part_of)
             return self._rng.randrange(count) if count else None
         indexes = self._by_difficulty.get(difficulty)
         if not indexes:
@@ -109,20 +168,15 @@ class Pool:
 
 
 class PoolBuilder:
-    """Collects validated records (from :func:`sudokupool.export.parse_record`) into a :class:`Pool`.
-
-    ``synced_at`` of every record is replaced with the load time, so clients see when their
-    instance last synced.
-    """
+    """Collects :class:`Part` s into a :class:`Pool`; a ``canonical_id`` seen before is skipped."""
 
     def __init__(self, *, loaded_at: int) -> None:
         self.loaded_at = loaded_at
         self._ids: dict[str, int] = {}
-        self._bodies = bytearray()
-        self._offsets = array("Q", [0])
-        self._solutions = bytearray()
-        self._etags = bytearray()
-        self._by_difficulty: dict[str, array[int]] = {name: array("I") for name in DIFFICULTIES}
+        self._parts: list[Part] = []
+        self._part_of = array("I")
+        self._local = array("I")
+        self._by_level: tuple[array[int], ...] = tuple(array("I") for _ in DIFFICULTIES)
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -130,37 +184,42 @@ class PoolBuilder:
     def __contains__(self, canonical_id: str) -> bool:
         return canonical_id in self._ids
 
+    def add_part(self, part: Part) -> list[int]:
+        """Index the records of ``part``; return the positions (in the part) of duplicates, which are skipped."""
+        ids, part_of, local, by_level = self._ids, self._part_of, self._local, self._by_level
+        number = len(self._parts)
+        self._parts.append(part)
+        duplicates = []
+        for position, (canonical_id, level) in enumerate(zip(part.ids, part.levels, strict=True)):
+            if canonical_id in ids:
+                duplicates.append(position)
+                continue
+            index = len(part_of)
+            ids[canonical_id] = index
+            part_of.append(number)
+            local.append(position)
+            by_level[level - 1].append(index)
+        return duplicates
+
     def add(self, record: dict[str, Any]) -> None:
-        """Add one validated record; its ``canonical_id`` must not be in the pool yet."""
-        canonical_id: str = record["canonical_id"]
-        index = len(self._ids)
-        public = {name: record[name] for name in PUBLIC_FIELD_NAMES}
-        public["synced_at"] = self.loaded_at
-        body = orjson.dumps(public)
-        solution = b'%s%s","solution":"%s"}' % (_SOLUTION_PREFIX, canonical_id.encode(), record["solution"].encode())
-        self._ids[canonical_id] = index
-        self._bodies += body
-        self._offsets.append(len(self._bodies))
-        self._solutions += solution
-        self._etags += hashlib.blake2b(body, digest_size=_ETAG_BYTES).digest()
-        self._etags += hashlib.blake2b(solution, digest_size=_ETAG_BYTES).digest()
-        self._by_difficulty[record["difficulty"]].append(index)
+        """Add one validated record (a part of one); a duplicate ``canonical_id`` is skipped."""
+        self.add_part(prepare([record], self.loaded_at))
 
     def build(self, *, source: str, export_key: str, export_size: int) -> Pool:
         """The finished, immutable pool."""
         info = PoolInfo(source=source, export_key=export_key, export_size=export_size, loaded_at=self.loaded_at)
+        by_difficulty = dict(zip(DIFFICULTIES, self._by_level, strict=True))
         stats = {
             "total": len(self._ids),
-            "by_difficulty": {name: len(self._by_difficulty[name]) for name in DIFFICULTIES},
+            "by_difficulty": {name: len(indexes) for name, indexes in by_difficulty.items()},
             "last_synced_at": self.loaded_at,
         }
         return Pool(
             info=info,
             _ids=self._ids,
-            _bodies=bytes(self._bodies),
-            _offsets=self._offsets,
-            _solutions=bytes(self._solutions),
-            _etags=bytes(self._etags),
-            _by_difficulty=self._by_difficulty,
+            _parts=tuple(self._parts),
+            _part_of=self._part_of,
+            _local=self._local,
+            _by_difficulty=by_difficulty,
             stats_body=orjson.dumps(stats),
         )
