@@ -163,9 +163,29 @@ async def test_cors_preflight_allows_the_key_header(client: httpx.AsyncClient) -
             "Access-Control-Request-Headers": "X-API-Key",
         },
     )
-    assert response.status_code == 200
+    assert response.status_code == 204
     assert response.headers["access-control-allow-origin"] == "*"
     assert "x-api-key" in response.headers["access-control-allow-headers"].lower()
+    assert "GET" in response.headers["access-control-allow-methods"]
+    assert "x-ratelimit-limit" not in response.headers
+
+
+async def test_cors_preflight_refuses_other_headers(client: httpx.AsyncClient) -> None:
+    response = await client.options(
+        "/api/v2/stats",
+        headers={
+            "Origin": "https://example.org",
+            "Access-Control-Request-Method": "GET",
+            "Access-Control-Request-Headers": "X-Evil",
+        },
+    )
+    assert response.status_code == 400
+    assert response.headers["access-control-allow-headers"] == ""
+
+
+async def test_requests_without_origin_carry_no_cors_headers(client: httpx.AsyncClient) -> None:
+    response = await client.get("/api/v2/stats")
+    assert "access-control-allow-origin" not in response.headers
 
 
 async def test_cors_exposes_the_rate_limit_headers(client: httpx.AsyncClient) -> None:

@@ -1,35 +1,32 @@
 """``create_app``: the one entry point (``uvicorn --factory sudokupool.app:create_app``).
 
-Request flow: CORS -> router -> ``/api/v2`` (limiter and keys) | ``/api/v1`` | ``/api`` (puzzle paths)
--> error middleware -> handler -> prepared bytes.
+Request flow: CORS -> client address -> dispatch by prefix -> ``/api/v2`` (keys and limiter) | ``/api/v1``
+| ``/api`` (puzzle paths) -> API router -> handler -> prepared bytes; other paths -> the web page.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.middleware import Middleware
-from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Mount, Router
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sudokupool.activity import make_activity
 from sudokupool.clientip import ClientIPMiddleware
 from sudokupool.config import Settings
+from sudokupool.cors import CORSMiddleware
 from sudokupool.endpoints import Endpoints
-from sudokupool.errors import ErrorMiddleware, error_body, error_headers
+from sudokupool.errors import error_body, error_headers
 from sudokupool.keys import Keyring
 from sudokupool.loader import LoadError
 from sudokupool.logs import configure_service_logging, install_redaction
 from sudokupool.openapi import openapi_body
 from sudokupool.pool import Pool
 from sudokupool.ratelimit import LimiterStore, Limits, RateLimitMiddleware, make_store
-from sudokupool.routes import api_routes, puzzle_routes
+from sudokupool.routes import ApiRouter, api_routes, puzzle_routes
 from sudokupool.runtime import Runtime
 from sudokupool.storage import open_store
 from sudokupool.sync import PoolSync
@@ -103,6 +100,29 @@ class SudokuPool:
         await self.limiter.aclose()
 
 
+class Dispatch:
+    """Sends ``/api/v2/*``, ``/api/v1/*`` and other ``/api/*`` paths to their routers, the rest to the site
+    (the web page). A prefix test, not a general router: these are the hot paths."""
+
+    def __init__(self, *, v2: ASGIApp, v1: ASGIApp, unversioned: ASGIApp, site: ASGIApp) -> None:
+        self.v2 = v2
+        self.v1 = v1
+        self.unversioned = unversioned
+        self.site = site
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope["path"] if scope["type"] == "http" else ""
+        if path.startswith("/api/"):
+            if path.startswith("/api/v2/"):
+                await self.v2(scope, receive, send)
+            elif path.startswith("/api/v1/"):
+                await self.v1(scope, receive, send)
+            else:
+                await self.unversioned(scope, receive, send)
+        else:
+            await self.site(scope, receive, send)
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     status = exc.status_code if isinstance(exc, HTTPException) else 500
     message = {404: "not found", 405: "method not allowed"}.get(status, "error")
@@ -125,34 +145,27 @@ def create_app(settings: Settings | None = None, *, pool: Pool | None = None) ->
     endpoints = Endpoints(runtime, openapi_body())
     limiter = make_store(settings)
     v2 = RateLimitMiddleware(
-        # The error middleware sits inside the limiter so 404, 405 and 500 carry the rate-limit headers.
-        ErrorMiddleware(Router(api_routes(endpoints))),
+        # The router answers its own errors, inside the limiter: 404, 405 and 500 carry the limit headers.
+        ApiRouter("/api/v2", api_routes(endpoints)),
         store=limiter,
         keyring=Keyring.from_settings(settings),
         limits=Limits.from_settings(settings),
         exempt_paths={"/api/v2/openapi.json"},
     )
-    routes: list[BaseRoute] = [
-        Mount("/api/v2", app=v2),
-        Mount("/api/v1", app=ErrorMiddleware(Router(api_routes(endpoints)))),
-        Mount("/api", app=ErrorMiddleware(Router(puzzle_routes(endpoints)))),
-        *web_routes(STATIC_DIR),
-    ]
-    middleware = [
-        Middleware(
-            CORSMiddleware,
-            allow_origins=["*"],
-            allow_methods=["GET", "HEAD", "OPTIONS"],
-            allow_headers=["X-API-Key", "If-None-Match"],
-            expose_headers=EXPOSED_HEADERS,
-            max_age=86400,
-        ),
-        # Inside CORS, so preflights are answered before anything is counted; before the router, so the
+    site = Starlette(routes=web_routes(STATIC_DIR), exception_handlers={HTTPException: _http_error})
+    # Answer the path that was asked, not a redirect to a neighbouring one.
+    site.router.redirect_slashes = False
+    dispatch = Dispatch(
+        v2=v2,
+        v1=ApiRouter("/api/v1", api_routes(endpoints)),
+        unversioned=ApiRouter("/api", puzzle_routes(endpoints)),
+        site=site,
+    )
+    http = CORSMiddleware(
+        # Inside CORS, so preflights are answered before anything is counted; before the routers, so the
         # access log and the limiter see the same client.
-        Middleware(ClientIPMiddleware, trusted_hops=settings.trusted_proxy_hops),
-    ]
-    handlers: dict[Any, Any] = {HTTPException: _http_error}
-    http = Starlette(routes=routes, middleware=middleware, exception_handlers=handlers)
-    # An API answers the path it was asked, not a redirect to a neighbouring one.
-    http.router.redirect_slashes = False
+        ClientIPMiddleware(dispatch, trusted_hops=settings.trusted_proxy_hops),
+        expose=EXPOSED_HEADERS,
+        allow_headers=["X-API-Key", "If-None-Match"],
+    )
     return SudokuPool(runtime, http, limiter)

@@ -1,15 +1,22 @@
-"""The handlers. Puzzle paths serve bytes the pool prepared at load; nothing is JSON-encoded per request."""
+"""The handlers. Puzzle paths serve bytes the pool prepared at load; nothing is JSON-encoded per request.
+
+A handler takes the ASGI scope and the path's id (or None) and returns a :class:`Reply`; the router in
+``routes.py`` sends it. Client errors are raised as :class:`~sudokupool.errors.ApiError`. Handlers work
+on the raw scope rather than Starlette's ``Request``/``Response`` objects: these are the hot paths, and
+the objects cost more than the rest of the request (see docs/benchmarks.md).
+"""
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Final
+from typing import Final, NamedTuple
+from urllib.parse import parse_qsl
 
 import orjson
-from starlette.requests import Request
-from starlette.responses import Response
+from starlette.types import Scope
 
 from sudokupool.errors import ApiError, BadRequest, NotFound
 from sudokupool.export import DIFFICULTIES
@@ -21,12 +28,26 @@ from sudokupool.sync import export_order
 
 logger = logging.getLogger("sudokupool")
 
-JSON: Final = "application/json"
-NO_STORE: Final = {"cache-control": "no-store"}
+Header = tuple[bytes, bytes]
+JSON: Final[Header] = (b"content-type", b"application/json")
+PNG: Final[Header] = (b"content-type", b"image/png")
+NO_STORE: Final[Header] = (b"cache-control", b"no-store")
 DIFFICULTY_BY_FILTER: Final = {name.lower(): name for name in DIFFICULTIES}
 DIFFICULTY_ERROR: Final = "difficulty must be one of easy, medium, hard, expert"
-NO_PUZZLE: Final = "no puzzle has that id"
 VARIANT_ERROR: Final = "variant must be one of puzzle, solution"
+NO_PUZZLE: Final = "no puzzle has that id"
+
+
+class Reply(NamedTuple):
+    """A complete response: status, headers (without Content-Length) and body."""
+
+    status: int
+    headers: list[Header]
+    body: bytes
+
+
+Handler = Callable[[Scope, str | None], Reply]
+AsyncHandler = Callable[[Scope, str | None], Awaitable[Reply]]
 
 
 def etag_matches(if_none_match: str, etag: str) -> bool:
@@ -37,30 +58,54 @@ def etag_matches(if_none_match: str, etag: str) -> bool:
     return any(part.strip().removeprefix("W/") == opaque for part in if_none_match.split(","))
 
 
+def header(scope: Scope, name: bytes) -> str | None:
+    """The first request header called ``name`` (lower case), decoded as latin-1."""
+    for key, value in scope["headers"]:
+        if key == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+def query(scope: Scope, name: str) -> str | None:
+    """The first query parameter called ``name``."""
+    raw: bytes = scope["query_string"]
+    if not raw or name.encode() not in raw:
+        return None
+    for key, value in parse_qsl(raw.decode("latin-1"), keep_blank_values=True):
+        if key == name:
+            return value
+    return None
+
+
+def json(body: bytes) -> Reply:
+    """An uncacheable JSON reply."""
+    return Reply(200, [JSON, NO_STORE], body)
+
+
 class Endpoints:
     """The API's handlers, bound to the app's :class:`Runtime`."""
 
     def __init__(self, runtime: Runtime, openapi_body: bytes) -> None:
         self.runtime = runtime
         self.openapi_body = openapi_body
-        self.cache_control = f"public, max-age={runtime.settings.cache_max_age}"
+        self.cache_control: Header = (b"cache-control", f"public, max-age={runtime.settings.cache_max_age}".encode())
 
-    def cacheable(self, request: Request, body: bytes, etag: str, media_type: str = JSON) -> Response:
-        """A response that caches may keep, answered with 304 when the client already has it."""
-        headers = {"etag": etag, "cache-control": self.cache_control}
-        if_none_match = request.headers.get("if-none-match")
+    def cacheable(self, scope: Scope, body: bytes, etag: str, content_type: Header = JSON) -> Reply:
+        """A reply that caches may keep, or 304 when the client already has it."""
+        headers = [(b"etag", etag.encode()), self.cache_control]
+        if_none_match = header(scope, b"if-none-match")
         if if_none_match is not None and etag_matches(if_none_match, etag):
-            return Response(status_code=304, headers=headers)
-        return Response(body, media_type=media_type, headers=headers)
+            return Reply(304, headers, b"")
+        return Reply(200, [content_type, *headers], body)
 
-    def find(self, request: Request) -> tuple[Pool, int]:
+    def find(self, param: str | None) -> tuple[Pool, int]:
         pool = self.runtime.current()
-        index = pool.find(request.path_params["id"])
+        index = pool.find(param or "")
         if index is None:
             raise NotFound(NO_PUZZLE)
         return pool, index
 
-    async def health(self, request: Request) -> Response:
+    def health(self, scope: Scope, param: str | None) -> Reply:
         runtime = self.runtime
         pool = runtime.current()
         now = int(time.time())
@@ -90,17 +135,17 @@ class Endpoints:
                 "last_error_at": sync.last_error_at,
             },
         }
-        return Response(orjson.dumps(body), media_type=JSON, headers=NO_STORE)
+        return json(orjson.dumps(body))
 
-    async def stats(self, request: Request) -> Response:
-        return Response(self.runtime.current().stats_body, media_type=JSON, headers=NO_STORE)
+    def stats(self, scope: Scope, param: str | None) -> Reply:
+        return json(self.runtime.current().stats_body)
 
-    async def activity(self, request: Request) -> Response:
-        return Response(orjson.dumps(await self.runtime.activity.snapshot_async()), media_type=JSON, headers=NO_STORE)
+    async def activity(self, scope: Scope, param: str | None) -> Reply:
+        return json(orjson.dumps(await self.runtime.activity.snapshot_async()))
 
-    async def random(self, request: Request) -> Response:
+    def random(self, scope: Scope, param: str | None) -> Reply:
         difficulty = None
-        value = request.query_params.get("difficulty")
+        value = query(scope, "difficulty")
         if value is not None:
             difficulty = DIFFICULTY_BY_FILTER.get(value.lower())
             if difficulty is None:
@@ -110,41 +155,42 @@ class Endpoints:
         if index is None:
             raise NotFound(f"no {difficulty} puzzle in the pool" if difficulty else "the pool has no puzzle")
         self.runtime.activity.record("random")
-        return Response(pool.body(index), media_type=JSON, headers=NO_STORE)
+        return json(pool.body(index))
 
-    async def puzzle(self, request: Request) -> Response:
-        pool, index = self.find(request)
+    def puzzle(self, scope: Scope, param: str | None) -> Reply:
+        pool, index = self.find(param)
         self.runtime.activity.record("by_id")
-        return self.cacheable(request, pool.body(index), pool.etag(index))
+        return self.cacheable(scope, pool.body(index), pool.etag(index))
 
-    async def solution(self, request: Request) -> Response:
-        pool, index = self.find(request)
+    def solution(self, scope: Scope, param: str | None) -> Reply:
+        pool, index = self.find(param)
         self.runtime.activity.record("solution")
-        return self.cacheable(request, pool.solution_body(index), pool.etag(index, solution=True))
+        return self.cacheable(scope, pool.solution_body(index), pool.etag(index, solution=True))
 
-    async def image(self, request: Request) -> Response:
-        variant = request.query_params.get("variant", "puzzle")
+    async def image(self, scope: Scope, param: str | None) -> Reply:
+        variant = query(scope, "variant") or "puzzle"
         if variant not in VARIANTS:
             raise BadRequest(VARIANT_ERROR)
-        pool, index = self.find(request)
+        pool, index = self.find(param)
         self.runtime.activity.record("image_solution" if variant == "solution" else "image_puzzle")
         etag = f'{pool.etag(index)[:-1]}-{variant[0]}"'
-        if_none_match = request.headers.get("if-none-match")
+        if_none_match = header(scope, b"if-none-match")
         if if_none_match is not None and etag_matches(if_none_match, etag):
-            return Response(status_code=304, headers={"etag": etag, "cache-control": self.cache_control})
+            # Answered before rendering: a revalidation costs no render, even after a cache eviction.
+            return self.cacheable(scope, b"", etag)
         puzzle, solution = pool.puzzle(index), pool.solution(index)
         key = (pool.info.export_key, pool.info.loaded_at, index, variant)
         png = await self.runtime.images.get(key, partial(render_png, puzzle, solution, variant))
-        return self.cacheable(request, png, etag, media_type="image/png")
+        return self.cacheable(scope, png, etag, PNG)
 
-    async def pool_exports(self, request: Request) -> Response:
+    async def pool_exports(self, scope: Scope, param: str | None) -> Reply:
         try:
             body = await self.runtime.exports_body()
         except StorageError as exc:
             logger.warning("pool-exports: %s", exc)
             raise ApiError("the export listing is unavailable right now", status=503) from None
         self.runtime.activity.record("exports_listing")
-        return Response(body, media_type=JSON, headers=NO_STORE)
+        return json(body)
 
-    async def openapi(self, request: Request) -> Response:
-        return Response(self.openapi_body, media_type=JSON)
+    def openapi(self, scope: Scope, param: str | None) -> Reply:
+        return Reply(200, [JSON], self.openapi_body)

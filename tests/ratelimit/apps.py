@@ -8,66 +8,63 @@ from __future__ import annotations
 
 import os
 
-from starlette.applications import Starlette
-from starlette.middleware import Middleware
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route, Router
+import orjson
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from sudokupool.app import Dispatch
 from sudokupool.clientip import ClientIPMiddleware
 from sudokupool.config import Settings
-from sudokupool.errors import ErrorMiddleware, NotFound
+from sudokupool.endpoints import JSON, Reply, header
+from sudokupool.errors import NotFound, send_error
 from sudokupool.keys import Keyring
 from sudokupool.logs import install_redaction
 from sudokupool.ratelimit import Limits, RateLimitMiddleware, make_store
 from sudokupool.ratelimit.store import LimiterStore
+from sudokupool.routes import ApiRouter
 
 
-async def health(request: Request) -> Response:
-    return JSONResponse({"ok": True, "client": request.client.host if request.client else None})
+def health(scope: Scope, param: str | None) -> Reply:
+    client = scope.get("client")
+    return Reply(200, [JSON], orjson.dumps({"ok": True, "client": client[0] if client else None}))
 
 
-async def cached(request: Request) -> Response:
-    if request.headers.get("if-none-match") == '"v1"':
-        return Response(status_code=304, headers={"etag": '"v1"'})
-    return JSONResponse({"cached": True}, headers={"etag": '"v1"'})
+def cached(scope: Scope, param: str | None) -> Reply:
+    if header(scope, b"if-none-match") == '"v1"':
+        return Reply(304, [(b"etag", b'"v1"')], b"")
+    return Reply(200, [JSON, (b"etag", b'"v1"')], orjson.dumps({"cached": True}))
 
 
-async def missing(request: Request) -> Response:
+def missing(scope: Scope, param: str | None) -> Reply:
     raise NotFound("no puzzle has that id")
 
 
-async def boom(request: Request) -> Response:
+def boom(scope: Scope, param: str | None) -> Reply:
     raise RuntimeError("a bug")
 
 
 def create_test_app(
     settings: Settings | None = None, *, store: LimiterStore | None = None, redact: bool = True
-) -> Starlette:
+) -> ASGIApp:
     if settings is None:
         settings = Settings.from_environ(os.environ)
     if redact:
         install_redaction()
-    routes = [
-        Route("/health", health),
-        Route("/cached", cached),
-        Route("/missing", missing),
-        Route("/boom", boom),
-        Route("/openapi.json", health),
-    ]
+    routes = {"/health": health, "/cached": cached, "/missing": missing, "/boom": boom, "/openapi.json": health}
     limited = RateLimitMiddleware(
-        ErrorMiddleware(Router(routes)),
+        ApiRouter("/api/v2", routes),
         store=store if store is not None else make_store(settings),
         keyring=Keyring.from_settings(settings),
         limits=Limits.from_settings(settings),
         exempt_paths={"/api/v2/openapi.json"},
     )
-    return Starlette(
-        routes=[Mount("/api/v2", app=limited), Mount("/api/v1", app=ErrorMiddleware(Router(routes)))],
-        middleware=[Middleware(ClientIPMiddleware, trusted_hops=settings.trusted_proxy_hops)],
-    )
+    dispatch = Dispatch(v2=limited, v1=ApiRouter("/api/v1", routes), unversioned=_not_found, site=_not_found)
+    return ClientIPMiddleware(dispatch, trusted_hops=settings.trusted_proxy_hops)
 
 
-def create_test_app_without_redaction() -> Starlette:
+async def _not_found(scope: Scope, receive: Receive, send: Send) -> None:
+    await send_error(send, 404, "not found")
+
+
+def create_test_app_without_redaction() -> ASGIApp:
     """For the test that the redaction comes from ``log_config`` alone."""
     return create_test_app(redact=False)
