@@ -70,3 +70,14 @@ def run_server(env: Mapping[str, str], log: Path, *, timeout: float = 30.0) -> I
         except subprocess.TimeoutExpired:
             process.kill()
         handle.close()
+
+
+def away_from_minute_end(margin: float = 8.0) -> None:
+    """Sleep into the next clock minute when fewer than ``margin`` seconds of this one are left.
+
+    Rate-limit windows are clock minutes: a test that counts requests against a real clock must not
+    straddle a window's end, or the count restarts half-way.
+    """
+    left = 60 - time.time() % 60
+    if left < margin:
+        time.sleep(left + 0.05)

@@ -13,7 +13,7 @@ import pytest
 from starlette.types import Message, Receive, Scope, Send
 
 from sudokupool.clientip import CLIENT_ID, ClientIPMiddleware, client_id, parse_address, resolve
-from tests.servers import free_port
+from tests.servers import away_from_minute_end, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 XFF = b"x-forwarded-for"
@@ -147,6 +147,7 @@ def test_a_forged_forwarded_for_buys_no_fresh_window(
     }
     log = tmp_path / "server.log"
     with procfile_server(factory, env, log) as url:
+        away_from_minute_end()
         statuses = [
             httpx.get(f"{url}/api/v2/health", headers={"x-forwarded-for": forged.format(n=n + 1)}).status_code
             for n in range(5)

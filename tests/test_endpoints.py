@@ -14,6 +14,7 @@ from sudokupool.config import Settings
 from sudokupool.export import PUBLIC_FIELD_NAMES
 from sudokupool.pool import Pool
 from tests.conftest import build_pool
+from tests.servers import away_from_minute_end
 
 pytestmark = pytest.mark.anyio
 
@@ -325,6 +326,7 @@ async def test_openapi_v1_and_unversioned_paths_are_not_limited(client: httpx.As
 
 async def test_v2_is_limited_per_client_and_v1_is_not(pool: Pool) -> None:
     app = create_app(Settings(limit_anonymous=3), pool=pool)
+    away_from_minute_end()
     transport = httpx.ASGITransport(app=app, client=("198.51.100.9", 1000))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         statuses = [(await client.get("/api/v2/stats")).status_code for _ in range(4)]
