@@ -10,6 +10,7 @@ const { nextHint, solutionFromPath, stepCells } = sudoku;
 const $ = (id) => document.getElementById(id);
 const STORE = "sudokupool:game:";
 const UNDO_LIMIT = 300;
+const KEEP_GAMES = 50;
 
 const state = {
   record: null,
@@ -304,7 +305,7 @@ function tick() {
 
 // ---- the solution: check, reveal, win ----------------------------------------------------------------
 
-async function needSolution() {
+async function needSolution({ quiet = false } = {}) {
   if (state.solution) return state.solution;
   const record = state.record;
   try {
@@ -315,6 +316,7 @@ async function needSolution() {
     // The solve path spells out the same solution, so a server gone mid-game does not stop the game.
     const fromPath = solutionFromPath(record.puzzle, record.solve_path);
     if (!fromPath) {
+      if (quiet) return null;
       showError(`Could not fetch the solution: ${error.message}`, { label: "Try again", run: hideError });
       return null;
     }
@@ -435,6 +437,8 @@ function showHint() {
   }
   $("hint-panel").hidden = false;
   render();
+  // On a phone the panel sits below the grid: bring the explanation into view.
+  $("hint-panel").scrollIntoView({ block: "nearest" });
 }
 
 function legendItems(step) {
@@ -573,7 +577,7 @@ function begin(record, saved) {
   save();
   render();
   // Fetched now so Check and Reveal still work if the server goes away mid-game.
-  needSolution();
+  needSolution({ quiet: true });
 }
 
 function showDetails(record) {
@@ -641,12 +645,29 @@ function save() {
     revealed: [...state.revealed],
     revealedAll: state.revealedAll,
     elapsed: elapsed(),
+    savedAt: Date.now(),
   };
   try {
     localStorage.setItem(STORE + state.record.canonical_id, JSON.stringify(data));
+    prune();
   } catch {
     // Storage full or disabled: the game simply is not kept across reloads.
   }
+}
+
+/** Keeps the most recent games only, so a long-time player's storage does not grow without end. */
+function prune() {
+  const keys = Object.keys(localStorage).filter((key) => key.startsWith(STORE));
+  if (keys.length <= KEEP_GAMES) return;
+  const when = (key) => {
+    try {
+      return JSON.parse(localStorage.getItem(key) ?? "{}")?.savedAt ?? 0;
+    } catch {
+      return 0; // unreadable: the first to go
+    }
+  };
+  const oldest = keys.map((key) => [when(key), key]).sort((a, b) => a[0] - b[0]);
+  for (const [, key] of oldest.slice(0, keys.length - KEEP_GAMES)) localStorage.removeItem(key);
 }
 
 function restore(id) {

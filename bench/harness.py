@@ -1,0 +1,324 @@
+"""Throughput, startup, memory and swap benchmarks of the service, against the stack's limit and a real peer.
+
+    python bench/harness.py --pool 100k                  # iterate
+    python bench/harness.py --pool 1m-lean --swap-pool 1m-lean --profile
+
+One run, on loopback, with every figure a ratio to a baseline measured in the same run (the machine is
+noisy). It makes the pool if missing (bench/make_pool.py), then:
+
+1. memory: load the export in a fresh process (bench/memory.py): load time, RSS steady and peak, bytes;
+2. starts the service (``uvicorn --factory sudokupool.app:create_app``, uvloop, httptools, no access log,
+   one worker) on the pool, with the limiter on for ``/api/v2`` through a key whose limit never trips;
+   the bare ASGI app (bench/bare_app.py) on the same uvicorn settings with a body of the median size of
+   the service's puzzle bodies; and Datasette over the same pool (bench/datasette_peer.py);
+3. loads each target with wrk (bench/random_ids.lua, random ids from the pool), interleaved in rounds
+   so that drift hits all alike, and reports median req/s, p50/p99 and the ratio to the bare app;
+4. swap: p99 of by-id while the service loads an export and swaps it in, against steady state
+   (bench/swap_app.py triggers the reload);
+5. writes bench/out/<timestamp>.json and prints markdown tables for docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+sys.path[:0] = [str(BENCH)]
+
+import datasette_peer  # noqa: E402
+from load import Run, Target, sample_ids, summarize, wrk  # noqa: E402
+from servers import Server, get, proc_status, uvicorn  # noqa: E402
+from sudokupool.keys import digest  # noqa: E402
+
+OUT = BENCH / "out"
+POOLS = BENCH / "pools"
+KEY = "bench-key-with-a-limit-that-never-trips"
+
+
+def pool_dir(name: str) -> Path:
+    """A pool directory: a path, or a name under bench/pools/ (made with make_pool.py when missing)."""
+    path = Path(name)
+    if path.is_dir():
+        return path
+    path = POOLS / name
+    if not sorted(path.glob("pool-*.ndjson.gz")):
+        count, _, variant = name.partition("-")
+        argv = [sys.executable, str(BENCH / "make_pool.py"), count, "--verify", "100", "--out", str(path)]
+        subprocess.run(argv + (["--lean"] if variant == "lean" else []), check=True)
+    return path
+
+
+def latest_export(directory: Path) -> Path:
+    return sorted(directory.glob("pool-*.ndjson.gz"))[-1]
+
+
+def memory(directory: Path) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "memory.py"), str(directory)], capture_output=True, text=True, check=True
+    )
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def service(directory: Path, log: Path, *, swap: bool = False) -> Server:
+    env = {
+        "SUDOKUPOOL_EXPORTS": str(directory),
+        "SUDOKUPOOL_API_KEYS": digest(KEY),
+        "SUDOKUPOOL_LIMIT_KEYED": "1000000000",
+        "SUDOKUPOOL_SYNC_INTERVAL": "0",
+        "SUDOKUPOOL_LOG_LEVEL": "info",
+    }
+    if swap:
+        return uvicorn("service+swap", "swap_app:create_app", "--factory", "--app-dir", str(BENCH), env=env,
+                       probe="/api/v1/health", log=log)  # fmt: skip
+    return uvicorn("service", "sudokupool.app:create_app", "--factory", env=env, probe="/api/v1/health", log=log)
+
+
+def load_seconds(log: Path) -> float | None:
+    """The loader's own timing, from its summary line in the service log."""
+    found = re.findall(r"loaded \d+ puzzles.* in ([0-9.]+) s", log.read_text(errors="replace"))
+    return float(found[-1]) if found else None
+
+
+def body_size(server: Server) -> int:
+    sizes = [len(get(server.base + "/api/v1/puzzles/random")[2]) for _ in range(41)]
+    return int(statistics.median(sizes))
+
+
+def checks(server: Server, ids: Path) -> dict[str, Any]:
+    """What the service offers right now: is the limiter on, does the image endpoint exist."""
+    first = ids.read_text().split()[0]
+    headers = {"X-API-Key": KEY}
+    _, limited, _ = get(server.base + "/api/v2/puzzles/random", headers)
+    image_status, image_headers, _ = get(server.base + f"/api/v2/puzzles/{first}/image", headers)
+    return {
+        "limiter": {k.lower(): v for k, v in limited.items()}.get("x-ratelimit-limit"),
+        "image_status": image_status,
+        "image_type": {k.lower(): v for k, v in image_headers.items()}.get("content-type"),
+    }
+
+
+def targets(svc: Server, bare: Server, peer: Server | None, ids: Path, image_ids: Path | None) -> list[Target]:
+    key = {"X-API-Key": KEY}
+    found = [
+        Target("bare ASGI app", bare.base, "/", group="limit"),
+        Target("v2 random", svc.base, "/api/v2/puzzles/random", key),
+        Target("v2 random?difficulty=hard", svc.base, "/api/v2/puzzles/random?difficulty=hard", key),
+        Target("v2 by id", svc.base, "/api/v2/puzzles/{id}", key, ids),
+        Target("v2 solution", svc.base, "/api/v2/puzzles/{id}/solution", key, ids),
+        Target("v2 404", svc.base, "/api/v2/puzzles/0000000000000", key),
+        Target("v1 random", svc.base, "/api/v1/puzzles/random"),
+        Target("v1 by id", svc.base, "/api/v1/puzzles/{id}", ids=ids),
+    ]
+    if image_ids is not None:
+        found.append(Target("v2 image (cached)", svc.base, "/api/v2/puzzles/{id}/image", key, image_ids))
+    if peer is not None:
+        found.append(Target("datasette random", peer.base, datasette_peer.RANDOM, group="peer"))
+        found.append(Target("datasette by id", peer.base, datasette_peer.BY_ID, ids=ids, group="peer"))
+    return found
+
+
+def rounds(found: list[Target], *, count: int, seconds: float, connections: int) -> dict[str, list[Run]]:
+    runs: dict[str, list[Run]] = {t.name: [] for t in found}
+    for target in found:  # warm-up: connections, caches, the first pages of SQLite
+        wrk(target, seconds=1, connections=connections)
+    for n in range(count):
+        # Rotate the order each round so no target always runs right after the same neighbour.
+        for target in found[n % len(found) :] + found[: n % len(found)]:
+            run = wrk(target, seconds=seconds, connections=connections)
+            runs[target.name].append(run)
+            print(
+                f"  round {n + 1} {target.name:28} {run.rps:9.0f} req/s  p50 {run.p50_ms:6.2f}  p99 {run.p99_ms:6.2f}"
+            )
+    return runs
+
+
+def profile(svc: Server, target: Target, *, seconds: int, connections: int, out: Path) -> dict[str, Any]:
+    """py-spy on the service while wrk loads ``target``: the top functions by own and total samples."""
+    spy = shutil.which("py-spy")
+    if spy is None:
+        return {"error": "py-spy not installed (pip install py-spy)"}
+    raw = out.with_suffix(".txt")
+    argv = [spy, "record", "-p", str(svc.pid), "-d", str(seconds), "-r", "250", "-f", "raw", "-o", str(raw)]
+    recorder = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1)
+    wrk(target, seconds=seconds, connections=connections)
+    recorder.wait()
+    own: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    samples = 0
+    for line in raw.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        n = int(count)
+        frames = [re.sub(r" \(.*?/(site-packages|src)/", " (", f) for f in stack.split(";")]
+        samples += n
+        own[frames[-1]] += n
+        for frame in set(frames):
+            total[frame] += n
+    return {
+        "target": target.name,
+        "samples": samples,
+        "own": [(f, round(100 * n / samples, 1)) for f, n in own.most_common(15)],
+        "total": [(f, round(100 * n / samples, 1)) for f, n in total.most_common(25)],
+        "raw": str(raw),
+    }
+
+
+def swap_test(directory: Path, *, seconds: float, connections: int, log: Path) -> dict[str, Any]:
+    """p99 of v2 by-id in steady state, then while the export is loaded again and swapped in."""
+    server = service(directory, log, swap=True).start()
+    try:
+        ids = sample_ids(latest_export(directory), OUT / f"ids-{directory.name}.txt")
+        target = Target("v2 by id", server.base, "/api/v2/puzzles/{id}", {"X-API-Key": KEY}, ids)
+        wrk(target, seconds=2, connections=connections)
+        steady = wrk(target, seconds=seconds, connections=connections)
+        timer = threading.Timer(1.0, lambda: get(server.base + "/__bench/swap"))
+        timer.start()
+        during = wrk(target, seconds=seconds, connections=connections)
+        timer.join()
+        status: dict[str, Any] = json.loads(get(server.base + "/__bench/swap-status")[2])
+        while not status.get("done"):
+            time.sleep(1)
+            status = json.loads(get(server.base + "/__bench/swap-status")[2])
+        rss = proc_status(server.pid)
+    finally:
+        server.stop()
+    return {
+        "pool": str(directory),
+        "steady": summarize([steady]),
+        "during": summarize([during]),
+        "p99_ratio": round(during.p99_ms / steady.p99_ms, 2),
+        "reload": status,
+        "window_seconds": seconds,
+        "rss_after": rss,
+    }
+
+
+def machine() -> dict[str, Any]:
+    mem = Path("/proc/meminfo").read_text().split("\n")[0].split()[1]
+
+    def version(module: str) -> str:
+        from importlib.metadata import version as v
+
+        return v(module)
+
+    wrk_version = subprocess.run(["wrk", "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+    return {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "nproc": os.cpu_count(),
+        "memory_gib": round(int(mem) / 2**20, 1),
+        "cpu": next(
+            (
+                ln.split(":")[1].strip()
+                for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                if ln.startswith("model name")
+            ),
+            "?",
+        ),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "versions": {m: version(m) for m in ("uvicorn", "starlette", "uvloop", "httptools", "orjson", "datasette")},
+        "wrk": wrk_version.strip(),
+    }
+
+
+def table(results: dict[str, Any]) -> str:
+    bare = results["throughput"]["bare ASGI app"]["rps"]
+    lines = ["| target | req/s (median) | min-max | p50 ms | p99 ms | × bare ASGI |", "|---|---:|---:|---:|---:|---:|"]
+    for name, s in results["throughput"].items():
+        note = f" ({s['status_errors']} non-2xx)" if s["status_errors"] and "404" not in name else ""
+        lines.append(
+            f"| {name}{note} | {s['rps']:,} | {s['rps_min']:,}-{s['rps_max']:,} | {s['p50_ms']} | {s['p99_ms']} "
+            f"| {s['rps'] / bare:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pool", default="100k", help="pool name under bench/pools (100k, 1m, 1m-lean) or a dir")
+    parser.add_argument("--memory-pools", default="", help="comma-separated extra pools to measure memory of")
+    parser.add_argument("--swap-pool", default="", help="pool to load and swap in under load (default: --pool)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--swap-seconds", type=float, default=30.0)
+    parser.add_argument("--no-datasette", action="store_true")
+    parser.add_argument("--no-swap", action="store_true")
+    parser.add_argument("--profile", action="store_true", help="py-spy the service under v2 by-id and random")
+    args = parser.parse_args(argv)
+    OUT.mkdir(exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    directory = pool_dir(args.pool)
+    export = latest_export(directory)
+    results: dict[str, Any] = {"machine": machine(), "pool": str(export), "memory": {}}
+    for name in [args.pool, *filter(None, args.memory_pools.split(","))]:
+        print(f"memory: loading {name} in a fresh process")
+        results["memory"][name] = memory(pool_dir(name))
+        print(f"  {results['memory'][name]}")
+    ids = sample_ids(export, OUT / f"ids-{directory.name}.txt")
+    servers: list[Server] = []
+    try:
+        svc = service(directory, OUT / "service.log").start()
+        servers.append(svc)
+        results["startup"] = {"ready_seconds": round(svc.ready_seconds, 2), "load_seconds": load_seconds(svc.log)}  # type: ignore[arg-type]
+        results["checks"] = checks(svc, ids)
+        size = body_size(svc)
+        results["body_size"] = size
+        print(f"service ready in {svc.ready_seconds:.1f} s; checks {results['checks']}; body {size} bytes")
+        bare = uvicorn("bare", "bare_app:app", "--app-dir", str(BENCH), env={"BENCH_BODY_SIZE": str(size)},
+                       probe="/", log=OUT / "bare.log").start()  # fmt: skip
+        servers.append(bare)
+        peer = None
+        if not args.no_datasette:
+            peer = datasette_peer.datasette_server(export, OUT / "datasette.log").start()
+            servers.append(peer)
+        image_ids = None
+        if results["checks"]["image_status"] == 200:
+            # A small set, each fetched once, so the load hits the render cache (the "cached" image).
+            image_ids = OUT / "image-ids.txt"
+            image_ids.write_text("\n".join(ids.read_text().split()[:50]) + "\n")
+            for cid in image_ids.read_text().split():
+                get(svc.base + f"/api/v2/puzzles/{cid}/image", {"X-API-Key": KEY})
+        found = targets(svc, bare, peer, ids, image_ids)
+        runs = rounds(found, count=args.rounds, seconds=args.seconds, connections=args.connections)
+        results["throughput"] = {name: summarize(r) for name, r in runs.items()}
+        results["service_rss"] = proc_status(svc.pid)
+        if args.profile:
+            for target in (found[3], found[1]):
+                print(f"profiling {target.name}")
+                slug = re.sub(r"\W+", "-", target.name)
+                results.setdefault("profile", []).append(
+                    profile(svc, target, seconds=10, connections=args.connections, out=OUT / f"profile-{slug}")
+                )
+    finally:
+        for server in servers:
+            server.stop()
+    if not args.no_swap:
+        swap_dir = pool_dir(args.swap_pool or args.pool)
+        print(f"swap: reloading {swap_dir.name} under load")
+        results["swap"] = swap_test(swap_dir, seconds=args.swap_seconds, connections=args.connections,
+                                    log=OUT / "swap-service.log")  # fmt: skip
+        print(f"  {results['swap']}")
+    path = OUT / f"{stamp}.json"
+    path.write_text(json.dumps(results, indent=2))
+    print(f"\n{table(results)}\n\nresults: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+"""Load time and memory of one export, in a fresh process: what the service pays at startup.
+
+    python bench/memory.py bench/pools/100k        # prints one JSON object
+
+Loads the latest export of the directory exactly as the service does (``sudokupool.loader.load_latest``
+over a local store), then reports seconds, puzzles per second, RSS before loading (the imports), RSS after
+(steady, after a collection), peak RSS (VmHWM), and the bytes the pool serves: the sum over puzzles of the
+public record body plus the solution body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import sys
+import time
+from pathlib import Path
+
+from servers import proc_status
+from sudokupool.loader import load_latest
+from sudokupool.storage.local import LocalStore
+
+
+def measure(source: Path) -> dict[str, float]:
+    """Load ``source`` (a directory or export file) and measure; see the module docstring."""
+    gc.collect()
+    before = proc_status_self()
+    started = time.perf_counter()
+    pool, report = asyncio.run(load_latest(LocalStore(source)))
+    seconds = time.perf_counter() - started
+    gc.collect()
+    after = proc_status_self()
+    served = sum(len(pool.body(i)) + len(pool.solution_body(i)) for i in range(len(pool)))
+    count = len(pool)
+    return {
+        "puzzles": count,
+        "skipped": report.skipped_total,
+        "load_seconds": round(seconds, 2),
+        "puzzles_per_second": round(count / seconds),
+        "rss_before": before["VmRSS"],
+        "rss_steady": after["VmRSS"],
+        "rss_peak": after["VmHWM"],
+        "served_bytes": served,
+        "rss_over_served": round(after["VmRSS"] / served, 3),
+        "pool_rss_over_served": round((after["VmRSS"] - before["VmRSS"]) / served, 3),
+        "peak_over_served": round(after["VmHWM"] / served, 3),
+        "served_bytes_per_puzzle": round(served / count),
+        "rss_bytes_per_puzzle": round((after["VmRSS"] - before["VmRSS"]) / count),
+    }
+
+
+def proc_status_self() -> dict[str, int]:
+    import os
+
+    return proc_status(os.getpid())
+
+
+if __name__ == "__main__":
+    print(json.dumps(measure(Path(sys.argv[1]))))

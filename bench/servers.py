@@ -1,0 +1,102 @@
+"""Start and stop the benchmark's servers (each its own process on a free loopback port), read their memory."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+UVICORN_FLAGS = ("--loop", "uvloop", "--http", "httptools", "--no-access-log", "--workers", "1")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def proc_status(pid: int) -> dict[str, int]:
+    """VmRSS and VmHWM (peak RSS) of ``pid`` in bytes."""
+    values: dict[str, int] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, rest = line.partition(":")
+        if name in ("VmRSS", "VmHWM"):
+            values[name] = int(rest.split()[0]) * 1024
+    return values
+
+
+@dataclass
+class Server:
+    """One server process. ``ready_seconds`` is the time from process start until ``probe`` answered 200."""
+
+    name: str
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    probe: str = "/"
+    log: Path | None = None
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+    ready_seconds: float = 0.0
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def start(self, timeout: float = 600.0) -> Server:
+        argv = [part.replace("{port}", str(self.port)) for part in self.argv]
+        out = self.log.open("wb") if self.log else subprocess.DEVNULL
+        started = time.perf_counter()
+        self.process = subprocess.Popen(
+            argv, env={**os.environ, **self.env}, stdout=out, stderr=subprocess.STDOUT, cwd=BENCH.parent
+        )
+        while time.perf_counter() - started < timeout:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited with {self.process.returncode}; see {self.log}")
+            try:
+                with urllib.request.urlopen(self.base + self.probe, timeout=2) as response:
+                    if response.status == 200:
+                        self.ready_seconds = time.perf_counter() - started
+                        return self
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"{self.name} did not answer {self.probe} within {timeout} s")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def uvicorn(name: str, target: str, *extra: str, env: dict[str, str], probe: str, log: Path) -> Server:
+    """A uvicorn server with the service's production flags (uvloop, httptools, no access log, one worker)."""
+    argv = [sys.executable, "-m", "uvicorn", target, *extra, "--host", "127.0.0.1", "--port", "{port}"]
+    return Server(name, [*argv, *UVICORN_FLAGS], env=env, probe=probe, log=log)
+
+
+def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, dict(response.headers.items()), response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers.items()), exc.read()

@@ -1,0 +1,54 @@
+"""A bench-only wrapper around the service that reloads its export on request, to measure a swap under load.
+
+    uvicorn --factory swap_app:create_app --app-dir bench ...
+
+``GET /__bench/swap`` starts ``load_latest`` on the app's store followed by ``runtime.swap`` in the
+background (what a live sync does) and answers at once; ``GET /__bench/swap-status`` answers
+``{"done": bool, "seconds": float, "puzzles": int}``. Used while no live sync exists in the service; it
+is never part of the service itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import orjson
+from starlette.types import Receive, Scope, Send
+
+from sudokupool.app import SudokuPool
+from sudokupool.app import create_app as create_service
+from sudokupool.loader import load_latest
+
+
+class SwapApp:
+    def __init__(self, service: SudokuPool) -> None:
+        self.service = service
+        self.task: asyncio.Task[None] | None = None
+        self.status: dict[str, object] = {"done": False, "seconds": 0.0, "puzzles": 0}
+
+    async def reload(self) -> None:
+        runtime = self.service.runtime
+        assert runtime.store is not None
+        started = time.perf_counter()
+        pool, _ = await load_latest(runtime.store)
+        runtime.swap(pool)
+        self.status = {"done": True, "seconds": round(time.perf_counter() - started, 2), "puzzles": len(pool)}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "http" and path.startswith("/__bench/"):
+            if path == "/__bench/swap":
+                self.status = {"done": False, "seconds": 0.0, "puzzles": 0}
+                self.task = asyncio.create_task(self.reload())
+            body = orjson.dumps(self.status)
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]}
+            )
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.service(scope, receive, send)
+
+
+def create_app() -> SwapApp:
+    return SwapApp(create_service())

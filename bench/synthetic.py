@@ -1,0 +1,215 @@
+"""Synthetic records for benchmark pools: a source record seen through a validity-preserving transformation.
+
+A transformation (sudokupool.sudoku.transform) relabels digits and permutes rows, columns, bands and stacks,
+maybe after a transposition. The transformed puzzle has the same canonical form, the same unique solution
+(transformed) and the same solve path with its cells, houses and digits renamed. So one source record
+gives many valid records for the price of some string substitution.
+
+Speed matters (a million records of ~14 KB each): every source record is compiled once into a
+:class:`Template`, the record's export line cut into literal text and *tokens* (a cell name, a digit, a
+row/column/box number, the words row/column, and the few per-record values). A transformation becomes a
+:class:`TokenTable` (the text of each token under it), and a record line is one ``str.join`` over an
+``itemgetter`` that picks, in C, literals and token texts from one list.
+
+Ids: every transformed puzzle shares its source's canonical form and so its ``canonical_id``, but the share
+code must be unique in an export. A synthetic record's ``canonical_id`` is therefore
+:func:`synthetic_id` (the share-code hash over ``sudokupool-synthetic-v1:<canonical>:<counter>``, the
+counter being the record's position in the pool); ``puzzle_id`` and ``symmetry`` are recomputed from the
+transformed grid, and the tag ``synthetic`` is added. ``seed`` becomes null: the generator's seed
+regenerates the source puzzle, not this one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import operator
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+import orjson
+
+from sudokupool.export import PUBLIC_FIELD_NAMES
+from sudokupool.sudoku.ids import ALPHABET, ID_LENGTH, puzzle_id
+from sudokupool.sudoku.symmetry import symmetry_class
+from sudokupool.sudoku.transform import Transform
+
+SYNTHETIC_TAG: Final = "sudokupool-synthetic-v1:"
+
+# Token keys: the index of the token's text in a TokenTable.
+CELL: Final = 0  # 81 cell names r1c1..r9c9
+DIGIT: Final = 81 - 1  # DIGIT + d for d in 1..9
+ROW_NUMBER: Final = 90  # 9 row numbers "1".."9" (what row r of the source became)
+COLUMN_NUMBER: Final = 99
+BOX_NUMBER: Final = 108
+WORD: Final = 117  # the 8 words below
+WORDS: Final = ("row", "rows", "column", "columns", "Row", "Rows", "Column", "Columns")
+PUZZLE, SOLUTION, PUZZLE_ID, CANONICAL_ID, SYMMETRY, SYMMETRIC = range(125, 131)
+TABLE_SIZE: Final = 131
+
+# Placeholders in the compiled line: one private-use character per token. Those in the "bare" range
+# stand for a JSON number or boolean, so the quotes around them are dropped.
+_QUOTED: Final = 0xE000
+_BARE: Final = 0xE800
+_PLACEHOLDER: Final = re.compile('("[\ue800-\ue8ff]"|[\ue000-\ue0ff])')
+
+# Explanation text: cell names, a row/column word with its numbers ("rows 1, 4 and 7"), a box with its
+# numbers, and a lone digit. House lists are "a", "a and b" or "a, b and c"; a digit after a house
+# ("In box 1, 8 fits") is not part of the list because a list only continues with " and".
+_NUMBERS = r"[1-9](?:(?:, [1-9])* and [1-9])?"
+_TEXT: Final = re.compile(
+    rf"r([1-9])c([1-9])|\b([Rr]ows?|[Cc]olumns?)\b(?: ({_NUMBERS}))?|\b([Bb]ox(?:es)?) ({_NUMBERS})|\b([1-9])\b"
+)
+_NUMBER: Final = re.compile(r"[1-9]")
+
+
+def synthetic_id(canonical: str, counter: int) -> str:
+    """A unique share code for the ``counter``-th synthetic record (same scheme as sudokupool.sudoku.ids)."""
+    digest = hashlib.sha256(f"{SYNTHETIC_TAG}{canonical}:{counter}".encode("ascii")).digest()
+    value = int.from_bytes(digest[:9], "big") >> (72 - ID_LENGTH * 5)
+    chars = []
+    for _ in range(ID_LENGTH):
+        value, digit = divmod(value, 32)
+        chars.append(ALPHABET[digit])
+    return "".join(reversed(chars))
+
+
+def _q(key: int) -> str:
+    return chr(_QUOTED + key)
+
+
+def _bare(key: int) -> str:
+    return chr(_BARE + key)
+
+
+def _cell_key(name: str) -> str:
+    return _q(CELL + (int(name[1]) - 1) * 9 + int(name[3]) - 1)
+
+
+def _numbers(base: int, text: str) -> str:
+    return _NUMBER.sub(lambda m: _q(base + int(m[0]) - 1), text)
+
+
+def _text_sub(match: re.Match[str]) -> str:
+    if match[1] is not None:
+        return _q(CELL + (int(match[1]) - 1) * 9 + int(match[2]) - 1)
+    if match[3] is not None:
+        word = _q(WORD + WORDS.index(match[3]))
+        if match[4] is None:
+            return word
+        base = ROW_NUMBER if match[3].lower().startswith("row") else COLUMN_NUMBER
+        return f"{word} {_numbers(base, match[4])}"
+    if match[5] is not None:
+        return f"{match[5]} {_numbers(BOX_NUMBER, match[6])}"
+    return _q(DIGIT + int(match[7]))
+
+
+def tokenize_text(text: str) -> str:
+    """``text`` with every cell, house number, row/column word and digit replaced by its placeholder."""
+    return _TEXT.sub(_text_sub, text)
+
+
+def _moves(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"cell": _cell_key(m["cell"]), "digit": _bare(DIGIT + m["digit"])} for m in items]
+
+
+def _step(step: dict[str, Any]) -> dict[str, Any]:
+    out = dict(step)
+    out["placements"] = _moves(step["placements"])
+    out["eliminations"] = _moves(step["eliminations"])
+    out["cells"] = [_cell_key(c) for c in step["cells"]]
+    out["houses"] = [tokenize_text(h) for h in step["houses"]]
+    out["digits"] = [_bare(DIGIT + d) for d in step["digits"]]
+    out["explanation"] = tokenize_text(step["explanation"])
+    return out
+
+
+@dataclass(frozen=True)
+class Template:
+    """One source record compiled for fast transformation."""
+
+    puzzle: str
+    solution: str
+    canonical: str
+    literals: list[str]
+    pick: Callable[[list[str]], tuple[str, ...]]
+
+
+def compile_record(record: dict[str, Any], *, keep_solve_path: bool = True) -> Template:
+    """Compile a parsed export record (sudokupool.export.parse_record) into a :class:`Template`."""
+    compiled = {name: record[name] for name in PUBLIC_FIELD_NAMES}
+    compiled["solution"] = record["solution"]
+    compiled.update(
+        canonical_id=_q(CANONICAL_ID),
+        puzzle_id=_q(PUZZLE_ID),
+        puzzle=_q(PUZZLE),
+        solution=_q(SOLUTION),
+        symmetry=_q(SYMMETRY),
+        symmetric=_bare(SYMMETRIC),
+        seed=None,
+        tags=[*(t for t in record["tags"] if t != "synthetic"), "synthetic"],
+    )
+    path = record["solve_path"]
+    compiled["solve_path"] = [_step(s) for s in path] if path is not None and keep_solve_path else None
+    line = orjson.dumps(compiled, option=orjson.OPT_APPEND_NEWLINE).decode()
+    literals: list[str] = []
+    keys: list[int] = []
+    for n, part in enumerate(_PLACEHOLDER.split(line)):
+        if n % 2 == 0:
+            keys.append(TABLE_SIZE + len(literals))
+            literals.append(part)
+        elif len(part) == 3:  # '"\ue8xx"': a bare value, quotes dropped
+            keys.append(ord(part[1]) - _BARE)
+        else:
+            keys.append(ord(part) - _QUOTED)
+    return Template(
+        puzzle=record["puzzle"],
+        solution=record["solution"],
+        canonical=record["canonical"],
+        literals=literals,
+        pick=operator.itemgetter(*keys),
+    )
+
+
+def token_table(transform: Transform) -> list[str]:
+    """The text of every transformation token (indexes CELL..WORD+7) under ``transform``."""
+    table = [""] * TABLE_SIZE
+    for cell in range(81):
+        d = transform.map_cell(cell)
+        table[CELL + cell] = f"r{d // 9 + 1}c{d % 9 + 1}"
+    for digit in range(1, 10):
+        table[DIGIT + digit] = str(transform.map_digit(digit))
+    flip = transform.transpose
+    for line in range(9):
+        # Under a transposition source rows become columns: the number is then the new column's.
+        at_row = transform.map_cell(line * 9)
+        at_col = transform.map_cell(line)
+        table[ROW_NUMBER + line] = str((at_row % 9 if flip else at_row // 9) + 1)
+        table[COLUMN_NUMBER + line] = str((at_col // 9 if flip else at_col % 9) + 1)
+        corner = transform.map_cell((line // 3) * 27 + (line % 3) * 3)
+        table[BOX_NUMBER + line] = str((corner // 27) * 3 + (corner % 9) // 3 + 1)
+    for n, word in enumerate(WORDS):
+        if flip:
+            word = word.replace("row", "\0").replace("column", "row").replace("\0", "column")
+            word = word.replace("Row", "\0").replace("Column", "Row").replace("\0", "Column")
+        table[WORD + n] = word
+    return table
+
+
+def synthetic_line(template: Template, transform: Transform, table: list[str], counter: int) -> str:
+    """The export line (with newline) of ``template``'s record under ``transform`` (whose token table is
+    ``table``), as the ``counter``-th record of the pool."""
+    puzzle = transform.apply(template.puzzle)
+    symmetry = symmetry_class(puzzle)
+    values = table[:PUZZLE]
+    values += (
+        puzzle,
+        transform.apply(template.solution),
+        puzzle_id(puzzle),
+        synthetic_id(template.canonical, counter),
+        symmetry,
+        "false" if symmetry == "none" else "true",
+    )
+    values += template.literals
+    return "".join(template.pick(values))
