@@ -80,3 +80,9 @@ def test_stats_body(pool: Pool, records: list[dict[str, Any]]) -> None:
         "by_difficulty": {name: counts.get(name, 0) for name in ("Easy", "Medium", "Hard", "Expert")},
         "last_synced_at": pool.info.loaded_at,
     }
+
+
+def test_repr_stays_short_whatever_the_pool_holds(pool: Pool) -> None:
+    # asyncio reprs a finished task's result; a repr spelling out the bodies cost a full copy of the pool.
+    assert len(repr(pool)) < 100
+    assert all(len(repr(part)) < 100 for part in pool._parts)

@@ -4,4 +4,6 @@ import sys
 
 from sudokupool.cli import main
 
-sys.exit(main())
+# Guarded: the loader starts worker processes with "spawn", which imports __main__ again.
+if __name__ == "__main__":
+    sys.exit(main())

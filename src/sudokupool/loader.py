@@ -16,6 +16,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,6 +162,8 @@ async def load_export(
             collector.add(await pending.popleft())
     except (StorageError, ExportError) as exc:
         raise LoadError(f"cannot load export {name}: {exc}") from None
+    except BrokenProcessPool:
+        raise LoadError(f"cannot load export {name}: a worker process died (out of memory?)") from None
     finally:
         for future in pending:
             future.cancel()

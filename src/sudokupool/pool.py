@@ -42,7 +42,7 @@ class PoolInfo:
     loaded_at: int
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Part:
     """Prepared records of one chunk: bodies joined, solutions and ETags at fixed widths.
 
@@ -58,6 +58,11 @@ class Part:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    # Not the generated repr: it would spell out every body. asyncio reprs a finished task's result
+    # (a pool is one) and that alone tripled the peak memory of a load.
+    def __repr__(self) -> str:
+        return f"<Part of {len(self.ids)} puzzles, {len(self.bodies)} bytes>"
 
 
 def prepare(records: list[dict[str, Any]], loaded_at: int) -> Part:
@@ -97,7 +102,7 @@ def prepare(records: list[dict[str, Any]], loaded_at: int) -> Part:
     )
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Pool:
     """Immutable indexes over prepared bodies. Build it with :class:`PoolBuilder`."""
 
@@ -112,6 +117,10 @@ class Pool:
 
     def __len__(self) -> int:
         return len(self._part_of)
+
+    def __repr__(self) -> str:
+        # Short for the same reason as Part's.
+        return f"<Pool of {len(self)} puzzles from {self.info.export_key}>"
 
     def find(self, canonical_id: str) -> int | None:
         """The index of the puzzle with this id (case-insensitive), or None."""
