@@ -8,7 +8,7 @@ error responses too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import orjson
 from starlette.types import Send
@@ -51,8 +51,15 @@ def error_headers(body: bytes, extra: Mapping[str, str] | None = None) -> list[t
     return headers
 
 
-async def send_error(send: Send, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
-    """Send a complete ``{"error": ...}`` response."""
+async def send_error(
+    send: Send,
+    status: int,
+    message: str,
+    headers: Mapping[str, str] | None = None,
+    *,
+    extra: Sequence[tuple[bytes, bytes]] = (),
+) -> None:
+    """Send a complete ``{"error": ...}`` response; ``extra`` are prepared header pairs to add."""
     body = error_body(message)
-    await send({"type": "http.response.start", "status": status, "headers": error_headers(body, headers)})
+    await send({"type": "http.response.start", "status": status, "headers": [*error_headers(body, headers), *extra]})
     await send({"type": "http.response.body", "body": body})

@@ -18,6 +18,7 @@ from starlette.types import Receive, Scope, Send
 
 from sudokupool.endpoints import AsyncHandler, Endpoints, Handler
 from sudokupool.errors import ApiError, send_error
+from sudokupool.ratelimit.middleware import LIMIT_HEADERS
 
 logger = logging.getLogger("sudokupool")
 
@@ -48,7 +49,13 @@ def api_routes(endpoints: Endpoints) -> dict[str, Handler | AsyncHandler]:
 
 
 class ApiRouter:
-    """Serves ``routes`` (paths relative to ``prefix``) as a pure ASGI app."""
+    """Serves ``routes`` (paths relative to ``prefix``) as a pure ASGI app.
+
+    Every response it sends, errors included, carries the headers a rate limiter in front of it left
+    in the scope (``LIMIT_HEADERS``), so the limiter needs no wrapper around ``send``.
+    """
+
+    adds_limit_headers = True
 
     def __init__(self, prefix: str, routes: Mapping[str, Handler | AsyncHandler]) -> None:
         self.prefix = prefix
@@ -75,12 +82,13 @@ class ApiRouter:
         return None, None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        extra: list[tuple[bytes, bytes]] = scope.get(LIMIT_HEADERS, [])
         entry, param = self.match(scope["path"][self.cut :])
         if entry is None:
-            await send_error(send, 404, "not found")
+            await send_error(send, 404, "not found", extra=extra)
             return
         if scope["method"] not in _METHODS:
-            await send_error(send, 405, "method not allowed", ALLOW)
+            await send_error(send, 405, "method not allowed", ALLOW, extra=extra)
             return
         handler, is_async = entry
         try:
@@ -89,14 +97,15 @@ class ApiRouter:
             else:
                 reply = cast(Handler, handler)(scope, param)
         except ApiError as exc:
-            await send_error(send, exc.status, exc.message, exc.headers)
+            await send_error(send, exc.status, exc.message, exc.headers, extra=extra)
             return
         except Exception:
             logger.exception("unhandled error on %s %s", scope["method"], scope["path"])
-            await send_error(send, 500, "internal server error")
+            await send_error(send, 500, "internal server error", extra=extra)
             return
         status, headers, body = reply
         if status != 304:
             headers.append((b"content-length", str(len(body)).encode()))
+        headers += extra
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})

@@ -15,7 +15,7 @@ anonymous use, and the guess after the limit is a 429.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from urllib.parse import unquote_to_bytes
 
@@ -28,6 +28,9 @@ from sudokupool.errors import error_body, error_headers
 from sudokupool.keys import Keyring, Tier
 from sudokupool.ratelimit.store import LimiterStore, LimiterUnavailable
 from sudokupool.ratelimit.window import WINDOW_SECONDS, Decision, seconds_to_reset, wall_clock
+
+#: The scope key under which the limit headers travel to an inner app with ``adds_limit_headers``.
+LIMIT_HEADERS = "sudokupool.limit_headers"
 
 _LIMIT = b"x-ratelimit-limit"
 _REMAINING = b"x-ratelimit-remaining"
@@ -102,6 +105,10 @@ class RateLimitMiddleware:
         self.limits = limits
         self.exempt_paths = frozenset(exempt_paths)
         self._limit_values = {n: str(n).encode() for n in (limits.anonymous, limits.keyed, limits.pro)}
+        # An inner app that reads LIMIT_HEADERS from the scope adds the headers to every response itself.
+        self.inner_adds_headers = bool(getattr(app, "adds_limit_headers", False))
+        # The process-local store counts synchronously: no coroutine per request.
+        self.hit_now: Callable[[str, int], Decision] | None = getattr(store, "hit_now", None)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in self.exempt_paths:
@@ -123,7 +130,10 @@ class RateLimitMiddleware:
                 identity = "key:" + key_digest
                 limit = self.limits.of(tier)
         try:
-            decision = await self.store.hit(identity, limit)
+            if self.hit_now is not None:
+                decision = self.hit_now(identity, limit)
+            else:
+                decision = await self.store.hit(identity, limit)
         except LimiterUnavailable:
             reset = _SECONDS[seconds_to_reset(wall_clock())]
             headers = [(_LIMIT, self._limit_bytes(limit)), (_REMAINING, b"0"), (_RESET, reset)]
@@ -136,6 +146,12 @@ class RateLimitMiddleware:
             return
         if not known:
             await _respond(send, 401, _UNKNOWN_KEY, headers)
+            return
+
+        if self.inner_adds_headers:
+            # The inner app adds them itself: no wrapper around send on the hot path.
+            scope[LIMIT_HEADERS] = headers
+            await self.app(scope, receive, send)
             return
 
         async def send_with_headers(message: Message) -> None:
