@@ -43,6 +43,7 @@ import datasette_peer  # noqa: E402
 from load import Run, Target, sample_ids, summarize, wrk  # noqa: E402
 from servers import Server, get, proc_status, uvicorn  # noqa: E402
 from sudokupool.keys import digest  # noqa: E402
+from sudokupool.loader import BACKGROUND_NICENESS as NICENESS  # noqa: E402
 
 OUT = BENCH / "out"
 POOLS = BENCH / "pools"
@@ -94,6 +95,14 @@ def load_seconds(log: Path) -> float | None:
     return float(found[-1]) if found else None
 
 
+def response_headers(server: Server, ids: Path) -> list[list[str]]:
+    """The headers of a v2 by-id response, but those the server adds itself or the bare app computes."""
+    cid = ids.read_text().split()[0]
+    _, headers, _ = get(server.base + f"/api/v2/puzzles/{cid}", {"X-API-Key": KEY})
+    skip = {"content-length", "date", "server", "connection"}  # urllib asks to close; wrk keeps alive
+    return [[name.lower(), value] for name, value in headers.items() if name.lower() not in skip]
+
+
 def body_size(server: Server) -> int:
     sizes = [len(get(server.base + "/api/v1/puzzles/random")[2]) for _ in range(41)]
     return int(statistics.median(sizes))
@@ -112,10 +121,13 @@ def checks(server: Server, ids: Path) -> dict[str, Any]:
     }
 
 
-def targets(svc: Server, bare: Server, peer: Server | None, ids: Path, image_ids: Path | None) -> list[Target]:
+def targets(
+    svc: Server, bare: Server, bare_headers: Server, peer: Server | None, ids: Path, image_ids: Path | None
+) -> list[Target]:
     key = {"X-API-Key": KEY}
     found = [
         Target("bare ASGI app", bare.base, "/", group="limit"),
+        Target("bare ASGI app, service's headers", bare_headers.base, "/", group="limit"),
         Target("v2 random", svc.base, "/api/v2/puzzles/random", key),
         Target("v2 random?difficulty=hard", svc.base, "/api/v2/puzzles/random?difficulty=hard", key),
         Target("v2 by id", svc.base, "/api/v2/puzzles/{id}", key, ids),
@@ -179,30 +191,39 @@ def profile(svc: Server, target: Target, *, seconds: int, connections: int, out:
 
 
 def swap_test(directory: Path, *, seconds: float, connections: int, log: Path) -> dict[str, Any]:
-    """p99 of v2 by-id in steady state, then while the export is loaded again and swapped in."""
+    """p99 of v2 by-id in steady state, then while the export is loaded again and swapped in.
+
+    Two reloads: at the server's own CPU priority and at a live sync's lower one (the loader's threads
+    and worker processes ``BACKGROUND_NICENESS`` steps nicer), measured side by side.
+    """
     server = service(directory, log, swap=True).start()
     try:
         ids = sample_ids(latest_export(directory), OUT / f"ids-{directory.name}.txt")
         target = Target("v2 by id", server.base, "/api/v2/puzzles/{id}", {"X-API-Key": KEY}, ids)
         wrk(target, seconds=2, connections=connections)
         steady = wrk(target, seconds=seconds, connections=connections)
-        timer = threading.Timer(1.0, lambda: get(server.base + "/__bench/swap"))
-        timer.start()
-        during = wrk(target, seconds=seconds, connections=connections)
-        timer.join()
-        status: dict[str, Any] = json.loads(get(server.base + "/__bench/swap-status")[2])
-        while not status.get("done"):
-            time.sleep(1)
-            status = json.loads(get(server.base + "/__bench/swap-status")[2])
+        reloads: dict[str, Any] = {}
+        for name, background in (("same priority", "0"), (f"nice +{NICENESS} (live sync)", "1")):
+            timer = threading.Timer(1.0, lambda b=background: get(server.base + f"/__bench/swap?background={b}"))
+            timer.start()
+            during = wrk(target, seconds=seconds, connections=connections)
+            timer.join()
+            status: dict[str, Any] = json.loads(get(server.base + "/__bench/swap-status")[2])
+            while not status.get("done"):
+                time.sleep(1)
+                status = json.loads(get(server.base + "/__bench/swap-status")[2])
+            reloads[name] = {
+                "during": summarize([during]),
+                "p99_ratio": round(during.p99_ms / steady.p99_ms, 2),
+                "reload": status,
+            }
         rss = proc_status(server.pid)
     finally:
         server.stop()
     return {
         "pool": str(directory),
         "steady": summarize([steady]),
-        "during": summarize([during]),
-        "p99_ratio": round(during.p99_ms / steady.p99_ms, 2),
-        "reload": status,
+        "reloads": reloads,
         "window_seconds": seconds,
         "rss_after": rss,
     }
@@ -283,6 +304,12 @@ def main(argv: list[str] | None = None) -> int:
         bare = uvicorn("bare", "bare_app:app", "--app-dir", str(BENCH), env={"BENCH_BODY_SIZE": str(size)},
                        probe="/", log=OUT / "bare.log").start()  # fmt: skip
         servers.append(bare)
+        headers = response_headers(svc, ids)
+        results["service_headers"] = headers
+        env = {"BENCH_BODY_SIZE": str(size), "BENCH_HEADERS": json.dumps(headers)}
+        bare_headers = uvicorn("bare+headers", "bare_app:app", "--app-dir", str(BENCH), env=env, probe="/",
+                               log=OUT / "bare-headers.log").start()  # fmt: skip
+        servers.append(bare_headers)
         peer = None
         if not args.no_datasette:
             peer = datasette_peer.datasette_server(export, OUT / "datasette.log").start()
@@ -294,12 +321,12 @@ def main(argv: list[str] | None = None) -> int:
             image_ids.write_text("\n".join(ids.read_text().split()[:50]) + "\n")
             for cid in image_ids.read_text().split():
                 get(svc.base + f"/api/v2/puzzles/{cid}/image", {"X-API-Key": KEY})
-        found = targets(svc, bare, peer, ids, image_ids)
+        found = targets(svc, bare, bare_headers, peer, ids, image_ids)
         runs = rounds(found, count=args.rounds, seconds=args.seconds, connections=args.connections)
         results["throughput"] = {name: summarize(r) for name, r in runs.items()}
         results["service_rss"] = proc_status(svc.pid)
         if args.profile:
-            for target in (found[3], found[1]):
+            for target in (t for t in found if t.name in ("v2 by id", "v2 random")):
                 print(f"profiling {target.name}")
                 slug = re.sub(r"\W+", "-", target.name)
                 results.setdefault("profile", []).append(

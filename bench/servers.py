@@ -14,7 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-UVICORN_FLAGS = ("--loop", "uvloop", "--http", "httptools", "--no-access-log", "--workers", "1")
+# The Procfile's flags (no proxy headers, no server header) plus what it gets by default.
+UVICORN_FLAGS = (
+    "--loop", "uvloop", "--http", "httptools", "--no-access-log", "--workers", "1",
+    "--no-proxy-headers", "--no-server-header",
+)  # fmt: skip
 
 
 def free_port() -> int:

@@ -3,9 +3,10 @@
     uvicorn --factory swap_app:create_app --app-dir bench ...
 
 ``GET /__bench/swap`` starts ``load_latest`` on the app's store followed by ``runtime.swap`` in the
-background (what a live sync does) and answers at once; ``GET /__bench/swap-status`` answers
-``{"done": bool, "seconds": float, "puzzles": int}``. Used while no live sync exists in the service; it
-is never part of the service itself.
+background (what a live sync does) and answers at once; ``?background=0`` loads at the server's own
+priority instead of a live sync's lower one, so the harness can compare both in one run.
+``GET /__bench/swap-status`` answers ``{"done": bool, "seconds": float, "puzzles": int}``. The trigger
+makes the moment of the swap exact, which a sync interval would not; it is never part of the service.
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ class SwapApp:
     def __init__(self, service: SudokuPool) -> None:
         self.service = service
         self.task: asyncio.Task[None] | None = None
+        self.background = True
         self.status: dict[str, object] = {"done": False, "seconds": 0.0, "puzzles": 0}
 
     async def reload(self) -> None:
         runtime = self.service.runtime
         assert runtime.store is not None
         started = time.perf_counter()
-        pool, _ = await load_latest(runtime.store)
+        pool, _ = await load_latest(runtime.store, background=self.background)
         runtime.swap(pool)
         self.status = {"done": True, "seconds": round(time.perf_counter() - started, 2), "puzzles": len(pool)}
 
@@ -39,6 +41,8 @@ class SwapApp:
         path = scope.get("path", "")
         if scope["type"] == "http" and path.startswith("/__bench/"):
             if path == "/__bench/swap":
+                query = dict(part.partition("=")[::2] for part in scope["query_string"].decode().split("&") if part)
+                self.background = query.get("background", "1") != "0"
                 self.status = {"done": False, "seconds": 0.0, "puzzles": 0}
                 self.task = asyncio.create_task(self.reload())
             body = orjson.dumps(self.status)

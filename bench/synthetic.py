@@ -21,7 +21,6 @@ regenerates the source puzzle, not this one.
 
 from __future__ import annotations
 
-import hashlib
 import operator
 import re
 from collections.abc import Callable
@@ -31,7 +30,7 @@ from typing import Any, Final
 import orjson
 
 from sudokupool.export import PUBLIC_FIELD_NAMES
-from sudokupool.sudoku.ids import ALPHABET, ID_LENGTH, puzzle_id
+from sudokupool.sudoku.ids import puzzle_id, share_code
 from sudokupool.sudoku.symmetry import symmetry_class
 from sudokupool.sudoku.transform import Transform
 
@@ -66,13 +65,7 @@ _NUMBER: Final = re.compile(r"[1-9]")
 
 def synthetic_id(canonical: str, counter: int) -> str:
     """A unique share code for the ``counter``-th synthetic record (same scheme as sudokupool.sudoku.ids)."""
-    digest = hashlib.sha256(f"{SYNTHETIC_TAG}{canonical}:{counter}".encode("ascii")).digest()
-    value = int.from_bytes(digest[:9], "big") >> (72 - ID_LENGTH * 5)
-    chars = []
-    for _ in range(ID_LENGTH):
-        value, digit = divmod(value, 32)
-        chars.append(ALPHABET[digit])
-    return "".join(reversed(chars))
+    return share_code(f"{SYNTHETIC_TAG}{canonical}:{counter}")
 
 
 def _q(key: int) -> str:

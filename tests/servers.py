@@ -32,21 +32,30 @@ class Server:
         return self.log.read_text()
 
 
-def command(port: int) -> list[str]:
-    """The Procfile's command line, on a loopback port."""
+ROOT = Path(__file__).resolve().parent.parent
+APP = "sudokupool.app:create_app"
+
+
+def command(port: int, factory: str = APP) -> list[str]:
+    """The Procfile's command line (uvicorn CLI, the factory, ``--no-proxy-headers``), on a loopback port."""
     return [
-        sys.executable, "-m", "uvicorn", "--factory", "sudokupool.app:create_app",
+        sys.executable, "-m", "uvicorn", "--factory", factory,
         "--host", "127.0.0.1", "--port", str(port), "--no-proxy-headers", "--no-server-header",
     ]  # fmt: skip
 
 
 @contextmanager
-def run_server(env: Mapping[str, str], log: Path, *, timeout: float = 30.0) -> Iterator[Server]:
-    """Start the service with ``env`` added to the environment; wait until ``/api/v2/health`` answers."""
+def run_server(env: Mapping[str, str], log: Path, *, factory: str = APP, timeout: float = 30.0) -> Iterator[Server]:
+    """Start ``factory``'s app with ``env`` added to the environment; wait until ``/api/v1/health`` answers."""
     port = free_port()
     handle = log.open("w")
     process = subprocess.Popen(
-        command(port), env={**os.environ, **env}, stdout=handle, stderr=subprocess.STDOUT, text=True
+        command(port, factory),
+        cwd=ROOT,
+        env={**os.environ, **env},
+        stdout=handle,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     url = f"http://127.0.0.1:{port}"
     try:

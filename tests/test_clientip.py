@@ -1,11 +1,5 @@
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -13,9 +7,8 @@ import pytest
 from starlette.types import Message, Receive, Scope, Send
 
 from sudokupool.clientip import CLIENT_ID, ClientIPMiddleware, client_id, parse_address, resolve
-from tests.servers import away_from_minute_end, free_port
+from tests.servers import away_from_minute_end, run_server
 
-ROOT = Path(__file__).resolve().parents[1]
 XFF = b"x-forwarded-for"
 
 
@@ -87,41 +80,6 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@contextmanager
-def procfile_server(factory: str, env: dict[str, str], log: Path) -> Iterator[str]:
-    """The Procfile's command line (uvicorn CLI, the factory, ``--no-proxy-headers``) on a free loopback port."""
-    port = free_port()
-    command = [
-        sys.executable, "-m", "uvicorn", "--factory", factory,
-        "--host", "127.0.0.1", "--port", str(port), "--no-proxy-headers", "--no-server-header",
-    ]  # fmt: skip
-    with log.open("w") as handle:
-        process = subprocess.Popen(
-            command, cwd=ROOT, env={**os.environ, **env}, stdout=handle, stderr=subprocess.STDOUT
-        )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                if process.poll() is not None:
-                    raise AssertionError(f"server exited with {process.returncode}:\n{log.read_text()}")
-                try:
-                    if httpx.get(f"{url}/api/v1/health", timeout=1).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"server did not come up:\n{log.read_text()}")
-                time.sleep(0.1)
-            yield url
-        finally:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-
-
 FACTORIES = [
     pytest.param("tests.ratelimit.apps:create_test_app", id="limiter-test-app"),
     pytest.param("sudokupool.app:create_app", id="create_app"),
@@ -146,7 +104,8 @@ def test_a_forged_forwarded_for_buys_no_fresh_window(
         "SUDOKUPOOL_REDIS_URL": "",
     }
     log = tmp_path / "server.log"
-    with procfile_server(factory, env, log) as url:
+    with run_server(env, log, factory=factory) as server:
+        url = server.url
         away_from_minute_end()
         statuses = [
             httpx.get(f"{url}/api/v2/health", headers={"x-forwarded-for": forged.format(n=n + 1)}).status_code

@@ -1,7 +1,13 @@
 from __future__ import annotations
 
+import asyncio
+import gc
 import gzip
 import logging
+import multiprocessing
+import os
+import threading
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +15,7 @@ import orjson
 import pytest
 
 from sudokupool.export import record_line
-from sudokupool.loader import LoadError, load_export, load_latest
+from sudokupool.loader import BACKGROUND_NICENESS, LoadError, load_export, load_latest, lower_priority
 from sudokupool.storage.local import LocalStore
 from tests.factories import write_export
 
@@ -103,3 +109,52 @@ async def test_worker_processes_build_the_same_pool_as_a_thread(tmp_path: Path, 
     assert parallel.stats_body == threaded.stats_body
     assert parallel_report.problems == thread_report.problems
     assert dict(parallel_report.skipped) == {"duplicate-id": 1, "invalid-json": 1}
+
+
+@pytest.mark.parametrize("background", [False, True])
+async def test_a_background_load_runs_its_threads_nicer_than_the_server(
+    tmp_path: Path, records: list[dict[str, Any]], background: bool
+) -> None:
+    write_export(tmp_path / "pool-20260101T000000Z.ndjson", records[:4])
+    store = LocalStore(tmp_path)
+    export = (await store.list_exports(1)).objects[0]
+    ours = os.nice(0)
+    seen: list[int] = []
+    verify = lambda record: seen.append(os.nice(0))  # noqa: E731 - runs in the loader's threads
+    pool, _ = await load_export(store, export, workers=0, verify=verify, background=background)
+    assert len(pool) == 4
+    assert set(seen) == {ours + BACKGROUND_NICENESS if background else ours}
+    assert os.nice(0) == ours  # the serving thread keeps its priority
+
+
+def test_worker_processes_are_lowered_in_their_initializer() -> None:
+    # What ProcessPoolExecutor runs first in each worker of a background load, here in a child.
+    context = multiprocessing.get_context("spawn")
+    lowered = ProcessPoolExecutor(1, mp_context=context, initializer=lower_priority, initargs=(BACKGROUND_NICENESS,))
+    with lowered:
+        assert lowered.submit(os.nice, 0).result() == os.nice(0) + BACKGROUND_NICENESS
+
+
+async def test_a_load_pauses_the_cyclic_gc_and_overlapping_loads_resume_it_once(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    write_export(tmp_path / "pool-20260101T000000Z.ndjson", records[:4])
+    store = LocalStore(tmp_path)
+    export = (await store.list_exports(1)).objects[0]
+    assert gc.isenabled()
+    seen: list[bool] = []
+    first_started, second_done = threading.Event(), threading.Event()
+
+    def first_verify(record: dict[str, Any]) -> None:
+        seen.append(gc.isenabled())
+        first_started.set()
+        second_done.wait(10)  # the first load is still running when the second ends
+
+    first = asyncio.create_task(load_export(store, export, workers=0, verify=first_verify))
+    await asyncio.to_thread(first_started.wait, 10)
+    await load_export(store, export, workers=0, verify=lambda record: seen.append(gc.isenabled()))
+    assert not gc.isenabled()  # the first load still runs
+    second_done.set()
+    await first
+    assert gc.isenabled()
+    assert len(seen) == 8 and not any(seen)

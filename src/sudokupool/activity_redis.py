@@ -26,10 +26,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import redis.asyncio
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
 
 from sudokupool.activity import DOWNLOADS, PLAYS, Activity, shape
+from sudokupool.redisutil import ThrottledWarnings, fail_fast_client
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +60,6 @@ class RedisActivity(Activity):
         self._flush_seconds = flush_seconds
         self._cache_seconds = cache_seconds
         self._retry_interval = retry_interval
-        self._log_interval = log_interval
         self._monotonic = monotonic
         # The counts as of the last successful flush: ``counts - flushed`` is what Redis has not seen yet.
         self._flushed: dict[str, int] = dict.fromkeys(EVENTS, 0)
@@ -71,24 +69,14 @@ class RedisActivity(Activity):
         self._lock = asyncio.Lock()
         self._cached: tuple[float, int, dict[str, int], dict[str, int]] | None = None
         self._down_until = float("-inf")
-        self._last_log = float("-inf")
-        self._unlogged_failures = 0
+        self._warnings = ThrottledWarnings(logger, log_interval, clock=monotonic)
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
     @classmethod
     def from_url(cls, url: str, *, timeout: float, **options: Any) -> RedisActivity:
-        """A counter with its own client for ``url``; every socket operation times out after ``timeout``.
-
-        Retries are off, as in the limiter's client: a retry would multiply what a slow Redis costs.
-        """
-        client = redis.asyncio.Redis.from_url(
-            url,
-            socket_timeout=timeout,
-            socket_connect_timeout=timeout,
-            retry=Retry(NoBackoff(), 0),
-            health_check_interval=0,
-        )
+        """A counter with its own client for ``url`` (see :func:`~sudokupool.redisutil.fail_fast_client`)."""
+        client = fail_fast_client(url, timeout=timeout)
         return cls(client, **options)
 
     @property
@@ -152,20 +140,12 @@ class RedisActivity(Activity):
             return since, totals, flushed
 
     def _log_failure(self, what: str, exc: Exception) -> None:
-        self._unlogged_failures += 1
-        now = self._monotonic()
-        if now - self._last_log < self._log_interval:
-            return
-        logger.warning(
-            "Redis activity counters unavailable (%s: %s: %s); counting per instance meanwhile. "
-            "%d failure(s) since the last message.",
+        self._warnings.warning(
+            "Redis activity counters unavailable (%s: %s: %s); counting per instance meanwhile.",
             what,
             type(exc).__name__,
             exc,
-            self._unlogged_failures,
         )
-        self._last_log = now
-        self._unlogged_failures = 0
 
     async def start(self) -> None:
         """Start the flusher: one flush now (it records ``since``), then one every ``flush_seconds``."""

@@ -13,24 +13,13 @@ from typing import Any, Final
 
 import orjson
 
+from sudokupool.sudoku import symmetry
 from sudokupool.sudoku.grid import HOUSES
 
 DIFFICULTIES: Final = ("Easy", "Medium", "Hard", "Expert")
 DIFFICULTY_LEVEL: Final = {name: level for level, name in enumerate(DIFFICULTIES, start=1)}
-SYMMETRIES: Final = frozenset(
-    {
-        "none",
-        "rotational-180",
-        "rotational-90",
-        "mirror-horizontal",
-        "mirror-vertical",
-        "mirror-both",
-        "diagonal-main",
-        "diagonal-anti",
-        "diagonal-both",
-        "full",
-    }
-)
+#: The ten symmetry classes of a clue pattern, as ``sudoku.symmetry`` names them.
+SYMMETRIES: Final = frozenset(symmetry.SYMMETRIES)
 
 #: Crockford base32, upper case, 13 characters (see docs/export-format.md).
 ID_PATTERN: Final = re.compile(r"[0-9A-HJKMNP-TV-Z]{13}")

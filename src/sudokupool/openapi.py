@@ -9,6 +9,7 @@ import orjson
 
 from sudokupool import __version__
 from sudokupool.export import DIFFICULTIES
+from sudokupool.sudoku.symmetry import SYMMETRIES
 
 JSON = "application/json"
 RATE_HEADERS = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
@@ -106,21 +107,7 @@ _PUZZLE = {
         "difficulty_level": {"type": "integer", "minimum": 1, "maximum": 4},
         "clue_count": {"type": "integer", "minimum": 17, "maximum": 81},
         "symmetric": {"type": "boolean"},
-        "symmetry": {
-            "type": "string",
-            "enum": [
-                "none",
-                "rotational-180",
-                "rotational-90",
-                "mirror-horizontal",
-                "mirror-vertical",
-                "mirror-both",
-                "diagonal-main",
-                "diagonal-anti",
-                "diagonal-both",
-                "full",
-            ],
-        },
+        "symmetry": {"type": "string", "enum": list(SYMMETRIES)},
         "seed": _nullable("integer"),
         "created_at": {"type": "integer", "description": "Seconds since the Unix epoch, UTC."},
         "tags": {"type": "array", "items": {"type": "string"}},

@@ -109,15 +109,16 @@ class _ReadWatch:
         await self.store.close()
 
 
-async def load_checked(store: ExportStore, export: ExportObject) -> Pool:
-    """Load and validate ``export`` as startup does; log the load report.
+async def load_checked(store: ExportStore, export: ExportObject, *, background: bool = False) -> Pool:
+    """Load and validate ``export`` as startup does; log the load report. ``background``: a live
+    reload, at lower CPU priority than the requests it runs beside.
 
     Raise :class:`StorageUnreachable` when storage failed while reading it, :class:`LoadError` when the
     export itself cannot be used.
     """
     watched = _ReadWatch(store)
     try:
-        pool, report = await load_export(watched, export)
+        pool, report = await load_export(watched, export, background=background)
     except LoadError as exc:
         if watched.failure is not None:
             raise StorageUnreachable(str(exc)) from None
@@ -276,7 +277,7 @@ class PoolSync:
                     refusal = refusal or known
                     continue
                 try:
-                    pool = await load_checked(self.store, export)
+                    pool = await load_checked(self.store, export, background=True)
                 except StorageUnreachable as exc:
                     self._unreachable(str(exc))
                     return False

@@ -18,12 +18,11 @@ import time
 from typing import Any
 
 import redis.asyncio
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
 
 from sudokupool.ratelimit.memory import MemoryStore
 from sudokupool.ratelimit.store import LimiterUnavailable
 from sudokupool.ratelimit.window import WINDOW_SECONDS, Clock, Decision, decide, wall_clock, window_index
+from sudokupool.redisutil import ThrottledWarnings, fail_fast_client
 
 logger = logging.getLogger(__name__)
 
@@ -60,25 +59,14 @@ class RedisStore:
         self._clock = clock
         self._prefix = key_prefix
         self._retry_interval = retry_interval
-        self._log_interval = log_interval
+        self._warnings = ThrottledWarnings(logger, log_interval)
         self._fallback = MemoryStore(clock=clock)
         self._down_until = 0.0
-        self._last_log = -log_interval
-        self._unlogged_failures = 0
 
     @classmethod
     def from_url(cls, url: str, *, timeout: float, failure_mode: str = "open", **options: Any) -> RedisStore:
-        """A store with its own client for ``url``; every socket operation times out after ``timeout`` seconds.
-
-        Retries are off: a retry would multiply the time a slow Redis can hold a request.
-        """
-        client = redis.asyncio.Redis.from_url(
-            url,
-            socket_timeout=timeout,
-            socket_connect_timeout=timeout,
-            retry=Retry(NoBackoff(), 0),
-            health_check_interval=0,
-        )
+        """A store with its own client for ``url`` (see :func:`~sudokupool.redisutil.fail_fast_client`)."""
+        client = fail_fast_client(url, timeout=timeout)
         return cls(client, failure_mode=failure_mode, **options)
 
     async def hit(self, identity: str, limit: int) -> Decision:
@@ -103,20 +91,8 @@ class RedisStore:
         return self._fallback.hit_now(identity, limit)
 
     def _log_failure(self, exc: Exception) -> None:
-        self._unlogged_failures += 1
-        now = time.monotonic()
-        if now - self._last_log < self._log_interval:
-            return
         mode = "answering 503" if self._closed_on_failure else "limiting per process meanwhile"
-        logger.warning(
-            "Redis rate limiter unavailable (%s: %s); %s. %d failure(s) since the last message.",
-            type(exc).__name__,
-            exc,
-            mode,
-            self._unlogged_failures,
-        )
-        self._last_log = now
-        self._unlogged_failures = 0
+        self._warnings.warning("Redis rate limiter unavailable (%s: %s); %s.", type(exc).__name__, exc, mode)
 
     async def aclose(self) -> None:
         await self._client.aclose()

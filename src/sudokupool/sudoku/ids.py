@@ -20,7 +20,8 @@ _READ: Final = str.maketrans("ILO", "110")
 _VALID: Final = frozenset(ALPHABET)
 
 
-def _code(text: str) -> str:
+def share_code(text: str) -> str:
+    """13 Crockford base32 digits of the first 65 bits of SHA-256 over ``text`` (ASCII)."""
     digest = hashlib.sha256(text.encode("ascii")).digest()
     value = int.from_bytes(digest[:9], "big") >> (72 - _BITS)
     chars = []
@@ -32,12 +33,12 @@ def _code(text: str) -> str:
 
 def canonical_id(canonical: str) -> str:
     """The share code of a canonical form (the output of ``canonical_form``)."""
-    return _code(CANONICAL_TAG + canonical)
+    return share_code(CANONICAL_TAG + canonical)
 
 
 def puzzle_id(puzzle: str) -> str:
     """The id of the exact puzzle grid (81 characters, ``.`` for empty cells)."""
-    return _code(PUZZLE_TAG + puzzle)
+    return share_code(PUZZLE_TAG + puzzle)
 
 
 def normalise_id(text: str) -> str | None:
