@@ -1,0 +1,36 @@
+"""Fuzz the live server with requests generated from its own OpenAPI document (schemathesis).
+
+Every operation gets generated parameters (ids, difficulties, variants, keys in the header and the
+query); each answer must be documented: its status, content type, headers and body schema, and no 5xx.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+
+from sudokupool.openapi import document
+from tests.servers import run_server
+
+schema = schemathesis.openapi.from_dict(document())
+
+
+@pytest.fixture(scope="module")
+def live_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    log = tmp_path_factory.mktemp("fuzz") / "server.log"
+    # The demo pool; limits high enough that generated traffic is never answered 429 instead.
+    env = {"SUDOKUPOOL_LIMIT_ANONYMOUS": "1000000", "SUDOKUPOOL_REDIS_URL": "", "SUDOKUPOOL_SYNC_INTERVAL": "0"}
+    with run_server(env, log) as server:
+        yield server.url
+    assert "Traceback" not in Path(log).read_text()
+
+
+@schema.parametrize()
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+def test_the_live_server_answers_as_its_document_says(case: schemathesis.Case[Any], live_url: str) -> None:
+    case.call_and_validate(base_url=live_url)
