@@ -20,6 +20,7 @@ from starlette.types import Receive, Scope, Send
 from sudokupool.app import SudokuPool
 from sudokupool.app import create_app as create_service
 from sudokupool.loader import load_latest
+from sudokupool.memory import release_free_memory
 
 
 class SwapApp:
@@ -34,8 +35,11 @@ class SwapApp:
         assert runtime.store is not None
         started = time.perf_counter()
         pool, _ = await load_latest(runtime.store, background=self.background)
+        puzzles = len(pool)
         runtime.swap(pool)
-        self.status = {"done": True, "seconds": round(time.perf_counter() - started, 2), "puzzles": len(pool)}
+        del pool
+        await asyncio.to_thread(release_free_memory)  # as the live sync does
+        self.status = {"done": True, "seconds": round(time.perf_counter() - started, 2), "puzzles": puzzles}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")

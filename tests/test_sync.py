@@ -13,6 +13,7 @@ import anyio
 import httpx
 import pytest
 
+from sudokupool import sync
 from sudokupool.app import SudokuPool, create_app
 from sudokupool.config import Settings
 from sudokupool.export import record_line
@@ -124,9 +125,14 @@ def runtime_over(store: FlakyStore, **changes: Any) -> Runtime:
 # -- live sync through the app ---------------------------------------------------------------------
 
 
-async def test_a_newer_export_is_swapped_in(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+async def test_a_newer_export_is_swapped_in(
+    tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trims: list[str] = []
+    monkeypatch.setattr(sync, "release_free_memory", lambda: trims.append("trim") or True)
     write_export(tmp_path / OLD, records[:5])
     async with serving(tmp_path) as (_, client):
+        assert trims == ["trim"]  # after the startup load
         before = await health(client)
         assert before["export"]["key"] == OLD
         assert before["export"]["fallback"] is False
@@ -146,6 +152,11 @@ async def test_a_newer_export_is_swapped_in(tmp_path: Path, records: list[dict[s
         assert response.json()["synced_at"] == after["export"]["loaded_at"]
         assert (await client.get("/stats")).json()["last_synced_at"] == after["export"]["loaded_at"]
         assert (await client.get(f"/puzzles/{records[0]['canonical_id']}")).status_code == 404
+
+        async def trimmed_again() -> bool:  # and after the swap, when the old pool is gone
+            return trims == ["trim", "trim"]
+
+        await wait_for(trimmed_again)
 
 
 @pytest.mark.parametrize(

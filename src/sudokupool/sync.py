@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sudokupool.loader import LoadError, load_export, load_latest
+from sudokupool.memory import release_free_memory
 from sudokupool.pool import Pool
 from sudokupool.runtime import Runtime
 from sudokupool.storage.base import ExportListing, ExportObject, ExportStore, StorageError, is_export_name
@@ -190,6 +191,7 @@ class PoolSync:
                 await self._sleep(delay)
                 continue
             self.runtime.swap(pool)
+            await asyncio.to_thread(release_free_memory)  # what parsing left on the heap
             self._succeeded()
             return
         waited = self._clock() - started
@@ -289,6 +291,9 @@ class PoolSync:
                     continue
                 back = " (the primary source is back; no longer serving the fallback)" if status.fallback else ""
                 self.runtime.swap(pool)
+                del pool
+                # The old pool is gone unless a request still holds it; the next swap trims what is left.
+                await asyncio.to_thread(release_free_memory)
                 status.fallback = False
                 logger.info("now serving %s%s", export.key, back)
                 self._reachable()
