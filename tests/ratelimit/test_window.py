@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sudokupool.ratelimit.window import Decision, decide, seconds_to_reset, window_index
 
@@ -40,3 +42,12 @@ def test_windows_are_aligned_to_the_clock_minute() -> None:
 )
 def test_decide(count: int, expected: Decision) -> None:
     assert decide(count, 60, MINUTE + 15) == expected
+
+
+@given(now=st.floats(min_value=0, max_value=4e9) | st.integers(min_value=0, max_value=4 * 10**9).map(float))
+def test_decide_resets_when_the_window_ends_never_before(now: float) -> None:
+    decision = decide(1, 5, now)
+    end = (window_index(now) + 1) * 60
+    assert decision.reset_seconds == seconds_to_reset(now)
+    assert 1 <= decision.reset_seconds <= 60
+    assert now + decision.reset_seconds >= end > now + decision.reset_seconds - 1
