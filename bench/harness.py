@@ -190,7 +190,9 @@ def profile(svc: Server, target: Target, *, seconds: int, connections: int, out:
     }
 
 
-def swap_test(directory: Path, *, seconds: float, connections: int, log: Path) -> dict[str, Any]:
+def swap_test(
+    directory: Path, *, seconds: float, connections: int, log: Path, extra_niceness: tuple[int, ...] = ()
+) -> dict[str, Any]:
     """p99 of v2 by-id in steady state, then while the export is loaded again and swapped in.
 
     Two reloads: at the server's own CPU priority and at a live sync's lower one (the loader's threads
@@ -203,8 +205,10 @@ def swap_test(directory: Path, *, seconds: float, connections: int, log: Path) -
         wrk(target, seconds=2, connections=connections)
         steady = wrk(target, seconds=seconds, connections=connections)
         reloads: dict[str, Any] = {}
-        for name, background in (("same priority", "0"), (f"nice +{NICENESS} (live sync)", "1")):
-            timer = threading.Timer(1.0, lambda b=background: get(server.base + f"/__bench/swap?background={b}"))
+        variants = [("same priority", "background=0"), (f"nice +{NICENESS} (live sync)", f"niceness={NICENESS}")]
+        variants += [(f"nice +{n}", f"niceness={n}") for n in extra_niceness]
+        for name, query in variants:
+            timer = threading.Timer(1.0, lambda q=query: get(server.base + f"/__bench/swap?{q}"))
             timer.start()
             during = wrk(target, seconds=seconds, connections=connections)
             timer.join()
@@ -280,10 +284,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--swap-seconds", type=float, default=30.0)
     parser.add_argument("--no-datasette", action="store_true")
     parser.add_argument("--no-swap", action="store_true")
+    parser.add_argument("--swap-niceness", default="", help="comma-separated extra niceness levels to swap at")
     parser.add_argument("--profile", action="store_true", help="py-spy the service under v2 by-id and random")
+    parser.add_argument("--only-swap", action="store_true", help="run the swap test alone")
     args = parser.parse_args(argv)
     OUT.mkdir(exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    if args.only_swap:
+        swap_dir = pool_dir(args.swap_pool or args.pool)
+        extra = tuple(int(n) for n in args.swap_niceness.split(",") if n)
+        swap = swap_test(swap_dir, seconds=args.swap_seconds, connections=args.connections,
+                         log=OUT / "swap-service.log", extra_niceness=extra)  # fmt: skip
+        path = OUT / f"{stamp}-swap.json"
+        path.write_text(json.dumps({"machine": machine(), "swap": swap}, indent=2))
+        print(json.dumps(swap, indent=2), f"\nresults: {path}")
+        return 0
     directory = pool_dir(args.pool)
     export = latest_export(directory)
     results: dict[str, Any] = {"machine": machine(), "pool": str(export), "memory": {}}
@@ -338,8 +353,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_swap:
         swap_dir = pool_dir(args.swap_pool or args.pool)
         print(f"swap: reloading {swap_dir.name} under load")
+        extra = tuple(int(n) for n in args.swap_niceness.split(",") if n)
         results["swap"] = swap_test(swap_dir, seconds=args.swap_seconds, connections=args.connections,
-                                    log=OUT / "swap-service.log")  # fmt: skip
+                                    log=OUT / "swap-service.log", extra_niceness=extra)  # fmt: skip
         print(f"  {results['swap']}")
     path = OUT / f"{stamp}.json"
     path.write_text(json.dumps(results, indent=2))

@@ -4,7 +4,8 @@
 
 ``GET /__bench/swap`` starts ``load_latest`` on the app's store followed by ``runtime.swap`` in the
 background (what a live sync does) and answers at once; ``?background=0`` loads at the server's own
-priority instead of a live sync's lower one, so the harness can compare both in one run.
+priority instead of a live sync's lower one and ``?niceness=N`` sets how much lower, so the harness
+can compare them in one run.
 ``GET /__bench/swap-status`` answers ``{"done": bool, "seconds": float, "puzzles": int}``. The trigger
 makes the moment of the swap exact, which a sync interval would not; it is never part of the service.
 """
@@ -17,6 +18,7 @@ import time
 import orjson
 from starlette.types import Receive, Scope, Send
 
+from sudokupool import loader
 from sudokupool.app import SudokuPool
 from sudokupool.app import create_app as create_service
 from sudokupool.loader import load_latest
@@ -47,6 +49,8 @@ class SwapApp:
             if path == "/__bench/swap":
                 query = dict(part.partition("=")[::2] for part in scope["query_string"].decode().split("&") if part)
                 self.background = query.get("background", "1") != "0"
+                if "niceness" in query:
+                    loader.BACKGROUND_NICENESS = int(query["niceness"])
                 self.status = {"done": False, "seconds": 0.0, "puzzles": 0}
                 self.task = asyncio.create_task(self.reload())
             body = orjson.dumps(self.status)

@@ -111,9 +111,12 @@ async def test_worker_processes_build_the_same_pool_as_a_thread(tmp_path: Path, 
     assert dict(parallel_report.skipped) == {"duplicate-id": 1, "invalid-json": 1}
 
 
-@pytest.mark.parametrize("background", [False, True])
+@pytest.mark.parametrize(
+    ("background", "niceness", "lowered_by"),
+    [(False, None, 0), (False, 5, 0), (True, None, BACKGROUND_NICENESS), (True, 3, 3)],
+)
 async def test_a_background_load_runs_its_threads_nicer_than_the_server(
-    tmp_path: Path, records: list[dict[str, Any]], background: bool
+    tmp_path: Path, records: list[dict[str, Any]], background: bool, niceness: int | None, lowered_by: int
 ) -> None:
     write_export(tmp_path / "pool-20260101T000000Z.ndjson", records[:4])
     store = LocalStore(tmp_path)
@@ -121,9 +124,9 @@ async def test_a_background_load_runs_its_threads_nicer_than_the_server(
     ours = os.nice(0)
     seen: list[int] = []
     verify = lambda record: seen.append(os.nice(0))  # noqa: E731 - runs in the loader's threads
-    pool, _ = await load_export(store, export, workers=0, verify=verify, background=background)
+    pool, _ = await load_export(store, export, workers=0, verify=verify, background=background, niceness=niceness)
     assert len(pool) == 4
-    assert set(seen) == {ours + BACKGROUND_NICENESS if background else ours}
+    assert set(seen) == {ours + lowered_by}
     assert os.nice(0) == ours  # the serving thread keeps its priority
 
 

@@ -130,8 +130,16 @@ async def test_a_newer_export_is_swapped_in(
 ) -> None:
     trims: list[str] = []
     monkeypatch.setattr(sync, "release_free_memory", lambda: trims.append("trim") or True)
+    loads: list[tuple[bool, int | None]] = []
+    real_load = sync.load_export
+
+    async def spy(*args: Any, **kwargs: Any) -> Any:
+        loads.append((kwargs.get("background", False), kwargs.get("niceness")))
+        return await real_load(*args, **kwargs)
+
+    monkeypatch.setattr(sync, "load_export", spy)
     write_export(tmp_path / OLD, records[:5])
-    async with serving(tmp_path) as (_, client):
+    async with serving(tmp_path, sync_niceness=7) as (_, client):
         assert trims == ["trim"]  # after the startup load
         before = await health(client)
         assert before["export"]["key"] == OLD
@@ -157,6 +165,8 @@ async def test_a_newer_export_is_swapped_in(
             return trims == ["trim", "trim"]
 
         await wait_for(trimmed_again)
+        # Startup loads at full priority; the live reload at SUDOKUPOOL_SYNC_NICENESS.
+        assert loads == [(False, None), (True, 7)]
 
 
 @pytest.mark.parametrize(

@@ -131,6 +131,12 @@ SETTINGS: tuple[Setting, ...] = (
         "s3_addressing_style", "auto", "S3 addressing style: auto, path or virtual.", _choice("auto", "path", "virtual")
     ),
     Setting("sync_interval", "300", "Seconds between checks for a newer export; 0 turns live sync off.", _float(0)),
+    Setting(
+        "sync_niceness",
+        "10",
+        "How many steps nicer than requests a live reload's CPU work runs (0-19, Unix; 0: same priority).",
+        _int(0),
+    ),
     Setting("storage_retry_seconds", "30", "How long startup retries unreachable storage before giving up.", _float(0)),
     Setting("exports_list_cache_seconds", "60", "How long the `pool-exports` listing is cached.", _float(0)),
     Setting("exports_list_max", "1000", "Most export objects `pool-exports` returns (newest first).", _int(1)),
@@ -162,6 +168,7 @@ class Settings:
     s3_region: str = ""
     s3_addressing_style: str = "auto"
     sync_interval: float = 300.0
+    sync_niceness: int = 10
     storage_retry_seconds: float = 30.0
     exports_list_cache_seconds: float = 60.0
     exports_list_max: int = 1000

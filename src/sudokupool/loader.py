@@ -37,7 +37,8 @@ T = TypeVar("T")
 MAX_LOGGED_LINES = 50
 #: Exports at least this large (as stored) are parsed in worker processes.
 WORKER_THRESHOLD = 16 * 1024 * 1024
-#: How much nicer than the server a background load's threads and worker processes run (Unix).
+#: How much nicer than the server a background load's threads and worker processes run by default
+#: (Unix; the live sync passes ``SUDOKUPOOL_SYNC_NICENESS``).
 BACKGROUND_NICENESS = 10
 
 
@@ -182,6 +183,7 @@ async def load_export(
     verify: Verify | None = None,
     workers: int | None = None,
     background: bool = False,
+    niceness: int | None = None,
 ) -> tuple[Pool, LoadReport]:
     """Stream ``export`` from ``store``, validate every line and build a pool of the good ones.
 
@@ -193,7 +195,7 @@ async def load_export(
     :class:`~sudokupool.export.LineError` to skip it; it needs a thread (``workers=0``).
 
     ``background`` (a live reload beside a serving event loop) runs the threads and worker processes
-    :data:`BACKGROUND_NICENESS` steps nicer, so the CPU goes to requests first; the startup load
+    ``niceness`` (default :data:`BACKGROUND_NICENESS`) steps nicer, so the CPU goes to requests first; the startup load
     runs at full priority, as nothing is served yet. The cyclic garbage collector is paused meanwhile
     (see :func:`_no_cyclic_gc`).
 
@@ -210,7 +212,10 @@ async def load_export(
     file_name = export.key.rsplit("/", 1)[-1]
     name = where if where.endswith(file_name) else f"{where.rstrip('/')}/{file_name}"
     count = 0 if verify is not None else _worker_count(export, workers, background=background)
-    niceness = BACKGROUND_NICENESS if background else 0
+    if not background:
+        niceness = 0
+    elif niceness is None:
+        niceness = BACKGROUND_NICENESS
     # Own threads rather than the loop's default executor, so their priority can be lowered and
     # requests that use the default executor (image renders) never wait behind a load's chunks.
     threads = ThreadPoolExecutor(2, "sudokupool-load", initializer=lower_priority, initargs=(niceness,))

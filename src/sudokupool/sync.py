@@ -110,16 +110,18 @@ class _ReadWatch:
         await self.store.close()
 
 
-async def load_checked(store: ExportStore, export: ExportObject, *, background: bool = False) -> Pool:
+async def load_checked(
+    store: ExportStore, export: ExportObject, *, background: bool = False, niceness: int | None = None
+) -> Pool:
     """Load and validate ``export`` as startup does; log the load report. ``background``: a live
-    reload, at lower CPU priority than the requests it runs beside.
+    reload, ``niceness`` steps below the CPU priority of the requests it runs beside.
 
     Raise :class:`StorageUnreachable` when storage failed while reading it, :class:`LoadError` when the
     export itself cannot be used.
     """
     watched = _ReadWatch(store)
     try:
-        pool, report = await load_export(watched, export, background=background)
+        pool, report = await load_export(watched, export, background=background, niceness=niceness)
     except LoadError as exc:
         if watched.failure is not None:
             raise StorageUnreachable(str(exc)) from None
@@ -279,7 +281,8 @@ class PoolSync:
                     refusal = refusal or known
                     continue
                 try:
-                    pool = await load_checked(self.store, export, background=True)
+                    niceness = self.runtime.settings.sync_niceness
+                    pool = await load_checked(self.store, export, background=True, niceness=niceness)
                 except StorageUnreachable as exc:
                     self._unreachable(str(exc))
                     return False
