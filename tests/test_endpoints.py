@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import io
 from typing import Any
+from urllib.parse import parse_qsl
 
 import httpx
 import orjson
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from sudokupool.app import create_app
 from sudokupool.config import Settings
+from sudokupool.endpoints import query
 from sudokupool.export import PUBLIC_FIELD_NAMES
 from sudokupool.pool import Pool
 from tests.conftest import build_pool
@@ -359,3 +361,17 @@ async def test_any_id_or_query_answers_json_and_never_500(client: httpx.AsyncCli
         assert response.status_code in (200, 400, 404)
         if response.status_code != 200:
             assert set(response.json()) == {"error"}
+
+
+_QUERY_TEXT = st.text(alphabet="ab=&%+;2F0é x", max_size=30)
+
+
+@given(raw=_QUERY_TEXT, name=st.sampled_from(["a", "ab", "b a", "é"]))
+def test_query_reads_parameters_as_parse_qsl_does(raw: str, name: str) -> None:
+    encoded = raw.encode("utf-8")
+    scope = {"query_string": encoded}
+    expected = next((v for k, v in parse_qsl(encoded.decode("latin-1"), keep_blank_values=True) if k == name), None)
+    if name.encode() not in encoded:  # the fast path gives up early; parse_qsl may still decode it
+        assert query(scope, name) is None
+    else:
+        assert query(scope, name) == expected

@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Final, NamedTuple
-from urllib.parse import parse_qsl
+from urllib.parse import unquote_plus
 
 import orjson
 from starlette.types import Scope
@@ -67,13 +67,20 @@ def header(scope: Scope, name: bytes) -> str | None:
 
 
 def query(scope: Scope, name: str) -> str | None:
-    """The first query parameter called ``name``."""
+    """The first query parameter called ``name`` (what ``parse_qsl(..., keep_blank_values=True)`` gives).
+
+    Split by hand: ``parse_qsl`` cost 1.1 us of a 7 us filtered pick; only parts with ``%`` or ``+``
+    go through ``unquote_plus``.
+    """
     raw: bytes = scope["query_string"]
     if not raw or name.encode() not in raw:
         return None
-    for key, value in parse_qsl(raw.decode("latin-1"), keep_blank_values=True):
+    for part in raw.decode("latin-1").split("&"):
+        key, _, value = part.partition("=")
+        if "%" in key or "+" in key:
+            key = unquote_plus(key)
         if key == name:
-            return value
+            return unquote_plus(value) if "%" in value or "+" in value else value
     return None
 
 
