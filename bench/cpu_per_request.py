@@ -1,6 +1,8 @@
 """Server CPU time per request, by path: where the service's microseconds go beside the bare app's.
 
-    python bench/cpu_per_request.py [--pool snapshots] [--rounds 3] [--seconds 6]
+    python bench/cpu_per_request.py [--pool snapshots] [--rounds 3] [--seconds 5]
+
+(bench/harness.py runs it too, unless ``--no-cpu``.)
 
 req/s says how fast; this says how much CPU the server process spent for each answer (utime + stime
 from /proc over a wrk run, divided by the requests), which is what separates the work of a path from
@@ -30,15 +32,10 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pool", default=str(BENCH.parent / "snapshots"))
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=6.0)
-    args = parser.parse_args(argv)
-    OUT.mkdir(exist_ok=True)
+def measure(pool: str, *, rounds: int, seconds: float) -> dict[str, dict[str, float]]:
+    """Median req/s and server CPU µs per request of each target, over ``rounds`` rotated rounds."""
     os.environ["SUDOKUPOOL_LIMIT_ANONYMOUS"] = "1000000000"  # anonymous requests are counted, never refused
-    svc = service(pool_dir(args.pool), OUT / "cpu-service.log").start()
+    svc = service(pool_dir(pool), OUT / "cpu-service.log").start()
     bare = uvicorn("bare", "bare_app:app", "--app-dir", str(BENCH), env={"BENCH_BODY_SIZE": "700"}, probe="/",
                    log=OUT / "cpu-bare.log").start()  # fmt: skip
     key = {"X-API-Key": KEY}
@@ -50,24 +47,42 @@ def main(argv: list[str] | None = None) -> int:
         (svc, Target("v1 random", svc.base, "/api/v1/puzzles/random")),
         (svc, Target("v2 random, key", svc.base, "/api/v2/puzzles/random", key)),
     ]
-    results: dict[str, list[tuple[float, float]]] = {t.name: [] for _, t in targets}
+    runs: dict[str, list[tuple[float, float]]] = {t.name: [] for _, t in targets}
     try:
-        for n in range(args.rounds):
+        for n in range(rounds):
             for server, target in targets[n % len(targets) :] + targets[: n % len(targets)]:
                 before = cpu_seconds(server.pid)
-                run = wrk(target, seconds=args.seconds, connections=32)
+                run = wrk(target, seconds=seconds, connections=32)
                 used = cpu_seconds(server.pid) - before
                 if run.status_errors or run.errors:
                     raise RuntimeError(f"{target.name}: {run.status_errors} non-2xx, {run.errors} errors")
-                results[target.name].append((run.rps, used / run.requests * 1e6))
+                runs[target.name].append((run.rps, used / run.requests * 1e6))
     finally:
         svc.stop()
         bare.stop()
-    print("| target | req/s (median) | server CPU µs per request (median) |\n|---|---:|---:|")
-    for name, runs in results.items():
-        rps = statistics.median(r for r, _ in runs)
-        micros = statistics.median(u for _, u in runs)
-        print(f"| {name} | {rps:,.0f} | {micros:.1f} |")
+    return {
+        name: {
+            "rps": round(statistics.median(r for r, _ in found)),
+            "cpu_us": round(statistics.median(u for _, u in found), 1),
+        }
+        for name, found in runs.items()
+    }
+
+
+def table(results: dict[str, dict[str, float]]) -> str:
+    lines = ["| target | req/s (median) | server CPU µs per request (median) |", "|---|---:|---:|"]
+    lines += [f"| {name} | {r['rps']:,} | {r['cpu_us']} |" for name, r in results.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pool", default=str(BENCH.parent / "snapshots"))
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    args = parser.parse_args(argv)
+    OUT.mkdir(exist_ok=True)
+    print(table(measure(args.pool, rounds=args.rounds, seconds=args.seconds)))
     return 0
 
 

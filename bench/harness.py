@@ -1,7 +1,7 @@
 """Throughput, startup, memory and swap benchmarks of the service, against the stack's limit and a real peer.
 
-    python bench/harness.py --pool 100k                  # iterate
-    python bench/harness.py --pool 1m-lean --swap-pool 1m-lean --profile
+    python bench/harness.py --pool 1m-lean --memory-pools 100k --swap-seconds 40 --profile   # docs/benchmarks.md
+    python bench/harness.py --pool snapshots --rounds 1 --seconds 1 --no-datasette --no-cpu    # smoke run
 
 One run, on loopback, with every figure a ratio to a baseline measured in the same run (the machine is
 noisy). It makes the pool if missing (bench/make_pool.py), then:
@@ -13,9 +13,11 @@ noisy). It makes the pool if missing (bench/make_pool.py), then:
    the service's puzzle bodies; and Datasette over the same pool (bench/datasette_peer.py);
 3. loads each target with wrk (bench/random_ids.lua, random ids from the pool), interleaved in rounds
    so that drift hits all alike, and reports median req/s, p50/p99 and the ratio to the bare app;
-4. swap: p99 of by-id while the service loads an export and swaps it in, against steady state
-   (bench/swap_app.py triggers the reload);
-5. writes bench/out/<timestamp>.json and prints markdown tables for docs/benchmarks.md.
+4. server CPU per request by path, on the demo pool (bench/cpu_per_request.py);
+5. swap: p99 of by-id while the service loads an export and swaps it in, against steady state, at the
+   server's own priority, at the live sync's default niceness and at ``--swap-niceness`` (bench/swap_app.py
+   triggers the reload);
+6. writes bench/out/<timestamp>.json and prints markdown tables for docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
 sys.path[:0] = [str(BENCH)]
 
 import datasette_peer  # noqa: E402
@@ -284,7 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--swap-seconds", type=float, default=30.0)
     parser.add_argument("--no-datasette", action="store_true")
     parser.add_argument("--no-swap", action="store_true")
-    parser.add_argument("--swap-niceness", default="", help="comma-separated extra niceness levels to swap at")
+    parser.add_argument("--swap-niceness", default="19", help="comma-separated extra niceness levels to swap at")
+    parser.add_argument("--no-cpu", action="store_true", help="skip server CPU per request (cpu_per_request.py)")
     parser.add_argument("--profile", action="store_true", help="py-spy the service under v2 by-id and random")
     parser.add_argument("--only-swap", action="store_true", help="run the swap test alone")
     args = parser.parse_args(argv)
@@ -350,6 +354,12 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for server in servers:
             server.stop()
+    if not args.no_cpu:
+        import cpu_per_request  # imports this module's helpers; loaded only when used
+
+        print("server CPU per request (demo pool)")
+        results["cpu_per_request"] = cpu_per_request.measure(str(ROOT / "snapshots"), rounds=3, seconds=5)
+        print(cpu_per_request.table(results["cpu_per_request"]))
     if not args.no_swap:
         swap_dir = pool_dir(args.swap_pool or args.pool)
         print(f"swap: reloading {swap_dir.name} under load")
