@@ -3,9 +3,9 @@
     python bench/memory.py bench/pools/100k        # prints one JSON object
 
 Loads the latest export of the directory exactly as the service does (``sudokupool.loader.load_latest``
-over a local store), then reports seconds, puzzles per second, RSS before loading (the imports), RSS after
-(steady, after a collection), peak RSS (VmHWM), and the bytes the pool serves: the sum over puzzles of the
-public record body plus the solution body.
+over a local store, then hands the freed heap back as its startup does), then reports seconds, puzzles
+per second, RSS before loading (the imports), RSS after (steady, after a collection), peak RSS (VmHWM),
+and the bytes the pool serves: the sum over puzzles of the public record body plus the solution body.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from servers import proc_status
 from sudokupool.loader import load_latest
+from sudokupool.memory import release_free_memory
 from sudokupool.storage.local import LocalStore
 
 
@@ -30,6 +31,7 @@ def measure(source: Path) -> dict[str, float]:
     pool, report = asyncio.run(load_latest(LocalStore(source)))
     seconds = time.perf_counter() - started
     gc.collect()
+    release_free_memory()  # as PoolSync does after the startup load
     after = proc_status_self()
     served = sum(len(pool.body(i)) + len(pool.solution_body(i)) for i in range(len(pool)))
     count = len(pool)
