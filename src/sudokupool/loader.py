@@ -190,14 +190,13 @@ async def load_export(
     Chunks are decompressed and split in a thread; their lines are parsed in ``workers`` processes
     (default: one per core for exports of at least 16 MiB, else a thread, or one process in the
     background), at most a few chunks ahead, so neither the file nor the parsed records are ever held
-    whole. ``verify`` may check each parsed
-    record further (``sudokupool check`` replays solve paths) and raise
-    :class:`~sudokupool.export.LineError` to skip it; it needs a thread (``workers=0``).
+    whole. ``verify`` may check each parsed record further (``sudokupool check`` replays solve paths)
+    and raise :class:`~sudokupool.export.LineError` to skip it; it needs a thread (``workers=0``).
 
     ``background`` (a live reload beside a serving event loop) runs the threads and worker processes
-    ``niceness`` (default :data:`BACKGROUND_NICENESS`) steps nicer, so the CPU goes to requests first; the startup load
-    runs at full priority, as nothing is served yet. The cyclic garbage collector is paused meanwhile
-    (see :func:`_no_cyclic_gc`).
+    ``niceness`` (default :data:`BACKGROUND_NICENESS`) steps nicer, so the CPU goes to requests first;
+    the startup load runs at full priority, as nothing is served yet. The cyclic garbage collector is
+    paused meanwhile (see :func:`_no_cyclic_gc`).
 
     Raise :class:`LoadError` when the export is unreadable, truncated, or holds no valid puzzle.
     """

@@ -192,8 +192,7 @@ class PoolSync:
                 logger.warning("storage unreachable (%s); retrying in %.1f s", reason, delay)
                 await self._sleep(delay)
                 continue
-            self.runtime.swap(pool)
-            await asyncio.to_thread(release_free_memory)  # what parsing left on the heap
+            await self._install(pool)
             self._succeeded()
             return
         waited = self._clock() - started
@@ -213,7 +212,7 @@ class PoolSync:
             gave_up,
             self.store.description,
         )
-        self.runtime.swap(pool)
+        await self._install(pool)
         self.runtime.sync.fallback = True
         self._storage_down = True
         self._failed(reason)
@@ -293,10 +292,7 @@ class PoolSync:
                     refusal = refusal or message
                     continue
                 back = " (the primary source is back; no longer serving the fallback)" if status.fallback else ""
-                self.runtime.swap(pool)
-                del pool
-                # The old pool is gone unless a request still holds it; the next swap trims what is left.
-                await asyncio.to_thread(release_free_memory)
+                await self._install(pool)
                 status.fallback = False
                 logger.info("now serving %s%s", export.key, back)
                 self._reachable()
@@ -327,6 +323,12 @@ class PoolSync:
         if pool is None:
             return "nothing"
         return f"{pool.info.export_key}{' (fallback)' if self.runtime.sync.fallback else ''}"
+
+    async def _install(self, pool: Pool) -> None:
+        """Serve ``pool`` from now on, then hand the heap that parsing and the old pool freed back to
+        the OS (the old pool is gone unless a request still holds it; the next swap trims that)."""
+        self.runtime.swap(pool)
+        await asyncio.to_thread(release_free_memory)
 
     def _unreachable(self, reason: str) -> None:
         # Logged when storage goes away, not at every interval while it stays away.
