@@ -31,7 +31,7 @@ def measure(source: Path) -> dict[str, float]:
     pool, report = asyncio.run(load_latest(LocalStore(source)))
     seconds = time.perf_counter() - started
     gc.collect()
-    release_free_memory()  # as PoolSync does after the startup load
+    release_free_memory()  # as Runtime.install does after the startup load
     after = proc_status_self()
     served = sum(len(pool.body(i)) + len(pool.solution_body(i)) for i in range(len(pool)))
     count = len(pool)

@@ -2,7 +2,7 @@
 
     uvicorn --factory swap_app:create_app --app-dir bench ...
 
-``GET /__bench/swap`` starts ``load_latest`` on the app's store followed by ``runtime.swap`` in the
+``GET /__bench/swap`` starts ``load_latest`` on the app's store followed by ``runtime.install`` in the
 background (what a live sync does) and answers at once; ``?background=0`` loads at the server's own
 priority instead of a live sync's lower one and ``?niceness=N`` sets how much lower, so the harness
 can compare them in one run.
@@ -21,8 +21,8 @@ from starlette.types import Receive, Scope, Send
 from sudokupool import loader
 from sudokupool.app import SudokuPool
 from sudokupool.app import create_app as create_service
+from sudokupool.endpoints import query
 from sudokupool.loader import load_latest
-from sudokupool.memory import release_free_memory
 
 
 class SwapApp:
@@ -37,20 +37,17 @@ class SwapApp:
         assert runtime.store is not None
         started = time.perf_counter()
         pool, _ = await load_latest(runtime.store, background=self.background)
-        puzzles = len(pool)
-        runtime.swap(pool)
-        del pool
-        await asyncio.to_thread(release_free_memory)  # as the live sync does
-        self.status = {"done": True, "seconds": round(time.perf_counter() - started, 2), "puzzles": puzzles}
+        await runtime.install(pool)  # as the live sync does
+        self.status = {"done": True, "seconds": round(time.perf_counter() - started, 2), "puzzles": len(pool)}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
         if scope["type"] == "http" and path.startswith("/__bench/"):
             if path == "/__bench/swap":
-                query = dict(part.partition("=")[::2] for part in scope["query_string"].decode().split("&") if part)
-                self.background = query.get("background", "1") != "0"
-                if "niceness" in query:
-                    loader.BACKGROUND_NICENESS = int(query["niceness"])
+                self.background = query(scope, "background") != "0"
+                niceness = query(scope, "niceness")
+                if niceness is not None:
+                    loader.BACKGROUND_NICENESS = int(niceness)
                 self.status = {"done": False, "seconds": 0.0, "puzzles": 0}
                 self.task = asyncio.create_task(self.reload())
             body = orjson.dumps(self.status)

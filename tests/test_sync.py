@@ -13,7 +13,7 @@ import anyio
 import httpx
 import pytest
 
-from sudokupool import sync
+from sudokupool import runtime, sync
 from sudokupool.app import SudokuPool, create_app
 from sudokupool.config import Settings
 from sudokupool.export import record_line
@@ -129,7 +129,7 @@ async def test_a_newer_export_is_swapped_in(
     tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     trims: list[str] = []
-    monkeypatch.setattr(sync, "release_free_memory", lambda: trims.append("trim") or True)
+    monkeypatch.setattr(runtime, "release_free_memory", lambda: trims.append("trim") or True)
     loads: list[tuple[bool, int | None]] = []
     real_load = sync.load_export
 

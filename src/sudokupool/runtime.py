@@ -12,6 +12,7 @@ import orjson
 
 from sudokupool.activity import Activity
 from sudokupool.config import Settings
+from sudokupool.memory import release_free_memory
 from sudokupool.pool import Pool
 from sudokupool.rendercache import RenderCache
 from sudokupool.storage.base import ExportListing, ExportStore
@@ -48,6 +49,12 @@ class Runtime:
         self.pool = pool
         self._listing = None
         self.images = RenderCache(self.settings.image_cache_bytes)
+
+    async def install(self, pool: Pool) -> None:
+        """:meth:`swap` in ``pool``, then hand the heap that parsing and the old pool freed back to the
+        OS (the old pool is gone unless a request still holds it; the next install trims that)."""
+        self.swap(pool)
+        await asyncio.to_thread(release_free_memory)
 
     def current(self) -> Pool:
         pool = self.pool

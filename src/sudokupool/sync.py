@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sudokupool.loader import LoadError, load_export, load_latest
-from sudokupool.memory import release_free_memory
 from sudokupool.pool import Pool
 from sudokupool.runtime import Runtime
 from sudokupool.storage.base import ExportListing, ExportObject, ExportStore, StorageError, is_export_name
@@ -192,7 +191,7 @@ class PoolSync:
                 logger.warning("storage unreachable (%s); retrying in %.1f s", reason, delay)
                 await self._sleep(delay)
                 continue
-            await self._install(pool)
+            await self.runtime.install(pool)
             self._succeeded()
             return
         waited = self._clock() - started
@@ -212,7 +211,7 @@ class PoolSync:
             gave_up,
             self.store.description,
         )
-        await self._install(pool)
+        await self.runtime.install(pool)
         self.runtime.sync.fallback = True
         self._storage_down = True
         self._failed(reason)
@@ -292,7 +291,7 @@ class PoolSync:
                     refusal = refusal or message
                     continue
                 back = " (the primary source is back; no longer serving the fallback)" if status.fallback else ""
-                await self._install(pool)
+                await self.runtime.install(pool)
                 status.fallback = False
                 logger.info("now serving %s%s", export.key, back)
                 self._reachable()
@@ -323,12 +322,6 @@ class PoolSync:
         if pool is None:
             return "nothing"
         return f"{pool.info.export_key}{' (fallback)' if self.runtime.sync.fallback else ''}"
-
-    async def _install(self, pool: Pool) -> None:
-        """Serve ``pool`` from now on, then hand the heap that parsing and the old pool freed back to
-        the OS (the old pool is gone unless a request still holds it; the next swap trims that)."""
-        self.runtime.swap(pool)
-        await asyncio.to_thread(release_free_memory)
 
     def _unreachable(self, reason: str) -> None:
         # Logged when storage goes away, not at every interval while it stays away.
