@@ -6,8 +6,21 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from sudokupool.export import ExportError, LineError, LineReader, export_filename, parse_record, record_line
+from sudokupool import export
+from sudokupool.export import (
+    PUBLIC_FIELD_NAMES,
+    ExportError,
+    LineError,
+    LineReader,
+    export_filename,
+    parse_record,
+    record_line,
+)
+from sudokupool.sudoku import grid
+from tests.factories import make_records
 
 
 def line(record: dict[str, Any], **changes: Any) -> bytes:
@@ -137,3 +150,71 @@ def test_export_filename_is_utc_and_sortable() -> None:
     when = datetime(2026, 11, 22, 18, 5, 9, tzinfo=UTC)
     assert export_filename(when) == "pool-20261122T180509Z.ndjson.gz"
     assert export_filename(when, gzip=False) == "pool-20261122T180509Z.ndjson"
+
+
+# The loader checks good lines with whole-grid arithmetic and a table of type signatures
+# (export._is_valid); the field-by-field checks (export._checked_record) name the problem of a bad one.
+# These properties hold the fast checks to the plain definitions.
+
+_DIGITS = "123456789"
+_RECORDS = make_records(3)
+_SOLUTIONS = [record["solution"] for record in _RECORDS]
+
+
+@st.composite
+def _mutated_solutions(draw: st.DrawFn) -> str:
+    """A valid solution with a few cells swapped or overwritten (sometimes none: still valid), or with
+    two whole rows or columns swapped (rows and columns stay valid; boxes break across bands)."""
+    cells = list(draw(st.sampled_from(_SOLUTIONS)))
+    if draw(st.booleans()):
+        a, b = draw(st.integers(0, 8)), draw(st.integers(0, 8))
+        if draw(st.booleans()):
+            cells[9 * a : 9 * a + 9], cells[9 * b : 9 * b + 9] = cells[9 * b : 9 * b + 9], cells[9 * a : 9 * a + 9]
+        else:
+            cells[a::9], cells[b::9] = cells[b::9], cells[a::9]
+        return "".join(cells)
+    for _ in range(draw(st.integers(0, 3))):
+        a, b = draw(st.integers(0, 80)), draw(st.integers(0, 80))
+        if draw(st.booleans()):
+            cells[a], cells[b] = cells[b], cells[a]
+        else:
+            cells[a] = draw(st.sampled_from(_DIGITS))
+    return "".join(cells)
+
+
+@given(st.one_of(_mutated_solutions(), st.text(_DIGITS, min_size=81, max_size=81)))
+@settings(max_examples=500)
+def test_valid_solution_is_nine_different_digits_in_every_house(solution: str) -> None:
+    assert export._valid_solution(solution) == grid.is_complete_solution(solution)
+
+
+@given(st.sampled_from(_SOLUTIONS), st.text("." + _DIGITS + "=" * 8, min_size=81, max_size=81))
+@settings(max_examples=300)
+def test_agrees_is_every_given_kept(solution: str, cells: str) -> None:
+    # "=" takes the solution's digit, so most givens agree and a disagreement is often a single cell.
+    puzzle = "".join(solution[i] if cell == "=" else cell for i, cell in enumerate(cells))
+    assert export._agrees(puzzle, solution) == grid.agrees(puzzle, solution)
+
+
+_ODD_VALUES = [None, True, False, 0, 1, 4, 5, 6, -1, 2.5, "", "x", "Easy", "none", "rotational-180", [], ["x"],
+               ["Has Space"], [1], [{}], {}, "1" * 81, "." * 81]  # fmt: skip
+
+
+@given(st.data())
+@settings(max_examples=500)
+def test_fast_checks_accept_exactly_what_the_field_checks_accept(data: st.DataObject) -> None:
+    record = dict(data.draw(st.sampled_from(_RECORDS)))
+    for name in data.draw(st.lists(st.sampled_from([*PUBLIC_FIELD_NAMES, "solution"]), max_size=2)):
+        record[name] = data.draw(st.sampled_from(_ODD_VALUES))
+    if data.draw(st.booleans()):
+        record["solution"] = data.draw(_mutated_solutions())
+    try:
+        expected: dict[str, Any] | str = export._checked_record(record)
+    except LineError as exc:
+        expected = exc.reason
+    assert export._is_valid(export.public_values(record), record["solution"]) == isinstance(expected, dict)
+    try:
+        parsed: dict[str, Any] | str = parse_record(orjson.dumps(record))
+    except LineError as exc:
+        parsed = exc.reason
+    assert parsed == expected

@@ -71,20 +71,23 @@ def prepare_lines(
 ) -> tuple[Part, list[int], list[tuple[int, str, str]]]:
     """Parse, validate and serialize numbered lines: the prepared :class:`Part`, the line number of
     each of its records, and ``(line, reason, message)`` for each bad line. Runs in worker processes."""
-    records: list[dict[str, Any]] = []
     numbers: list[int] = []
     problems: list[tuple[int, str, str]] = []
-    for number, line in lines:
-        try:
-            record = parse_record(line)
-            if verify is not None:
-                verify(record)
-        except LineError as exc:
-            problems.append((number, exc.reason, str(exc)))
-            continue
-        records.append(record)
-        numbers.append(number)
-    return prepare(records, loaded_at), numbers, problems
+
+    def records() -> Iterator[dict[str, Any]]:
+        # One record at a time into prepare (see there why).
+        for number, line in lines:
+            try:
+                record = parse_record(line)
+                if verify is not None:
+                    verify(record)
+            except LineError as exc:
+                problems.append((number, exc.reason, str(exc)))
+                continue
+            numbers.append(number)
+            yield record
+
+    return prepare(records(), loaded_at), numbers, problems
 
 
 class _Collector:

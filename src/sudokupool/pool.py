@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import random
 from array import array
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -65,12 +65,16 @@ class Part:
         return f"<Part of {len(self.ids)} puzzles, {len(self.bodies)} bytes>"
 
 
-def prepare(records: list[dict[str, Any]], loaded_at: int) -> Part:
+def prepare(records: Iterable[dict[str, Any]], loaded_at: int) -> Part:
     """Serialize validated records (from :func:`sudokupool.export.parse_record`) into a :class:`Part`.
 
     ``synced_at`` of every record is replaced with ``loaded_at``, so clients see when their instance
-    last synced.
+    last synced. Each record is done with once serialized: given a generator, the loader parses the
+    next line into the memory the last record freed, still in cache (holding a chunk's records made
+    parsing and serializing three times slower in a load than alone).
     """
+    ids: list[str] = []
+    levels = bytearray()
     bodies: list[bytes] = []
     solutions: list[bytes] = []
     etags: list[bytes] = []
@@ -92,9 +96,11 @@ def prepare(records: list[dict[str, Any]], loaded_at: int) -> Part:
         etags.append(blake2b(solution, digest_size=_ETAG_BYTES).digest())
         end += len(body)
         ends.append(end)
+        ids.append(record["canonical_id"])
+        levels.append(DIFFICULTY_LEVEL[record["difficulty"]])
     return Part(
-        ids=[record["canonical_id"] for record in records],
-        levels=bytes(DIFFICULTY_LEVEL[record["difficulty"]] for record in records),
+        ids=ids,
+        levels=bytes(levels),
         bodies=b"".join(bodies),
         ends=ends,
         solutions=b"".join(solutions),
