@@ -107,8 +107,8 @@ def test_missing_solution_is_reported(records: list[dict[str, Any]]) -> None:
 def read_all(reader: LineReader, chunks: list[bytes]) -> list[tuple[int, bytes]]:
     out = []
     for chunk in chunks:
-        out.extend(reader.feed(chunk))
-    out.extend(reader.finish())
+        out.extend(reader.feed(chunk).numbered())
+    out.extend(reader.finish().numbered())
     return out
 
 
@@ -119,6 +119,14 @@ def chunked(data: bytes, size: int) -> list[bytes]:
 def test_line_reader_numbers_lines_across_chunks() -> None:
     data = b'{"a":1}\n\n{"b":2}\n{"c":3}'
     assert read_all(LineReader(gzipped=False), chunked(data, 3)) == [(1, b'{"a":1}'), (3, b'{"b":2}'), (4, b'{"c":3}')]
+
+
+def test_line_reader_hands_out_whole_lines_only() -> None:
+    reader = LineReader(gzipped=False)
+    assert reader.feed(b'{"a"') == (1, b"")
+    assert reader.feed(b':1}\n\n{"b"') == (1, b'{"a":1}\n')
+    assert reader.feed(b":2}\r\n") == (3, b'{"b":2}\r')
+    assert reader.finish() == (4, b"")
 
 
 def test_line_reader_decompresses_gzip_incrementally() -> None:

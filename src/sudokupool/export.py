@@ -8,8 +8,9 @@ from __future__ import annotations
 import itertools
 import operator
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any, Final, cast
+from typing import Any, Final, NamedTuple, cast
 
 import orjson
 from isal import isal_zlib
@@ -253,6 +254,24 @@ def export_filename(when: datetime, *, gzip: bool = True) -> str:
     return f"pool-{stamp}.ndjson{'.gz' if gzip else ''}"
 
 
+class Lines(NamedTuple):
+    """Complete lines of an export, joined by newlines in ``data``; ``first`` is the first one's number.
+
+    One ``bytes`` rather than a list of lines, so handing lines to a worker process costs one copy, and
+    the loading process does no work per line.
+    """
+
+    first: int
+    data: bytes
+
+    def numbered(self) -> Iterator[tuple[int, bytes]]:
+        """The non-blank lines, each with its 1-based line number."""
+        if self.data:
+            for number, line in enumerate(self.data.split(b"\n"), self.first):
+                if line.strip():
+                    yield number, line
+
+
 class LineReader:
     """Splits a stream of raw export bytes into numbered lines, decompressing gzip on the fly.
 
@@ -269,8 +288,8 @@ class LineReader:
         self._pending = b""
         self._number = 0
 
-    def feed(self, chunk: bytes) -> list[tuple[int, bytes]]:
-        """The complete non-blank lines that ``chunk`` finishes, with their 1-based line numbers."""
+    def feed(self, chunk: bytes) -> Lines:
+        """The complete lines that ``chunk`` finishes (none while a line is still unfinished)."""
         decompressor = self._decompressor
         if decompressor is not None:
             data = _inflate(decompressor, chunk)
@@ -281,20 +300,22 @@ class LineReader:
                 data += _inflate(decompressor, rest)
         else:
             data = chunk
-        if not data:
-            return []
-        lines = (self._pending + data).split(b"\n")
-        self._pending = lines.pop()
-        start = self._number
-        self._number += len(lines)
-        return [(start + offset, line) for offset, line in enumerate(lines, start=1) if line.strip()]
+        first = self._number + 1
+        end = data.rfind(b"\n")
+        if end < 0:
+            self._pending += data
+            return Lines(first, b"")
+        complete = self._pending + data[:end] if self._pending else data[:end]
+        self._pending = data[end + 1 :]
+        self._number += complete.count(b"\n") + 1
+        return Lines(first, complete)
 
-    def finish(self) -> list[tuple[int, bytes]]:
+    def finish(self) -> Lines:
         """The last line if the stream did not end with a newline; raise if the gzip stream is cut short."""
         if self._decompressor is not None and not self._decompressor.eof:
             raise ExportError("truncated gzip stream (the file ends before the compressed data does)")
         pending, self._pending = self._pending, b""
-        return [(self._number + 1, pending)] if pending.strip() else []
+        return Lines(self._number + 1, pending)
 
 
 # isal's stub declares ``error`` as an instance of Exception; it is the class.

@@ -13,12 +13,12 @@ joining all parts at the end would double the peak.
 
 from __future__ import annotations
 
-import hashlib
 import random
 from array import array
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
+from zlib import adler32, crc32
 
 import orjson
 
@@ -65,13 +65,21 @@ class Part:
         return f"<Part of {len(self.ids)} puzzles, {len(self.bodies)} bytes>"
 
 
-def prepare(records: Iterable[dict[str, Any]], loaded_at: int) -> Part:
-    """Serialize validated records (from :func:`sudokupool.export.parse_record`) into a :class:`Part`.
+def _etag(body: bytes) -> bytes:
+    return (crc32(body) << 32 | adler32(body)).to_bytes(_ETAG_BYTES)
 
-    ``synced_at`` of every record is replaced with ``loaded_at``, so clients see when their instance
-    last synced. Each record is done with once serialized: given a generator, the loader parses the
-    next line into the memory the last record freed, still in cache (holding a chunk's records made
-    parsing and serializing three times slower in a load than alone).
+
+def prepare(records: Iterable[dict[str, Any]], loaded_at: int) -> Part:
+    """Serialize validated records into a :class:`Part`, consuming them.
+
+    Each record must be as :func:`sudokupool.export.parse_record` returns it (the public fields in
+    order, then ``solution``); ``solution`` is taken out of it and its ``synced_at`` is replaced with
+    ``loaded_at``, so clients see when their instance last synced. Records are done with one at a time:
+    given a generator, the loader parses each line into memory the last one freed, still in cache (17.4
+    us a line, against 20 with a chunk's records held).
+
+    ETags are CRC-32 and Adler-32 of the body (8 bytes): a weak validator only has to change when the
+    body does, and these take half the time of the shortest BLAKE2b.
     """
     ids: list[str] = []
     levels = bytearray()
@@ -80,23 +88,22 @@ def prepare(records: Iterable[dict[str, Any]], loaded_at: int) -> Part:
     etags: list[bytes] = []
     ends = array("I", [0])
     end = 0
-    blake2b = hashlib.blake2b
     for record in records:
-        public = {name: record[name] for name in PUBLIC_FIELD_NAMES}
-        public["synced_at"] = loaded_at
-        body = orjson.dumps(public)
+        canonical_id = record["canonical_id"]
         solution = b'%s%s","solution":"%s"}' % (
             _SOLUTION_PREFIX,
-            record["canonical_id"].encode(),
-            record["solution"].encode(),
+            canonical_id.encode(),
+            record.pop("solution").encode(),
         )
+        record["synced_at"] = loaded_at
+        body = orjson.dumps(record)
         bodies.append(body)
         solutions.append(solution)
-        etags.append(blake2b(body, digest_size=_ETAG_BYTES).digest())
-        etags.append(blake2b(solution, digest_size=_ETAG_BYTES).digest())
+        etags.append(_etag(body))
+        etags.append(_etag(solution))
         end += len(body)
         ends.append(end)
-        ids.append(record["canonical_id"])
+        ids.append(canonical_id)
         levels.append(DIFFICULTY_LEVEL[record["difficulty"]])
     return Part(
         ids=ids,
@@ -218,7 +225,7 @@ class PoolBuilder:
 
     def add(self, record: dict[str, Any]) -> None:
         """Add one validated record (a part of one); a duplicate ``canonical_id`` is skipped."""
-        self.add_part(prepare([record], self.loaded_at))
+        self.add_part(prepare([{name: record[name] for name in (*PUBLIC_FIELD_NAMES, "solution")}], self.loaded_at))
 
     def build(self, *, source: str, export_key: str, export_size: int) -> Pool:
         """The finished, immutable pool."""
