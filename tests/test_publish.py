@@ -12,7 +12,7 @@ import pytest
 from sudokupool.cli import main
 from sudokupool.commands.publish import PublishError, publish
 from sudokupool.config import Settings
-from sudokupool.storage.s3 import CHUNK, parse_s3_url
+from sudokupool.storage.s3 import parse_s3_url
 from tests.factories import write_export
 from tests.seaweed import SeaweedS3, free_port_pairs
 
@@ -140,9 +140,10 @@ async def test_publish_refuses_when_an_export_as_new_is_there(s3_env: SeaweedS3,
 
 @pytest.mark.anyio
 async def test_large_files_go_up_in_parts(s3_env: SeaweedS3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("sudokupool.commands.publish.PART_SIZE", 5 * CHUNK)
+    # S3's smallest part is 5 MiB: three parts, the last one short.
+    monkeypatch.setattr("sudokupool.commands.publish.PART_SIZE", 5 << 20)
     bucket = s3_env.new_bucket()
-    body = os.urandom(11 * CHUNK + 17)
+    body = os.urandom((11 << 20) + 17)
     path = tmp_path / "export.ndjson.gz"
     path.write_bytes(body)
     settings = Settings(s3_endpoint_url=s3_env.endpoint_url)

@@ -102,8 +102,9 @@ class _Collector:
     def add(self, prepared: tuple[Part, list[int], list[tuple[int, str, str]]]) -> None:
         part, numbers, problems = prepared
         duplicates = self.builder.add_part(part)
+        ids = part.id_list() if duplicates else []
         for position in duplicates:
-            problems.append((numbers[position], "duplicate-id", f"duplicate-id: {part.ids[position]} appeared before"))
+            problems.append((numbers[position], "duplicate-id", f"duplicate-id: {ids[position]} appeared before"))
         problems.sort()
         report = self.report
         report.loaded += len(part) - len(duplicates)

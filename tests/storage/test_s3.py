@@ -8,8 +8,8 @@ import pytest
 
 from sudokupool.config import Settings
 from sudokupool.storage import open_store
-from sudokupool.storage.base import StorageError
-from sudokupool.storage.s3 import CHUNK, S3Location, S3Store, parse_s3_url, resolve_region
+from sudokupool.storage.base import CHUNK, StorageError
+from sudokupool.storage.s3 import S3Location, S3Store, parse_s3_url, resolve_region
 from tests.seaweed import SeaweedS3, free_port_pairs
 
 EXPORTS = {

@@ -7,9 +7,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sudokupool.storage.base import ExportListing, ExportObject, StorageError, is_export_name
-
-CHUNK = 1 << 20
+from sudokupool.storage.base import CHUNK, ExportListing, ExportObject, StorageError, is_export_name
 
 
 class LocalStore:

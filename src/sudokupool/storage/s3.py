@@ -22,13 +22,10 @@ from aiobotocore.session import get_session
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sudokupool.config import Settings
-from sudokupool.storage.base import ExportListing, ExportObject, StorageError, is_export_name
+from sudokupool.storage.base import CHUNK, ExportListing, ExportObject, StorageError, is_export_name
 
 if TYPE_CHECKING:
     from types_aiobotocore_s3 import S3Client
-
-#: Bytes per chunk handed to the export reader.
-CHUNK = 1 << 20
 
 #: Keys per ListObjectsV2 page (the S3 maximum).
 PAGE_SIZE = 1000
