@@ -30,6 +30,9 @@ _SOLUTION_PREFIX: Final = b'{"canonical_id":"'
 _SOLUTION_WIDTH: Final = len(b'{"canonical_id":"0123456789ABC","solution":"') + 81 + len(b'"}')
 _SOLUTION_AT: Final = _SOLUTION_WIDTH - 81 - 2
 _ETAG_BYTES: Final = 8
+#: The id index has this many shards, less one (a power of two): see PoolBuilder. Shards are chosen by
+#: ``hash()``, which differs between processes: a pool's index is built and used in one.
+_SHARD_MASK: Final = 63
 
 
 @dataclass(frozen=True)
@@ -126,7 +129,7 @@ class Pool:
     """Immutable indexes over prepared bodies. Build it with :class:`PoolBuilder`."""
 
     info: PoolInfo
-    _ids: Mapping[str, int]
+    _ids: tuple[dict[str, int], ...]
     _parts: tuple[Part, ...]
     _part_of: array[int]
     _local: array[int]
@@ -143,12 +146,12 @@ class Pool:
 
     def find(self, canonical_id: str) -> int | None:
         """The index of the puzzle with this id (case-insensitive), or None."""
-        index = self._ids.get(canonical_id)
+        index = self._ids[hash(canonical_id) & _SHARD_MASK].get(canonical_id)
         if index is None:
             # Share codes are case-insensitive and accept Crockford's look-alikes (I, L, O).
             normal = normalise_id(canonical_id)
             if normal is not None:
-                index = self._ids.get(normal)
+                index = self._ids[hash(normal) & _SHARD_MASK].get(normal)
         return index
 
     def body(self, index: int) -> bytes:
@@ -200,10 +203,9 @@ class PoolBuilder:
 
     def __init__(self, *, loaded_at: int) -> None:
         self.loaded_at = loaded_at
-        # One dict: growing it rehashes it all at once (on the event loop during a reload: 15-40 ms at
-        # 100k-700k ids, four times in a 1M load), but 64 shards chosen by hash() made every by-id
-        # lookup 150 ns slower; a reload is rare, and these pauses did not move its p99.
-        self._ids: dict[str, int] = {}
+        # The id index is split by hash into shards: a reload builds it on the serving event loop, and
+        # growing one dict of a million ids rehashed it all at once (stalls of 15 to 40 ms).
+        self._ids: tuple[dict[str, int], ...] = tuple({} for _ in range(_SHARD_MASK + 1))
         self._parts: list[Part] = []
         self._part_of = array("I")
         self._local = array("I")
@@ -213,15 +215,16 @@ class PoolBuilder:
         return len(self._part_of)
 
     def __contains__(self, canonical_id: str) -> bool:
-        return canonical_id in self._ids
+        return canonical_id in self._ids[hash(canonical_id) & _SHARD_MASK]
 
     def add_part(self, part: Part) -> list[int]:
         """Index the records of ``part``; return the positions (in the part) of duplicates, which are skipped."""
-        ids, part_of, local, by_level = self._ids, self._part_of, self._local, self._by_level
+        shards, part_of, local, by_level = self._ids, self._part_of, self._local, self._by_level
         number = len(self._parts)
         self._parts.append(part)
         duplicates = []
         for position, (canonical_id, level) in enumerate(zip(part.id_list(), part.levels, strict=True)):
+            ids = shards[hash(canonical_id) & _SHARD_MASK]
             if canonical_id in ids:
                 duplicates.append(position)
                 continue
