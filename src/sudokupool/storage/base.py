@@ -12,8 +12,8 @@ from typing import Protocol
 #: Bytes per chunk a store hands to the export reader; each becomes one part of the pool. Smaller
 #: chunks mean shorter pauses of the serving loop during a reload: on the 1M bench export, p99 during
 #: a live reload was 2.5x steady at 256 KiB, 3.3x at 512 KiB and 4.5x at 1 MiB, for the same load time.
-#: The price, measured side by side against 1 MiB: by-id answers 6 % and random ones 2.5 % slower
-#: (four times as many parts; not explained further).
+#: The price, measured side by side against 1 MiB (bench/ab.py): by-id answers about 6 % and random
+#: ones 2 % slower (four times as many parts; not explained further).
 CHUNK = 256 << 10
 
 EXPORT_NAME = re.compile(r"(?:^|/)pool-(\d{8}T\d{6}Z)\.ndjson(\.gz)?$")

@@ -1,0 +1,77 @@
+"""Two versions of the service side by side: this checkout against an earlier commit, same pool, one run.
+
+    python bench/ab.py BASELINE [--pool 1m-lean] [--rounds 5] [--seconds 5]
+
+BASELINE is any git revision. It is checked out into a temporary worktree and served from there
+(``PYTHONPATH`` at its ``src/``) next to this checkout's service, both as the harness starts them. wrk
+then alternates between the two on v2 by id (random ids from the pool) and v2 random, the order
+rotated every round, and prints the median req/s of each and the ratio this/baseline. Both services
+share the machine, so drift hits both alike; only a ratio from one run means anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+sys.path[:0] = [str(BENCH)]
+
+from harness import KEY, OUT, latest_export, pool_dir, service  # noqa: E402
+from load import Target, sample_ids, wrk  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("baseline", help="git revision to compare against")
+    parser.add_argument("--pool", default="1m-lean")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    args = parser.parse_args(argv)
+    OUT.mkdir(exist_ok=True)
+    directory = pool_dir(args.pool)
+    ids = sample_ids(latest_export(directory), OUT / f"ids-{directory.name}.txt")
+    with tempfile.TemporaryDirectory(prefix="sudokupool-ab-") as tmp:
+        tree = Path(tmp) / "baseline"
+        subprocess.run(["git", "-C", str(BENCH.parent), "worktree", "add", "-q", "--detach", str(tree), args.baseline],
+                       check=True)  # fmt: skip
+        try:
+            this = service(directory, OUT / "ab-this.log")
+            base = service(directory, OUT / "ab-baseline.log")
+            base.env["PYTHONPATH"] = str(tree / "src")
+            this.start()
+            base.start()
+            try:
+                key = {"X-API-Key": KEY}
+                targets = [
+                    Target("this: v2 by id", this.base, "/api/v2/puzzles/{id}", key, ids),
+                    Target("baseline: v2 by id", base.base, "/api/v2/puzzles/{id}", key, ids),
+                    Target("this: v2 random", this.base, "/api/v2/puzzles/random", key),
+                    Target("baseline: v2 random", base.base, "/api/v2/puzzles/random", key),
+                ]
+                rps: dict[str, list[float]] = {t.name: [] for t in targets}
+                for n in range(args.rounds):
+                    for target in targets[n % len(targets) :] + targets[: n % len(targets)]:
+                        run = wrk(target, seconds=args.seconds, connections=32)
+                        if run.errors or run.status_errors:
+                            raise RuntimeError(f"{target.name}: {run.status_errors} non-2xx, {run.errors} errors")
+                        rps[target.name].append(run.rps)
+            finally:
+                this.stop()
+                base.stop()
+        finally:
+            subprocess.run(["git", "-C", str(BENCH.parent), "worktree", "remove", "--force", str(tree)], check=False)
+    medians = {name: statistics.median(found) for name, found in rps.items()}
+    print(f"baseline {args.baseline}, pool {directory.name}, {args.rounds} rounds x {args.seconds:g} s, median req/s")
+    for path in ("v2 by id", "v2 random"):
+        this_rps, base_rps = medians[f"this: {path}"], medians[f"baseline: {path}"]
+        print(f"  {path:10s} this {this_rps:8,.0f}  baseline {base_rps:8,.0f}  ratio {this_rps / base_rps:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
