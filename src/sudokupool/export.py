@@ -10,6 +10,7 @@ import operator
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from types import NoneType
 from typing import Any, Final, NamedTuple, cast
 
 import orjson
@@ -29,8 +30,6 @@ _GRID = re.compile(r"[.1-9]{81}")
 _SOLUTION = re.compile(r"[1-9]{81}")
 
 
-_NoneType = type(None)
-
 #: The public record's fields in the order they are served: name, the JSON types it may hold (as the
 #: Python types orjson gives), the same in words, and the type every item must have when it is a list.
 PUBLIC_FIELDS: Final[tuple[tuple[str, tuple[type, ...], str, type | None], ...]] = (
@@ -43,18 +42,18 @@ PUBLIC_FIELDS: Final[tuple[tuple[str, tuple[type, ...], str, type | None], ...]]
     ("clue_count", (int,), "an integer", None),
     ("symmetric", (bool,), "a boolean", None),
     ("symmetry", (str,), "a string", None),
-    ("seed", (int, _NoneType), "an integer or null", None),
+    ("seed", (int, NoneType), "an integer or null", None),
     ("created_at", (int,), "an integer", None),
     ("tags", (list,), "an array of strings", str),
-    ("score", (int, float, _NoneType), "a number or null", None),
-    ("tier", (str, _NoneType), "a string or null", None),
-    ("stars", (int, _NoneType), "an integer or null", None),
-    ("hardest_technique", (str, _NoneType), "a string or null", None),
+    ("score", (int, float, NoneType), "a number or null", None),
+    ("tier", (str, NoneType), "a string or null", None),
+    ("stars", (int, NoneType), "an integer or null", None),
+    ("hardest_technique", (str, NoneType), "a string or null", None),
     ("techniques", (list,), "an array of strings", str),
-    ("solve_path", (list, _NoneType), "an array of objects or null", dict),
+    ("solve_path", (list, NoneType), "an array of objects or null", dict),
     ("source", (str,), "a string", None),
-    ("volume", (str, _NoneType), "a string or null", None),
-    ("used_at", (int, _NoneType), "an integer or null", None),
+    ("volume", (str, NoneType), "a string or null", None),
+    ("used_at", (int, NoneType), "an integer or null", None),
     ("synced_at", (int,), "an integer", None),
 )
 PUBLIC_FIELD_NAMES: Final = tuple(name for name, _, _, _ in PUBLIC_FIELDS)
