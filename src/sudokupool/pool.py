@@ -45,13 +45,15 @@ class PoolInfo:
     loaded_at: int
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True, eq=False, repr=False, slots=True)
 class Part:
     """Prepared records of one chunk: bodies joined, solutions and ETags at fixed widths.
 
     Picklable, so worker processes can prepare parts while the event loop keeps serving. The ids are one
     string (split by :meth:`id_list`): a part then holds no container the cyclic garbage collector
-    scans, where a list of ids per part made the first collection after a 1M load take 22 ms.
+    scans, where a list of ids per part made the first collection after a 1M load take 22 ms. Slots, no
+    instance dict: every lookup reads a part's fields, and by id answered 1.044x as fast side by side
+    (``python bench/ab.py 5dc511b``, twice).
     """
 
     ids: str
