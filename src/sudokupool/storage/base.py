@@ -11,9 +11,9 @@ from typing import Protocol
 #: ``pool-YYYYMMDDTHHMMSSZ.ndjson`` or ``.ndjson.gz``, after any prefix (see docs/export-format.md).
 #: Bytes per chunk a store hands to the export reader; each becomes one part of the pool. Smaller
 #: chunks mean shorter pauses of the serving loop during a reload: on the 1M bench export, p99 during
-#: a live reload was 2.5x steady at 256 KiB, 3.3x at 512 KiB and 4.5x at 1 MiB, for the same load time.
-#: The price, measured side by side against 1 MiB (bench/ab.py): by-id answers about 6 % and random
-#: ones 2 % slower (four times as many parts; not explained further).
+#: a live reload was 2.5-3.0x steady at 256 KiB, 3.3x at 512 KiB and 4.5x at 1 MiB, for the same load
+#: time. The price, measured side by side against 1 MiB (bench/ab.py): by-id answers about 6 % and
+#: random ones 2 % slower (four times as many parts), mostly won back by slots on Part.
 CHUNK = 256 << 10
 
 EXPORT_NAME = re.compile(r"(?:^|/)pool-(\d{8}T\d{6}Z)\.ndjson(\.gz)?$")
