@@ -4,15 +4,15 @@
 
 BASELINE is any git revision. It is checked out into a temporary worktree and served from there
 (``PYTHONPATH`` at its ``src/``) next to this checkout's service, both as the harness starts them. wrk
-then alternates between the two on v2 by id (random ids from the pool) and v2 random, the order
-rotated every round, and prints the median req/s of each and the ratio this/baseline. Both services
-share the machine, so drift hits both alike; only a ratio from one run means anything.
+then alternates between the two on v2 by id (random ids from the pool) and v2 random, in the
+harness's rotated rounds (``harness.rounds``, a warm-up first), and prints the median req/s of each
+and the ratio this/baseline. Both services share the machine, so drift hits both alike; only a ratio
+from one run means anything.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -21,8 +21,8 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH)]
 
-from harness import KEY, OUT, latest_export, pool_dir, service  # noqa: E402
-from load import Target, sample_ids, wrk  # noqa: E402
+from harness import KEY, OUT, latest_export, pool_dir, rounds, service  # noqa: E402
+from load import Target, sample_ids, summarize  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,22 +53,19 @@ def main(argv: list[str] | None = None) -> int:
                     Target("this: v2 random", this.base, "/api/v2/puzzles/random", key),
                     Target("baseline: v2 random", base.base, "/api/v2/puzzles/random", key),
                 ]
-                rps: dict[str, list[float]] = {t.name: [] for t in targets}
-                for n in range(args.rounds):
-                    for target in targets[n % len(targets) :] + targets[: n % len(targets)]:
-                        run = wrk(target, seconds=args.seconds, connections=32)
-                        if run.errors or run.status_errors:
-                            raise RuntimeError(f"{target.name}: {run.status_errors} non-2xx, {run.errors} errors")
-                        rps[target.name].append(run.rps)
+                runs = rounds(targets, count=args.rounds, seconds=args.seconds, connections=32)
             finally:
                 this.stop()
                 base.stop()
         finally:
             subprocess.run(["git", "-C", str(BENCH.parent), "worktree", "remove", "--force", str(tree)], check=False)
-    medians = {name: statistics.median(found) for name, found in rps.items()}
+    summary = {name: summarize(found) for name, found in runs.items()}
+    for name, found in summary.items():
+        if found["errors"] or found["status_errors"]:
+            raise RuntimeError(f"{name}: {found['status_errors']} non-2xx, {found['errors']} errors")
     print(f"baseline {args.baseline}, pool {directory.name}, {args.rounds} rounds x {args.seconds:g} s, median req/s")
     for path in ("v2 by id", "v2 random"):
-        this_rps, base_rps = medians[f"this: {path}"], medians[f"baseline: {path}"]
+        this_rps, base_rps = summary[f"this: {path}"]["rps"], summary[f"baseline: {path}"]["rps"]
         print(f"  {path:10s} this {this_rps:8,.0f}  baseline {base_rps:8,.0f}  ratio {this_rps / base_rps:.3f}")
     return 0
 
