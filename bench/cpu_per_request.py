@@ -36,6 +36,7 @@ def measure(pool: str, *, rounds: int, seconds: float) -> dict[str, dict[str, fl
     """Median req/s and server CPU µs per request of each target, over ``rounds`` rotated rounds."""
     os.environ["SUDOKUPOOL_LIMIT_ANONYMOUS"] = "1000000000"  # anonymous requests are counted, never refused
     svc = service(pool_dir(pool), OUT / "cpu-service.log").start()
+    fixed = service(pool_dir(pool), OUT / "cpu-fixed.log", app="fixed_headers_app:create_app").start()
     bare = uvicorn("bare", "bare_app:app", "--app-dir", str(BENCH), env={"BENCH_BODY_SIZE": "700"}, probe="/",
                    log=OUT / "cpu-bare.log").start()  # fmt: skip
     key = {"X-API-Key": KEY}
@@ -45,6 +46,9 @@ def measure(pool: str, *, rounds: int, seconds: float) -> dict[str, dict[str, fl
         (svc, Target("v2 stats, anonymous", svc.base, "/api/v2/stats")),
         (svc, Target("v2 stats, key", svc.base, "/api/v2/stats", key)),
         (svc, Target("v1 random", svc.base, "/api/v1/puzzles/random")),
+        (svc, Target("v1 random, key header sent", svc.base, "/api/v1/puzzles/random", key)),
+        (fixed, Target("v2 random, fixed limit headers, no counting", fixed.base, "/api/v2/puzzles/random", key)),
+        (svc, Target("v2 random, anonymous", svc.base, "/api/v2/puzzles/random")),
         (svc, Target("v2 random, key", svc.base, "/api/v2/puzzles/random", key)),
     ]
     runs: dict[str, list[tuple[float, float]]] = {t.name: [] for _, t in targets}
@@ -59,6 +63,7 @@ def measure(pool: str, *, rounds: int, seconds: float) -> dict[str, dict[str, fl
                 runs[target.name].append((run.rps, used / run.requests * 1e6))
     finally:
         svc.stop()
+        fixed.stop()
         bare.stop()
     return {
         name: {

@@ -78,7 +78,8 @@ def memory(directory: Path) -> dict[str, Any]:
     return result
 
 
-def service(directory: Path, log: Path, *, swap: bool = False) -> Server:
+def service(directory: Path, log: Path, *, swap: bool = False, app: str = "") -> Server:
+    """The service on ``directory``'s exports (or ``app``, a bench variant's factory under bench/)."""
     env = {
         "SUDOKUPOOL_EXPORTS": str(directory),
         "SUDOKUPOOL_API_KEYS": digest(KEY),
@@ -87,7 +88,9 @@ def service(directory: Path, log: Path, *, swap: bool = False) -> Server:
         "SUDOKUPOOL_LOG_LEVEL": "info",
     }
     if swap:
-        return uvicorn("service+swap", "swap_app:create_app", "--factory", "--app-dir", str(BENCH), env=env,
+        app = "swap_app:create_app"
+    if app:
+        return uvicorn(app.partition(":")[0], app, "--factory", "--app-dir", str(BENCH), env=env,
                        probe="/api/v1/health", log=log)  # fmt: skip
     return uvicorn("service", "sudokupool.app:create_app", "--factory", env=env, probe="/api/v1/health", log=log)
 

@@ -25,7 +25,7 @@ from sudokupool.loader import LoadError
 from sudokupool.logs import configure_service_logging, install_redaction
 from sudokupool.openapi import openapi_body
 from sudokupool.pool import Pool
-from sudokupool.ratelimit import LimiterStore, Limits, RateLimitMiddleware, make_store
+from sudokupool.ratelimit import LimiterStore, Limits, RateLimiter, make_store
 from sudokupool.routes import ApiRouter, api_routes, puzzle_routes
 from sudokupool.runtime import Runtime
 from sudokupool.storage import open_store
@@ -143,14 +143,17 @@ def create_app(settings: Settings | None = None, *, pool: Pool | None = None) ->
     runtime = Runtime(settings, pool=pool)
     runtime.activity = make_activity(settings)
     endpoints = Endpoints(runtime, openapi_body())
-    limiter = make_store(settings)
-    v2 = RateLimitMiddleware(
-        # The router answers its own errors, inside the limiter: 404, 405 and 500 carry the limit headers.
-        ApiRouter("/api/v2", api_routes(endpoints)),
-        store=limiter,
-        keyring=Keyring.from_settings(settings),
-        limits=Limits.from_settings(settings),
-        exempt_paths={"/api/v2/openapi.json"},
+    limiter_store = make_store(settings)
+    v2 = ApiRouter(
+        "/api/v2",
+        api_routes(endpoints),
+        # Asked before the route is matched: 404, 405 and 500 count and carry the limit headers too.
+        limiter=RateLimiter(
+            store=limiter_store,
+            keyring=Keyring.from_settings(settings),
+            limits=Limits.from_settings(settings),
+            exempt_paths={"/api/v2/openapi.json"},
+        ),
     )
     site = Starlette(routes=web_routes(STATIC_DIR), exception_handlers={HTTPException: _http_error})
     # Answer the path that was asked, not a redirect to a neighbouring one.
@@ -168,4 +171,4 @@ def create_app(settings: Settings | None = None, *, pool: Pool | None = None) ->
         expose=EXPOSED_HEADERS,
         allow_headers=["X-API-Key", "If-None-Match"],
     )
-    return SudokuPool(runtime, http, limiter)
+    return SudokuPool(runtime, http, limiter_store)

@@ -2,8 +2,8 @@
 
 Every failure under ``/api`` answers ``{"error": "..."}``. Handlers raise :class:`ApiError`; the API
 router (``routes.py``) turns it, an unknown path or method, and any unexpected exception into that
-body with :func:`send_error`. The router sits inside the rate limiter, so the limiter's headers reach
-error responses too.
+body with :func:`send_error`. The router asks the rate limiter before it matches a route, so the
+limiter's headers reach error responses too.
 """
 
 from __future__ import annotations

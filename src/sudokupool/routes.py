@@ -18,7 +18,7 @@ from starlette.types import Receive, Scope, Send
 
 from sudokupool.endpoints import AsyncHandler, Endpoints, Handler
 from sudokupool.errors import ApiError, send_error
-from sudokupool.ratelimit.middleware import LIMIT_HEADERS
+from sudokupool.ratelimit.limiter import RateLimiter, Refusal
 
 logger = logging.getLogger("sudokupool")
 
@@ -51,15 +51,17 @@ def api_routes(endpoints: Endpoints) -> dict[str, Handler | AsyncHandler]:
 class ApiRouter:
     """Serves ``routes`` (paths relative to ``prefix``) as a pure ASGI app.
 
-    Every response it sends, errors included, carries the headers a rate limiter in front of it left
-    in the scope (``LIMIT_HEADERS``), so the limiter needs no wrapper around ``send``.
+    With a ``limiter`` (``/api/v2``), every request outside its exempt paths is admitted by it first:
+    a refused one gets the limiter's 429, 401 or 503, and every other response, errors included,
+    carries the limiter's headers.
     """
 
-    adds_limit_headers = True
-
-    def __init__(self, prefix: str, routes: Mapping[str, Handler | AsyncHandler]) -> None:
+    def __init__(
+        self, prefix: str, routes: Mapping[str, Handler | AsyncHandler], *, limiter: RateLimiter | None = None
+    ) -> None:
         self.prefix = prefix
         self.cut = len(prefix)
+        self.limiter = limiter
         self.fixed: dict[str, tuple[Handler | AsyncHandler, bool]] = {}
         # Paths of the form /puzzles/{id}/<tail>: keyed by tail ("" for /puzzles/{id}).
         self.by_id: dict[str, tuple[Handler | AsyncHandler, bool]] = {}
@@ -82,8 +84,18 @@ class ApiRouter:
         return None, None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        extra: list[tuple[bytes, bytes]] = scope.get(LIMIT_HEADERS, [])
-        entry, param = self.match(scope["path"][self.cut :])
+        path: str = scope["path"]
+        limiter = self.limiter
+        if limiter is None or path in limiter.exempt_paths:
+            extra: list[tuple[bytes, bytes]] = []
+        else:
+            admitted = limiter.admit_now(scope) if limiter.synchronous else await limiter.admit(scope)
+            if isinstance(admitted, Refusal):
+                await send({"type": "http.response.start", "status": admitted.status, "headers": admitted.headers})
+                await send({"type": "http.response.body", "body": admitted.body})
+                return
+            extra = admitted
+        entry, param = self.match(path[self.cut :])
         if entry is None:
             await send_error(send, 404, "not found", extra=extra)
             return

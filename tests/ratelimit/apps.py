@@ -18,7 +18,7 @@ from sudokupool.endpoints import JSON, Reply, header
 from sudokupool.errors import NotFound, send_error
 from sudokupool.keys import Keyring
 from sudokupool.logs import install_redaction
-from sudokupool.ratelimit import Limits, RateLimitMiddleware, make_store
+from sudokupool.ratelimit import Limits, RateLimiter, make_store
 from sudokupool.ratelimit.store import LimiterStore
 from sudokupool.routes import ApiRouter
 
@@ -50,12 +50,15 @@ def create_test_app(
     if redact:
         install_redaction()
     routes = {"/health": health, "/cached": cached, "/missing": missing, "/boom": boom, "/openapi.json": health}
-    limited = RateLimitMiddleware(
-        ApiRouter("/api/v2", routes),
-        store=store if store is not None else make_store(settings),
-        keyring=Keyring.from_settings(settings),
-        limits=Limits.from_settings(settings),
-        exempt_paths={"/api/v2/openapi.json"},
+    limited = ApiRouter(
+        "/api/v2",
+        routes,
+        limiter=RateLimiter(
+            store=store if store is not None else make_store(settings),
+            keyring=Keyring.from_settings(settings),
+            limits=Limits.from_settings(settings),
+            exempt_paths={"/api/v2/openapi.json"},
+        ),
     )
     dispatch = Dispatch(v2=limited, v1=ApiRouter("/api/v1", routes), unversioned=_not_found, site=_not_found)
     return ClientIPMiddleware(dispatch, trusted_hops=settings.trusted_proxy_hops)

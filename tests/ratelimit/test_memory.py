@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+from collections import Counter
+
 import anyio
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sudokupool.ratelimit.memory import MemoryStore
+from sudokupool.ratelimit.window import decide, window_index
 
 MINUTE = 1_800_000_000 - 1_800_000_000 % 60
 
@@ -79,3 +84,19 @@ async def test_concurrent_hits_admit_exactly_the_limit() -> None:
             tasks.start_soon(one)
     assert allowed.count(True) == 60
     assert len(allowed) == 200
+
+
+@given(
+    st.lists(st.tuples(st.floats(0, 150), st.sampled_from(["a", "b", "c"]), st.integers(1, 4)), min_size=1, max_size=60)
+)
+def test_decisions_are_those_of_the_window_arithmetic(hits: list[tuple[float, str, int]]) -> None:
+    """The store's inlined decision equals ``decide`` on a plain count per identity and window."""
+    clock = FakeClock(MINUTE)
+    store = MemoryStore(clock=clock)
+    counts: Counter[tuple[int, str]] = Counter()
+    newest = window_index(MINUTE)
+    for offset, identity, limit in hits:
+        clock.now = MINUTE + offset  # forward and back: a clock stepped back keeps the newest window
+        newest = max(newest, window_index(clock.now))
+        counts[newest, identity] += 1
+        assert store.hit_now(identity, limit) == decide(counts[newest, identity], limit, clock.now)

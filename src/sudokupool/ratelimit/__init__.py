@@ -1,15 +1,15 @@
 """Rate limiting for ``/api/v2``: fixed one-minute windows per client address or key.
 
 ``window`` holds the arithmetic, ``memory`` and ``redis`` the two stores behind
-:class:`~sudokupool.ratelimit.store.LimiterStore`, ``middleware`` the ASGI middleware.
+:class:`~sudokupool.ratelimit.store.LimiterStore`, ``limiter`` the gate the API router asks per request.
 :func:`make_store` picks the store the settings ask for.
 """
 
 from __future__ import annotations
 
 from sudokupool.config import Settings
+from sudokupool.ratelimit.limiter import Limits, RateLimiter, Refusal
 from sudokupool.ratelimit.memory import MemoryStore
-from sudokupool.ratelimit.middleware import Limits, RateLimitMiddleware
 from sudokupool.ratelimit.store import LimiterStore, LimiterUnavailable
 from sudokupool.ratelimit.window import Decision
 
@@ -19,7 +19,8 @@ __all__ = [
     "LimiterUnavailable",
     "Limits",
     "MemoryStore",
-    "RateLimitMiddleware",
+    "RateLimiter",
+    "Refusal",
     "make_store",
 ]
 

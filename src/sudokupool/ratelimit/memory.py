@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from array import array
 
-from sudokupool.ratelimit.window import Clock, Decision, decide, wall_clock, window_index
+from sudokupool.ratelimit.window import WINDOW_SECONDS, Clock, Decision, wall_clock, window_index
+
+_new = tuple.__new__
 
 _COUNTER_MAX = 2**32 - 1
 
@@ -34,6 +36,8 @@ class MemoryStore:
         self._overflow_slots = overflow_slots
         self._mask = overflow_slots - 1
         self._window = window_index(clock())
+        self._second = -1  # the clock's whole second at the last request (see _tick)
+        self._reset = WINDOW_SECONDS
         self._counts: dict[str, int] = {}
         self._overflow = array("I", bytes(4 * overflow_slots))
 
@@ -42,14 +46,14 @@ class MemoryStore:
         return len(self._counts)
 
     def hit_now(self, identity: str, limit: int) -> Decision:
-        """Count one request of ``identity`` now and decide it against ``limit``."""
-        now = self._clock()
-        index = window_index(now)
-        # A clock stepped back (NTP) keeps counting in the newest window seen: never reopen a window.
-        if index > self._window:
-            self._window = index
-            self._counts = {}
-            self._overflow = array("I", bytes(4 * self._overflow_slots))
+        """Count one request of ``identity`` now and decide it against ``limit``.
+
+        The same decision as :func:`~sudokupool.ratelimit.window.decide`, inlined with the window and the
+        seconds to its end worked out once per second of the clock: this runs on every request.
+        """
+        whole = int(self._clock())
+        if whole != self._second:
+            self._tick(whole)
         counts = self._counts
         count = counts.get(identity)
         if count is not None:
@@ -62,7 +66,20 @@ class MemoryStore:
             slot = hash(identity) & self._mask
             count = min(self._overflow[slot] + 1, _COUNTER_MAX)
             self._overflow[slot] = count
-        return decide(count, limit, now)
+        if count <= limit:
+            return _new(Decision, (True, limit, limit - count, self._reset, 0))
+        return _new(Decision, (False, limit, 0, self._reset, self._reset))
+
+    def _tick(self, whole: int) -> None:
+        """A new second of the clock: the seconds left in the window, and a new window at the minute."""
+        index = whole // WINDOW_SECONDS  # window_index(whole)
+        self._second = whole
+        self._reset = (index + 1) * WINDOW_SECONDS - whole
+        # A clock stepped back (NTP) keeps counting in the newest window seen: never reopen a window.
+        if index > self._window:
+            self._window = index
+            self._counts = {}
+            self._overflow = array("I", bytes(4 * self._overflow_slots))
 
     async def hit(self, identity: str, limit: int) -> Decision:
         return self.hit_now(identity, limit)

@@ -7,10 +7,11 @@ import httpx
 import orjson
 import pytest
 
+from sudokupool.clientip import CLIENT_ID
 from sudokupool.config import Settings
-from sudokupool.keys import digest
-from sudokupool.ratelimit import MemoryStore
-from sudokupool.ratelimit.middleware import presented_key
+from sudokupool.keys import Keyring, digest
+from sudokupool.ratelimit import Limits, MemoryStore, RateLimiter
+from sudokupool.ratelimit.limiter import presented_key
 from sudokupool.ratelimit.redis import RedisStore
 from tests.ratelimit.apps import create_test_app
 from tests.valkey import ValkeyServer
@@ -158,6 +159,25 @@ async def test_the_query_key_is_read_when_no_header_is_sent(client: httpx.AsyncC
 )
 def test_presented_key_from_the_query(query: bytes, expected: bytes | None) -> None:
     assert presented_key({"headers": [], "query_string": query}) == expected
+
+
+def test_identify_resolves_keys_and_remembers_only_issued_ones() -> None:
+    limiter = RateLimiter(
+        store=MemoryStore(), keyring=Keyring.from_settings(SETTINGS), limits=Limits.from_settings(SETTINGS)
+    )
+
+    def scope(key: bytes | None) -> dict[str, object]:
+        headers = [] if key is None else [(b"x-api-key", key)]
+        return {"headers": headers, "query_string": b"", CLIENT_ID: "203.0.113.7"}
+
+    for n in range(1000):
+        assert limiter.identify(scope(f"guess-{n}".encode())) == ("ip:203.0.113.7", 3, False)
+    for _ in range(3):  # the first resolves the digest, the next ones are remembered: the same answer
+        assert limiter.identify(scope(KEYED.encode())) == (f"key:{digest(KEYED)}", 5, True)
+        assert limiter.identify(scope(PRO.encode())) == (f"key:{digest(PRO)}", 7, True)
+    assert limiter.identify(scope(None)) == ("ip:203.0.113.7", 3, True)
+    # A thousand guesses left nothing behind: memory holds at most one entry per issued key.
+    assert len(limiter._issued) == 2
 
 
 @pytest.mark.anyio
