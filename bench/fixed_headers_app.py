@@ -36,7 +36,6 @@ class FixedHeaders:
 
 def create_app() -> SudokuPool:
     service = create_service()
-    # CORS -> client address -> Dispatch -> the /api/v2 router (see create_app).
-    v2 = service.http.app.app.v2  # type: ignore[attr-defined]
+    v2 = service.http.v2  # type: ignore[attr-defined]  # the /api/v2 router (see create_app)
     v2.limiter = FixedHeaders(v2.limiter.exempt_paths)
     return service

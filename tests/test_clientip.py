@@ -4,9 +4,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Scope
 
-from sudokupool.clientip import CLIENT_ID, ClientIPMiddleware, client_id, parse_address, resolve
+from sudokupool.clientip import CLIENT_ID, ClientAddresses, client_id, parse_address, resolve
 from tests.servers import away_from_minute_end, run_server
 
 XFF = b"x-forwarded-for"
@@ -55,24 +55,18 @@ def test_client_id_without_the_middleware_uses_the_peer() -> None:
     assert client_id({"client": ("testclient", 1)}) == "testclient"
 
 
-@pytest.mark.anyio
-async def test_the_middleware_rewrites_the_client_and_stores_the_identity() -> None:
-    seen: list[Scope] = []
-
-    async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        seen.append(scope)
-
-    async def receive() -> Message:
-        return {"type": "http.request"}
-
-    async def send(message: Message) -> None:
-        return None
-
-    middleware = ClientIPMiddleware(app, trusted_hops=1)
+def test_apply_rewrites_the_client_and_stores_the_identity() -> None:
     scope: Scope = {"type": "http", "client": ("10.0.0.2", 5555), "headers": [(XFF, b"2001:db8:7:7::1")]}
-    await middleware(scope, receive, send)
-    assert seen[0]["client"] == ("2001:db8:7:7::1", 0)
-    assert seen[0][CLIENT_ID] == "2001:db8:7:7::/64"
+    ClientAddresses(trusted_hops=1).apply(scope)
+    assert scope["client"] == ("2001:db8:7:7::1", 0)
+    assert scope[CLIENT_ID] == "2001:db8:7:7::/64"
+
+
+def test_apply_without_trusted_hops_keeps_the_peer() -> None:
+    scope: Scope = {"type": "http", "client": ("10.0.0.2", 5555), "headers": [(XFF, b"198.51.100.7")]}
+    ClientAddresses().apply(scope)
+    assert scope["client"] == ("10.0.0.2", 5555)
+    assert scope[CLIENT_ID] == "10.0.0.2"
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """``create_app``: the one entry point (``uvicorn --factory sudokupool.app:create_app``).
 
-Request flow: CORS -> client address -> dispatch by prefix -> ``/api/v2`` (keys and limiter) | ``/api/v1``
-| ``/api`` (puzzle paths) -> API router -> handler -> prepared bytes; other paths -> the web page.
+Request flow (:class:`Front`): CORS -> client address -> dispatch by prefix -> ``/api/v2`` (keys and
+limiter) | ``/api/v1`` | ``/api`` (puzzle paths) -> API router -> handler -> prepared bytes; other paths
+-> the web page.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sudokupool.activity import make_activity
-from sudokupool.clientip import ClientIPMiddleware
+from sudokupool.clientip import ClientAddresses
 from sudokupool.config import Settings
-from sudokupool.cors import CORSMiddleware
+from sudokupool.cors import CORS, CROSS_ORIGIN, PREFLIGHT
 from sudokupool.endpoints import Endpoints
 from sudokupool.errors import error_body, error_headers
 from sudokupool.keys import Keyring
@@ -100,18 +101,48 @@ class SudokuPool:
         await self.limiter.aclose()
 
 
-class Dispatch:
-    """Sends ``/api/v2/*``, ``/api/v1/*`` and other ``/api/*`` paths to their routers, the rest to the site
-    (the web page). A prefix test, not a general router: these are the hot paths."""
+class Front:
+    """The HTTP entry: CORS, the client's address, then the app for the path's prefix: ``/api/v2/*``,
+    ``/api/v1/*``, other ``/api/*`` paths, and the site (the web page) for the rest.
 
-    def __init__(self, *, v2: ASGIApp, v1: ASGIApp, unversioned: ASGIApp, site: ASGIApp) -> None:
+    One ASGI layer that asks :class:`~sudokupool.cors.CORS` and :class:`~sudokupool.clientip.ClientAddresses`
+    in turn, rather than a middleware layer each: every layer's coroutine cost 0.4 µs a request, and the
+    prefix tests are the cheapest router there is for these hot paths (docs/benchmarks.md).
+    """
+
+    def __init__(
+        self,
+        *,
+        v2: ASGIApp,
+        v1: ASGIApp,
+        unversioned: ASGIApp,
+        site: ASGIApp,
+        cors: CORS | None = None,
+        addresses: ClientAddresses | None = None,
+    ) -> None:
         self.v2 = v2
         self.v1 = v1
         self.unversioned = unversioned
         self.site = site
+        self.cors = cors
+        self.addresses = addresses if addresses is not None else ClientAddresses()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path: str = scope["path"] if scope["type"] == "http" else ""
+        if scope["type"] != "http":
+            await self.site(scope, receive, send)
+            return
+        cors = self.cors
+        if cors is not None:
+            # Inside CORS: preflights are answered before anything counts them against a rate limit.
+            kind = cors.inspect(scope)
+            if kind == PREFLIGHT:
+                await cors.preflight(scope, send)
+                return
+            if kind == CROSS_ORIGIN:
+                send = cors.wrap(send)
+        # Before the routers, so the access log and the limiter see the same client.
+        self.addresses.apply(scope)
+        path: str = scope["path"]
         if path.startswith("/api/"):
             if path.startswith("/api/v2/"):
                 await self.v2(scope, receive, send)
@@ -158,17 +189,12 @@ def create_app(settings: Settings | None = None, *, pool: Pool | None = None) ->
     site = Starlette(routes=web_routes(STATIC_DIR), exception_handlers={HTTPException: _http_error})
     # Answer the path that was asked, not a redirect to a neighbouring one.
     site.router.redirect_slashes = False
-    dispatch = Dispatch(
+    http = Front(
         v2=v2,
         v1=ApiRouter("/api/v1", api_routes(endpoints)),
         unversioned=ApiRouter("/api", puzzle_routes(endpoints)),
         site=site,
-    )
-    http = CORSMiddleware(
-        # Inside CORS, so preflights are answered before anything is counted; before the routers, so the
-        # access log and the limiter see the same client.
-        ClientIPMiddleware(dispatch, trusted_hops=settings.trusted_proxy_hops),
-        expose=EXPOSED_HEADERS,
-        allow_headers=["X-API-Key", "If-None-Match"],
+        cors=CORS(expose=EXPOSED_HEADERS, allow_headers=["X-API-Key", "If-None-Match"]),
+        addresses=ClientAddresses(trusted_hops=settings.trusted_proxy_hops),
     )
     return SudokuPool(runtime, http, limiter_store)

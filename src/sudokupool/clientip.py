@@ -1,8 +1,8 @@
 """Who the client is: the TCP peer, or the address the trusted proxies in front of us saw.
 
 Forwarding headers are interpreted here and only here: uvicorn runs with ``--no-proxy-headers``
-(``proxy_headers=False``), so ``scope["client"]`` arrives as the TCP peer and this middleware
-replaces it with the resolved client, which uvicorn's access log then shows.
+(``proxy_headers=False``), so ``scope["client"]`` arrives as the TCP peer and
+:meth:`ClientAddresses.apply` replaces it with the resolved client, which uvicorn's access log then shows.
 
 With ``SUDOKUPOOL_TRUSTED_PROXY_HOPS=N`` (N > 0) each of the N proxies appends the address of its
 own peer to ``X-Forwarded-For`` (all such headers are read, in order, as one list). The client is
@@ -22,7 +22,7 @@ from __future__ import annotations
 import ipaddress
 from functools import lru_cache
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Scope
 
 #: The scope key holding the limiter identity of the client: an IPv4 address or an IPv6 ``/64``.
 CLIENT_ID = "sudokupool.client_id"
@@ -72,7 +72,7 @@ def resolve(headers: list[tuple[bytes, bytes]], peer: str | None, trusted_hops: 
 
 
 def client_id(scope: Scope) -> str:
-    """The limiter identity of the request: set by :class:`ClientIPMiddleware`, else from the TCP peer."""
+    """The limiter identity of the request: set by :class:`ClientAddresses`, else from the TCP peer."""
     identity = scope.get(CLIENT_ID)
     if identity is None:
         client = scope.get("client")
@@ -80,20 +80,18 @@ def client_id(scope: Scope) -> str:
     return str(identity)
 
 
-class ClientIPMiddleware:
-    """Sets ``scope["client"]`` to the resolved client and ``scope[CLIENT_ID]`` to its limiter identity."""
+class ClientAddresses:
+    """Resolves each request's client (asked by :class:`~sudokupool.app.Front`, not a middleware layer)."""
 
-    def __init__(self, app: ASGIApp, *, trusted_hops: int = 0) -> None:
-        self.app = app
+    def __init__(self, *, trusted_hops: int = 0) -> None:
         self.trusted_hops = trusted_hops
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] in ("http", "websocket"):
-            client = scope.get("client")
-            peer = client[0] if client else None
-            address, identity = resolve(scope["headers"], peer, self.trusted_hops)
-            if self.trusted_hops and address != peer:
-                # The port of a forwarded client is unknown; 0 says so (as uvicorn's proxy middleware does).
-                scope["client"] = (address, 0)
-            scope[CLIENT_ID] = identity
-        await self.app(scope, receive, send)
+    def apply(self, scope: Scope) -> None:
+        """Set ``scope["client"]`` to the resolved client and ``scope[CLIENT_ID]`` to its limiter identity."""
+        client = scope.get("client")
+        peer = client[0] if client else None
+        address, identity = resolve(scope["headers"], peer, self.trusted_hops)
+        if self.trusted_hops and address != peer:
+            # The port of a forwarded client is unknown; 0 says so (as uvicorn's proxy middleware does).
+            scope["client"] = (address, 0)
+        scope[CLIENT_ID] = identity

@@ -1,32 +1,40 @@
 """CORS for a public, read-only API: any origin, no credentials.
 
-Because the allowed origin is always ``*``, responses do not vary by origin, so this middleware only
+Because the allowed origin is always ``*``, responses do not vary by origin, so :class:`CORS` only
 adds ``Access-Control-Allow-Origin`` and ``Access-Control-Expose-Headers`` when the request carries an
-``Origin`` header, and requests without one (most API clients) pass through untouched. Preflight
+``Origin`` header, and requests without one (most API clients) pass untouched. Preflight
 requests are answered here, before anything counts them against a rate limit. Starlette's
-``CORSMiddleware`` does the general case; this one is the few lines the hot path needs.
+``CORSMiddleware`` does the general case; this is the few lines the hot path needs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Final, Literal
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Scope, Send
+
+#: What :meth:`CORS.inspect` finds: no ``Origin`` header, a cross-origin request, a preflight.
+SAME_ORIGIN: Final = 0
+CROSS_ORIGIN: Final = 1
+PREFLIGHT: Final = 2
 
 
-class CORSMiddleware:
-    """Allow every origin to read responses and the ``expose`` headers; answer preflights."""
+class CORS:
+    """Allow every origin to read responses and the ``expose`` headers; answer preflights.
+
+    Not a middleware layer: :class:`~sudokupool.app.Front` asks :meth:`inspect` on every request and
+    only a request with an ``Origin`` header costs more than that one pass over the headers.
+    """
 
     def __init__(
         self,
-        app: ASGIApp,
         *,
         expose: Iterable[str],
         allow_headers: Iterable[str],
         allow_methods: Iterable[str] = ("GET", "HEAD", "OPTIONS"),
         max_age: int = 86400,
     ) -> None:
-        self.app = app
         self.extra = [
             (b"access-control-allow-origin", b"*"),
             (b"access-control-expose-headers", ", ".join(expose).encode()),
@@ -35,31 +43,32 @@ class CORSMiddleware:
         self.allow_methods = ", ".join(allow_methods).encode()
         self.max_age = str(max_age).encode()
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        origin = requested = None
-        for name, value in scope["headers"]:
+    @staticmethod
+    def inspect(scope: Scope) -> Literal[0, 1, 2]:
+        """:data:`SAME_ORIGIN` (no ``Origin`` header), :data:`CROSS_ORIGIN` or :data:`PREFLIGHT`."""
+        origin = requested = False
+        for name, _ in scope["headers"]:
             if name == b"origin":
-                origin = value
+                origin = True
             elif name == b"access-control-request-method":
-                requested = value
-        if origin is None:
-            await self.app(scope, receive, send)
-        elif scope["method"] == "OPTIONS" and requested is not None:
-            await self.preflight(scope, send)
-        else:
-            extra = self.extra
+                requested = True
+        if not origin:
+            return SAME_ORIGIN
+        return PREFLIGHT if requested and scope["method"] == "OPTIONS" else CROSS_ORIGIN
 
-            async def send_with_cors(message: Message) -> None:
-                if message["type"] == "http.response.start":
-                    message = {**message, "headers": [*message.get("headers", ()), *extra]}
-                await send(message)
+    def wrap(self, send: Send) -> Send:
+        """``send`` with the CORS headers added to the response (for a :data:`CROSS_ORIGIN` request)."""
+        extra = self.extra
 
-            await self.app(scope, receive, send_with_cors)
+        async def send_with_cors(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", ()), *extra]}
+            await send(message)
+
+        return send_with_cors
 
     async def preflight(self, scope: Scope, send: Send) -> None:
+        """Answer a :data:`PREFLIGHT` request: 204 when every header it asks for is allowed, else 400."""
         asked = b""
         for name, value in scope["headers"]:
             if name == b"access-control-request-headers":

@@ -11,8 +11,8 @@ import os
 import orjson
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from sudokupool.app import Dispatch
-from sudokupool.clientip import ClientIPMiddleware
+from sudokupool.app import Front
+from sudokupool.clientip import ClientAddresses
 from sudokupool.config import Settings
 from sudokupool.endpoints import JSON, Reply, header
 from sudokupool.errors import NotFound, send_error
@@ -60,8 +60,13 @@ def create_test_app(
             exempt_paths={"/api/v2/openapi.json"},
         ),
     )
-    dispatch = Dispatch(v2=limited, v1=ApiRouter("/api/v1", routes), unversioned=_not_found, site=_not_found)
-    return ClientIPMiddleware(dispatch, trusted_hops=settings.trusted_proxy_hops)
+    return Front(
+        v2=limited,
+        v1=ApiRouter("/api/v1", routes),
+        unversioned=_not_found,
+        site=_not_found,
+        addresses=ClientAddresses(trusted_hops=settings.trusted_proxy_hops),
+    )
 
 
 async def _not_found(scope: Scope, receive: Receive, send: Send) -> None:
