@@ -133,7 +133,7 @@ class Front:
             return
         cors = self.cors
         if cors is not None:
-            # Inside CORS: preflights are answered before anything counts them against a rate limit.
+            # CORS first: preflights are answered before anything counts them against a rate limit.
             kind = cors.inspect(scope)
             if kind == PREFLIGHT:
                 await cors.preflight(scope, send)
