@@ -10,7 +10,9 @@ noisy). It makes the pool if missing (bench/make_pool.py), then:
 2. starts the service (``uvicorn --factory sudokupool.app:create_app``, uvloop, httptools, no access log,
    one worker) on the pool, with the limiter on for ``/api/v2`` through a key whose limit never trips;
    the bare ASGI app (bench/bare_app.py) on the same uvicorn settings with a body of the median size of
-   the service's puzzle bodies; and Datasette over the same pool (bench/datasette_peer.py);
+   the service's puzzle bodies; the service with the limit headers but no counting
+   (bench/fixed_headers_app.py), which shows what the spec's headers alone cost; and Datasette over
+   the same pool (bench/datasette_peer.py);
 3. loads each target with wrk (bench/random_ids.lua, random ids from the pool), interleaved in rounds
    so that drift hits all alike, and reports median req/s, p50/p99 and the ratio to the bare app;
 4. server CPU per request by path, on the demo pool (bench/cpu_per_request.py);
@@ -51,6 +53,7 @@ from sudokupool.loader import BACKGROUND_NICENESS as NICENESS  # noqa: E402
 OUT = BENCH / "out"
 POOLS = BENCH / "pools"
 KEY = "bench-key-with-a-limit-that-never-trips"
+HEADERS_ONLY = "v2 random, limit headers only (nothing counted)"
 
 
 def pool_dir(name: str) -> Path:
@@ -128,7 +131,13 @@ def checks(server: Server, ids: Path) -> dict[str, Any]:
 
 
 def targets(
-    svc: Server, bare: Server, bare_headers: Server, peer: Server | None, ids: Path, image_ids: Path | None
+    svc: Server,
+    bare: Server,
+    bare_headers: Server,
+    fixed: Server,
+    peer: Server | None,
+    ids: Path,
+    image_ids: Path | None,
 ) -> list[Target]:
     key = {"X-API-Key": KEY}
     found = [
@@ -141,6 +150,8 @@ def targets(
         Target("v2 404", svc.base, "/api/v2/puzzles/0000000000000", key),
         Target("v1 random", svc.base, "/api/v1/puzzles/random"),
         Target("v1 by id", svc.base, "/api/v1/puzzles/{id}", ids=ids),
+        # The spec's limit headers on v2 with nothing counted (bench/fixed_headers_app.py): between v1 and v2.
+        Target(HEADERS_ONLY, fixed.base, "/api/v2/puzzles/random", key),
     ]
     if image_ids is not None:
         found.append(Target("v2 image (cached)", svc.base, "/api/v2/puzzles/{id}/image", key, image_ids))
@@ -276,6 +287,13 @@ def table(results: dict[str, Any]) -> str:
             f"| {name}{note} | {s['rps']:,} | {s['rps_min']:,}-{s['rps_max']:,} | {s['p50_ms']} | {s['p99_ms']} "
             f"| {s['rps'] / bare:.2f} |"
         )
+    found = results["throughput"]
+    if "v1 random" in found and HEADERS_ONLY in found:
+        v1 = found["v1 random"]["rps"]
+        lines.append(
+            f"\nAgainst v1 random (no limiter): v2 random {found['v2 random']['rps'] / v1:.2f}x, "
+            f"the limit headers alone {found[HEADERS_ONLY]['rps'] / v1:.2f}x."
+        )
     return "\n".join(lines)
 
 
@@ -332,6 +350,8 @@ def main(argv: list[str] | None = None) -> int:
         bare_headers = uvicorn("bare+headers", "bare_app:app", "--app-dir", str(BENCH), env=env, probe="/",
                                log=OUT / "bare-headers.log").start()  # fmt: skip
         servers.append(bare_headers)
+        fixed = service(directory, OUT / "fixed-headers.log", app="fixed_headers_app:create_app").start()
+        servers.append(fixed)
         peer = None
         if not args.no_datasette:
             peer = datasette_peer.datasette_server(export, OUT / "datasette.log").start()
@@ -343,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
             image_ids.write_text("\n".join(ids.read_text().split()[:50]) + "\n")
             for cid in image_ids.read_text().split():
                 get(svc.base + f"/api/v2/puzzles/{cid}/image", {"X-API-Key": KEY})
-        found = targets(svc, bare, bare_headers, peer, ids, image_ids)
+        found = targets(svc, bare, bare_headers, fixed, peer, ids, image_ids)
         runs = rounds(found, count=args.rounds, seconds=args.seconds, connections=args.connections)
         results["throughput"] = {name: summarize(r) for name, r in runs.items()}
         results["service_rss"] = proc_status(svc.pid)
