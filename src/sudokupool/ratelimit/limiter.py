@@ -116,8 +116,7 @@ class RateLimiter:
         self.keyring = keyring
         self.limits = limits
         self.exempt_paths = frozenset(exempt_paths)
-        self._limit_values = {n: str(n).encode() for n in (limits.anonymous, limits.keyed, limits.pro)}
-        self._limit_headers = {n: (_LIMIT, value) for n, value in self._limit_values.items()}
+        self._limit_headers = {n: (_LIMIT, str(n).encode()) for n in (limits.anonymous, limits.keyed, limits.pro)}
         # Issued keys this process has seen, with what identify answers for them: hashing a key cost
         # 0.3 µs of each keyed request. Unknown keys are never kept, so this holds at most one entry per
         # issued key; the lookup compares a presented key with a kept one only when their (randomised)
@@ -158,18 +157,13 @@ class RateLimiter:
             decision = await self.store.hit(identity, limit)
         except LimiterUnavailable:
             reset = _SECONDS[seconds_to_reset(wall_clock())]
-            headers = [(_LIMIT, self._limit_bytes(limit)), (_REMAINING, b"0"), (_RESET, reset)]
+            headers = [self._limit_header(limit), (_REMAINING, b"0"), (_RESET, reset)]
             return Refusal(503, _UNAVAILABLE, error_headers(_UNAVAILABLE) + headers)
         return self._outcome(decision, known)
 
     def _outcome(self, decision: Decision, known: bool) -> list[Header] | Refusal:
         allowed, limit, remaining, reset, retry = decision
-        limit_header = self._limit_headers.get(limit)
-        headers = [
-            limit_header if limit_header is not None else (_LIMIT, str(limit).encode()),
-            (_REMAINING, str(remaining).encode()),
-            _RESET_HEADERS[reset],
-        ]
+        headers = [self._limit_header(limit), (_REMAINING, str(remaining).encode()), _RESET_HEADERS[reset]]
         if not allowed:
             body = _TOO_MANY[retry]
             return Refusal(429, body, [*error_headers(body), (b"retry-after", _SECONDS[retry]), *headers])
@@ -177,6 +171,6 @@ class RateLimiter:
             return Refusal(401, _UNKNOWN_KEY, error_headers(_UNKNOWN_KEY) + headers)
         return headers
 
-    def _limit_bytes(self, limit: int) -> bytes:
-        value = self._limit_values.get(limit)
-        return value if value is not None else str(limit).encode()
+    def _limit_header(self, limit: int) -> Header:
+        header = self._limit_headers.get(limit)
+        return header if header is not None else (_LIMIT, str(limit).encode())
