@@ -7,6 +7,8 @@ import logging
 import multiprocessing
 import os
 import threading
+import time
+from collections.abc import AsyncIterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,8 @@ import orjson
 import pytest
 
 from sudokupool.export import record_line
-from sudokupool.loader import BACKGROUND_NICENESS, LoadError, load_export, load_latest, lower_priority
+from sudokupool.loader import BACKGROUND_NICENESS, LoadError, _start_worker, load_export, load_latest, lower_priority
+from sudokupool.storage.base import StorageError
 from sudokupool.storage.local import LocalStore
 from tests.factories import write_export
 
@@ -161,3 +164,82 @@ async def test_a_load_pauses_the_cyclic_gc_and_overlapping_loads_resume_it_once(
     await first
     assert gc.isenabled()
     assert len(seen) == 8 and not any(seen)
+
+
+class FailingStore(LocalStore):
+    """A local directory whose reads fail after ``chunks`` chunks, as a dropped storage connection does."""
+
+    def __init__(self, path: Path, chunks: int) -> None:
+        super().__init__(path)
+        self.chunks = chunks
+
+    async def open(self, key: str) -> AsyncIterator[bytes]:
+        sent = 0
+        async for chunk in super().open(key):
+            if sent == self.chunks:
+                raise StorageError(f"{key}: read failed (Connection reset)")
+            sent += 1
+            yield chunk
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        pytest.param(lambda r: gzip.compress(b"".join(record_line(x) for x in r))[:-200], "truncated gzip", id="cut"),
+        pytest.param(lambda r: b"plain text, not gzip\n" * 50_000, "not a valid gzip", id="not-gzip"),
+    ],
+)
+async def test_the_load_process_reports_a_bad_stream_as_one_clear_error(
+    tmp_path: Path, records: list[dict[str, Any]], content: Any, message: str
+) -> None:
+    (tmp_path / "pool-20260101T000000Z.ndjson.gz").write_bytes(content(records))
+    store = LocalStore(tmp_path)
+    export = (await store.list_exports(1)).objects[0]
+    with pytest.raises(LoadError, match=message):
+        await load_export(store, export, workers=1)
+    assert multiprocessing.active_children() == []
+
+
+async def test_a_storage_failure_mid_load_stops_the_load_process(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    write_export(tmp_path / "pool-20260101T000000Z.ndjson", records)  # several 256 KiB chunks
+    store = FailingStore(tmp_path, chunks=1)
+    export = (await store.list_exports(1)).objects[0]
+    with pytest.raises(LoadError, match=r"read failed \(Connection reset\)"):
+        await load_export(store, export, workers=2)
+    assert multiprocessing.active_children() == []
+    # The same export loads whole once storage answers again.
+    pool, report = await load_export(LocalStore(tmp_path), export, workers=2)
+    assert len(pool) == report.loaded == len(records)
+
+
+def _worker_of_a_killed_parent(pids: Any) -> None:
+    _start_worker(0)
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(1, mp_context=context, initializer=_start_worker, initargs=(0,)) as workers:
+        pids.put(workers.submit(os.getpid).result())
+        time.sleep(60)  # killed before this ends
+
+
+def test_load_workers_die_with_the_process_that_started_them() -> None:
+    # A stopped load kills its load process; that process's workers must not live on, parsing for no one.
+    context = multiprocessing.get_context("spawn")
+    pids = context.Queue()
+    parent = context.Process(target=_worker_of_a_killed_parent, args=(pids,))
+    parent.start()
+    worker = pids.get(timeout=30)
+    assert Path(f"/proc/{worker}").exists()
+    parent.kill()
+    parent.join()
+    deadline = time.monotonic() + 10
+    while _running(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(worker)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (not gone, not a zombie waiting to be reaped)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"

@@ -6,8 +6,8 @@ from typing import Any
 
 import orjson
 
-from sudokupool.export import PUBLIC_FIELD_NAMES
-from sudokupool.pool import Pool
+from sudokupool.export import DIFFICULTIES, PUBLIC_FIELD_NAMES
+from sudokupool.pool import Pool, PoolBuilder, prepare
 from tests.conftest import build_pool
 
 
@@ -87,3 +87,22 @@ def test_repr_stays_short_whatever_the_pool_holds(pool: Pool) -> None:
     # asyncio reprs a finished task's result; a repr spelling out the bodies cost a full copy of the pool.
     assert len(repr(pool)) < 100
     assert all(len(repr(part)) < 100 for part in pool._parts)
+
+
+def test_indexing_in_steps_builds_what_one_step_does(records: list[dict[str, Any]]) -> None:
+    # A chunk with a duplicate inside itself (position 5 repeats 1) and one of an earlier chunk (position 8).
+    rows = [{name: r[name] for name in (*PUBLIC_FIELD_NAMES, "solution")} for r in records]
+    first = [rows[0]]
+    chunk = [*rows[1:6], rows[1], *rows[6:8], rows[0], *rows[8:12]]
+    whole = PoolBuilder(loaded_at=7)
+    whole.add_part(prepare([dict(r) for r in first], 7))
+    assert whole.add_part(prepare([dict(r) for r in chunk], 7)) == [5, 8]
+    stepped = PoolBuilder(loaded_at=7)
+    stepped.add_part(prepare([dict(r) for r in first], 7))
+    steps = list(stepped.adding(prepare([dict(r) for r in chunk], 7), step=3))
+    assert steps == [[], [5], [8], [], []]  # positions 0-2, 3-5, 6-8, 9-11 and 12
+    one, two = (b.build(source="t", export_key="k", export_size=0) for b in (whole, stepped))
+    assert len(one) == len(two) == 12
+    assert [one.body(i) for i in range(12)] == [two.body(i) for i in range(12)]
+    assert {d: one.count(d) for d in DIFFICULTIES} == {d: two.count(d) for d in DIFFICULTIES}
+    assert all(one.find(r["canonical_id"]) == two.find(r["canonical_id"]) for r in rows[:12])
