@@ -97,13 +97,17 @@ async def test_a_single_file_of_any_name_can_be_loaded(tmp_path: Path, records: 
     assert len(pool) == 3
 
 
-async def test_worker_processes_build_the_same_pool_as_a_thread(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+@pytest.mark.parametrize("background", [False, True])
+async def test_worker_processes_build_the_same_pool_as_a_thread(
+    tmp_path: Path, records: list[dict[str, Any]], background: bool
+) -> None:
     duplicate = record_line(records[0]).rstrip(b"\n")
     write_export(tmp_path / "pool-20260101T000000Z.ndjson", records, extra_lines=(duplicate, b"{bad"))
     store = LocalStore(tmp_path)
     export = (await store.list_exports(1)).objects[0]
     threaded, thread_report = await load_export(store, export, loaded_at=5, workers=0)
-    parallel, parallel_report = await load_export(store, export, loaded_at=5, workers=2)
+    # The startup load's workers, and a background load's process with its workers.
+    parallel, parallel_report = await load_export(store, export, loaded_at=5, workers=2, background=background)
     assert len(parallel) == len(threaded) == len(records)
     assert [parallel.body(i) for i in range(len(parallel))] == [threaded.body(i) for i in range(len(threaded))]
     assert [parallel.etag(i, solution=True) for i in range(len(parallel))] == [
@@ -166,6 +170,15 @@ async def test_a_load_pauses_the_cyclic_gc_and_overlapping_loads_resume_it_once(
     assert len(seen) == 8 and not any(seen)
 
 
+async def no_children_left(seconds: float = 10) -> bool:
+    """Whether every process this one started has ended (and been reaped) within ``seconds``."""
+    for _ in range(int(seconds / 0.05)):
+        if not multiprocessing.active_children():
+            return True
+        await asyncio.sleep(0.05)
+    return not multiprocessing.active_children()
+
+
 class FailingStore(LocalStore):
     """A local directory whose reads fail after ``chunks`` chunks, as a dropped storage connection does."""
 
@@ -189,26 +202,30 @@ class FailingStore(LocalStore):
         pytest.param(lambda r: b"plain text, not gzip\n" * 50_000, "not a valid gzip", id="not-gzip"),
     ],
 )
-async def test_the_load_process_reports_a_bad_stream_as_one_clear_error(
-    tmp_path: Path, records: list[dict[str, Any]], content: Any, message: str
+@pytest.mark.parametrize("background", [False, True])
+async def test_worker_loads_report_a_bad_stream_as_one_clear_error(
+    tmp_path: Path, records: list[dict[str, Any]], content: Any, message: str, background: bool
 ) -> None:
     (tmp_path / "pool-20260101T000000Z.ndjson.gz").write_bytes(content(records))
     store = LocalStore(tmp_path)
     export = (await store.list_exports(1)).objects[0]
     with pytest.raises(LoadError, match=message):
-        await load_export(store, export, workers=1)
-    assert multiprocessing.active_children() == []
+        await load_export(store, export, workers=1, background=background)
+    assert await no_children_left()
 
 
-async def test_a_storage_failure_mid_load_stops_the_load_process(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+@pytest.mark.parametrize("background", [False, True])
+async def test_a_storage_failure_mid_load_stops_the_workers(
+    tmp_path: Path, records: list[dict[str, Any]], background: bool
+) -> None:
     write_export(tmp_path / "pool-20260101T000000Z.ndjson", records)  # several 256 KiB chunks
     store = FailingStore(tmp_path, chunks=1)
     export = (await store.list_exports(1)).objects[0]
     with pytest.raises(LoadError, match=r"read failed \(Connection reset\)"):
-        await load_export(store, export, workers=2)
-    assert multiprocessing.active_children() == []
+        await load_export(store, export, workers=2, background=background)
+    assert await no_children_left()
     # The same export loads whole once storage answers again.
-    pool, report = await load_export(LocalStore(tmp_path), export, workers=2)
+    pool, report = await load_export(LocalStore(tmp_path), export, workers=2, background=background)
     assert len(pool) == report.loaded == len(records)
 
 
