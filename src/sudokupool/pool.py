@@ -235,7 +235,7 @@ class PoolBuilder:
 
         A live reload indexes on the serving event loop and gives the loop back between steps: a whole
         chunk of the 1M bench export (about 1,700 records) held it for 1.8 ms at the median, 4.5 ms at
-        p99 (docs/benchmarks.md, "Swap under load").
+        p99. That bound did not move the lag probe's p99 (docs/benchmarks.md, "Swap under load").
         """
         shards, part_of, local, by_level = self._ids, self._part_of, self._local, self._by_level
         number = len(self._parts)
