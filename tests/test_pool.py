@@ -106,3 +106,6 @@ def test_indexing_in_steps_builds_what_one_step_does(records: list[dict[str, Any
     assert [one.body(i) for i in range(12)] == [two.body(i) for i in range(12)]
     assert {d: one.count(d) for d in DIFFICULTIES} == {d: two.count(d) for d in DIFFICULTIES}
     assert all(one.find(r["canonical_id"]) == two.find(r["canonical_id"]) for r in rows[:12])
+    # A part whose lines were all bad is empty: nothing to index, in one step or many.
+    assert whole.add_part(prepare([], 7)) == []
+    assert list(stepped.adding(prepare([], 7))) == []

@@ -1,11 +1,11 @@
 """Load one export from a store into a new :class:`~sudokupool.pool.Pool`: stream, validate, build.
 
 Loading is one pass over the stream: chunks are decompressed, split into lines and parsed as they
-arrive, so the whole file is never held in memory. The CPU work runs off the event loop: for large
-exports in a load process of its own, with worker processes, so it uses every core and leaves the
-serving process's GIL alone; the serving process reads the stored chunks and indexes the prepared
-parts, a few hundred records between two turns of its event loop, so a live reload does not stall
-requests.
+arrive, so the whole file is never held in memory. The CPU work runs off the event loop, in worker
+processes for large exports, so it uses every core. A live reload of a large export runs in a load
+process of its own, which leaves the serving process's GIL alone: the serving process only reads the
+stored chunks and indexes the prepared parts, a few hundred records between two turns of its event
+loop, so the reload holds up requests as little as it can.
 """
 
 from __future__ import annotations
@@ -349,8 +349,8 @@ async def _prepare_in_child(
 
     Inflating, splitting and passing lines to workers here held the GIL (and so the serving loop) in
     pieces of a few milliseconds per chunk; in the child they cost the serving loop nothing. Side by side
-    on the 1M bench export, p99 during a reload fell from 3.06-3.14x to 2.64-2.66x steady
-    (docs/benchmarks.md, "Swap under load").
+    on the 1M bench export (``bench/swap_ab.py``), p99 during a reload fell from 3.24x and 3.02x to
+    2.49x and 2.35x steady (docs/benchmarks.md, "Swap under load").
     """
     context = multiprocessing.get_context("spawn")
     ours, theirs = context.Pipe()

@@ -226,7 +226,7 @@ class PoolBuilder:
     def add_part(self, part: Part) -> list[int]:
         """Index the records of ``part``; return the positions (in the part) of duplicates, which are skipped."""
         duplicates: list[int] = []
-        for found in self.adding(part, len(part)):
+        for found in self.adding(part, max(len(part), 1)):
             duplicates += found
         return duplicates
 
