@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH)]
 
-from harness import KEY, OUT, latest_export, pool_dir, rounds, service  # noqa: E402
+from harness import KEY, OUT, baseline_tree, latest_export, pool_dir, rounds, service  # noqa: E402
 from load import Target, sample_ids, summarize  # noqa: E402
 
 
@@ -39,32 +37,26 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["SUDOKUPOOL_LIMIT_ANONYMOUS"] = "1000000000"
     directory = pool_dir(args.pool)
     ids = sample_ids(latest_export(directory), OUT / f"ids-{directory.name}.txt")
-    with tempfile.TemporaryDirectory(prefix="sudokupool-ab-") as tmp:
-        tree = Path(tmp) / "baseline"
-        subprocess.run(["git", "-C", str(BENCH.parent), "worktree", "add", "-q", "--detach", str(tree), args.baseline],
-                       check=True)  # fmt: skip
+    with baseline_tree(args.baseline) as tree:
+        this = service(directory, OUT / "ab-this.log")
+        base = service(directory, OUT / "ab-baseline.log")
+        base.env["PYTHONPATH"] = str(tree / "src")
+        this.start()
+        base.start()
         try:
-            this = service(directory, OUT / "ab-this.log")
-            base = service(directory, OUT / "ab-baseline.log")
-            base.env["PYTHONPATH"] = str(tree / "src")
-            this.start()
-            base.start()
-            try:
-                key = {"X-API-Key": KEY}
-                targets = [
-                    Target("this: v2 by id", this.base, "/api/v2/puzzles/{id}", key, ids),
-                    Target("baseline: v2 by id", base.base, "/api/v2/puzzles/{id}", key, ids),
-                    Target("this: v2 random", this.base, "/api/v2/puzzles/random", key),
-                    Target("baseline: v2 random", base.base, "/api/v2/puzzles/random", key),
-                    Target("this: v2 random, anonymous", this.base, "/api/v2/puzzles/random"),
-                    Target("baseline: v2 random, anonymous", base.base, "/api/v2/puzzles/random"),
-                ]
-                runs = rounds(targets, count=args.rounds, seconds=args.seconds, connections=32)
-            finally:
-                this.stop()
-                base.stop()
+            key = {"X-API-Key": KEY}
+            targets = [
+                Target("this: v2 by id", this.base, "/api/v2/puzzles/{id}", key, ids),
+                Target("baseline: v2 by id", base.base, "/api/v2/puzzles/{id}", key, ids),
+                Target("this: v2 random", this.base, "/api/v2/puzzles/random", key),
+                Target("baseline: v2 random", base.base, "/api/v2/puzzles/random", key),
+                Target("this: v2 random, anonymous", this.base, "/api/v2/puzzles/random"),
+                Target("baseline: v2 random, anonymous", base.base, "/api/v2/puzzles/random"),
+            ]
+            runs = rounds(targets, count=args.rounds, seconds=args.seconds, connections=32)
         finally:
-            subprocess.run(["git", "-C", str(BENCH.parent), "worktree", "remove", "--force", str(tree)], check=False)
+            this.stop()
+            base.stop()
     summary = {name: summarize(found) for name, found in runs.items()}
     for name, found in summary.items():
         if found["errors"] or found["status_errors"]:

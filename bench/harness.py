@@ -25,6 +25,7 @@ noisy). It makes the pool if missing (bench/make_pool.py), then:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -33,9 +34,11 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -96,6 +99,19 @@ def service(directory: Path, log: Path, *, swap: bool = False, app: str = "") ->
         return uvicorn(app.partition(":")[0], app, "--factory", "--app-dir", str(BENCH), env=env,
                        probe="/api/v1/health", log=log)  # fmt: skip
     return uvicorn("service", "sudokupool.app:create_app", "--factory", env=env, probe="/api/v1/health", log=log)
+
+
+@contextlib.contextmanager
+def baseline_tree(revision: str) -> Iterator[Path]:
+    """A temporary git worktree of ``revision`` (for ab.py and swap_ab.py), removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="sudokupool-baseline-") as tmp:
+        tree = Path(tmp) / "baseline"
+        subprocess.run(["git", "-C", str(BENCH.parent), "worktree", "add", "-q", "--detach", str(tree), revision],
+                       check=True)  # fmt: skip
+        try:
+            yield tree
+        finally:
+            subprocess.run(["git", "-C", str(BENCH.parent), "worktree", "remove", "--force", str(tree)], check=False)
 
 
 def load_seconds(log: Path) -> float | None:

@@ -16,9 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -26,7 +24,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH)]
 
-from harness import KEY, OUT, latest_export, pool_dir, service  # noqa: E402
+from harness import KEY, OUT, baseline_tree, latest_export, pool_dir, service  # noqa: E402
 from load import Target, sample_ids, wrk  # noqa: E402
 from servers import Server, get  # noqa: E402
 
@@ -66,36 +64,30 @@ def main(argv: list[str] | None = None) -> int:
     directory = pool_dir(args.pool)
     ids = sample_ids(latest_export(directory), OUT / f"ids-{directory.name}.txt")
     results: dict[str, list[dict[str, float]]] = {"this": [], "baseline": []}
-    with tempfile.TemporaryDirectory(prefix="sudokupool-swap-ab-") as tmp:
-        tree = Path(tmp) / "baseline"
-        subprocess.run(["git", "-C", str(BENCH.parent), "worktree", "add", "-q", "--detach", str(tree), args.baseline],
-                       check=True)  # fmt: skip
+    with baseline_tree(args.baseline) as tree:
+        servers = {
+            "this": service(directory, OUT / "swap-ab-this.log", swap=True),
+            "baseline": service(directory, OUT / "swap-ab-baseline.log", swap=True),
+        }
+        # The baseline's service (bench/swap_app.py, the trigger, is this checkout's, as in ab.py).
+        servers["baseline"].env["PYTHONPATH"] = str(tree / "src")
         try:
-            servers = {
-                "this": service(directory, OUT / "swap-ab-this.log", swap=True),
-                "baseline": service(directory, OUT / "swap-ab-baseline.log", swap=True),
-            }
-            # The baseline's service (bench/swap_app.py, the trigger, is this checkout's, as in ab.py).
-            servers["baseline"].env["PYTHONPATH"] = str(tree / "src")
-            try:
-                for server in servers.values():
-                    server.start()
-                key = {"X-API-Key": KEY}
-                targets = {name: Target(name, s.base, "/api/v2/puzzles/{id}", key, ids) for name, s in servers.items()}
-                for target in targets.values():
-                    wrk(target, seconds=2, connections=32)  # warm-up
-                for n in range(args.rounds):
-                    for name in ("this", "baseline") if n % 2 == 0 else ("baseline", "this"):
-                        found = reload_under_load(servers[name], targets[name], seconds=args.seconds,
-                                                  niceness=args.niceness)  # fmt: skip
-                        results[name].append(found)
-                        shown = ", ".join(f"{k} {v:.2f}" for k, v in found.items())
-                        print(f"round {n + 1} {name}: {shown}", flush=True)
-            finally:
-                for server in servers.values():
-                    server.stop()
+            for server in servers.values():
+                server.start()
+            key = {"X-API-Key": KEY}
+            targets = {name: Target(name, s.base, "/api/v2/puzzles/{id}", key, ids) for name, s in servers.items()}
+            for target in targets.values():
+                wrk(target, seconds=2, connections=32)  # warm-up
+            for n in range(args.rounds):
+                for name in ("this", "baseline") if n % 2 == 0 else ("baseline", "this"):
+                    found = reload_under_load(servers[name], targets[name], seconds=args.seconds,
+                                              niceness=args.niceness)  # fmt: skip
+                    results[name].append(found)
+                    shown = ", ".join(f"{k} {v:.2f}" for k, v in found.items())
+                    print(f"round {n + 1} {name}: {shown}", flush=True)
         finally:
-            subprocess.run(["git", "-C", str(BENCH.parent), "worktree", "remove", "--force", str(tree)], check=False)
+            for server in servers.values():
+                server.stop()
     print(f"baseline {args.baseline}, pool {directory.name}, nice +{args.niceness}, {args.rounds} rounds x "
           f"{args.seconds:g} s windows, medians")  # fmt: skip
     medians = {name: {k: statistics.median(r[k] for r in runs) for k in runs[0]} for name, runs in results.items()}
