@@ -224,12 +224,21 @@ def profile(svc: Server, target: Target, *, seconds: int, connections: int, out:
 
 
 def swap_test(
-    directory: Path, *, seconds: float, connections: int, log: Path, extra_niceness: tuple[int, ...] = ()
+    directory: Path,
+    *,
+    seconds: float,
+    connections: int,
+    log: Path,
+    extra_niceness: tuple[int, ...] = (),
+    pause_ms: int = 0,
 ) -> dict[str, Any]:
     """p99 of v2 by-id in steady state, then while the export is loaded again and swapped in.
 
     Two reloads: at the server's own CPU priority and at a live sync's lower one (the loader's threads
-    and worker processes ``BACKGROUND_NICENESS`` steps nicer), measured side by side.
+    and worker processes ``BACKGROUND_NICENESS`` steps nicer), measured side by side. wrk saturates the
+    server, so every bit of CPU the reload takes comes out of the requests. With ``pause_ms``, the live
+    sync's reload is measured once more below saturation, against a steady state at the same pace: each
+    connection pauses that long between an answer and its next request.
     """
     server = service(directory, log, swap=True).start()
     try:
@@ -240,18 +249,32 @@ def swap_test(
         reloads: dict[str, Any] = {}
         variants = [("same priority", "background=0"), (f"nice +{NICENESS} (live sync)", f"niceness={NICENESS}")]
         variants += [(f"nice +{n}", f"niceness={n}") for n in extra_niceness]
+        paced: dict[str, Any] = {}
+        paced_steady = steady
+        if pause_ms:
+            wrk(target, seconds=2, connections=connections, pause_ms=pause_ms)
+            paced_steady = wrk(target, seconds=seconds, connections=connections, pause_ms=pause_ms)
+            # How far below saturation the paced load runs, as a share of the saturated req/s.
+            paced = {
+                "pause_ms": pause_ms,
+                "steady": summarize([paced_steady]),
+                "share_of_saturated": round(paced_steady.rps / steady.rps, 2),
+            }
+            variants.append((f"nice +{NICENESS} (live sync), paced", f"niceness={NICENESS}"))
         for name, query in variants:
+            pause = pause_ms if name.endswith("paced") else 0
             timer = threading.Timer(1.0, lambda q=query: get(server.base + f"/__bench/swap?{q}"))
             timer.start()
-            during = wrk(target, seconds=seconds, connections=connections)
+            during = wrk(target, seconds=seconds, connections=connections, pause_ms=pause)
             timer.join()
             status: dict[str, Any] = json.loads(get(server.base + "/__bench/swap-status")[2])
             while not status.get("done"):
                 time.sleep(1)
                 status = json.loads(get(server.base + "/__bench/swap-status")[2])
+            baseline = paced_steady if pause else steady
             reloads[name] = {
                 "during": summarize([during]),
-                "p99_ratio": round(during.p99_ms / steady.p99_ms, 2),
+                "p99_ratio": round(during.p99_ms / baseline.p99_ms, 2),
                 "reload": status,
             }
         rss = proc_status(server.pid)
@@ -260,6 +283,7 @@ def swap_test(
     return {
         "pool": str(directory),
         "steady": summarize([steady]),
+        "paced": paced,
         "reloads": reloads,
         "window_seconds": seconds,
         "rss_after": rss,
@@ -325,6 +349,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-datasette", action="store_true")
     parser.add_argument("--no-swap", action="store_true")
     parser.add_argument("--swap-niceness", default="19", help="comma-separated extra niceness levels to swap at")
+    parser.add_argument("--swap-pause-ms", type=int, default=4,
+                        help="also measure the live sync's reload below saturation, each connection pausing this "
+                             "long between requests (0: not)")  # fmt: skip
     parser.add_argument("--no-cpu", action="store_true", help="skip server CPU per request (cpu_per_request.py)")
     parser.add_argument("--profile", action="store_true", help="py-spy the service under v2 by-id and random")
     parser.add_argument("--only-swap", action="store_true", help="run the swap test alone")
@@ -335,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         swap_dir = pool_dir(args.swap_pool or args.pool)
         extra = tuple(int(n) for n in args.swap_niceness.split(",") if n)
         swap = swap_test(swap_dir, seconds=args.swap_seconds, connections=args.connections,
-                         log=OUT / "swap-service.log", extra_niceness=extra)  # fmt: skip
+                         log=OUT / "swap-service.log", extra_niceness=extra, pause_ms=args.swap_pause_ms)  # fmt: skip
         path = OUT / f"{stamp}-swap.json"
         path.write_text(json.dumps({"machine": machine(), "swap": swap}, indent=2))
         print(json.dumps(swap, indent=2), f"\nresults: {path}")
@@ -404,7 +431,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"swap: reloading {swap_dir.name} under load")
         extra = tuple(int(n) for n in args.swap_niceness.split(",") if n)
         results["swap"] = swap_test(swap_dir, seconds=args.swap_seconds, connections=args.connections,
-                                    log=OUT / "swap-service.log", extra_niceness=extra)  # fmt: skip
+                                    log=OUT / "swap-service.log", extra_niceness=extra,
+                                    pause_ms=args.swap_pause_ms)  # fmt: skip
         print(f"  {results['swap']}")
     path = OUT / f"{stamp}.json"
     path.write_text(json.dumps(results, indent=2))

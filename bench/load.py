@@ -41,15 +41,18 @@ class Run:
         return self.requests / self.seconds
 
 
-def wrk(target: Target, *, seconds: float, connections: int, threads: int = 1) -> Run:
-    """One wrk run against ``target``; raise when wrk is missing or fails."""
+def wrk(target: Target, *, seconds: float, connections: int, threads: int = 1, pause_ms: int = 0) -> Run:
+    """One wrk run against ``target``; raise when wrk is missing or fails.
+
+    ``pause_ms`` above 0 paces the load: each connection waits that long after an answer before its next
+    request (wrk's ``delay()``), so the server runs below saturation."""
     exe = shutil.which("wrk")
     if exe is None:
         raise RuntimeError("wrk is not installed: apt-get install -y wrk")
     argv = [exe, f"-t{threads}", f"-c{connections}", f"-d{seconds:g}s", "--timeout", "10s", "-s", str(LUA)]
     for name, value in target.headers.items():
         argv += ["-H", f"{name}: {value}"]
-    argv += [target.base, "--", str(target.ids) if target.ids else "-", target.path]
+    argv += [target.base, "--", str(target.ids) if target.ids else "-", target.path, str(pause_ms)]
     done = subprocess.run(argv, capture_output=True, text=True, check=True)
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     errors = sum(summary[k] for k in ("connect_errors", "read_errors", "write_errors", "timeouts"))

@@ -1,6 +1,9 @@
 -- wrk script: request PATH (argument 2) with "{id}" replaced by an id drawn at random from IDS_FILE
 -- (argument 1, one id a line; "-" for none). Prints one JSON summary line at the end.
 --   wrk -t1 -c32 -d5s -s bench/random_ids.lua http://127.0.0.1:8000 -- ids.txt '/api/v2/puzzles/{id}'
+-- Argument 3, when given and above 0, is a pause in milliseconds before each connection's next request:
+-- a paced load below saturation instead of as many requests as the server can answer. wrk only paces
+-- when the script has a delay() function, so it is defined only then (latency excludes the pause).
 local ids = {}
 local path = "/"
 local counter = 0
@@ -15,6 +18,10 @@ end
 function init(args)
   local file = args[1]
   path = args[2] or "/"
+  local pause = tonumber(args[3] or "0")
+  if pause > 0 then
+    delay = function() return pause end
+  end
   if file ~= nil and file ~= "-" then
     for line in io.lines(file) do
       if #line > 0 then ids[#ids + 1] = line end
