@@ -11,38 +11,29 @@ The full reload (``--stage full``, the default) is ``load_latest(background=True
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
-from collections import deque
-from concurrent.futures import Future, ProcessPoolExecutor
 from multiprocessing.connection import Connection
 from typing import Any
 
 from sudokupool import loader
-from sudokupool.export import LineReader
 from sudokupool.storage.base import ExportStore
 
 
+class _PartsDropped:
+    """The load process's end of the pipe, sending ``None`` where it would send a prepared part."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def recv_bytes(self) -> bytes:
+        return self.conn.recv_bytes()
+
+    def send(self, message: tuple[str, Any]) -> None:
+        self.conn.send(("part", None) if message[0] == "part" else message)
+
+
 def child_work_only(conn: Connection, gzipped: bool, stamp: int, workers: int, niceness: int) -> None:
-    """``loader._child_main`` less the parts: each prepared part is answered with a marker only."""
-    loader._start_worker(niceness)
-    reader = LineReader(gzipped=gzipped)
-    context = multiprocessing.get_context("spawn")
-    executor = ProcessPoolExecutor(workers, mp_context=context, initializer=loader._start_worker, initargs=(0,))
-    pending: deque[Future[Any]] = deque()
-    try:
-        while True:
-            chunk = conn.recv_bytes()
-            lines = reader.feed(chunk) if chunk else reader.finish()
-            if lines.data:
-                pending.append(executor.submit(loader.prepare_lines, lines, stamp))
-            while pending and (pending[0].done() or len(pending) > 2 * workers or not chunk):
-                pending.popleft().result()
-                conn.send(("part", None))  # the parent counts it and drops it
-            if not chunk:
-                break
-        conn.send(("done", None))
-    finally:
-        executor.shutdown(wait=True, cancel_futures=True)
+    """``loader._child_main`` itself, whose parts are dropped at the pipe: all of the work, none of the transfer."""
+    loader._child_main(_PartsDropped(conn), gzipped, stamp, workers, niceness)  # type: ignore[arg-type]
 
 
 async def reload_stage(store: ExportStore, stage: str, workers: int, niceness: int) -> int:
