@@ -247,10 +247,13 @@ def swap_test(
         wrk(target, seconds=2, connections=connections)
         steady = wrk(target, seconds=seconds, connections=connections)
         reloads: dict[str, Any] = {}
-        variants = [("same priority", "background=0"), (f"nice +{NICENESS} (live sync)", f"niceness={NICENESS}")]
-        variants += [(f"nice +{n}", f"niceness={n}") for n in extra_niceness]
+        # (name, trigger's query, wrk's pause, the steady run it is compared with)
+        variants = [
+            ("same priority", "background=0", 0, steady),
+            (f"nice +{NICENESS} (live sync)", f"niceness={NICENESS}", 0, steady),
+        ]
+        variants += [(f"nice +{n}", f"niceness={n}", 0, steady) for n in extra_niceness]
         paced: dict[str, Any] = {}
-        paced_steady = steady
         if pause_ms:
             wrk(target, seconds=2, connections=connections, pause_ms=pause_ms)
             paced_steady = wrk(target, seconds=seconds, connections=connections, pause_ms=pause_ms)
@@ -260,9 +263,8 @@ def swap_test(
                 "steady": summarize([paced_steady]),
                 "share_of_saturated": round(paced_steady.rps / steady.rps, 2),
             }
-            variants.append((f"nice +{NICENESS} (live sync), paced", f"niceness={NICENESS}"))
-        for name, query in variants:
-            pause = pause_ms if name.endswith("paced") else 0
+            variants.append((f"nice +{NICENESS} (live sync), paced", f"niceness={NICENESS}", pause_ms, paced_steady))
+        for name, query, pause, baseline in variants:
             timer = threading.Timer(1.0, lambda q=query: get(server.base + f"/__bench/swap?{q}"))
             timer.start()
             during = wrk(target, seconds=seconds, connections=connections, pause_ms=pause)
@@ -271,7 +273,6 @@ def swap_test(
             while not status.get("done"):
                 time.sleep(1)
                 status = json.loads(get(server.base + "/__bench/swap-status")[2])
-            baseline = paced_steady if pause else steady
             reloads[name] = {
                 "during": summarize([during]),
                 "p99_ratio": round(during.p99_ms / baseline.p99_ms, 2),

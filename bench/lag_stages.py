@@ -36,20 +36,20 @@ def child_work_only(conn: Connection, gzipped: bool, stamp: int, workers: int, n
     loader._child_main(_PartsDropped(conn), gzipped, stamp, workers, niceness)  # type: ignore[arg-type]
 
 
-async def reload_stage(store: ExportStore, stage: str, workers: int, niceness: int) -> int:
-    """Run the ``stage`` of a background reload of the newest export in ``store``; the parts (or markers) seen."""
+async def reload_stage(store: ExportStore, stage: str, niceness: int) -> None:
+    """Run the ``stage`` of a background reload of the newest export in ``store``, with as many workers as
+    the reload itself would have."""
     listing = await store.list_exports(limit=1)
     assert listing.latest is not None
+    workers = loader._worker_count(listing.latest, None, background=True)
     child_main = loader._child_main
     if stage == "work":
         # Spawned by reference: the load process imports this module (bench/ is on sys.path) and runs it.
         loader._child_main = child_work_only  # type: ignore[assignment]
     try:
-        seen = 0
         prepared = loader._prepare_in_child(store, listing.latest.key, 0, workers, niceness)
         async with contextlib.aclosing(prepared):
             async for _ in prepared:
-                seen += 1
-        return seen
+                pass  # received and dropped: nothing is indexed
     finally:
         loader._child_main = child_main

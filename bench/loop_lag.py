@@ -62,7 +62,7 @@ async def measure(directory: Path, rounds: int, stage: str = "full") -> None:
         lags.clear()
         started = time.perf_counter()
         if stage != "full":
-            await reload_stage(store, stage, workers=2, niceness=loader.BACKGROUND_NICENESS)
+            await reload_stage(store, stage, niceness=loader.BACKGROUND_NICENESS)
             seconds = time.perf_counter() - started
             print(f"{stage} {n + 1} ({seconds:.1f} s, {len(lags)} wake-ups): {quantiles(lags)}", flush=True)
             continue
