@@ -137,6 +137,14 @@ SETTINGS: tuple[Setting, ...] = (
         "How many steps nicer than requests a live reload's CPU work runs (0-19, Unix; 0: same priority).",
         _int(0),
     ),
+    Setting(
+        "cache_dir",
+        "",
+        "A local directory for pool packs: the pack of an export from object storage is downloaded here, and "
+        "an export without a pack gets one written here, so the next boot maps it and workers on one machine "
+        "share one copy. Empty: a temporary file per process.",
+        _text,
+    ),
     Setting("storage_retry_seconds", "30", "How long startup retries unreachable storage before giving up.", _float(0)),
     Setting("exports_list_cache_seconds", "60", "How long the `pool-exports` listing is cached.", _float(0)),
     Setting("exports_list_max", "1000", "Most export objects `pool-exports` returns (newest first).", _int(1)),
@@ -169,6 +177,7 @@ class Settings:
     s3_addressing_style: str = "auto"
     sync_interval: float = 300.0
     sync_niceness: int = 10
+    cache_dir: str = ""
     storage_retry_seconds: float = 30.0
     exports_list_cache_seconds: float = 60.0
     exports_list_max: int = 1000

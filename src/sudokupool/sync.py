@@ -83,6 +83,8 @@ class _ReadWatch:
     def __init__(self, store: ExportStore) -> None:
         self.store = store
         self.failure: StorageError | None = None
+        # A local store's files are mapped where they are, not streamed (see loader._load_pack).
+        self.path_of = getattr(store, "path_of", None)
 
     @property
     def description(self) -> str:
@@ -97,7 +99,8 @@ class _ReadWatch:
             async for chunk in stream:
                 yield chunk
         except StorageError as exc:
-            self.failure = exc
+            if is_export_name(key):  # a pack that cannot be read is passed over; its export is read next
+                self.failure = exc
             raise
         finally:
             # Close the inner stream now (an S3 body gives its connection back) rather than at garbage collection.
@@ -110,7 +113,12 @@ class _ReadWatch:
 
 
 async def load_checked(
-    store: ExportStore, export: ExportObject, *, background: bool = False, niceness: int | None = None
+    store: ExportStore,
+    export: ExportObject,
+    *,
+    background: bool = False,
+    niceness: int | None = None,
+    cache_dir: str | None = None,
 ) -> Pool:
     """Load and validate ``export`` as startup does; log the load report. ``background``: a live
     reload, ``niceness`` steps below the CPU priority of the requests it runs beside.
@@ -120,7 +128,9 @@ async def load_checked(
     """
     watched = _ReadWatch(store)
     try:
-        pool, report = await load_export(watched, export, background=background, niceness=niceness)
+        pool, report = await load_export(
+            watched, export, background=background, niceness=niceness, cache_dir=cache_dir or None
+        )
     except LoadError as exc:
         if watched.failure is not None:
             raise StorageUnreachable(str(exc)) from None
@@ -228,7 +238,7 @@ class PoolSync:
             raise StorageUnreachable(f"cannot list exports in {store.description}: timed out") from None
         if listing.latest is None:
             raise LoadError(f"no export (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz]) found in {store.description}")
-        return await load_checked(store, listing.latest)
+        return await load_checked(store, listing.latest, cache_dir=self.runtime.settings.cache_dir)
 
     # -- live sync -----------------------------------------------------------------------------------
 
@@ -280,7 +290,13 @@ class PoolSync:
                     continue
                 try:
                     niceness = self.runtime.settings.sync_niceness
-                    pool = await load_checked(self.store, export, background=True, niceness=niceness)
+                    pool = await load_checked(
+                        self.store,
+                        export,
+                        background=True,
+                        niceness=niceness,
+                        cache_dir=self.runtime.settings.cache_dir,
+                    )
                 except StorageUnreachable as exc:
                     self._unreachable(str(exc))
                     return False

@@ -1,7 +1,9 @@
 """``sudokupool check FILE``: validate an export exactly as the service loads it, and more.
 
 Beyond the loader's checks it replays every solve path and confirms each puzzle has one solution;
-``--canonical`` also recomputes canonical forms, share codes and symmetry. Exit 1 on any bad line.
+``--canonical`` also recomputes canonical forms, share codes and symmetry. When the export has a pack
+beside it, the pack must be whole and hold exactly what parsing the export gives. Exit 1 on any bad
+line or a pack that does not match.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from sudokupool.export import LineError
-from sudokupool.loader import LoadError, LoadReport, load_export
-from sudokupool.storage.base import StorageError
+from sudokupool.loader import LoadError, LoadReport, load_export, parse_export
+from sudokupool.pack import PackError
+from sudokupool.pool import Pool
+from sudokupool.storage.base import ExportObject, StorageError, is_export_name, pack_key
 from sudokupool.storage.local import LocalStore
 
 
@@ -60,26 +64,74 @@ def verifier(*, canonical: bool) -> Any:
 
 async def check_file(path: Path, *, canonical: bool = False) -> LoadReport:
     """Validate ``path``; raise :class:`LoadError` when it cannot be read at all."""
+    report, _ = await check_export(path, canonical=canonical, pack=False)
+    return report
+
+
+async def check_export(path: Path, *, canonical: bool = False, pack: bool = True) -> tuple[LoadReport, str | None]:
+    """Validate ``path``, and with ``pack`` its pack if it has one: the report, and what is wrong with
+    the pack (None when it matches or there is none). Raise :class:`LoadError` when the export cannot
+    be read at all."""
     store = LocalStore(path)
     try:
         listing = await store.list_exports(limit=1)
     except StorageError as exc:
         raise LoadError(str(exc)) from None
-    if listing.latest is None:
+    export = listing.latest
+    if export is None:
         raise LoadError(f"{path}: not an export")
-    _, report = await load_export(store, listing.latest, log_lines=False, verify=verifier(canonical=canonical))
-    return report
+    _, report = await load_export(store, export, log_lines=False, verify=verifier(canonical=canonical))
+    problem = None
+    if pack and export.pack is not None:
+        problem = await check_pack(store, export)
+    return report, problem
+
+
+async def check_pack(store: LocalStore, export: ExportObject) -> str | None:
+    """What is wrong with ``export``'s pack: damaged, made from another export, or holding other records
+    than parsing the export gives. None when it matches."""
+    assert export.pack is not None
+    try:
+        packed = Pool.open(
+            store.path_of(export.pack.key), source="", export_key=export.key, export_size=export.size, loaded_at=0
+        )
+    except PackError as exc:
+        return str(exc)
+    parsed, _ = await parse_export(store, export, loaded_at=0, log_lines=False)
+    if len(packed) != len(parsed):
+        return f"holds {len(packed)} puzzles, the export {len(parsed)}"
+    for i in range(len(parsed)):
+        same = (
+            packed.body(i) == parsed.body(i)
+            and packed.solution_body(i) == parsed.solution_body(i)
+            and packed.etag(i) == parsed.etag(i)
+            and packed.etag(i, solution=True) == parsed.etag(i, solution=True)
+            and packed.puzzle(i) == parsed.puzzle(i)
+        )
+        if not same:
+            return f"puzzle {i} differs from the export's"
+        canonical_id = parsed.body(i)[17:30].decode()
+        if packed.find(canonical_id) != i:
+            return f"the id index does not find {canonical_id}"
+    if packed.stats_body != parsed.stats_body:
+        return "its counts differ from the export's"
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        report = asyncio.run(check_file(args.file, canonical=args.canonical))
+        report, problem = asyncio.run(check_export(args.file, canonical=args.canonical))
     except LoadError as exc:
         print(f"sudokupool check: {exc}", file=sys.stderr)
         return 1
-    for number, problem in report.problems:
-        print(f"line {number}: {problem}")
+    for number, line_problem in report.problems:
+        print(f"line {number}: {line_problem}")
     if report.skipped_total > len(report.problems):
         print(f"... and {report.skipped_total - len(report.problems)} more bad lines")
     print(report.summary())
-    return 1 if report.skipped else 0
+    pack = LocalStore(args.file).path_of(pack_key(args.file.name)) if is_export_name(args.file.name) else None
+    if pack is not None and pack.exists():
+        print(
+            f"pack {pack.name}: {problem or 'matches the export'}" + ("" if problem else f" ({report.loaded} puzzles)")
+        )
+    return 1 if report.skipped or problem else 0
