@@ -29,7 +29,20 @@ ID_WIDTH: Final = 13
 GRID_WIDTH: Final = 81
 ETAG_WIDTH: Final = 8
 #: The sections, in file order after the header. ``bodies`` is written first, as records arrive.
-SECTIONS: Final = ("bodies", "offsets", "ids", "table", "levels", "by_difficulty", "solutions", "etags", "puzzles")
+SECTIONS: Final = (
+    "bodies",
+    "offsets",
+    "ids",
+    "table",
+    "levels",
+    "by_difficulty",
+    "checks",
+    "solutions",
+    "etags",
+    "puzzles",
+)
+#: Bytes per record of ``checks``: the CRC-32 and length of the body the record's gzip member holds so far.
+CHECK_WIDTH: Final = 8
 #: magic, version, header size, records, table slots, solution width, export size, made at, the four
 #: difficulty counts, (offset, length) per section, export name length and name, then the two CRC-32s.
 _HEADER: Final = struct.Struct(f"<8sIIIIIQQ4I{2 * len(SECTIONS)}QH256sII")
@@ -71,6 +84,7 @@ class PackWriter:
         self._ids: list[str] = []
         self._offsets = array("Q", [0])
         self._levels = bytearray()
+        self._checks = bytearray()
         self._solutions = bytearray()
         self._etags = bytearray()
         self._puzzles = bytearray()
@@ -85,18 +99,22 @@ class PackWriter:
     def __contains__(self, canonical_id: str) -> bool:
         return canonical_id in self._seen
 
-    def add(self, canonical_id: str, level: int, body: bytes, solution: bytes, etags: bytes, puzzle: bytes) -> bool:
+    def add(
+        self, canonical_id: str, level: int, body: bytes, check: bytes, solution: bytes, etag: bytes, puzzle: bytes
+    ) -> bool:
         """Add one prepared record; False (and nothing added) when its id was added before."""
         if canonical_id in self._seen:
             return False
-        if len(solution) != self.solution_width or len(etags) != 2 * ETAG_WIDTH or len(puzzle) != GRID_WIDTH:
+        widths = (len(check), len(solution), len(etag), len(puzzle))
+        if widths != (CHECK_WIDTH, self.solution_width, ETAG_WIDTH, GRID_WIDTH):
             raise ValueError(f"record {canonical_id}: a column has the wrong width")
         self._seen.add(canonical_id)
         self._ids.append(canonical_id)
         self._levels.append(level)
         self._offsets.append(self._offsets[-1] + len(body))
+        self._checks += check
         self._solutions += solution
-        self._etags += etags
+        self._etags += etag
         self._puzzles += puzzle
         self._pending.append(body)
         self._pending_size += len(body)
@@ -138,6 +156,7 @@ class PackWriter:
             "table": table.tobytes(),
             "levels": levels,
             "by_difficulty": b"".join(indexes.tobytes() for indexes in by_level),
+            "checks": self._checks,
             "solutions": self._solutions,
             "etags": self._etags,
             "puzzles": self._puzzles,
@@ -220,8 +239,9 @@ def read_header(data: bytes | mmap.mmap | memoryview, size: int) -> PackHeader:
         "table": 4 * slots,
         "levels": count,
         "by_difficulty": 4 * count,
+        "checks": CHECK_WIDTH * count,
         "solutions": solution_width * count,
-        "etags": 2 * ETAG_WIDTH * count,
+        "etags": ETAG_WIDTH * count,
         "puzzles": GRID_WIDTH * count,
     }
     for section, (offset, length) in sections.items():

@@ -5,6 +5,11 @@ swaps a single reference, so readers never see half a pool. There is one kind of
 a pack is parsed into :class:`Part` s, written as a pack by a :class:`PoolBuilder` (into an anonymous
 temporary file, or into the cache directory for the next boot) and mapped like any other.
 
+A record's body is held as the start of one gzip member (``compression.open_member``) of the record
+without its last field, ``synced_at``: the pool ends each member with its own load time when it serves
+it (a final stored block and the trailer), inflates it for clients that do not take gzip, and derives
+the record's one weak ETag from the trailer. Solution bodies (too short to gain) are held raw.
+
 Memory: the pool holds no Python object per puzzle. Bodies, ids, the id index and the per-difficulty
 lists are slices of the mapping, so workers on one machine that map the same pack share one copy in the
 page cache, and an old pool's mapping goes when the last request that holds the pool is done with it.
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import mmap
 import random
+import struct
 import tempfile
 import time
 from array import array
@@ -26,6 +32,7 @@ from zlib import adler32, crc32
 import orjson
 
 from sudokupool import pack
+from sudokupool.compression import final_block, inflate, open_member, trailer
 from sudokupool.export import DIFFICULTIES, DIFFICULTY_LEVEL, PUBLIC_FIELD_NAMES
 from sudokupool.sudoku.ids import normalise_id
 
@@ -33,6 +40,7 @@ _SOLUTION_PREFIX: Final = b'{"canonical_id":"'
 SOLUTION_WIDTH: Final = len(b'{"canonical_id":"0123456789ABC","solution":"') + 81 + len(b'"}')
 _SOLUTION_AT: Final = SOLUTION_WIDTH - 81 - 2
 _ETAG_BYTES: Final = pack.ETAG_WIDTH
+_CHECK: Final = struct.Struct("<II")
 #: Records added between two turns of the event loop during a load (:meth:`PoolBuilder.adding`).
 INDEX_STEP: Final = 256
 
@@ -49,17 +57,20 @@ class PoolInfo:
 
 @dataclass(frozen=True, eq=False, repr=False, slots=True)
 class Part:
-    """Prepared records of one chunk: bodies joined, the other columns at fixed widths.
+    """Prepared records of one chunk: open gzip members joined, the other columns at fixed widths.
 
     Picklable, so worker processes can prepare parts. The ids are one string (split by :meth:`id_list`).
-    Bodies are the public record without its last field, ``synced_at``, and without the closing brace:
-    the pool appends those when it serves them, so a pack made once serves every instance's load time.
+    A body is the public record without its last field, ``synced_at``, and without the closing brace, as
+    an open gzip member; ``checks`` holds the CRC-32 and length (u32 little-endian each) of what it
+    holds. The pool ends the member when it serves it, so a pack made once serves every instance's load
+    time. ``etags`` are the solutions' (8 bytes each).
     """
 
     ids: str
     levels: bytes
     bodies: bytes
     ends: array[int]
+    checks: bytes
     solutions: bytes
     etags: bytes
     puzzles: bytes
@@ -81,19 +92,20 @@ def _etag(body: bytes) -> bytes:
 
 
 def prepare(records: Iterable[dict[str, Any]]) -> Part:
-    """Serialize validated records into a :class:`Part`, consuming them.
+    """Serialize and compress validated records into a :class:`Part`, consuming them.
 
     Each record must be as :func:`sudokupool.export.parse_record` returns it (the public fields in
     order, then ``solution``); ``solution`` and ``synced_at`` are taken out of it. Records are done with
     one at a time: given a generator, the loader parses each line into memory the last one freed.
 
-    ETags are CRC-32 and Adler-32 of the served body (8 bytes): a weak validator only has to change when
-    the body does, and these take half the time of the shortest BLAKE2b. Both are running checksums, so
-    the part keeps them for the body without its tail and the pool carries them on over the tail.
+    A record's ETag is the gzip trailer of its served body (CRC-32 and length), one for both encodings;
+    a solution's is CRC-32 and Adler-32 of its body (8 bytes). A weak validator only has to change when
+    the body does, and these take half the time of the shortest BLAKE2b.
     """
     ids: list[str] = []
     levels = bytearray()
     bodies: list[bytes] = []
+    checks: list[bytes] = []
     solutions: list[bytes] = []
     etags: list[bytes] = []
     puzzles: list[str] = []
@@ -107,10 +119,11 @@ def prepare(records: Iterable[dict[str, Any]]) -> Part:
             record.pop("solution").encode(),
         )
         del record["synced_at"]
-        body = orjson.dumps(record)[:-1]
+        raw = orjson.dumps(record)[:-1]
+        body = open_member(raw)
         bodies.append(body)
+        checks.append(struct.pack("<II", crc32(raw), len(raw)))
         solutions.append(solution)
-        etags.append(_etag(body))
         etags.append(_etag(solution))
         puzzles.append(record["puzzle"])
         end += len(body)
@@ -122,6 +135,7 @@ def prepare(records: Iterable[dict[str, Any]]) -> Part:
         levels=bytes(levels),
         bodies=b"".join(bodies),
         ends=ends,
+        checks=b"".join(checks),
         solutions=b"".join(solutions),
         etags=b"".join(etags),
         puzzles="".join(puzzles).encode(),
@@ -136,6 +150,7 @@ class Pool:
         "__weakref__",
         "_bodies_at",
         "_by_difficulty",
+        "_checks_at",
         "_count",
         "_counts",
         "_data",
@@ -148,6 +163,7 @@ class Pool:
         "_solutions_at",
         "_table",
         "_tail",
+        "_tail_block",
         "header",
         "info",
         "stats_body",
@@ -177,12 +193,14 @@ class Pool:
             start += count
         self._counts = dict(zip(DIFFICULTIES, header.counts, strict=True))
         self._bodies_at = sections["bodies"][0]
+        self._checks_at = sections["checks"][0]
         self._ids_at = sections["ids"][0]
         self._solutions_at = sections["solutions"][0]
         self._etags_at = sections["etags"][0]
         self._puzzles_at = sections["puzzles"][0]
         loaded_at = info.loaded_at
         self._tail = b',"synced_at":%d}' % loaded_at
+        self._tail_block = final_block(self._tail)
         self._rng = random.Random()
         stats = {"total": header.count, "by_difficulty": self._counts, "last_synced_at": loaded_at}
         self.stats_body = orjson.dumps(stats)
@@ -259,10 +277,26 @@ class Pool:
                 index = self._lookup(normal)
         return index
 
-    def body(self, index: int) -> bytes:
-        """The public record (JSON) of puzzle ``index``."""
+    def _check(self, index: int) -> tuple[int, int]:
+        """The CRC-32 and length of the whole identity body of record ``index``."""
+        crc, length = _CHECK.unpack_from(self._data, self._checks_at + pack.CHECK_WIDTH * index)
+        tail = self._tail
+        return crc32(tail, crc), length + len(tail)
+
+    def gzip_body(self, index: int) -> bytes:
+        """The public record (JSON) of puzzle ``index`` as one gzip member."""
         at = self._bodies_at
-        return self._data[at + self._offsets[index] : at + self._offsets[index + 1]] + self._tail
+        crc, length = self._check(index)
+        start, end = at + self._offsets[index], at + self._offsets[index + 1]
+        return b"".join((self._data[start:end], self._tail_block, trailer(crc, length)))
+
+    def body(self, index: int) -> bytes:
+        """The public record (JSON) of puzzle ``index``, inflated."""
+        return inflate(self.gzip_body(index))
+
+    def body_length(self, index: int) -> int:
+        """The length of :meth:`body` without inflating it."""
+        return self._check(index)[1]
 
     def solution_body(self, index: int) -> bytes:
         """The SolutionResponse (JSON) of puzzle ``index``."""
@@ -270,14 +304,13 @@ class Pool:
         return self._data[start : start + SOLUTION_WIDTH]
 
     def etag(self, index: int, *, solution: bool = False) -> str:
-        """The weak ETag of the public record (or of the solution body)."""
-        start = self._etags_at + (2 * index + solution) * _ETAG_BYTES
+        """The weak ETag of the public record, the same in every encoding: the CRC-32 and length of its
+        body, as its gzip trailer holds them (or CRC-32 and Adler-32 of the solution body)."""
         if solution:
+            start = self._etags_at + index * _ETAG_BYTES
             return f'W/"{self._data[start : start + _ETAG_BYTES].hex()}"'
-        # The pack holds the checksums of the body without its tail (the load time); both go on over it.
-        tail = self._tail
-        check = int.from_bytes(self._data[start : start + _ETAG_BYTES])
-        return f'W/"{crc32(tail, check >> 32):08x}{adler32(tail, check & 0xFFFFFFFF):08x}"'
+        crc, length = self._check(index)
+        return f'W/"{crc:08x}{length & 0xFFFFFFFF:08x}"'
 
     def puzzle(self, index: int) -> str:
         """The puzzle grid (81 characters) of puzzle ``index``."""
@@ -333,7 +366,8 @@ class PoolBuilder:
         """:meth:`add_part` ``step`` records at a time, yielding the duplicates of each step, so a load
         beside a serving event loop can give the loop back between steps."""
         ids, levels, bodies, ends = part.id_list(), part.levels, part.bodies, part.ends
-        solutions, etags, puzzles = part.solutions, part.etags, part.puzzles
+        checks, solutions, etags, puzzles = part.checks, part.solutions, part.etags, part.puzzles
+        width = pack.CHECK_WIDTH
         if len(ids) != len(levels):
             raise ValueError(f"a part of {len(levels)} records has {len(ids)} ids")
         add = self._writer.add
@@ -344,8 +378,9 @@ class PoolBuilder:
                     ids[position],
                     levels[position],
                     bodies[ends[position] : ends[position + 1]],
+                    checks[position * width : (position + 1) * width],
                     solutions[position * SOLUTION_WIDTH : (position + 1) * SOLUTION_WIDTH],
-                    etags[position * 2 * _ETAG_BYTES : (position + 1) * 2 * _ETAG_BYTES],
+                    etags[position * _ETAG_BYTES : (position + 1) * _ETAG_BYTES],
                     puzzles[position * pack.GRID_WIDTH : (position + 1) * pack.GRID_WIDTH],
                 )
                 if not added:
