@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import logging
 import shutil
 import struct
+import weakref
 from pathlib import Path
 from typing import Any
 
+import anyio
+import httpx
 import pytest
 
 from sudokupool import pack
+from sudokupool.app import create_app
 from sudokupool.cli import main
 from sudokupool.commands.pack import write_pack
+from sudokupool.config import Settings
 from sudokupool.export import DIFFICULTIES
 from sudokupool.loader import LoadReport, load_export, load_latest, parse_export
 from sudokupool.pool import Pool
@@ -228,3 +235,57 @@ def test_the_pack_command_refuses_a_file_that_is_not_an_export(
     assert main(["pack", str(path)]) == 1
     assert "not an export name" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == [path]
+
+
+async def test_a_live_swap_to_a_newer_pack_keeps_every_request_served_and_releases_the_old_mapping(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    exports, staging = tmp_path / "exports", tmp_path / "staging"
+    exports.mkdir()
+    staging.mkdir()
+    await packed(exports, records[:20])
+    app = create_app(Settings(exports=str(exports), sync_interval=0.1))
+    await app.startup()
+    try:
+        old = app.runtime.current()
+        assert old.info.export_key == EXPORT and len(old) == 20
+        released = weakref.ref(old)
+        mapping = weakref.ref(old._data)
+        del old
+        transport = httpx.ASGITransport(app=app)
+        statuses: list[int] = []
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver/api/v1") as client:
+            running = True
+
+            async def hammer() -> None:
+                n = 0
+                while running:
+                    # Ids in both exports, so every request must succeed before, during and after the swap.
+                    for path in (f"/puzzles/{records[5 + n % 10]['canonical_id']}", "/puzzles/random", "/stats"):
+                        statuses.append((await client.get(path)).status_code)
+                    n += 1
+                    await asyncio.sleep(0)  # requests through ASGITransport never wait on a socket
+
+            task = asyncio.create_task(hammer())
+            # The pack goes in first, then its export, as publish uploads them.
+            path = await packed(staging, records[5:40], OTHER)
+            path.rename(exports / path.name)
+            (staging / OTHER).rename(exports / OTHER)
+            with anyio.fail_after(10):
+                # Polling is the point: the swap is what requests see, there is no event to wait on.
+                while app.runtime.current().info.export_key != OTHER:  # noqa: ASYNC110
+                    await asyncio.sleep(0.05)
+            await asyncio.sleep(0.3)  # more requests against the new pool
+            running = False
+            await task
+            new = app.runtime.current()
+            assert len(new) == 35
+            assert new.header.export_name == OTHER  # served from the pack, not parsed
+            assert (await client.get(f"/puzzles/{records[39]['canonical_id']}")).status_code == 200
+        assert len(statuses) > 30
+        assert set(statuses) == {200}
+        gc.collect()
+        assert released() is None
+        assert mapping() is None
+    finally:
+        await app.shutdown()

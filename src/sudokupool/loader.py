@@ -285,6 +285,9 @@ async def _load_pack(store: ExportStore, export: ExportObject, stamp: int, cache
         )
     except PackError as exc:
         logger.warning("refused pack %s: %s; loading the export instead", where, exc)
+        if cached is not None and path_of is None:
+            with contextlib.suppress(OSError):
+                cached.unlink()  # the copy just downloaded: not worth trying at the next boot
     except (StorageError, OSError) as exc:
         logger.warning("cannot read pack %s: %s; loading the export instead", where, exc)
     return None
