@@ -8,6 +8,7 @@ import logging
 import shutil
 import struct
 import weakref
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -192,7 +193,7 @@ async def test_the_cache_dir_keeps_a_pack_for_the_next_load(tmp_path: Path, reco
     write_export(exports / EXPORT, records)
     first, report = await load(exports, cache_dir=cache)
     assert not report.packed
-    assert [p.name for p in cache.iterdir()] == [pack_key(EXPORT)]
+    assert sorted(p.name for p in cache.iterdir()) == [f".{pack_key(EXPORT)}.lock", pack_key(EXPORT)]
     second, report = await load(exports, cache_dir=cache)
     assert report.packed
     same_pool(first, second)
@@ -289,3 +290,35 @@ async def test_a_live_swap_to_a_newer_pack_keeps_every_request_served_and_releas
         assert mapping() is None
     finally:
         await app.shutdown()
+
+
+class RemoteStore(LocalStore):
+    """A directory that is read as object storage is (streamed, never mapped), counting what it streams."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.opened: list[str] = []
+
+    @property
+    def path_of(self) -> None:  # type: ignore[override]
+        return None
+
+    async def open(self, key: str) -> AsyncIterator[bytes]:
+        self.opened.append(key)
+        async for chunk in super().open(key):
+            yield chunk
+
+
+async def test_workers_sharing_a_cache_dir_download_the_pack_once_and_map_one_file(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    exports, cache = tmp_path / "exports", tmp_path / "cache"
+    exports.mkdir()
+    await packed(exports, records)
+    store = RemoteStore(exports)
+    export = await newest(exports)
+    loads = [load_export(store, export, cache_dir=cache) for _ in range(3)]
+    pools = await asyncio.gather(*loads)
+    assert all(report.packed for _, report in pools)
+    assert store.opened == [pack_key(EXPORT)]
+    assert (cache / pack_key(EXPORT)).exists()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import functools
 import gc
 import logging
@@ -24,7 +25,7 @@ import tempfile
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -227,24 +228,50 @@ async def load_export(
     Raise :class:`LoadError` when the export is unreadable, truncated, or holds no valid puzzle.
     """
     stamp = int(time.time()) if loaded_at is None else loaded_at
-    if verify is None:
+    if verify is not None:
+        return await parse_export(store, export, loaded_at=stamp, log_lines=log_lines, verify=verify)
+    async with _cache_lock(cache_dir, export):
         started = time.perf_counter()
         pool = await _load_pack(store, export, stamp, cache_dir)
         if pool is not None:
             report = LoadReport(key=export.key, loaded=len(pool), packed=True)
             report.seconds = time.perf_counter() - started
             return pool, report
-    return await parse_export(
-        store,
-        export,
-        loaded_at=stamp,
-        log_lines=log_lines,
-        verify=verify,
-        workers=workers,
-        background=background,
-        niceness=niceness,
-        cache_dir=cache_dir,
-    )
+        return await parse_export(
+            store,
+            export,
+            loaded_at=stamp,
+            log_lines=log_lines,
+            workers=workers,
+            background=background,
+            niceness=niceness,
+            cache_dir=cache_dir,
+        )
+
+
+@contextlib.asynccontextmanager
+async def _cache_lock(cache_dir: str | Path | None, export: ExportObject) -> AsyncIterator[None]:
+    """Hold the cache directory's lock for ``export`` (``flock``; nothing without a cache directory).
+
+    Workers of one machine start together: the first downloads or writes the pack, the others wait and
+    then map that same file, so they share one copy in the page cache rather than one each.
+    """
+    if not cache_dir:
+        yield
+        return
+    directory = Path(cache_dir)
+    name = f".{pack_key(export.key).rsplit('/', 1)[-1]}.lock"
+    try:
+        await asyncio.to_thread(directory.mkdir, parents=True, exist_ok=True)
+        handle = await asyncio.to_thread(open, directory / name, "ab")
+    except OSError:
+        yield  # the pack cannot be kept there either (logged where it is written)
+        return
+    try:
+        await asyncio.to_thread(fcntl.flock, handle.fileno(), fcntl.LOCK_EX)
+        yield
+    finally:
+        handle.close()  # releases the lock
 
 
 def _export_name(store: ExportStore, key: str) -> str:
