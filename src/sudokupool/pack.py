@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import mmap
 import struct
+import sys
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
@@ -282,6 +283,8 @@ def check(data: mmap.mmap, *, export_name: str | None = None, export_size: int |
     Raise :class:`PackError` naming the first problem. The checksum reads every page once (CRC-32 by
     ISA-L, several GB/s), which also brings the file into the page cache before it is served.
     """
+    if sys.byteorder != "little":
+        raise PackError("this host is big-endian; packs are read in place as little-endian integers")
     size = len(data)
     header = read_header(data, size)
     if export_name is not None and header.export_name != export_name.rsplit("/", 1)[-1]:

@@ -40,7 +40,6 @@ _SOLUTION_PREFIX: Final = b'{"canonical_id":"'
 SOLUTION_WIDTH: Final = len(b'{"canonical_id":"0123456789ABC","solution":"') + 81 + len(b'"}')
 _SOLUTION_AT: Final = SOLUTION_WIDTH - 81 - 2
 _ETAG_BYTES: Final = pack.ETAG_WIDTH
-_CHECK: Final = struct.Struct("<II")
 #: Records added between two turns of the event loop during a load (:meth:`PoolBuilder.adding`).
 INDEX_STEP: Final = 256
 
@@ -150,7 +149,7 @@ class Pool:
         "__weakref__",
         "_bodies_at",
         "_by_difficulty",
-        "_checks_at",
+        "_checks",
         "_count",
         "_counts",
         "_data",
@@ -193,7 +192,9 @@ class Pool:
             start += count
         self._counts = dict(zip(DIFFICULTIES, header.counts, strict=True))
         self._bodies_at = sections["bodies"][0]
-        self._checks_at = sections["checks"][0]
+        # u32 pairs, read as native integers: packs are little-endian, and so is every host that maps
+        # one (pack.check refuses a pack on a big-endian host).
+        self._checks = items("checks").cast("I")
         self._ids_at = sections["ids"][0]
         self._solutions_at = sections["solutions"][0]
         self._etags_at = sections["etags"][0]
@@ -279,9 +280,8 @@ class Pool:
 
     def _check(self, index: int) -> tuple[int, int]:
         """The CRC-32 and length of the whole identity body of record ``index``."""
-        crc, length = _CHECK.unpack_from(self._data, self._checks_at + pack.CHECK_WIDTH * index)
-        tail = self._tail
-        return crc32(tail, crc), length + len(tail)
+        checks, tail = self._checks, self._tail
+        return crc32(tail, checks[2 * index]), checks[2 * index + 1] + len(tail)
 
     def gzip_body(self, index: int) -> bytes:
         """The public record (JSON) of puzzle ``index`` as one gzip member."""
