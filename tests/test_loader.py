@@ -1,12 +1,10 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import gzip
 import logging
 import multiprocessing
 import os
-import threading
 import time
 from collections.abc import AsyncIterator
 from concurrent.futures import ProcessPoolExecutor
@@ -143,31 +141,6 @@ def test_worker_processes_are_lowered_in_their_initializer() -> None:
     lowered = ProcessPoolExecutor(1, mp_context=context, initializer=lower_priority, initargs=(BACKGROUND_NICENESS,))
     with lowered:
         assert lowered.submit(os.nice, 0).result() == os.nice(0) + BACKGROUND_NICENESS
-
-
-async def test_a_load_pauses_the_cyclic_gc_and_overlapping_loads_resume_it_once(
-    tmp_path: Path, records: list[dict[str, Any]]
-) -> None:
-    write_export(tmp_path / "pool-20260101T000000Z.ndjson", records[:4])
-    store = LocalStore(tmp_path)
-    export = (await store.list_exports(1)).objects[0]
-    assert gc.isenabled()
-    seen: list[bool] = []
-    first_started, second_done = threading.Event(), threading.Event()
-
-    def first_verify(record: dict[str, Any]) -> None:
-        seen.append(gc.isenabled())
-        first_started.set()
-        second_done.wait(10)  # the first load is still running when the second ends
-
-    first = asyncio.create_task(load_export(store, export, workers=0, verify=first_verify))
-    await asyncio.to_thread(first_started.wait, 10)
-    await load_export(store, export, workers=0, verify=lambda record: seen.append(gc.isenabled()))
-    assert not gc.isenabled()  # the first load still runs
-    second_done.set()
-    await first
-    assert gc.isenabled()
-    assert len(seen) == 8 and not any(seen)
 
 
 async def no_children_left(seconds: float = 10) -> bool:

@@ -14,36 +14,32 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import functools
 import gc
 import logging
-import mmap
 import multiprocessing
 import os
-import tempfile
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, ParamSpec, TypeVar
+from typing import Any
 
+from sudokupool import cache
 from sudokupool.export import ExportError, LineError, LineReader, Lines, parse_record
-from sudokupool.pack import PackError, map_file
+from sudokupool.pack import PackError
 from sudokupool.pool import Part, Pool, PoolBuilder, prepare
-from sudokupool.storage.base import ExportObject, ExportStore, StorageError, pack_key
+from sudokupool.storage.base import ExportObject, ExportStore, StorageError, is_export_name, pack_key
 
 logger = logging.getLogger("sudokupool.loader")
 
 Verify = Callable[[dict[str, Any]], None]
 #: What a worker makes of a chunk: the part, each record's line number, and the bad lines.
 Prepared = tuple[Part, list[int], list[tuple[int, str, str]]]
-P = ParamSpec("P")
-T = TypeVar("T")
 
 #: Bad lines logged one by one before the rest are only counted.
 MAX_LOGGED_LINES = 50
@@ -158,44 +154,6 @@ def _exit_when_orphaned(parent: int) -> None:
     os._exit(1)
 
 
-_loads_running = 0
-_gc_was_enabled = True
-
-
-def _gc_paused(load: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
-    """Run the coroutine function ``load`` inside :func:`_no_cyclic_gc`."""
-
-    @functools.wraps(load)
-    async def paused(*args: P.args, **kwargs: P.kwargs) -> T:
-        with _no_cyclic_gc():
-            return await load(*args, **kwargs)
-
-    return paused
-
-
-@contextlib.contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a load runs; overlapping loads resume it once, at the end.
-
-    Parsed records are trees of dicts and lists, freed by refcounting as soon as they are serialized,
-    yet every full collection during a load traverses them, holding the GIL: measured on the demo
-    export, collections of 40 to 140 ms that found nothing stalled the event loop beside the load
-    (worst loop lag 122 ms; 22 ms without them) and doubled the load time. Cyclic garbage that requests
-    make meanwhile waits for the collection after the load.
-    """
-    global _loads_running, _gc_was_enabled
-    if _loads_running == 0:
-        _gc_was_enabled = gc.isenabled()
-    _loads_running += 1
-    gc.disable()
-    try:
-        yield
-    finally:
-        _loads_running -= 1
-        if _loads_running == 0 and _gc_was_enabled:
-            gc.enable()
-
-
 def _worker_count(export: ExportObject, workers: int | None, *, background: bool) -> int:
     if workers is not None:
         return workers
@@ -228,50 +186,21 @@ async def load_export(
     Raise :class:`LoadError` when the export is unreadable, truncated, or holds no valid puzzle.
     """
     stamp = int(time.time()) if loaded_at is None else loaded_at
+    parse = functools.partial(
+        parse_export, store, export, loaded_at=stamp, log_lines=log_lines, background=background, niceness=niceness
+    )
     if verify is not None:
-        return await parse_export(store, export, loaded_at=stamp, log_lines=log_lines, verify=verify)
-    async with _cache_lock(cache_dir, export):
+        return await parse(verify=verify, workers=0)
+    if not is_export_name(export.key):
+        cache_dir = None  # a single file of another name: no pack is looked for or kept
+    async with cache.lock(cache_dir, pack_key(export.key) if cache_dir else ""):
         started = time.perf_counter()
         pool = await _load_pack(store, export, stamp, cache_dir)
         if pool is not None:
             report = LoadReport(key=export.key, loaded=len(pool), packed=True)
             report.seconds = time.perf_counter() - started
             return pool, report
-        return await parse_export(
-            store,
-            export,
-            loaded_at=stamp,
-            log_lines=log_lines,
-            workers=workers,
-            background=background,
-            niceness=niceness,
-            cache_dir=cache_dir,
-        )
-
-
-@contextlib.asynccontextmanager
-async def _cache_lock(cache_dir: str | Path | None, export: ExportObject) -> AsyncIterator[None]:
-    """Hold the cache directory's lock for ``export`` (``flock``; nothing without a cache directory).
-
-    Workers of one machine start together: the first downloads or writes the pack, the others wait and
-    then map that same file, so they share one copy in the page cache rather than one each.
-    """
-    if not cache_dir:
-        yield
-        return
-    directory = Path(cache_dir)
-    name = f".{pack_key(export.key).rsplit('/', 1)[-1]}.lock"
-    try:
-        await asyncio.to_thread(directory.mkdir, parents=True, exist_ok=True)
-        handle = await asyncio.to_thread(open, directory / name, "ab")
-    except OSError:
-        yield  # the pack cannot be kept there either (logged where it is written)
-        return
-    try:
-        await asyncio.to_thread(fcntl.flock, handle.fileno(), fcntl.LOCK_EX)
-        yield
-    finally:
-        handle.close()  # releases the lock
+        return await parse(workers=workers, cache_dir=cache_dir)
 
 
 def _export_name(store: ExportStore, key: str) -> str:
@@ -301,7 +230,7 @@ async def _load_pack(store: ExportStore, export: ExportObject, stamp: int, cache
     try:
         if path_of is not None:
             return await asyncio.to_thread(opened, path_of(found.key), loaded_at=stamp)
-        data = await _download(store, found.key, cached)
+        data = await cache.download(store.open(found.key), cached)
         return await asyncio.to_thread(
             Pool.from_pack,
             data,
@@ -320,25 +249,6 @@ async def _load_pack(store: ExportStore, export: ExportObject, stamp: int, cache
     return None
 
 
-async def _download(store: ExportStore, key: str, cached: Path | None) -> mmap.mmap:
-    """Stream ``key`` to ``cached`` (written beside it, then renamed) or to a temporary file; map it."""
-    handle, written = _pack_file(cached)
-    try:
-        with handle:
-            async for chunk in store.open(key):
-                await asyncio.to_thread(handle.write, chunk)
-            handle.flush()
-            data = map_file(handle.fileno())
-        if written is not None and cached is not None:
-            _keep(written, cached)
-            written = None
-        return data
-    finally:
-        if written is not None:
-            written.unlink(missing_ok=True)
-
-
-@_gc_paused
 async def parse_export(
     store: ExportStore,
     export: ExportObject,
@@ -363,8 +273,7 @@ async def parse_export(
 
     ``background`` (a live reload beside a serving event loop) runs the threads and worker processes
     ``niceness`` (default :data:`BACKGROUND_NICENESS`) steps nicer, so the CPU goes to requests first;
-    the startup load runs at full priority, as nothing is served yet. The cyclic garbage collector is
-    paused meanwhile (see :func:`_no_cyclic_gc`).
+    the startup load runs at full priority, as nothing is served yet.
 
     The prepared records become a pack in a temporary file; with ``cache_dir`` it is kept there as
     ``pool-<ts>.pack`` for the next load. Raise :class:`LoadError` when the export is unreadable,
@@ -373,7 +282,7 @@ async def parse_export(
     started = time.perf_counter()
     stamp = int(time.time()) if loaded_at is None else loaded_at
     keep = Path(cache_dir) / pack_key(export.key).rsplit("/", 1)[-1] if cache_dir and verify is None else None
-    file, written = _pack_file(keep)
+    file, written = cache.new_file(keep)
     builder = PoolBuilder(loaded_at=stamp, file=file)
     report = LoadReport(key=export.key)
     collector = _Collector(export.key, builder, report, log_lines=log_lines)
@@ -399,34 +308,13 @@ async def parse_export(
             source = store.description
             pool = await asyncio.to_thread(builder.build, source=source, export_key=export.key, export_size=export.size)
             if written is not None and keep is not None:
-                _keep(written, keep)
+                cache.keep(written, keep)
                 written = None
     finally:
         if written is not None:
             written.unlink(missing_ok=True)
     report.seconds = time.perf_counter() - started
     return pool, report
-
-
-def _keep(written: Path, keep: Path) -> None:
-    """Make the complete pack ``written`` readable by all and rename it to ``keep``: whoever maps ``keep``
-    finds a whole pack, never half of one."""
-    written.chmod(0o644)
-    os.replace(written, keep)
-
-
-def _pack_file(keep: Path | None) -> tuple[IO[bytes], Path | None]:
-    """A file to write a pack into, and its path: beside ``keep`` (to be renamed to it when complete),
-    else an anonymous temporary file (no path)."""
-    if keep is not None:
-        try:
-            keep.parent.mkdir(parents=True, exist_ok=True)
-            # Closed by the caller, once the pack is written (and mapped).
-            handle = tempfile.NamedTemporaryFile(dir=keep.parent, prefix=f".{keep.name}.", delete=False)  # noqa: SIM115
-            return handle, Path(handle.name)
-        except OSError as exc:
-            logger.warning("cannot write a pack into %s (%s); keeping it in a temporary file", keep.parent, exc)
-    return tempfile.TemporaryFile(), None
 
 
 async def _prepare_here(
