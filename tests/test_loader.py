@@ -6,6 +6,8 @@ import gzip
 import logging
 import multiprocessing
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -450,3 +452,45 @@ def _running(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return state != "Z"
+
+
+_STOPPED_LOAD = """
+import asyncio, multiprocessing, sys
+from pathlib import Path
+from sudokupool.loader import load_export
+from sudokupool.storage.local import LocalStore
+
+class Stalling(LocalStore):
+    # Hands out the first chunk, then waits as a slow storage connection does.
+    async def open(self, key):
+        async for chunk in super().open(key):
+            yield chunk
+            await asyncio.sleep(3600)
+
+async def main():
+    store = Stalling(Path(sys.argv[1]))
+    export = (await store.list_exports(1)).objects[0]
+    load = asyncio.create_task(load_export(store, export, workers=2, background=True))
+    while not multiprocessing.active_children():
+        await asyncio.sleep(0.05)
+    [child] = multiprocessing.active_children()
+    await asyncio.sleep(1)  # the load process and its workers are up, parsing the first chunk
+    load.cancel()  # as the live sync is at shutdown
+    await asyncio.gather(load, return_exceptions=True)
+    print("exit code", child.exitcode)
+
+asyncio.run(main())
+"""
+
+
+def test_a_stopped_background_load_leaves_no_semaphores_behind(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    # Killed, the load process left its executor's semaphores to the resource tracker, which warned at
+    # shutdown: "resource_tracker: There appear to be 5 leaked semaphore objects".
+    write_export(tmp_path / "pool-20260101T000000Z.ndjson", records * 3)  # several chunks (duplicates are fine)
+    result = subprocess.run(
+        [sys.executable, "-c", _STOPPED_LOAD, str(tmp_path)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "exit code 0\n"  # it ended by itself, not killed (-9)
+    assert "leaked" not in result.stderr
+    assert result.stderr == ""

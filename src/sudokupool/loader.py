@@ -19,6 +19,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import socket
 import sys
 import time
 from collections import Counter, deque
@@ -47,6 +48,9 @@ WORKER_THRESHOLD = 16 * 1024 * 1024
 #: How much nicer than the server a background load's threads and worker processes run by default
 #: (Unix; the live sync passes ``SUDOKUPOOL_SYNC_NICENESS``).
 BACKGROUND_NICENESS = 10
+#: How long a load process that is told to stop may take to shut its workers down before it is killed
+#: (a worker finishes the chunk it has: well under a second for the chunks of a normal export).
+STOP_SECONDS = 10.0
 _PR_SET_PDEATHSIG = 1
 
 
@@ -464,14 +468,21 @@ def _child_main(conn: Connection, key: str, stamp: int, workers: int, niceness: 
                     conn.send(("part", pending.popleft().result()))
                 break
         conn.send(("done", None))
-    except (EOFError, BrokenPipeError):
-        pass  # the server stopped the load
+    except (EOFError, OSError):
+        pass  # the server stopped the load (it hung up the pipe), or went away
     except BrokenProcessPool:
         conn.send(("died", None))
     except Exception as exc:  # ExportError, or anything else: the export is refused with its reason
         conn.send(("error", str(exc) if isinstance(exc, ExportError) else _describe(exc)))
     finally:
         executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _hang_up(conn: Connection) -> None:
+    """Shut the pipe down both ways. Closing it would not do: a receive blocked on it in another thread
+    holds the socket open, so neither that receive nor the other end would see the end of the stream."""
+    with contextlib.suppress(OSError), socket.socket(fileno=os.dup(conn.fileno())) as sock:
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 async def _prepare_in_child(
@@ -535,10 +546,15 @@ async def _prepare_in_child(
     finally:
         sending.cancel()
         if receiving is not None:
-            receiving.cancel()  # a receive still waiting ends with the pipe, unheard
-        if finished:
-            # It is shutting its workers down: wait (off the loop) rather than cut them off.
-            await loop.run_in_executor(threads, child.join, 30)
+            receiving.cancel()  # a receive still waiting ends with the pipe (below), unheard
+        if not finished:
+            # Tell the load process to stop: it sees the end of the stream (EOFError, or BrokenPipeError on its
+            # next send), shuts its workers down and exits. Killed instead, it left its executor's semaphores
+            # behind ("resource_tracker: There appear to be 5 leaked semaphore objects" at shutdown).
+            _hang_up(ours)
+        # Either way it is shutting its workers down: wait, off the loop (the load's own threads may still
+        # be returning from the pipe).
+        await asyncio.to_thread(child.join, STOP_SECONDS)
         ours.close()
         if child.is_alive():
             child.kill()  # its workers die with it (_start_worker)
