@@ -98,6 +98,22 @@ class BadLineLimit(NamedTuple):
             return bad <= self.lines
         return bad <= self.share * lines
 
+    def certain(self, most_good: int) -> int:
+        """How many bad lines an export that can hold at most ``most_good`` good lines may show before it is
+        refused whatever the rest holds: past this, ``allows`` is false for every possible rest.
+
+        With a share ``s``, ``bad > s * (good + bad)`` holds for every ``good <= most_good`` exactly when
+        ``bad > s * most_good / (1 - s)``.
+        """
+        if self.lines is not None:
+            return self.lines
+        if self.share >= 1:
+            return 1 << 62
+        certain = int(self.share * most_good / (1 - self.share))
+        while self.allows(certain + 1, most_good + certain + 1):  # where rounding fell short
+            certain += 1
+        return certain
+
     def __str__(self) -> str:
         return str(self.lines) if self.lines is not None else f"{self.share * 100:g}%"
 

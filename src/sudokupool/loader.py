@@ -76,6 +76,14 @@ class LoadLimits:
     def from_settings(cls, settings: Settings) -> LoadLimits:
         return cls(settings.max_record_bytes, settings.max_export_bytes, settings.max_bad_lines)
 
+    def give_up(self, export: ExportObject) -> int:
+        """The bad lines past which ``export`` is refused whatever else it holds (see
+        :meth:`BadLineLimit.certain`): it can hold at most one good line per :data:`MIN_RECORD_BYTES` of
+        its inflated size. Loading stops there, so a flood of bad lines costs little to refuse; but not
+        before :data:`MAX_LOGGED_LINES` of them, which the report (and ``sudokupool check``) lists."""
+        size = self.max_export_bytes if export.key.endswith(".gz") else min(export.size, self.max_export_bytes)
+        return max(self.max_bad_lines.certain(size // MIN_RECORD_BYTES), MAX_LOGGED_LINES)
+
     def reader(self, key: str) -> LineReader:
         return LineReader(gzipped=key.endswith(".gz"), max_line=self.max_record_bytes, max_bytes=self.max_export_bytes)
 
@@ -114,7 +122,7 @@ class LoadReport:
 class Prepared:
     """What a worker makes of a chunk: the part, each record's line number, the first bad lines
     ``(number, reason, message)`` and every bad line's reason counted, the non-blank lines it read and
-    the number of its last line."""
+    the number of the last one; ``gave_up`` when it stopped reading at a bad line past the bound."""
 
     part: Part
     numbers: list[int]
@@ -122,6 +130,7 @@ class Prepared:
     skipped: Counter[str]
     lines: int
     last: int
+    gave_up: bool = False
 
 
 def _describe(exc: BaseException) -> str:
@@ -130,19 +139,25 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-def prepare_lines(lines: Lines, loaded_at: int, max_record_bytes: int, verify: Verify | None = None) -> Prepared:
+def prepare_lines(
+    lines: Lines, loaded_at: int, max_record_bytes: int, give_up: int, verify: Verify | None = None
+) -> Prepared:
     """Parse, validate and serialize ``lines`` (see :class:`Prepared`). Runs in worker processes.
 
-    A bad line is skipped. Anything else that fails on a line (a record that cannot be served, memory
-    running out) raises :class:`~sudokupool.export.ExportError` naming that line: the export is refused.
+    A bad line is skipped; past ``give_up`` bad lines the rest is not read. Anything else that fails on
+    a line (a record that cannot be served, memory running out) raises
+    :class:`~sudokupool.export.ExportError` naming that line: the export is refused.
     """
     numbers: list[int] = []
     problems: list[tuple[int, str, str]] = []
     skipped: Counter[str] = Counter()
     read = len(lines.too_long)
     current = lines.first
+    count = 0
 
     def bad(number: int, reason: str, message: str) -> None:
+        nonlocal count
+        count += 1
         skipped[reason] += 1
         if len(problems) < MAX_LOGGED_LINES:
             problems.append((number, reason, message))
@@ -162,6 +177,8 @@ def prepare_lines(lines: Lines, loaded_at: int, max_record_bytes: int, verify: V
                     verify(record)
             except LineError as exc:
                 bad(number, exc.reason, str(exc))
+                if count > give_up:
+                    return
                 continue
             numbers.append(number)
             yield record
@@ -170,6 +187,8 @@ def prepare_lines(lines: Lines, loaded_at: int, max_record_bytes: int, verify: V
         part = prepare(records(), loaded_at)
     except Exception as exc:
         raise ExportError(f"line {current}: {_describe(exc)}") from None
+    if count > give_up:
+        return Prepared(part, numbers, problems, skipped, read, current, gave_up=True)
     return Prepared(part, numbers, problems, skipped, read, lines.first + lines.data.count(b"\n"))
 
 
@@ -178,16 +197,14 @@ class _Collector:
     and the bound on bad lines (refusing as soon as no rest of the export could keep it)."""
 
     def __init__(
-        self, name: str, builder: PoolBuilder, report: LoadReport, limits: LoadLimits, size: int, *, log_lines: bool
+        self, name: str, builder: PoolBuilder, report: LoadReport, limit: BadLineLimit, give_up: int, *, log_lines: bool
     ) -> None:
         self.name = name
         self.builder = builder
         self.report = report
-        self.limit = limits.max_bad_lines
+        self.limit = limit
+        self.give_up = give_up
         self.log_lines = log_lines
-        # The most lines the rest of the export could add: every record takes at least MIN_RECORD_BYTES.
-        # (All of them good is the rest's best chance to keep the share of bad lines under the bound.)
-        self.more_lines = min(size, limits.max_export_bytes) // MIN_RECORD_BYTES
 
     async def add(self, prepared: Prepared) -> None:
         part, numbers, problems = prepared.part, prepared.numbers, prepared.problems
@@ -209,7 +226,7 @@ class _Collector:
             report.skipped["duplicate-id"] += len(duplicates)
         for number, _, message in problems[: MAX_LOGGED_LINES - len(report.problems)]:
             report.problems.append((number, message))
-        if not self.limit.allows(report.skipped_total, report.lines + self.more_lines):
+        if prepared.gave_up or report.skipped_total > self.give_up:
             raise self.refusal()
 
     def finish(self) -> None:
@@ -361,8 +378,8 @@ async def load_export(
     where = store.description
     file_name = export.key.rsplit("/", 1)[-1]
     name = where if where.endswith(file_name) else f"{where.rstrip('/')}/{file_name}"
-    size = limits.max_export_bytes if export.key.endswith(".gz") else export.size
-    collector = _Collector(name, builder, report, limits, size, log_lines=log_lines)
+    give_up = limits.give_up(export)
+    collector = _Collector(name, builder, report, limits.max_bad_lines, give_up, log_lines=log_lines)
     count = 0 if verify is not None else _worker_count(export, workers, background=background)
     if not background:
         niceness = 0
@@ -370,9 +387,11 @@ async def load_export(
         niceness = BACKGROUND_NICENESS
     try:
         if count and background:
-            prepared = _prepare_in_child(store, export.key, stamp, count, niceness, limits)
+            prepared = _prepare_in_child(store, export.key, stamp, count, niceness, limits, give_up)
         else:
-            prepared = _prepare_here(store, export.key, stamp, limits, workers=count, niceness=niceness, verify=verify)
+            prepared = _prepare_here(
+                store, export.key, stamp, limits, give_up, workers=count, niceness=niceness, verify=verify
+            )
         async with contextlib.aclosing(prepared):
             async for found in prepared:
                 await collector.add(found)
@@ -395,7 +414,15 @@ async def load_export(
 
 
 async def _prepare_here(
-    store: ExportStore, key: str, stamp: int, limits: LoadLimits, *, workers: int, niceness: int, verify: Verify | None
+    store: ExportStore,
+    key: str,
+    stamp: int,
+    limits: LoadLimits,
+    give_up: int,
+    *,
+    workers: int,
+    niceness: int,
+    verify: Verify | None,
 ) -> AsyncGenerator[Prepared, None]:
     """Inflate and split in a thread of this process; parse in ``workers`` processes, or without them in
     a thread (small exports, and ``verify``).
@@ -419,9 +446,9 @@ async def _prepare_here(
         if not lines:
             return
         if executor is not None:
-            pending.append(loop.run_in_executor(executor, prepare_lines, lines, stamp, most))
+            pending.append(loop.run_in_executor(executor, prepare_lines, lines, stamp, most, give_up))
         else:
-            pending.append(loop.run_in_executor(threads, prepare_lines, lines, stamp, most, verify))
+            pending.append(loop.run_in_executor(threads, prepare_lines, lines, stamp, most, give_up, verify))
 
     try:
         async for chunk in store.open(key):
@@ -441,7 +468,9 @@ async def _prepare_here(
         threads.shutdown(wait=False, cancel_futures=True)
 
 
-def _child_main(conn: Connection, key: str, stamp: int, workers: int, niceness: int, limits: LoadLimits) -> None:
+def _child_main(
+    conn: Connection, key: str, stamp: int, workers: int, niceness: int, limits: LoadLimits, give_up: int
+) -> None:
     """The load process: inflates and splits the chunks it receives, has ``workers`` processes of its own
     parse them, and sends back each prepared part in order, then ``("done", None)``; or ``("error",
     message)`` for an unreadable stream, ``("died", None)`` when a worker died. An empty chunk ends the
@@ -459,7 +488,7 @@ def _child_main(conn: Connection, key: str, stamp: int, workers: int, niceness: 
                 reader.push(chunk)
             for lines in iter(reader.pull, None) if chunk else (reader.finish(),):
                 if lines:
-                    pending.append(executor.submit(prepare_lines, lines, stamp, limits.max_record_bytes))
+                    pending.append(executor.submit(prepare_lines, lines, stamp, limits.max_record_bytes, give_up))
                 # Send what is ready; wait only when two chunks per worker are in flight.
                 while pending and (pending[0].done() or len(pending) > 2 * workers):
                     conn.send(("part", pending.popleft().result()))
@@ -486,7 +515,7 @@ def _hang_up(conn: Connection) -> None:
 
 
 async def _prepare_in_child(
-    store: ExportStore, key: str, stamp: int, workers: int, niceness: int, limits: LoadLimits
+    store: ExportStore, key: str, stamp: int, workers: int, niceness: int, limits: LoadLimits, give_up: int
 ) -> AsyncGenerator[Prepared, None]:
     """Large exports in the background (a live reload): a child process inflates, splits and (with
     ``workers`` processes of its own) parses; this process only reads the stored chunks, passes them on
@@ -500,7 +529,7 @@ async def _prepare_in_child(
     context = multiprocessing.get_context("spawn")
     ours, theirs = context.Pipe()
     child = context.Process(
-        target=_child_main, args=(theirs, key, stamp, workers, niceness, limits), name="sudokupool-load"
+        target=_child_main, args=(theirs, key, stamp, workers, niceness, limits, give_up), name="sudokupool-load"
     )
     child.start()
     theirs.close()
