@@ -204,9 +204,9 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "max_export_bytes",
-        "17179869184",
-        "Most bytes an export may inflate to (16 GiB: more than a pool any one process can serve); "
-        "a larger export is refused.",
+        "4294967296",
+        "Most bytes an export may inflate to (4 GiB: about 300,000 puzzles with solve paths, 5 million without; "
+        "serving them takes more memory than that). A larger export is refused.",
         _int(1024),
     ),
     Setting(
@@ -249,7 +249,7 @@ class Settings:
     sync_niceness: int = 10
     storage_retry_seconds: float = 30.0
     max_record_bytes: int = 1 << 20
-    max_export_bytes: int = 16 << 30
+    max_export_bytes: int = 4 << 30
     max_bad_lines: BadLineLimit = STRICT_BAD_LINES
     exports_list_cache_seconds: float = 60.0
     exports_list_max: int = 1000

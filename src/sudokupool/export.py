@@ -408,7 +408,7 @@ class LineReader:
     loading process's own work on a 1M export).
     """
 
-    def __init__(self, *, gzipped: bool, max_line: int = 1 << 20, max_bytes: int = 16 << 30) -> None:
+    def __init__(self, *, gzipped: bool, max_line: int = 1 << 20, max_bytes: int = 4 << 30) -> None:
         self._decompressor: Any = isal_zlib.decompressobj(wbits=31) if gzipped else None
         self._input = b""
         self._pending = b""
