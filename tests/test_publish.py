@@ -87,6 +87,21 @@ def test_publish_refuses_an_export_that_fails_check(
     assert published(s3_settings, bucket, "") == {}
 
 
+def test_publish_applies_the_services_bound_on_bad_lines(
+    s3_settings: SeaweedS3, tmp_path: Path, records: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    bucket = s3_settings.new_bucket()
+    path = write_export(tmp_path / "export.ndjson.gz", records[:3], extra_lines=(b"[]",))
+
+    code = main(["publish", str(path), "--to", f"s3://{bucket}/", "--max-bad-lines", "25%"])
+
+    out = capsys.readouterr()
+    assert code == 0
+    assert "line 4: not-an-object" in out.err
+    assert "loaded 3 puzzles, skipped 1" in out.err
+    assert len(published(s3_settings, bucket, "")) == 1
+
+
 def test_publish_refuses_a_file_that_is_not_there(s3_settings: SeaweedS3, tmp_path: Path) -> None:
     code = main(["publish", str(tmp_path / "missing.ndjson.gz"), "--to", "s3://bucket/"])
 
