@@ -28,7 +28,7 @@ CODE_PATTERN: Final = "^[0-9A-HJKMNP-TV-Z]{13}$"
 # Said on every path: OpenAPI lists responses per operation, and these methods have none of their own.
 METHODS_NOTE: Final = (
     "HEAD is answered like GET, without the body. Any other method is answered 405 "
-    '`{"error": "method not allowed"}` with `Allow: GET, HEAD`.'
+    '`{"error": "method not allowed"}` with `Allow: GET, HEAD` (a CORS preflight is answered by the CORS layer).'
 )
 
 
