@@ -7,8 +7,13 @@ import pytest
 from openapi_core import OpenAPI
 from openapi_spec_validator import validate
 
+from sudokupool.app import create_app
+from sudokupool.config import Settings
 from sudokupool.export import DIFFICULTIES
 from sudokupool.openapi import METHODS_NOTE, document
+from sudokupool.pool import Pool
+from sudokupool.storage.base import StorageError
+from tests.servers import free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -156,6 +161,30 @@ async def test_live_responses_match_the_document(client: httpx.AsyncClient, reco
     spec = OpenAPI.from_dict(document())
     for url in _live_cases(records):
         response = await client.get(url)
+        request = httpx.Request("GET", f"http://testserver{url}")
+        spec.validate_response(_Request(request), _Response(response))
+
+
+class _UnreachableStore:
+    """An export store whose listing fails as an unreachable bucket does."""
+
+    async def list_exports(self, limit: int) -> Any:
+        raise StorageError("cannot list exports in s3://bucket/: connection refused")
+
+
+async def test_the_503s_match_the_document(pool: Pool) -> None:
+    spec = OpenAPI.from_dict(document())
+    # Storage down and nothing cached: pool-exports answers 503.
+    app = create_app(Settings(), pool=pool)
+    app.runtime.store = _UnreachableStore()
+    # The shared limiter's Redis refuses connections and the service is set to refuse meanwhile.
+    closed = Settings(redis_url=f"redis://127.0.0.1:{free_port()}/0", redis_timeout=0.5, redis_failure_mode="closed")
+    cases = [(app, "/api/v2/pool-exports"), (create_app(closed, pool=pool), "/api/v2/health")]
+    for asgi, url in cases:
+        transport = httpx.ASGITransport(app=asgi, client=("203.0.113.7", 4321))
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            response = await client.get(url)
+        assert response.status_code == 503, url
         request = httpx.Request("GET", f"http://testserver{url}")
         spec.validate_response(_Request(request), _Response(response))
 
