@@ -3,11 +3,10 @@
 It is a client contract: generated clients (openapi-python-client, openapi-typescript,
 datamodel-code-generator) must work from it without configuration or casts, and
 ``tests/test_openapi_clients.py`` generates them and calls every operation against a real server.
-What that asks of the document: every object has typed properties and every item is a named
-component; the PNG is also listed under ``application/octet-stream``, the one binary type openapi-python-client
-reads without a config file (the bytes and the ``Content-Type: image/png`` header are the same either way);
-the difficulty filter accepts the record's own ``Difficulty`` enum besides the lower-case names.
-"""
+The bodies' schemas are in ``schemas.py``. Here, the operations: the PNG is also listed under
+``application/octet-stream``, the one binary type openapi-python-client reads without a config file
+(the bytes and the ``Content-Type: image/png`` header are the same either way), and the difficulty
+filter accepts the record's own ``Difficulty`` enum besides the lower-case names."""
 
 from __future__ import annotations
 
@@ -17,33 +16,16 @@ from typing import Any, Final
 import orjson
 
 from sudokupool import __version__
-from sudokupool.activity import DOWNLOADS, PLAYS
-from sudokupool.export import DIFFICULTIES
-from sudokupool.sudoku.symmetry import SYMMETRIES
+from sudokupool.schemas import SCHEMAS, ref
 
 JSON: Final = "application/json"
 RATE_HEADERS: Final = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
-CODE_PATTERN: Final = "^[0-9A-HJKMNP-TV-Z]{13}$"
 
 # Said on every path: OpenAPI lists responses per operation, and these methods have none of their own.
 METHODS_NOTE: Final = (
     "HEAD is answered like GET, without the body. Any other method is answered 405 "
     '`{"error": "method not allowed"}` with `Allow: GET, HEAD` (a CORS preflight is answered by the CORS layer).'
 )
-
-
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-def _nullable(kind: str, **extra: Any) -> dict[str, Any]:
-    return {"type": kind, "nullable": True, **extra}
-
-
-def _object(properties: dict[str, Any], description: str | None = None, **extra: Any) -> dict[str, Any]:
-    """An object schema whose properties are all required (every response field is always present)."""
-    head = {"description": description} if description else {}
-    return {**head, "type": "object", "required": list(properties), "properties": properties, **extra}
 
 
 def _rate_headers() -> dict[str, Any]:
@@ -54,7 +36,7 @@ def _json(schema: str, description: str, **headers: Any) -> dict[str, Any]:
     return {
         "description": description,
         "headers": {**_rate_headers(), **headers},
-        "content": {JSON: {"schema": _ref(schema)}},
+        "content": {JSON: {"schema": ref(schema)}},
     }
 
 
@@ -100,169 +82,6 @@ _IF_NONE_MATCH = {"$ref": _PARAM + "IfNoneMatch"}
 _CACHE_HEADERS = {
     "ETag": {"$ref": "#/components/headers/ETag"},
     "Cache-Control": {"$ref": "#/components/headers/Cache-Control"},
-}
-
-_EPOCH = "Seconds since the Unix epoch, UTC."
-
-_SCHEMAS: dict[str, Any] = {
-    "Difficulty": {"type": "string", "enum": list(DIFFICULTIES), "description": "A puzzle's difficulty."},
-    "DifficultyFilter": {
-        "type": "string",
-        "enum": [name.lower() for name in DIFFICULTIES],
-        "description": "A difficulty in lower case (the filter ignores case; `Difficulty` values work too).",
-    },
-    "PuzzlePublicRecord": _object(
-        {
-            "canonical_id": {"type": "string", "pattern": CODE_PATTERN, "example": "7XQ2M9KD4HB1C"},
-            "puzzle_id": {"type": "string", "pattern": CODE_PATTERN},
-            "puzzle": {"type": "string", "pattern": "^[.1-9]{81}$", "description": "Row-major, '.' for empty."},
-            "canonical": {"type": "string", "pattern": "^[.1-9]{81}$", "description": "Minlex canonical form."},
-            "difficulty": _ref("Difficulty"),
-            "difficulty_level": {"type": "integer", "minimum": 1, "maximum": 4},
-            "clue_count": {"type": "integer", "minimum": 17, "maximum": 81},
-            "symmetric": {"type": "boolean"},
-            "symmetry": {"type": "string", "enum": list(SYMMETRIES)},
-            "seed": _nullable("integer"),
-            "created_at": {"type": "integer", "description": _EPOCH},
-            "tags": {"type": "array", "items": {"type": "string"}},
-            "score": _nullable("number"),
-            "tier": _nullable("string"),
-            "stars": _nullable("integer", minimum=1, maximum=5),
-            "hardest_technique": _nullable("string"),
-            "techniques": {"type": "array", "items": {"type": "string"}},
-            "solve_path": {"type": "array", "nullable": True, "items": _ref("SolveStep")},
-            "source": {"type": "string"},
-            "volume": _nullable("string"),
-            "used_at": _nullable("integer", description=_EPOCH),
-            "synced_at": {"type": "integer", "description": "When this instance loaded the puzzle (epoch seconds)."},
-        },
-        "A puzzle without its answer. Formats: docs/export-format.md.",
-        additionalProperties=False,
-    ),
-    "SolveStep": {
-        "type": "object",
-        "description": "One solving step (docs/export-format.md).",
-        "required": ["technique", "placements", "eliminations", "explanation"],
-        "properties": {
-            "technique": {"type": "string"},
-            "score": {"type": "integer"},
-            "placements": {"type": "array", "items": _ref("CellDigit")},
-            "eliminations": {"type": "array", "items": _ref("CellDigit")},
-            "cells": {"type": "array", "items": {"type": "string"}},
-            "houses": {"type": "array", "items": {"type": "string"}},
-            "digits": {"type": "array", "items": {"type": "integer"}},
-            "explanation": {"type": "string"},
-        },
-    },
-    "CellDigit": _object(
-        {
-            "cell": {"type": "string", "pattern": "^r[1-9]c[1-9]$", "example": "r1c7"},
-            "digit": {"type": "integer", "minimum": 1, "maximum": 9},
-        },
-        "A digit placed in, or eliminated from, a cell.",
-    ),
-    "SolutionResponse": _object(
-        {
-            "canonical_id": {"type": "string", "pattern": CODE_PATTERN},
-            "solution": {"type": "string", "pattern": "^[1-9]{81}$"},
-        }
-    ),
-    "GlobalStats": _object(
-        {
-            "total": {"type": "integer", "minimum": 0},
-            "by_difficulty": _ref("DifficultyCounts"),
-            "last_synced_at": _nullable("integer", description=_EPOCH),
-        }
-    ),
-    "DifficultyCounts": _object(
-        {name: {"type": "integer", "minimum": 0} for name in DIFFICULTIES}, "Puzzles of each difficulty."
-    ),
-    "ActivityStats": _object(
-        {
-            "scope": {"type": "string", "enum": ["instance", "cluster"]},
-            "covers": {"type": "string", "description": "What the counts cover, in words."},
-            "since": _nullable("integer", description=_EPOCH),
-            "plays": _ref("PlayCounts"),
-            "downloads": _ref("DownloadCounts"),
-        },
-        "Aggregate counters, no personal data. `scope` says what they cover.",
-    ),
-    "PlayCounts": _object(
-        {name: {"type": "integer", "minimum": 0} for name in (*PLAYS, "total")}, "Puzzles served to play."
-    ),
-    "DownloadCounts": _object(
-        {name: {"type": "integer", "minimum": 0} for name in (*DOWNLOADS, "total")},
-        "Solutions, images and export listings served.",
-    ),
-    "Health": _object(
-        {
-            "ok": {"type": "boolean"},
-            "puzzles": {"type": "integer", "minimum": 0},
-            "export": _ref("LoadedExport"),
-            "sync": _ref("SyncStatus"),
-        }
-    ),
-    "LoadedExport": _object(
-        {
-            "source": {"type": "string", "description": "Where exports are read from."},
-            "key": {
-                "type": "string",
-                "description": "The loaded export's name.",
-                "example": "pool-20261122T100000Z.ndjson.gz",
-            },
-            "size": {"type": "integer", "minimum": 0, "description": "Its size in bytes."},
-            "loaded_at": {"type": "integer", "description": _EPOCH},
-            "age_seconds": {"type": "integer"},
-            "exported_at": _nullable("integer", description="The time in the export's name; null without one."),
-            "export_age_seconds": _nullable("integer"),
-            "fallback": {"type": "boolean", "description": "Serving the fallback export (storage was unreachable)."},
-        },
-        "The export the pool was loaded from.",
-    ),
-    "SyncStatus": _object(
-        {
-            "interval_seconds": {"type": "number", "description": "0: live sync is off."},
-            "last_attempt_at": _nullable("integer", description=_EPOCH),
-            "last_success_at": _nullable("integer", description=_EPOCH),
-            "last_error": _nullable("string", description="The most recent failure; it stays after later successes."),
-            "last_error_at": _nullable("integer", description=_EPOCH),
-        },
-        "The last look for a newer export.",
-    ),
-    "PoolExportsResponse": _object(
-        {"objects": {"type": "array", "items": _ref("PoolExport")}, "truncated": {"type": "boolean"}}
-    ),
-    "PoolExport": _object(
-        {
-            "key": {"type": "string", "example": "pool-20261122T100000Z.ndjson.gz"},
-            "size": {"type": "integer", "minimum": 0},
-            "uploaded": {"type": "string", "format": "date-time"},
-        },
-        "One export snapshot in object storage.",
-    ),
-    "Error": _object({"error": {"type": "string"}}),
-    "RateLimitError": _object(
-        {
-            "error": {"type": "string", "example": "rate limit exceeded"},
-            "retry_after_seconds": {"type": "integer", "minimum": 0},
-        }
-    ),
-    "OpenApiDocument": {
-        "type": "object",
-        "description": "An OpenAPI 3.0.3 document (this one).",
-        "required": ["openapi", "info", "paths"],
-        "properties": {
-            "openapi": {"type": "string", "example": "3.0.3"},
-            "info": _ref("OpenApiInfo"),
-            "paths": {"type": "object", "additionalProperties": {"type": "object"}},
-            "components": {"type": "object", "additionalProperties": {"type": "object"}},
-        },
-    },
-    "OpenApiInfo": {
-        "type": "object",
-        "required": ["title", "version"],
-        "properties": {"title": {"type": "string"}, "version": {"type": "string"}, "description": {"type": "string"}},
-    },
 }
 
 _TAGS = [
@@ -312,7 +131,7 @@ def _components() -> dict[str, Any]:
             "TooManyRequests": {
                 "description": "Rate limit exceeded.",
                 "headers": {**_rate_headers(), "Retry-After": {"$ref": "#/components/headers/Retry-After"}},
-                "content": {JSON: {"schema": _ref("RateLimitError")}},
+                "content": {JSON: {"schema": ref("RateLimitError")}},
             },
             "ServerError": _json("Error", "Unexpected server error."),
             "LimiterUnavailable": _json(
@@ -324,7 +143,7 @@ def _components() -> dict[str, Any]:
                 "limiter failed (see LimiterUnavailable).",
             ),
         },
-        "schemas": _SCHEMAS,
+        "schemas": SCHEMAS,
     }
 
 
@@ -336,7 +155,7 @@ def document() -> dict[str, Any]:
         "in": "query",
         "required": False,
         "description": "Only puzzles of this difficulty, in any case: a record's `difficulty` can be passed back.",
-        "schema": {"anyOf": [_ref("Difficulty"), _ref("DifficultyFilter")]},
+        "schema": {"anyOf": [ref("Difficulty"), ref("DifficultyFilter")]},
     }
     variant = {
         "name": "variant",
@@ -418,7 +237,7 @@ def document() -> dict[str, Any]:
                 "responses": {
                     "200": {
                         "description": "The OpenAPI 3.0.3 document.",
-                        "content": {JSON: {"schema": _ref("OpenApiDocument")}},
+                        "content": {JSON: {"schema": ref("OpenApiDocument")}},
                     }
                 },
             },
