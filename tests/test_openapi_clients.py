@@ -65,7 +65,7 @@ def _run(args: list[str | Path], *, cwd: Path | None = None, env: dict[str, str]
 
 @pytest.fixture(scope="session")
 def tools(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Tools:
-    """The generators, installed once per pin set (a first run downloads them: about 40 s)."""
+    """The generators, installed once per pin set (a first run downloads them: 40-100 s)."""
     cache = getattr(request.config, "cache", None)
     root = cache.mkdir("openapi-client-tools") if cache is not None else tmp_path_factory.mktemp("tools")
     pins = json.dumps({"python": PYTHON_TOOLS, "node": NODE_TOOLS, "interpreter": sys.version}, sort_keys=True)
