@@ -1,8 +1,9 @@
 """The OpenAPI document as a client contract: clients generated from a live server's document work as is.
 
 The generators are test-only tools, installed at pinned versions into a throwaway environment (a venv
-and a node_modules folder) that is kept in pytest's cache directory between runs and rebuilt when the
-pins change: openapi-python-client and datamodel-code-generator from PyPI, openapi-typescript,
+and a node_modules folder) that is kept in the user's cache directory (``$XDG_CACHE_HOME`` or
+``~/.cache``, under ``sudokupool-test-tools``), so fresh clones on one machine share it, and is rebuilt
+when the pins change: openapi-python-client and datamodel-code-generator from PyPI, openapi-typescript,
 openapi-fetch, TypeScript and Redocly's CLI from the npm registry. Each test generates from the
 document a real server serves, with no configuration file, then calls every operation through what
 was generated (tests/clients/), and type-checks the calling code strictly: nothing in it is a cast.
@@ -63,11 +64,17 @@ def _run(args: list[str | Path], *, cwd: Path | None = None, env: dict[str, str]
     return done.stdout
 
 
+def _tools_root() -> Path:
+    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    root = Path(cache) / "sudokupool-test-tools" / "openapi-clients"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
 @pytest.fixture(scope="session")
-def tools(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Tools:
+def tools() -> Tools:
     """The generators, installed once per pin set (a first run downloads them: 40-100 s)."""
-    cache = getattr(request.config, "cache", None)
-    root = cache.mkdir("openapi-client-tools") if cache is not None else tmp_path_factory.mktemp("tools")
+    root = _tools_root()
     pins = json.dumps({"python": PYTHON_TOOLS, "node": NODE_TOOLS, "interpreter": sys.version}, sort_keys=True)
     stamp = root / "pins.json"
     venv, node = root / "venv", root / "node"
