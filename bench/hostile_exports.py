@@ -248,7 +248,7 @@ def run_sync(bomb: Path, env: dict[str, str], limit: float, scratch: Path) -> di
         status, body = _get(f"http://127.0.0.1:{port}/api/v1/stats")
         statuses.add(status)
         total = json.loads(body).get("total") if status == 200 else None
-        for path in ("/health", "/api/v1/puzzles/random"):
+        for path in ("/api/v1/health", "/api/v1/puzzles/random"):
             statuses.add(_get(f"http://127.0.0.1:{port}{path}")[0])
     finally:
         process.send_signal(signal.SIGTERM)
