@@ -9,6 +9,7 @@ import pytest
 from sudokupool.cli import main
 from sudokupool.commands.build import puzzle_seed
 from sudokupool.export import PUBLIC_FIELD_NAMES, parse_record
+from sudokupool.storage.base import pack_key
 from sudokupool.sudoku.canonical import canonical_form
 from sudokupool.sudoku.generator import generate
 from sudokupool.sudoku.ids import canonical_id, puzzle_id
@@ -113,6 +114,32 @@ def test_bad_arguments(tmp_path: Path, args: list[str], capsys: pytest.CaptureFi
 
 def test_missing_output_directory(tmp_path: Path) -> None:
     assert main(["build", "--out", str(tmp_path / "nowhere" / "pool.ndjson.gz"), "--count", "1"]) == 2
+
+
+def test_an_output_path_ending_in_a_slash_is_a_directory(tmp_path: Path) -> None:
+    out = tmp_path / "pools"
+    assert main(["build", "--out", f"{out}/", "--count", "1", "--seed", "5", "--jobs", "1"]) == 0
+    assert out.is_dir()
+    [path] = (p for p in out.iterdir() if not p.name.endswith(".pack"))
+    assert path.name.startswith("pool-") and path.name.endswith("Z.ndjson.gz")
+    assert path.with_name(pack_key(path.name)).is_file()  # its pack beside it
+
+
+def test_a_directory_path_whose_parent_is_missing_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["build", "--out", f"{tmp_path}/nowhere/pools/", "--count", "1"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_help_names_the_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["build", "--help"])
+    assert "(default rotational-180)" in " ".join(capsys.readouterr().out.split())
+    with pytest.raises(SystemExit):
+        main(["keys", "new", "--help"])
+    assert "default keyed" in " ".join(capsys.readouterr().out.split())
 
 
 def test_canonical_command(capsys: pytest.CaptureFixture[str]) -> None:

@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from sudokupool import cache
-from sudokupool.export import ExportError, LineError, LineReader, Lines, parse_record
+from sudokupool.config import BadLineLimit, Settings
+from sudokupool.export import MIN_RECORD_BYTES, ExportError, LineError, LineReader, Lines, parse_record
 from sudokupool.pack import PackError
 from sudokupool.pool import Part, Pool, PoolBuilder, prepare
 from sudokupool.storage.base import ExportObject, ExportStore, StorageError, is_export_name, pack_key
@@ -38,11 +39,9 @@ from sudokupool.storage.base import ExportObject, ExportStore, StorageError, is_
 logger = logging.getLogger("sudokupool.loader")
 
 Verify = Callable[[dict[str, Any]], None]
-#: What a worker makes of a chunk: the part, each record's line number, and the bad lines.
-Prepared = tuple[Part, list[int], list[tuple[int, str, str]]]
 
-#: Bad lines logged one by one before the rest are only counted.
-MAX_LOGGED_LINES = 50
+#: Bad lines logged (and kept in the report) one by one; the rest are only counted.
+MAX_LOGGED_LINES = 20
 #: Exports at least this large (as stored) are parsed in worker processes.
 WORKER_THRESHOLD = 16 * 1024 * 1024
 #: How much nicer than the server a background load's threads and worker processes run by default
@@ -51,15 +50,48 @@ BACKGROUND_NICENESS = 10
 
 
 class LoadError(Exception):
-    """The export cannot be used at all. The message names the export and the reason."""
+    """The export cannot be used at all. The message (one line) names the export and the reason, and
+    the first bad line when lines are to blame; ``report`` is what loading found until then, if anything."""
+
+    def __init__(self, message: str, report: LoadReport | None = None) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+@dataclass(frozen=True)
+class LoadLimits:
+    """The bounds an export must keep (``SUDOKUPOOL_MAX_RECORD_BYTES``, ``SUDOKUPOOL_MAX_EXPORT_BYTES``,
+    ``SUDOKUPOOL_MAX_BAD_LINES``); the defaults are the settings' defaults."""
+
+    max_record_bytes: int = Settings.max_record_bytes
+    max_export_bytes: int = Settings.max_export_bytes
+    max_bad_lines: BadLineLimit = Settings.max_bad_lines
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> LoadLimits:
+        return cls(settings.max_record_bytes, settings.max_export_bytes, settings.max_bad_lines)
+
+    def give_up(self, export: ExportObject) -> int:
+        """The bad lines past which ``export`` is refused whatever else it holds (see
+        :meth:`BadLineLimit.certain`): it can hold at most one good line per :data:`MIN_RECORD_BYTES` of
+        its inflated size. Loading stops there, so a flood of bad lines costs little to refuse; but not
+        before :data:`MAX_LOGGED_LINES` of them, which the report (and ``sudokupool check``) lists."""
+        size = self.max_export_bytes if export.key.endswith(".gz") else min(export.size, self.max_export_bytes)
+        return max(self.max_bad_lines.certain(size // MIN_RECORD_BYTES), MAX_LOGGED_LINES)
+
+    def reader(self, key: str) -> LineReader:
+        return LineReader(gzipped=key.endswith(".gz"), max_line=self.max_record_bytes, max_bytes=self.max_export_bytes)
 
 
 @dataclass
 class LoadReport:
-    """What loading one export found: lines loaded, and lines skipped by reason."""
+    """What loading one export found: lines read and loaded, lines skipped by reason, the first few
+    bad lines (``(number, message)``, at most :data:`MAX_LOGGED_LINES`)."""
 
     key: str
     loaded: int = 0
+    lines: int = 0
+    last_line: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     problems: list[tuple[int, str]] = field(default_factory=list)
     seconds: float = 0.0
@@ -77,40 +109,102 @@ class LoadReport:
             return f"{self.key}: loaded {self.loaded} puzzles from its pack in {self.seconds:.2f} s"
         return f"{self.key}: loaded {self.loaded} puzzles, {skipped}, in {self.seconds:.2f} s"
 
+    def first_bad_line(self) -> str:
+        """``line N: reason: detail`` for the first bad line, or an empty string."""
+        if not self.problems:
+            return ""
+        number, message = self.problems[0]
+        return f"line {number}: {message}"
 
-def prepare_lines(lines: Lines, verify: Verify | None = None) -> Prepared:
-    """Parse, validate and serialize ``lines``: the prepared :class:`Part`, the line number of each of
-    its records, and ``(line, reason, message)`` for each bad line. Runs in worker processes."""
+
+@dataclass(eq=False, repr=False)
+class Prepared:
+    """What a worker makes of a chunk: the part, each record's line number, the first bad lines
+    ``(number, reason, message)`` and every bad line's reason counted, the non-blank lines it read and
+    the number of the last one; ``gave_up`` when it stopped reading at a bad line past the bound."""
+
+    part: Part
+    numbers: list[int]
+    problems: list[tuple[int, str, str]]
+    skipped: Counter[str]
+    lines: int
+    last: int
+    gave_up: bool = False
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, MemoryError):
+        return "out of memory (MemoryError)"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def prepare_lines(lines: Lines, max_record_bytes: int, give_up: int, verify: Verify | None = None) -> Prepared:
+    """Parse, validate and serialize ``lines`` (see :class:`Prepared`). Runs in worker processes.
+
+    A bad line is skipped; past ``give_up`` bad lines the rest is not read. Anything else that fails on
+    a line (a record that cannot be served, memory running out) raises
+    :class:`~sudokupool.export.ExportError` naming that line: the export is refused.
+    """
     numbers: list[int] = []
     problems: list[tuple[int, str, str]] = []
+    skipped: Counter[str] = Counter()
+    read = len(lines.too_long)
+    current = lines.first
+    count = 0
+
+    def bad(number: int, reason: str, message: str) -> None:
+        nonlocal count
+        count += 1
+        skipped[reason] += 1
+        if len(problems) < MAX_LOGGED_LINES:
+            problems.append((number, reason, message))
+
+    for number in lines.too_long:
+        bad(number, "too-long", f"too-long: more than the {max_record_bytes} bytes a record may take")
 
     def records() -> Iterator[dict[str, Any]]:
+        nonlocal read, current
         # One record at a time into prepare (see there why).
         for number, line in lines.numbered():
+            current = number
+            read += 1
             try:
-                record = parse_record(line)
+                record = parse_record(line, max_bytes=max_record_bytes)
                 if verify is not None:
                     verify(record)
             except LineError as exc:
-                problems.append((number, exc.reason, str(exc)))
+                bad(number, exc.reason, str(exc))
+                if count > give_up:
+                    return
                 continue
             numbers.append(number)
             yield record
 
-    return prepare(records()), numbers, problems
+    try:
+        part = prepare(records())
+    except Exception as exc:
+        raise ExportError(f"line {current}: {_describe(exc)}") from None
+    if count > give_up:
+        return Prepared(part, numbers, problems, skipped, read, current, gave_up=True)
+    return Prepared(part, numbers, problems, skipped, read, lines.first + lines.data.count(b"\n"))
 
 
 class _Collector:
-    """The parent's side: prepared parts in export order into the builder, problems into the report."""
+    """The parent's side: prepared parts in export order into the builder, bad lines into the report,
+    and the bound on bad lines (refusing as soon as no rest of the export could keep it)."""
 
-    def __init__(self, key: str, builder: PoolBuilder, report: LoadReport, *, log_lines: bool) -> None:
-        self.key = key
+    def __init__(
+        self, name: str, builder: PoolBuilder, report: LoadReport, limit: BadLineLimit, give_up: int, *, log_lines: bool
+    ) -> None:
+        self.name = name
         self.builder = builder
         self.report = report
+        self.limit = limit
+        self.give_up = give_up
         self.log_lines = log_lines
 
     async def add(self, prepared: Prepared) -> None:
-        part, numbers, problems = prepared
+        part, numbers, problems = prepared.part, prepared.numbers, prepared.problems
         duplicates: list[int] = []
         for found in self.builder.adding(part):
             duplicates += found
@@ -122,12 +216,46 @@ class _Collector:
         problems.sort()
         report = self.report
         report.loaded += len(part) - len(duplicates)
-        for number, reason, message in problems:
-            report.skipped[reason] += 1
-            if len(report.problems) < MAX_LOGGED_LINES:
-                report.problems.append((number, message))
-                if self.log_lines:
-                    logger.warning("%s line %d skipped: %s", self.key, number, message)
+        report.lines += prepared.lines
+        report.last_line = prepared.last
+        report.skipped.update(prepared.skipped)
+        if duplicates:
+            report.skipped["duplicate-id"] += len(duplicates)
+        for number, _, message in problems[: MAX_LOGGED_LINES - len(report.problems)]:
+            report.problems.append((number, message))
+        if prepared.gave_up or report.skipped_total > self.give_up:
+            raise self.refusal()
+
+    def finish(self) -> None:
+        """Refuse the export if it broke the bound on bad lines or holds no valid puzzle; else log its
+        first bad lines one by one and how many more there were. (A refused export is one line.)"""
+        report = self.report
+        if report.loaded == 0:
+            first = f"; the first bad line is {report.first_bad_line()}" if report.problems else ""
+            raise LoadError(
+                f"cannot load export {self.name}: no valid puzzle in it ({report.summary()}){first}", report
+            )
+        if not self.limit.allows(report.skipped_total, report.lines):
+            raise self.refusal()
+        if self.log_lines:
+            for number, message in report.problems:
+                logger.warning("%s line %d skipped: %s", report.key, number, message)
+            unlogged = report.skipped_total - len(report.problems)
+            if unlogged:
+                logger.warning(
+                    "%s: %d more bad lines skipped (only the first %d are logged)",
+                    report.key,
+                    unlogged,
+                    MAX_LOGGED_LINES,
+                )
+
+    def refusal(self) -> LoadError:
+        report = self.report
+        counted = f"{report.skipped_total} bad lines of {report.lines} read"
+        bound = f"more than SUDOKUPOOL_MAX_BAD_LINES={self.limit} allows"
+        return LoadError(
+            f"cannot load export {self.name}: {counted}, {bound}; the first is {report.first_bad_line()}", report
+        )
 
 
 def lower_priority(niceness: int) -> None:
@@ -175,6 +303,7 @@ async def load_export(
     background: bool = False,
     niceness: int | None = None,
     cache_dir: str | Path | None = None,
+    limits: LoadLimits | None = None,
 ) -> tuple[Pool, LoadReport]:
     """Load ``export`` from ``store``: map its pack when it has a valid one, else parse it.
 
@@ -187,7 +316,14 @@ async def load_export(
     """
     stamp = int(time.time()) if loaded_at is None else loaded_at
     parse = functools.partial(
-        parse_export, store, export, loaded_at=stamp, log_lines=log_lines, background=background, niceness=niceness
+        parse_export,
+        store,
+        export,
+        loaded_at=stamp,
+        log_lines=log_lines,
+        background=background,
+        niceness=niceness,
+        limits=limits,
     )
     if verify is not None:
         return await parse(verify=verify, workers=0)
@@ -259,6 +395,7 @@ async def parse_export(
     workers: int | None = None,
     background: bool = False,
     niceness: int | None = None,
+    limits: LoadLimits | None = None,
     cache_dir: str | Path | None = None,
 ) -> tuple[Pool, LoadReport]:
     """Stream ``export`` from ``store``, validate every line and build a pool of the good ones.
@@ -267,58 +404,76 @@ async def parse_export(
     in the background), chunks are decompressed and cut at their last newline, and the workers parse
     them, at most two chunks per worker ahead, so neither the file nor the parsed records are ever held
     whole (one chunk per worker left workers idle: 13.3 s against 11.8 s for the 1M bench export).
-    Without workers, threads do it. ``verify`` may check each parsed record further (``sudokupool
-    check`` replays solve paths) and raise :class:`~sudokupool.export.LineError` to skip it; it needs a
-    thread (``workers=0``).
+    Without workers, threads do it.
+    ``verify`` may check each parsed record further (``sudokupool check`` replays solve paths) and
+    raise :class:`~sudokupool.export.LineError` to skip it; it needs a thread (``workers=0``).
 
     ``background`` (a live reload beside a serving event loop) runs the threads and worker processes
     ``niceness`` (default :data:`BACKGROUND_NICENESS`) steps nicer, so the CPU goes to requests first;
-    the startup load runs at full priority, as nothing is served yet.
+    the startup load runs at full priority, as nothing is served yet. The prepared records become a
+    pack in a temporary file; with ``cache_dir`` it is kept there as ``pool-<ts>.pack`` for the next load.
 
-    The prepared records become a pack in a temporary file; with ``cache_dir`` it is kept there as
-    ``pool-<ts>.pack`` for the next load. Raise :class:`LoadError` when the export is unreadable,
-    truncated, or holds no valid puzzle.
+    Whatever fails while loading, the answer is one :class:`LoadError` whose one-line message names
+    the export and the reason (the first bad line, when lines are to blame): the export is unreadable,
+    truncated, inflates past ``limits.max_export_bytes``, holds no valid puzzle or more bad lines than
+    ``limits.max_bad_lines`` allows, a record cannot be served, memory runs out, a worker dies...
+    Memory beyond the pool stays bounded by the chunks in flight and the longest record allowed.
     """
     started = time.perf_counter()
     stamp = int(time.time()) if loaded_at is None else loaded_at
+    limits = limits or LoadLimits()
     keep = Path(cache_dir) / pack_key(export.key).rsplit("/", 1)[-1] if cache_dir and verify is None else None
     file, written = cache.new_file(keep)
     builder = PoolBuilder(loaded_at=stamp, file=file)
     report = LoadReport(key=export.key)
-    collector = _Collector(export.key, builder, report, log_lines=log_lines)
     name = _export_name(store, export.key)
+    give_up = limits.give_up(export)
+    collector = _Collector(name, builder, report, limits.max_bad_lines, give_up, log_lines=log_lines)
     count = 0 if verify is not None else _worker_count(export, workers, background=background)
     if not background:
         niceness = 0
     elif niceness is None:
         niceness = BACKGROUND_NICENESS
     try:
-        with builder.file:
-            try:
-                prepared = _prepare_here(store, export.key, workers=count, niceness=niceness, verify=verify)
-                async with contextlib.aclosing(prepared):
-                    async for found in prepared:
-                        await collector.add(found)
-            except (StorageError, ExportError) as exc:
-                raise LoadError(f"cannot load export {name}: {exc}") from None
-            except BrokenProcessPool:
-                raise LoadError(f"cannot load export {name}: a worker process died (out of memory?)") from None
-            if report.loaded == 0:
-                raise LoadError(f"cannot load export {name}: no valid puzzle in it ({report.summary()})")
-            source = store.description
-            pool = await asyncio.to_thread(builder.build, source=source, export_key=export.key, export_size=export.size)
-            if written is not None and keep is not None:
-                cache.keep(written, keep)
-                written = None
+        prepared = _prepare_here(store, export.key, limits, give_up, workers=count, niceness=niceness, verify=verify)
+        async with contextlib.aclosing(prepared):
+            async for found in prepared:
+                await collector.add(found)
+        report.seconds = time.perf_counter() - started
+        collector.finish()
+        source, key, size = store.description, export.key, export.size
+        pool = await asyncio.to_thread(builder.build, source=source, export_key=key, export_size=size)
+        if written is not None and keep is not None:
+            cache.keep(written, keep)
+            written = None
+    except LoadError:
+        raise
+    except (StorageError, ExportError) as exc:
+        raise LoadError(f"cannot load export {name}: {exc}", report) from None
+    except BrokenProcessPool:
+        raise LoadError(
+            f"cannot load export {name}: a worker process died (out of memory?) after line {report.last_line}", report
+        ) from None
+    except Exception as exc:
+        # Anything else is refused the same way: one line, and the pool in service (if any) stays.
+        logger.debug("loading %s failed", name, exc_info=True)
+        raise LoadError(f"cannot load export {name}: {_describe(exc)} after line {report.last_line}", report) from None
     finally:
+        file.close()
         if written is not None:
             written.unlink(missing_ok=True)
-    report.seconds = time.perf_counter() - started
     return pool, report
 
 
 async def _prepare_here(
-    store: ExportStore, key: str, *, workers: int, niceness: int, verify: Verify | None
+    store: ExportStore,
+    key: str,
+    limits: LoadLimits,
+    give_up: int,
+    *,
+    workers: int,
+    niceness: int,
+    verify: Verify | None,
 ) -> AsyncGenerator[Prepared, None]:
     """Inflate and split in a thread of this process; parse in ``workers`` processes, or without them in
     a thread (small exports, and ``verify``)."""
@@ -330,22 +485,25 @@ async def _prepare_here(
         context = multiprocessing.get_context("spawn")
         executor = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(niceness,))
     loop = asyncio.get_running_loop()
-    reader = LineReader(gzipped=key.endswith(".gz"))
+    reader = limits.reader(key)
+    most = limits.max_record_bytes
     pending: deque[asyncio.Future[Prepared]] = deque()
 
     def submit(lines: Lines) -> None:
-        if not lines.data:
+        if not lines:
             return
         if executor is not None:
-            pending.append(loop.run_in_executor(executor, prepare_lines, lines))
+            pending.append(loop.run_in_executor(executor, prepare_lines, lines, most, give_up))
         else:
-            pending.append(loop.run_in_executor(threads, prepare_lines, lines, verify))
+            pending.append(loop.run_in_executor(threads, prepare_lines, lines, most, give_up, verify))
 
     try:
         async for chunk in store.open(key):
-            submit(await loop.run_in_executor(threads, reader.feed, chunk))
-            while len(pending) > 2 * max(workers, 1):
-                yield await pending.popleft()
+            reader.push(chunk)
+            while (lines := await loop.run_in_executor(threads, reader.pull)) is not None:
+                submit(lines)
+                while len(pending) > 2 * max(workers, 1):
+                    yield await pending.popleft()
         submit(reader.finish())
         while pending:
             yield await pending.popleft()
@@ -358,7 +516,7 @@ async def _prepare_here(
 
 
 async def load_latest(
-    store: ExportStore, *, loaded_at: int | None = None, background: bool = False
+    store: ExportStore, *, loaded_at: int | None = None, background: bool = False, limits: LoadLimits | None = None
 ) -> tuple[Pool, LoadReport]:
     """Load the newest export in ``store``; :class:`LoadError` if there is none or it cannot be used."""
     try:
@@ -367,4 +525,4 @@ async def load_latest(
         raise LoadError(f"cannot list exports in {store.description}: {exc}") from None
     if listing.latest is None:
         raise LoadError(f"no export (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz]) found in {store.description}")
-    return await load_export(store, listing.latest, loaded_at=loaded_at, background=background)
+    return await load_export(store, listing.latest, loaded_at=loaded_at, background=background, limits=limits)

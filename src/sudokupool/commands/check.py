@@ -1,21 +1,25 @@
 """``sudokupool check FILE``: validate an export exactly as the service loads it, and more.
 
 Beyond the loader's checks it replays every solve path and confirms each puzzle has one solution;
-``--canonical`` also recomputes canonical forms, share codes and symmetry. When the export has a pack
-beside it, the pack must be whole and hold exactly what parsing the export gives. Exit 1 on any bad
-line or a pack that does not match.
+``--canonical`` also recomputes canonical forms, share codes and symmetry. The service's bounds apply
+(``SUDOKUPOOL_MAX_BAD_LINES``, ``SUDOKUPOOL_MAX_RECORD_BYTES``, ``SUDOKUPOOL_MAX_EXPORT_BYTES``): exit 1,
+with one line saying why, when the service would refuse the export; bad lines within the bound are listed.
+When the export has a pack beside it, the pack must be whole and hold exactly what parsing the export
+gives: exit 1 when it does not.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from sudokupool.config import BadLineLimit, Settings, SettingsError
 from sudokupool.export import LineError
-from sudokupool.loader import LoadError, LoadReport, load_export, parse_export
+from sudokupool.loader import LoadError, LoadLimits, LoadReport, load_export, parse_export
 from sudokupool.pack import PackError
 from sudokupool.pool import Pool
 from sudokupool.storage.base import ExportObject, StorageError, is_export_name, pack_key
@@ -28,7 +32,29 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--canonical", action="store_true", help="also recompute canonical forms, ids and symmetry (slower)"
     )
+    add_bad_lines_option(parser)
     parser.set_defaults(func=run)
+
+
+def add_bad_lines_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-bad-lines",
+        metavar="N|P%",
+        help="most bad lines the export may hold, a count or a percentage (default: SUDOKUPOOL_MAX_BAD_LINES, 0.1%%)",
+    )
+
+
+def limits_from(args: argparse.Namespace) -> LoadLimits:
+    """The service's bounds from the environment, with ``--max-bad-lines`` applied; raise
+    :class:`~sudokupool.config.SettingsError` (one line) on a bad value."""
+    limits = LoadLimits.from_settings(Settings.from_environ(os.environ))
+    if args.max_bad_lines is None:
+        return limits
+    try:
+        bound = BadLineLimit.parse(args.max_bad_lines)
+    except ValueError as exc:
+        raise SettingsError(f"--max-bad-lines={args.max_bad_lines!r}: {exc}") from None
+    return LoadLimits(limits.max_record_bytes, limits.max_export_bytes, bound)
 
 
 def verifier(*, canonical: bool) -> Any:
@@ -39,7 +65,13 @@ def verifier(*, canonical: bool) -> Any:
     from sudokupool.sudoku.solver import count_solutions
     from sudokupool.sudoku.symmetry import symmetry_class
 
+    seen: set[str] = set()
+
     def verify(record: dict[str, Any]) -> None:
+        # A repeat is not verified again (an export of one record repeated would take hours).
+        if record["canonical_id"] in seen:
+            raise LineError("duplicate-id", f"{record['canonical_id']} appeared before")
+        seen.add(record["canonical_id"])
         puzzle, solution = record["puzzle"], record["solution"]
         if count_solutions(puzzle, 2) != 1:
             raise LineError("not-unique", "the puzzle has more than one solution")
@@ -62,16 +94,17 @@ def verifier(*, canonical: bool) -> Any:
     return verify
 
 
-async def check_file(path: Path, *, canonical: bool = False) -> LoadReport:
-    """Validate ``path``; raise :class:`LoadError` when it cannot be read at all."""
-    report, _ = await check_export(path, canonical=canonical, pack=False)
+async def check_file(path: Path, *, canonical: bool = False, limits: LoadLimits | None = None) -> LoadReport:
+    """Validate ``path`` within ``limits``; raise :class:`LoadError` when the service would refuse it."""
+    report, _ = await check_export(path, canonical=canonical, limits=limits, pack=False)
     return report
 
 
-async def check_export(path: Path, *, canonical: bool = False, pack: bool = True) -> tuple[LoadReport, str | None]:
-    """Validate ``path``, and with ``pack`` its pack if it has one: the report, and what is wrong with
-    the pack (None when it matches or there is none). Raise :class:`LoadError` when the export cannot
-    be read at all."""
+async def check_export(
+    path: Path, *, canonical: bool = False, limits: LoadLimits | None = None, pack: bool = True
+) -> tuple[LoadReport, str | None]:
+    """:func:`check_file`, and with ``pack`` the export's pack if it has one: the report, and what is
+    wrong with the pack (None when it matches or there is none)."""
     store = LocalStore(path)
     try:
         listing = await store.list_exports(limit=1)
@@ -80,14 +113,15 @@ async def check_export(path: Path, *, canonical: bool = False, pack: bool = True
     export = listing.latest
     if export is None:
         raise LoadError(f"{path}: not an export")
-    _, report = await load_export(store, export, log_lines=False, verify=verifier(canonical=canonical))
+    verify = verifier(canonical=canonical)
+    _, report = await load_export(store, export, log_lines=False, verify=verify, limits=limits)
     problem = None
     if pack and export.pack is not None:
-        problem = await check_pack(store, export)
+        problem = await check_pack(store, export, limits)
     return report, problem
 
 
-async def check_pack(store: LocalStore, export: ExportObject) -> str | None:
+async def check_pack(store: LocalStore, export: ExportObject, limits: LoadLimits | None = None) -> str | None:
     """What is wrong with ``export``'s pack: damaged, made from another export, or holding other records
     than parsing the export gives. None when it matches."""
     assert export.pack is not None
@@ -97,7 +131,7 @@ async def check_pack(store: LocalStore, export: ExportObject) -> str | None:
         )
     except PackError as exc:
         return str(exc)
-    parsed, _ = await parse_export(store, export, loaded_at=0, log_lines=False)
+    parsed, _ = await parse_export(store, export, loaded_at=0, log_lines=False, limits=limits)
     if len(packed) != len(parsed):
         return f"holds {len(packed)} puzzles, the export {len(parsed)}"
     for i in range(len(parsed)):
@@ -118,20 +152,31 @@ async def check_pack(store: LocalStore, export: ExportObject) -> str | None:
     return None
 
 
+def print_problems(report: LoadReport, *, file: Any = None) -> None:
+    """The first bad lines of ``report``, one a line, then how many more there were."""
+    for number, problem in report.problems:
+        print(f"line {number}: {problem}", file=file)
+    if report.skipped_total > len(report.problems):
+        print(f"... and {report.skipped_total - len(report.problems)} more bad lines", file=file)
+
+
 def run(args: argparse.Namespace) -> int:
     try:
-        report, problem = asyncio.run(check_export(args.file, canonical=args.canonical))
+        limits = limits_from(args)
+    except SettingsError as exc:
+        print(f"sudokupool check: {exc}", file=sys.stderr)
+        return 2
+    try:
+        report, problem = asyncio.run(check_export(args.file, canonical=args.canonical, limits=limits))
     except LoadError as exc:
+        if exc.report is not None:
+            print_problems(exc.report)
         print(f"sudokupool check: {exc}", file=sys.stderr)
         return 1
-    for number, line_problem in report.problems:
-        print(f"line {number}: {line_problem}")
-    if report.skipped_total > len(report.problems):
-        print(f"... and {report.skipped_total - len(report.problems)} more bad lines")
+    print_problems(report)
     print(report.summary())
     pack = LocalStore(args.file).path_of(pack_key(args.file.name)) if is_export_name(args.file.name) else None
     if pack is not None and pack.exists():
-        print(
-            f"pack {pack.name}: {problem or 'matches the export'}" + ("" if problem else f" ({report.loaded} puzzles)")
-        )
-    return 1 if report.skipped or problem else 0
+        matches = f"matches the export ({report.loaded} puzzles)"
+        print(f"pack {pack.name}: {problem or matches}")
+    return 1 if problem else 0

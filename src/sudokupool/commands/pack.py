@@ -7,7 +7,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from sudokupool.loader import LoadError, LoadReport, parse_export
+from sudokupool.loader import LoadError, LoadLimits, LoadReport, parse_export
 from sudokupool.storage.base import StorageError, is_export_name, pack_key
 from sudokupool.storage.local import LocalStore
 
@@ -18,8 +18,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=run)
 
 
-async def write_pack(path: Path) -> tuple[Path, LoadReport]:
-    """Parse the export at ``path`` as the service does and write its pack beside it (replacing any).
+async def write_pack(path: Path, limits: LoadLimits | None = None) -> tuple[Path, LoadReport]:
+    """Parse the export at ``path`` as the service does (within ``limits``) and write its pack beside it
+    (replacing any).
 
     Raise :class:`LoadError` when the export cannot be used; the pack is then not written.
     """
@@ -31,7 +32,7 @@ async def write_pack(path: Path) -> tuple[Path, LoadReport]:
     except StorageError as exc:
         raise LoadError(str(exc)) from None
     export = listing.objects[0]
-    _, report = await parse_export(store, export, log_lines=False, cache_dir=path.parent)
+    _, report = await parse_export(store, export, log_lines=False, cache_dir=path.parent, limits=limits)
     return path.with_name(pack_key(path.name)), report
 
 

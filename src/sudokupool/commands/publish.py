@@ -23,11 +23,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sudokupool.commands.check import check_file
+from sudokupool.commands.check import add_bad_lines_option, check_file, limits_from, print_problems
 from sudokupool.commands.pack import write_pack
 from sudokupool.config import Settings, SettingsError
 from sudokupool.export import export_filename
-from sudokupool.loader import LoadError
+from sudokupool.loader import LoadError, LoadLimits
 from sudokupool.storage.base import StorageError, pack_key
 from sudokupool.storage.s3 import S3Location, S3Store, describe_failure, parse_s3_url
 
@@ -52,6 +52,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--to", required=True, metavar="s3://BUCKET/PREFIX/", help="where the service's exports live")
     parser.add_argument("--no-gzip", action="store_true", help="upload a plain .ndjson file as it is")
     parser.add_argument("--canonical", action="store_true", help="run check --canonical first (slower)")
+    add_bad_lines_option(parser)
     parser.set_defaults(func=run)
 
 
@@ -107,6 +108,7 @@ async def publish(
     compress: bool = True,
     now: datetime | None = None,
     with_pack: bool = True,
+    limits: LoadLimits | None = None,
 ) -> str:
     """Upload the (already checked) export ``path`` under ``location`` with a key for ``now``, after its
     pack unless ``with_pack`` is false; return the export's key.
@@ -138,7 +140,7 @@ async def publish(
             uploads = [(upload, key)]
             if with_pack:
                 try:
-                    packed, _ = await write_pack(upload)
+                    packed, _ = await write_pack(upload, limits)
                 except LoadError as exc:
                     raise PublishError(f"cannot make the pack: {exc}") from None
                 uploads.insert(0, (packed, pack_key(key)))
@@ -156,23 +158,23 @@ def run(args: argparse.Namespace) -> int:
     try:
         location = parse_s3_url(args.to)
         settings = Settings.from_environ(os.environ)
+        limits = limits_from(args)
     except (ValueError, SettingsError) as exc:
         print(f"sudokupool publish: {exc}", file=sys.stderr)
         return 2
     try:
         # A pack beside the file is not uploaded (publish makes one for the new name), so not checked either.
-        report = asyncio.run(check_file(args.file, canonical=args.canonical))
+        report = asyncio.run(check_file(args.file, canonical=args.canonical, limits=limits))
     except LoadError as exc:
-        print(f"sudokupool publish: {exc}", file=sys.stderr)
+        # The service would refuse it: the same rule, the same one line.
+        if exc.report is not None:
+            print_problems(exc.report, file=sys.stderr)
+        print(f"sudokupool publish: not uploaded: {exc}", file=sys.stderr)
         return 1
-    if report.skipped:
-        for number, problem in report.problems:
-            print(f"line {number}: {problem}", file=sys.stderr)
-        print(f"sudokupool publish: not uploaded, check failed: {report.summary()}", file=sys.stderr)
-        return 1
+    print_problems(report, file=sys.stderr)
     print(report.summary(), file=sys.stderr)
     try:
-        key = asyncio.run(publish(args.file, location, settings, compress=not args.no_gzip))
+        key = asyncio.run(publish(args.file, location, settings, compress=not args.no_gzip, limits=limits))
     except PublishError as exc:
         print(f"sudokupool publish: {exc}", file=sys.stderr)
         return 1
