@@ -105,8 +105,9 @@ def seaweed(export: Path, pack: Path, workdir: Path) -> tuple[Any, str]:
     server.start()
     bucket = server.new_bucket()
     client = server.client()
-    client.upload_file(str(pack), bucket, f"exports/{pack.name}")
-    client.upload_file(str(export), bucket, f"exports/{export.name}")
+    for path in (pack, export):  # the pack first, as publish uploads them
+        with path.open("rb") as body:
+            client.put_object(Bucket=bucket, Key=f"exports/{path.name}", Body=body)
     return server, f"s3://{bucket}/exports/"
 
 

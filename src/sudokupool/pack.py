@@ -12,6 +12,7 @@ from __future__ import annotations
 import mmap
 import struct
 import sys
+import zlib
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
@@ -280,8 +281,9 @@ def map_file(path: str | Path | int) -> mmap.mmap:
 def check(data: mmap.mmap, *, export_name: str | None = None, export_size: int | None = None) -> PackHeader:
     """Check the header, the checksum over the whole file and, when given, the export it was made from.
 
-    Raise :class:`PackError` naming the first problem. The checksum reads every page once (CRC-32 by
-    ISA-L, several GB/s), which also brings the file into the page cache before it is served.
+    Raise :class:`PackError` naming the first problem. The checksum reads every page once (zlib's
+    CRC-32, about 3 GB/s here), which also brings the file into the page cache and maps every page
+    before it is served.
     """
     if sys.byteorder != "little":
         raise PackError("this host is big-endian; packs are read in place as little-endian integers")
@@ -291,10 +293,11 @@ def check(data: mmap.mmap, *, export_name: str | None = None, export_size: int |
         raise PackError(f"made from {header.export_name}, not {export_name.rsplit('/', 1)[-1]}")
     if export_size is not None and header.export_size != export_size:
         raise PackError(f"made from an export of {header.export_size} bytes, not {export_size}")
-    view = memoryview(data)
-    try:
-        if isal_zlib.crc32(view[HEADER_SIZE:]) != header.crc:
-            raise PackError("checksum mismatch (damaged or truncated)")
-    finally:
-        view.release()
+    with memoryview(data) as view:
+        # zlib's crc32, not ISA-L's (4x as fast here): a check runs in a thread beside the serving loop
+        # during a live swap, and zlib lets go of the GIL while it reads, where ISA-L holds it; the
+        # loop's 1 ms sleeps then woke 11.97 ms late at p99 (ISA-L in 4 MiB slices) against 1.09 ms.
+        crc = zlib.crc32(view[HEADER_SIZE:])
+    if crc != header.crc:
+        raise PackError("checksum mismatch (damaged or truncated)")
     return header
