@@ -103,11 +103,15 @@ def seaweed(export: Path, pack: Path, workdir: Path) -> tuple[Any, str]:
 
     server = SeaweedS3(workdir)
     server.start()
-    bucket = server.new_bucket()
-    client = server.client()
-    for path in (pack, export):  # the pack first, as publish uploads them
-        with path.open("rb") as body:
-            client.put_object(Bucket=bucket, Key=f"exports/{path.name}", Body=body)
+    try:
+        bucket = server.new_bucket()
+        client = server.client()
+        for path in (pack, export):  # the pack first, as publish uploads them
+            with path.open("rb") as body:
+                client.put_object(Bucket=bucket, Key=f"exports/{path.name}", Body=body)
+    except BaseException:
+        server.stop()
+        raise
     return server, f"s3://{bucket}/exports/"
 
 

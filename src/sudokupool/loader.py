@@ -331,7 +331,7 @@ async def load_export(
         cache_dir = None  # a single file of another name: no pack is looked for or kept
     async with cache.lock(cache_dir, pack_key(export.key) if cache_dir else ""):
         started = time.perf_counter()
-        pool = await _load_pack(store, export, stamp, cache_dir)
+        pool = await _load_pack(store, export, stamp, cache_dir, background=background)
         if pool is not None:
             report = LoadReport(key=export.key, loaded=len(pool), packed=True)
             report.seconds = time.perf_counter() - started
@@ -346,12 +346,15 @@ def _export_name(store: ExportStore, key: str) -> str:
     return where if where.endswith(file_name) else f"{where.rstrip('/')}/{file_name}"
 
 
-async def _load_pack(store: ExportStore, export: ExportObject, stamp: int, cache_dir: str | Path | None) -> Pool | None:
+async def _load_pack(
+    store: ExportStore, export: ExportObject, stamp: int, cache_dir: str | Path | None, *, background: bool
+) -> Pool | None:
     """The pool of ``export``'s pack: the copy in ``cache_dir``, else the store's. None when there is no
     pack, or it is refused (one log line; a refused copy in the cache is deleted)."""
     found = export.pack
     cached = Path(cache_dir) / pack_key(export.key).rsplit("/", 1)[-1] if cache_dir else None
-    opened = functools.partial(Pool.open, source=store.description, export_key=export.key, export_size=export.size)
+    source, key, size = store.description, export.key, export.size
+    opened = functools.partial(Pool.open, source=source, export_key=key, export_size=size, background=background)
     if cached is not None and cached.is_file():
         try:
             return await asyncio.to_thread(opened, cached, loaded_at=stamp)
@@ -367,14 +370,10 @@ async def _load_pack(store: ExportStore, export: ExportObject, stamp: int, cache
         if path_of is not None:
             return await asyncio.to_thread(opened, path_of(found.key), loaded_at=stamp)
         data = await cache.download(store.open(found.key), cached)
-        return await asyncio.to_thread(
-            Pool.from_pack,
-            data,
-            source=store.description,
-            export_key=export.key,
-            export_size=export.size,
-            loaded_at=stamp,
+        mapped = functools.partial(
+            Pool.from_pack, source=source, export_key=key, export_size=size, background=background
         )
+        return await asyncio.to_thread(mapped, data, loaded_at=stamp)
     except PackError as exc:
         logger.warning("refused pack %s: %s; loading the export instead", where, exc)
         if cached is not None and path_of is None:

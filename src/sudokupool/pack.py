@@ -278,12 +278,13 @@ def map_file(path: str | Path | int) -> mmap.mmap:
         raise PackError(f"cannot map it ({getattr(exc, 'strerror', None) or exc})") from None
 
 
-def check(data: mmap.mmap, *, export_name: str | None = None, export_size: int | None = None) -> PackHeader:
+def check(
+    data: mmap.mmap, *, export_name: str | None = None, export_size: int | None = None, background: bool = False
+) -> PackHeader:
     """Check the header, the checksum over the whole file and, when given, the export it was made from.
 
-    Raise :class:`PackError` naming the first problem. The checksum reads every page once (zlib's
-    CRC-32, about 3 GB/s here), which also brings the file into the page cache and maps every page
-    before it is served.
+    Raise :class:`PackError` naming the first problem. The checksum reads every page once, which also
+    brings the file into the page cache and maps every page before it is served.
     """
     if sys.byteorder != "little":
         raise PackError("this host is big-endian; packs are read in place as little-endian integers")
@@ -294,10 +295,11 @@ def check(data: mmap.mmap, *, export_name: str | None = None, export_size: int |
     if export_size is not None and header.export_size != export_size:
         raise PackError(f"made from an export of {header.export_size} bytes, not {export_size}")
     with memoryview(data) as view:
-        # zlib's crc32, not ISA-L's (4x as fast here): a check runs in a thread beside the serving loop
-        # during a live swap, and zlib lets go of the GIL while it reads, where ISA-L holds it; the
-        # loop's 1 ms sleeps then woke 11.97 ms late at p99 (ISA-L in 4 MiB slices) against 1.09 ms.
-        crc = zlib.crc32(view[HEADER_SIZE:])
+        # At startup ISA-L's crc32 (1.1-1.4 s for the 2.8 GB pack of the 1M bench pool, on the shared
+        # machine); in the ``background`` (a live swap, in a thread beside the serving loop) zlib's,
+        # 4-5x slower but it lets go of the GIL while it reads, where ISA-L holds it: the loop's 1 ms
+        # sleeps woke 1.5 ms late at p99 beside zlib, 12 ms beside ISA-L (in 4 MiB slices).
+        crc = (zlib.crc32 if background else isal_zlib.crc32)(view[HEADER_SIZE:])
     if crc != header.crc:
         raise PackError("checksum mismatch (damaged or truncated)")
     return header

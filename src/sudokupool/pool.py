@@ -216,9 +216,11 @@ class Pool:
         export_size: int,
         loaded_at: int | None = None,
         check_export: bool = True,
+        background: bool = False,
     ) -> Pool:
         """Map the pack at ``path``, check it (made from ``export_key`` of ``export_size`` bytes, unless
-        ``check_export`` is false) and serve it. Raise :class:`~sudokupool.pack.PackError`."""
+        ``check_export`` is false; ``background``: beside a serving loop, see :func:`~sudokupool.pack.check`)
+        and serve it. Raise :class:`~sudokupool.pack.PackError`."""
         return cls.from_pack(
             pack.map_file(path),
             source=source,
@@ -226,6 +228,7 @@ class Pool:
             export_size=export_size,
             loaded_at=loaded_at,
             check_export=check_export,
+            background=background,
         )
 
     @classmethod
@@ -238,10 +241,11 @@ class Pool:
         export_size: int,
         loaded_at: int | None = None,
         check_export: bool = True,
+        background: bool = False,
     ) -> Pool:
         """:meth:`open` for a pack already mapped."""
         expected = {"export_name": export_key, "export_size": export_size} if check_export else {}
-        header = pack.check(data, **expected)  # type: ignore[arg-type]
+        header = pack.check(data, background=background, **expected)  # type: ignore[arg-type]
         stamp = int(time.time()) if loaded_at is None else loaded_at
         info = PoolInfo(source=source, export_key=export_key, export_size=export_size, loaded_at=stamp)
         return cls(data, header, info)
