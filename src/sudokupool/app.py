@@ -169,8 +169,9 @@ def create_app(settings: Settings | None = None, *, pool: Pool | None = None) ->
     if settings is None:
         settings = Settings.from_environ(os.environ)
     configure_service_logging(settings.log_level)
-    # The Procfile's uvicorn command line configures uvicorn's loggers itself: add the redaction here.
+    # A server started from its own command line configures its loggers itself: add the redaction here.
     install_redaction()
+    install_redaction("granian.access")
     runtime = Runtime(settings, pool=pool)
     runtime.activity = make_activity(settings)
     endpoints = Endpoints(runtime, openapi_body())
