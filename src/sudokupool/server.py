@@ -11,14 +11,14 @@ server's configuration with the same bounds:
 - the server never rewrites the client address from forwarded headers (:mod:`sudokupool.clientip` does)
   and, on uvicorn, sends no ``Server`` header.
 
-On uvicorn the bounds, the quiet handling of clients that hang up, and the access log live in
-:class:`BoundedHttpToolsProtocol`; granian has flags for all but the ``Server`` header.
+On uvicorn the bounds and the quiet handling of clients that hang up live in
+:class:`BoundedHttpToolsProtocol`; granian has flags for all but the ``Server`` header. The access log is
+the app's own (:class:`sudokupool.logs.AccessLog`), the same on both servers.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import os
 import shutil
 import sys
@@ -30,7 +30,7 @@ from typing import Any
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 from sudokupool.config import Settings
-from sudokupool.logs import log_config, redact
+from sudokupool.logs import log_config
 
 APP = "sudokupool.app:create_app"
 SERVERS = ("uvicorn", "granian")
@@ -45,7 +45,6 @@ class Launch:
     port: int
     workers: int
     log_level: str
-    access_log: bool
     max_header_bytes: int
     first_request_timeout: float
     shutdown_timeout: float
@@ -64,7 +63,6 @@ def launch(settings: Settings, environ: Mapping[str, str], *, host: str | None =
         port=port,
         workers=max(workers, 1),
         log_level=settings.log_level,
-        access_log=settings.access_log,
         max_header_bytes=settings.max_header_bytes,
         first_request_timeout=settings.first_request_timeout,
         shutdown_timeout=settings.shutdown_timeout,
@@ -85,7 +83,7 @@ def uvicorn_options(launch: Launch) -> dict[str, Any]:
         # The client address is ours to work out (SUDOKUPOOL_TRUSTED_PROXY_HOPS), never uvicorn's.
         "proxy_headers": False,
         "server_header": False,
-        # uvicorn's access logger stays off; the protocol writes its own, cheaper line (AccessLog).
+        # The servers' access logs stay off: the app writes its own (sudokupool.logs.AccessLog).
         "access_log": False,
         "log_level": launch.log_level,
         "log_config": log_config(launch.log_level),
@@ -106,7 +104,7 @@ def granian_argv(launch: Launch) -> list[str]:
         # The time a connection has to send a whole request head, counted from its start.
         "--http1-header-read-timeout", str(round(launch.first_request_timeout * 1000)),
         "--workers-kill-timeout", str(max(1, round(launch.shutdown_timeout))),
-        "--access-log" if launch.access_log else "--no-access-log",
+        "--no-access-log",
     ]  # fmt: skip
     return [*argv, launch.app]
 
@@ -123,7 +121,7 @@ def serve(launch: Launch) -> int:
     return 0
 
 
-# ---- uvicorn: the bounded protocol and the access log ----------------------------------------------
+# ---- uvicorn: the bounded protocol ----------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -131,50 +129,13 @@ class Bounds:
     max_header_bytes: int
     first_request_timeout: float
     shutdown_timeout: float
-    access_log: bool
 
 
 @cache
 def bounds() -> Bounds:
     """This process's bounds, from the environment (a worker process reads what its parent was started with)."""
     settings = Settings.from_environ(os.environ)
-    return Bounds(settings.max_header_bytes, settings.first_request_timeout, settings.shutdown_timeout,
-                  settings.access_log)  # fmt: skip
-
-
-class AccessLog:
-    """uvicorn's access line (``INFO:     1.2.3.4:5 - "GET /path?q HTTP/1.1" 200``), keys redacted, written to
-    stdout in batches (at most half a second late, and when a connection closes), without the logging
-    module's cost per request."""
-
-    def __init__(self, stream: Any = None, *, delay: float = 0.5, batch: int = 512) -> None:
-        self.stream = stream
-        self.delay = delay
-        self.batch = batch
-        self.lines: list[str] = []
-        self.timer: asyncio.TimerHandle | None = None
-        atexit.register(self.flush)
-
-    def info(self, message: str, *args: Any) -> None:
-        """Called by uvicorn's request cycle the way it calls its access logger."""
-        self.lines.append("INFO:     " + redact(message % args) + "\n")
-        if len(self.lines) >= self.batch:
-            self.flush()
-        elif self.timer is None:
-            self.timer = asyncio.get_running_loop().call_later(self.delay, self.flush)
-
-    def flush(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        if self.lines:
-            stream = self.stream or sys.stdout
-            stream.write("".join(self.lines))
-            stream.flush()
-            self.lines.clear()
-
-
-ACCESS_LOG = AccessLog()
+    return Bounds(settings.max_header_bytes, settings.first_request_timeout, settings.shutdown_timeout)
 
 
 def _too_large() -> bytes:
@@ -203,11 +164,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        own = bounds()
-        self.bounds = own
-        if own.access_log:
-            self.access_logger = ACCESS_LOG  # type: ignore[assignment]
-            self.access_log = True
+        self.bounds = bounds()
         self.head_bytes = 0
         self.tail = b""
         self.reading_head = True
@@ -277,9 +234,6 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             cycle.message_event.set()
         self.pipeline.clear()
         super().connection_lost(exc)
-        if self.bounds.access_log:
-            # uvicorn ends a shutdown by raising the signal again, so atexit is not enough.
-            ACCESS_LOG.flush()
 
     def shutdown(self) -> None:
         # uvicorn's: close an idle connection, or answer what was received and then close.
