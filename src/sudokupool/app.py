@@ -8,6 +8,7 @@ limiter) | ``/api/v1`` | ``/api`` (puzzle paths) -> API router -> handler -> pre
 from __future__ import annotations
 
 import os
+import sys
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -17,7 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sudokupool.activity import make_activity
 from sudokupool.clientip import ClientAddresses
-from sudokupool.config import Settings
+from sudokupool.config import Settings, SettingsError, listen_port
 from sudokupool.cors import CORS, CROSS_ORIGIN, PREFLIGHT
 from sudokupool.endpoints import Endpoints
 from sudokupool.errors import error_body, error_headers
@@ -165,9 +166,28 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 def create_app(settings: Settings | None = None, *, pool: Pool | None = None) -> SudokuPool:
-    """Build the app. ``settings`` default to the environment; ``pool`` skips loading (tests, benchmarks)."""
-    if settings is None:
+    """Build the app. ``settings`` default to the environment; ``pool`` skips loading (tests, benchmarks).
+
+    With settings from the environment (the server's factory call), a bad setting is one line on
+    stderr and exit status 2, before the server logs anything. Given ``settings`` that are wrong
+    (a bad key entry), :class:`SettingsError` is raised.
+    """
+    if settings is not None:
+        return _build(settings, pool)
+    try:
         settings = Settings.from_environ(os.environ)
+        # The server was given PORT on its command line (the Procfile's `--port $PORT`); uvicorn would
+        # bind 99999 modulo 65536 without a word, so a port out of range is refused here.
+        listen_port(os.environ, settings)
+        return _build(settings, pool)
+    except SettingsError as exc:
+        print(f"sudokupool: {exc}", file=sys.stderr, flush=True)
+        # SystemExit rather than an exception the server would print with a traceback: uvicorn lets it
+        # end the process with this status.
+        raise SystemExit(2) from None
+
+
+def _build(settings: Settings, pool: Pool | None) -> SudokuPool:
     configure_service_logging(settings.log_level)
     # The Procfile's uvicorn command line configures uvicorn's loggers itself: add the redaction here.
     install_redaction()
