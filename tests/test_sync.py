@@ -255,7 +255,7 @@ async def test_a_storage_outage_during_sync_is_retried_not_refused(
     await sync.load_initial()
     write_export(tmp_path / NEW, records[5:12])
     store.read_failures = 1
-    with caplog.at_level(logging.INFO, logger="sudokupool.sync"):
+    with caplog.at_level(logging.INFO, logger="sudokupool"):
         assert await sync.check() is False
         store.down = True
         assert await sync.check() is False
@@ -267,7 +267,7 @@ async def test_a_storage_outage_during_sync_is_retried_not_refused(
         store.down = False
         assert await sync.check() is True
     assert runtime.current().info.export_key == NEW
-    messages = [r.getMessage() for r in caplog.records if r.name == "sudokupool.sync"]
+    messages = [r.getMessage() for r in caplog.records if r.name in ("sudokupool.sync", "sudokupool.storage")]
     # One line when storage goes away (the read and the listing failures are one outage), one when it is back.
     assert len([m for m in messages if "still serving" in m]) == 1
     assert len([m for m in messages if "reachable again" in m]) == 1

@@ -97,6 +97,7 @@ class SudokuPool:
         await self.runtime.activity.aclose()
         if self.sync is not None:
             await self.sync.stop()
+        await self.runtime.listing.aclose()
         if self.runtime.store is not None:
             await self.runtime.store.close()
         await self.limiter.aclose()

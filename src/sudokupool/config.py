@@ -216,7 +216,12 @@ SETTINGS: tuple[Setting, ...] = (
         _int(0, 19),
     ),
     Setting("storage_retry_seconds", "30", "How long startup retries unreachable storage before giving up.", _float(0)),
-    Setting("exports_list_cache_seconds", "60", "How long the `pool-exports` listing is cached.", _float(0)),
+    Setting(
+        "exports_list_cache_seconds",
+        "60",
+        "How long the `pool-exports` listing is cached (a failed listing is remembered for 5 s).",
+        _float(0),
+    ),
     Setting("exports_list_max", "1000", "Most export objects `pool-exports` returns (newest first).", _int(1)),
     Setting("image_cache_bytes", "67108864", "Byte budget of the rendered PNG cache (LRU).", _int(0)),
     Setting("cache_max_age", "3600", "`Cache-Control: max-age` in seconds for puzzles, solutions and images.", _int(0)),
