@@ -21,7 +21,7 @@ from sudokupool.clientip import ClientAddresses
 from sudokupool.config import Settings, SettingsError, listen_port
 from sudokupool.cors import CORS, CROSS_ORIGIN, PREFLIGHT
 from sudokupool.endpoints import Endpoints
-from sudokupool.errors import error_body, error_headers
+from sudokupool.errors import JsonErrors, error_body, error_headers
 from sudokupool.keys import Keyring
 from sudokupool.loader import LoadError
 from sudokupool.logs import configure_service_logging, install_redaction
@@ -214,7 +214,8 @@ def _build(settings: Settings, pool: Pool | None) -> SudokuPool:
         v2=v2,
         v1=ApiRouter("/api/v1", api_routes(endpoints)),
         unversioned=ApiRouter("/api", puzzle_routes(endpoints)),
-        site=site,
+        # Starlette's static files answer some errors in plain text (a bad Range): JSON like every other.
+        site=JsonErrors(site),
         cors=CORS(expose=EXPOSED_HEADERS, allow_headers=["X-API-Key", "If-None-Match"]),
         addresses=ClientAddresses(trusted_hops=settings.trusted_proxy_hops),
     )

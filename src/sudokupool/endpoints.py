@@ -172,7 +172,10 @@ class Endpoints:
         return self.cacheable(scope, pool.solution_body(index), pool.etag(index, solution=True))
 
     async def image(self, scope: Scope, param: str | None) -> Reply:
-        variant = query(scope, "variant") or "puzzle"
+        # Absent means the puzzle; present but empty is a mistake, as an empty `difficulty=` is.
+        variant = query(scope, "variant")
+        if variant is None:
+            variant = "puzzle"
         if variant not in VARIANTS:
             raise BadRequest(VARIANT_ERROR)
         pool, index = self.find(param)
