@@ -1,13 +1,17 @@
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
 from openapi_core import OpenAPI
 from openapi_spec_validator import validate
 
+from sudokupool.app import create_app
+from sudokupool.config import Settings
 from sudokupool.openapi import document
+from sudokupool.pool import Pool
+from sudokupool.storage.base import StorageError
 
 pytestmark = pytest.mark.anyio
 
@@ -90,3 +94,24 @@ class _Response:
         self.status_code = response.status_code
         self.content_type = response.headers.get("content-type", "")
         self.headers = Headers(list(response.headers.items()))
+
+
+class _UnreachableStore:
+    description = "s3://nobody/exports/"
+
+    async def list_exports(self, limit: int) -> Any:
+        raise StorageError(f"{self.description}: Connection refused")
+
+
+async def test_the_listing_503_matches_the_document(pool: Pool) -> None:
+    app = create_app(Settings(), pool=pool)
+    app.runtime.store = cast(Any, _UnreachableStore())
+    spec = OpenAPI.from_dict(document())
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver") as client:
+        for _ in range(2):
+            response = await client.get("/api/v2/pool-exports")
+            assert response.status_code == 503
+            assert response.json() == {"error": "storage is unreachable; the export listing is unavailable right now"}
+            assert response.headers["retry-after"] == "5"
+            request = httpx.Request("GET", "http://testserver/api/v2/pool-exports")
+            spec.validate_response(_Request(request), _Response(response))

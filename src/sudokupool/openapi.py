@@ -40,6 +40,7 @@ def _errors(*statuses: int) -> dict[str, Any]:
         304: "Not modified: the client's copy (If-None-Match) is current.",
         400: "Invalid parameter value.",
         404: "Not found.",
+        503: "Storage is unreachable or slow to answer; try again after Retry-After seconds.",
     }
     out: dict[str, Any] = {}
     for status in statuses:
@@ -48,6 +49,8 @@ def _errors(*statuses: int) -> dict[str, Any]:
                 "description": texts[304],
                 "headers": {**_rate_headers(), "ETag": {"$ref": "#/components/headers/ETag"}},
             }
+        elif status == 503:
+            out["503"] = _json("Error", texts[503], **{"Retry-After": {"$ref": "#/components/headers/Retry-After"}})
         else:
             out[str(status)] = _json("Error", texts[status])
     out["401"] = {"$ref": "#/components/responses/Unauthorized"}
@@ -210,7 +213,10 @@ def document() -> dict[str, Any]:
             "getPuzzleImage", "A PNG of the puzzle or its solution", png, 304, 400, 404, params=[_ID_PARAM, variant]
         ),
         "/api/v2/pool-exports": _operation(
-            "poolExports", "Bulk NDJSON export snapshots in object storage", _json("PoolExportsResponse", "Exports.")
+            "poolExports",
+            "Bulk NDJSON export snapshots in object storage",
+            _json("PoolExportsResponse", "Exports."),
+            503,
         ),
         "/api/v2/openapi.json": {
             "get": {
