@@ -187,10 +187,12 @@ class PoolSync:
                 if remaining <= 0:
                     break
                 delay = min(next(delays), remaining)
-                logger.warning("storage unreachable (%s); retrying in %.1f s", reason, delay)
+                # One line for the whole outage, not one per retry; the end is logged by _reachable.
+                self.runtime.storage_outage.failed(f"{reason}; retrying for up to {self.retry_seconds:g} s")
                 await self._sleep(delay)
                 continue
             await self.runtime.install(pool)
+            self._reachable()
             self._succeeded()
             return
         waited = self._clock() - started
