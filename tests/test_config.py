@@ -118,6 +118,21 @@ def test_a_redis_url_is_never_repeated_in_the_error() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        pytest.param("redis://:hunter2@localhost:abc", id="port-not-a-number"),
+        pytest.param("redis://:hunter2@localhost:99999", id="port-out-of-range"),
+        pytest.param("redis://:hunter2@[::1", id="unclosed-ipv6"),
+    ],
+)
+def test_a_malformed_redis_url_is_refused_without_repeating_it(url: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        Settings.from_environ({"SUDOKUPOOL_REDIS_URL": url})
+    assert str(caught.value).startswith("SUDOKUPOOL_REDIS_URL is not a valid Redis URL (check the host, port")
+    assert "hunter2" not in str(caught.value)
+
+
 def test_a_long_value_is_cut_short_in_the_error() -> None:
     with pytest.raises(SettingsError) as caught:
         Settings.from_environ({"SUDOKUPOOL_LIMIT_KEYED": "9" * 5000 + "x"})

@@ -125,6 +125,25 @@ def _local_path(text: str) -> str:
     return value
 
 
+_REDIS_EXPECTED = "redis://host:port/db, rediss://... or unix:///path/to/socket"
+
+
+def _redis_url(text: str) -> str:
+    value = _url("a Redis", "redis", "rediss", "unix", expected=_REDIS_EXPECTED)(text)
+    if value:
+        # Imported here: only a deployment with Redis needs redis-py. Its own message is not repeated:
+        # it can quote parts of the URL, password included.
+        from redis.connection import parse_url
+
+        try:
+            parse_url(value)  # type: ignore[no-untyped-call]
+        except ValueError:
+            raise ValueError(
+                f"is not a valid Redis URL (check the host, port and database number); expected {_REDIS_EXPECTED}"
+            ) from None
+    return value
+
+
 def _url(kind: str, *schemes: str, expected: str) -> Callable[[str], str]:
     def parse(text: str) -> str:
         value = text.strip()
@@ -176,13 +195,7 @@ SETTINGS: tuple[Setting, ...] = (
         "redis_url",
         "",
         "Redis URL for limits and activity counters shared by all instances. Empty: per process.",
-        _url(
-            "a Redis",
-            "redis",
-            "rediss",
-            "unix",
-            expected="redis://host:port/db, rediss://... or unix:///path/to/socket",
-        ),
+        _redis_url,
         secret=True,
     ),
     Setting("redis_timeout", "0.25", "Seconds a Redis call may take before it counts as failed.", _float(0.001)),
