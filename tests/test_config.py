@@ -98,6 +98,21 @@ def test_the_readme_lists_every_setting() -> None:
             "SUDOKUPOOL_S3_ENDPOINT_URL='localhost:8333' is not an http(s) URL; expected https://host[:port], or empty",
             id="endpoint-without-scheme",
         ),
+        pytest.param(
+            {"SUDOKUPOOL_S3_ENDPOINT_URL": "http://localhost:abc"},
+            "SUDOKUPOOL_S3_ENDPOINT_URL='http://localhost:abc' has a bad host or port; expected https://host[:port]",
+            id="endpoint-bad-port",
+        ),
+        pytest.param(
+            {"SUDOKUPOOL_S3_ENDPOINT_URL": "https://"},
+            "SUDOKUPOOL_S3_ENDPOINT_URL='https://' has no host; expected https://host[:port]",
+            id="endpoint-without-host",
+        ),
+        pytest.param(
+            {"SUDOKUPOOL_S3_REGION": "bad region!"},
+            "SUDOKUPOOL_S3_REGION='bad region!' is not a region name",
+            id="region",
+        ),
     ],
 )
 def test_a_bad_value_is_one_line_in_plain_words(environ: dict[str, str], line: str) -> None:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 PREFIX = "SUDOKUPOOL_"
 
@@ -144,11 +146,30 @@ def _redis_url(text: str) -> str:
     return value
 
 
+# The form botocore accepts for a region name.
+_REGION = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?")
+
+
+def _region(text: str) -> str:
+    value = text.strip()
+    if value and not _REGION.fullmatch(value):
+        raise ValueError("is not a region name; expected letters, digits and dashes such as eu-west-1, or empty")
+    return value
+
+
 def _url(kind: str, *schemes: str, expected: str) -> Callable[[str], str]:
     def parse(text: str) -> str:
         value = text.strip()
         if value and not value.lower().startswith(tuple(f"{scheme}://" for scheme in schemes)):
             raise ValueError(f"is not {kind} URL; expected {expected}, or empty")
+        if value.lower().startswith(("http://", "https://")):
+            try:
+                parts = urlsplit(value)
+                parts.port  # noqa: B018 (raises ValueError for a port that is not 0-65535)
+            except ValueError:
+                raise ValueError(f"has a bad host or port; expected {expected}, or empty") from None
+            if not parts.hostname:
+                raise ValueError(f"has no host; expected {expected}, or empty")
         return value
 
     return parse
@@ -217,7 +238,7 @@ SETTINGS: tuple[Setting, ...] = (
         "S3 endpoint for R2, MinIO, SeaweedFS...; empty for AWS S3.",
         _url("an http(s)", "http", "https", expected="https://host[:port]"),
     ),
-    Setting("s3_region", "", "S3 region; empty uses `AWS_REGION`/`AWS_DEFAULT_REGION`, else `us-east-1`.", _text),
+    Setting("s3_region", "", "S3 region; empty uses `AWS_REGION`/`AWS_DEFAULT_REGION`, else `us-east-1`.", _region),
     Setting(
         "s3_addressing_style", "auto", "S3 addressing style: auto, path or virtual.", _choice("auto", "path", "virtual")
     ),
