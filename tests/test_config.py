@@ -4,7 +4,9 @@ import dataclasses
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -197,9 +199,29 @@ MISTAKES = [
 ]
 
 
+FACTORY = "factory"
+SERVE = "serve"
+
+
+def entry_point_argv(entry: str) -> list[str]:
+    if entry == FACTORY:
+        # The Procfile's command line hands uvicorn a port of its own; PORT only reaches the factory.
+        return command(free_port())
+    return [sys.executable, "-m", "sudokupool", "serve"]
+
+
 def run_entry_point(argv: list[str], environ: dict[str, str]) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUDOKUPOOL_") and k != "PORT"}
     return subprocess.run(argv, env={**env, **environ}, capture_output=True, text=True, timeout=60, check=False)
+
+
+@pytest.fixture(scope="module")
+def refusals() -> dict[tuple[str, str], subprocess.CompletedProcess[str]]:
+    """Every entry point run with every mistake, a few at a time: each run is mostly Python's start-up."""
+    runs = [(entry, cast(dict[str, str], param.values[0])) for entry in (FACTORY, SERVE) for param in MISTAKES]
+    with ThreadPoolExecutor(max_workers=4) as workers:
+        results = workers.map(lambda run: run_entry_point(entry_point_argv(run[0]), run[1]), runs)
+        return {(entry, repr(environ)): result for (entry, environ), result in zip(runs, results, strict=True)}
 
 
 def assert_one_line(result: subprocess.CompletedProcess[str], problem: str) -> None:
@@ -211,17 +233,12 @@ def assert_one_line(result: subprocess.CompletedProcess[str], problem: str) -> N
     assert lines[0].startswith(f"sudokupool: {problem}")
 
 
+@pytest.mark.parametrize("entry", [FACTORY, SERVE])
 @pytest.mark.parametrize(("environ", "problem"), MISTAKES)
-def test_the_procfile_factory_refuses_a_bad_setting(environ: dict[str, str], problem: str) -> None:
-    # The Procfile's command line hands uvicorn a port of its own; PORT only reaches the factory.
-    result = run_entry_point(command(free_port()), environ)
-    assert_one_line(result, problem)
-
-
-@pytest.mark.parametrize(("environ", "problem"), MISTAKES)
-def test_serve_refuses_a_bad_setting(environ: dict[str, str], problem: str) -> None:
-    result = run_entry_point([sys.executable, "-m", "sudokupool", "serve"], environ)
-    assert_one_line(result, problem)
+def test_an_entry_point_refuses_a_bad_setting_in_one_line(
+    refusals: dict[tuple[str, str], subprocess.CompletedProcess[str]], entry: str, environ: dict[str, str], problem: str
+) -> None:
+    assert_one_line(refusals[(entry, repr(environ))], problem)
 
 
 def test_other_commands_refuse_a_bad_setting() -> None:
