@@ -6,6 +6,7 @@ import argparse
 import os
 
 from sudokupool.config import Settings, listen_port, parse_port
+from sudokupool.keys import Keyring
 from sudokupool.logs import log_config
 
 
@@ -27,8 +28,11 @@ def _port(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    # A bad setting raises SettingsError, which the CLI reports as one line (exit status 2).
+    # A bad setting raises SettingsError, which the CLI reports as one line (exit status 2). Key entries
+    # too, before any server starts: the factory checks them again, but a server may run it in a worker
+    # process whose exit it reports in its own words.
     settings = Settings.from_environ(os.environ)
+    Keyring.from_settings(settings)
     if args.exports:
         # The factory reads the environment, so the override travels the same way.
         os.environ["SUDOKUPOOL_EXPORTS"] = args.exports
