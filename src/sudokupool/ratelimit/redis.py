@@ -28,8 +28,10 @@ import logging
 import time
 from typing import Any
 
+import redis.asyncio
 from redis.asyncio.cluster import ClusterNode, RedisCluster
-from redis.exceptions import NoScriptError
+from redis.asyncio.connection import AbstractConnection
+from redis.exceptions import NoScriptError, ResponseError
 
 from sudokupool.ratelimit.memory import MemoryStore
 from sudokupool.ratelimit.store import LimiterUnavailable
@@ -94,6 +96,7 @@ class RedisStore:
         self._down_until: dict[str, float] = {}
         self._batch: Batch = {}
         self._sender: asyncio.Task[None] | None = None
+        self._connection: AbstractConnection | None = None
         self._window = -1
         self._refused: set[str] = set()
         #: Round trips to Redis so far (a batch to each node counts one), for tests and benchmarks.
@@ -190,7 +193,7 @@ class RedisStore:
         for attempt in (1, 2):
             try:
                 if not self._cluster:
-                    totals: list[int] = await self._client.evalsha(self._script.sha, len(keys), *keys, _KEY_TTL, *hits)
+                    totals: list[int] = await self._call("EVALSHA", self._script.sha, len(keys), *keys, _KEY_TTL, *hits)
                     return totals
                 pipe = self._client.pipeline()
                 for key, n in zip(keys, hits, strict=True):
@@ -210,8 +213,31 @@ class RedisStore:
                 if self._cluster:
                     await self._client.execute_command("SCRIPT LOAD", _HIT_SCRIPT, target_nodes=node)
                 else:
-                    await self._client.script_load(_HIT_SCRIPT)
+                    await self._call("SCRIPT", "LOAD", _HIT_SCRIPT)
         raise AssertionError("unreachable")
+
+    async def _call(self, *args: str | int) -> Any:
+        """One command on this store's own connection to a single server (opened on first use, and again
+        after a failure).
+
+        Batches go one at a time, so one connection is enough, and talking to it directly costs half
+        the CPU of a call through the client (its pool, retry and bookkeeping layers): measured at
+        71 against 137 µs a call (docs/operations.md).
+        """
+        connection = self._connection
+        if connection is None:
+            assert isinstance(self._client, redis.asyncio.Redis)
+            connection = self._connection = self._client.connection_pool.make_connection()  # type: ignore[no-untyped-call]
+        try:
+            if not connection.is_connected:
+                await connection.connect()
+            await connection.send_packed_command(connection.pack_command(*args), check_health=False)
+            return await connection.read_response()
+        except ResponseError:
+            raise  # the server answered: the connection is fine
+        except BaseException:
+            await connection.disconnect()
+            raise
 
     def _failed(self, server: str, exc: Exception, batch: Batch) -> None:
         self._down_until[server] = time.monotonic() + self._retry_interval
@@ -228,6 +254,8 @@ class RedisStore:
         sender = self._sender
         if sender is not None:
             await asyncio.gather(sender, return_exceptions=True)
+        if self._connection is not None:
+            await self._connection.disconnect()
         await self._client.aclose()
 
 
