@@ -47,16 +47,40 @@ def measure(
     with contextlib.ExitStack() as stack:
         redis_pid = 0
         redis_svc = None
+        url = ""
         if redis:
             url, redis_pid = stack.enter_context(valkey(OUT / "cpu-valkey.log"))
             redis_svc = service(pool_dir(pool), OUT / "cpu-service-redis.log", redis_url=url).start()
+            stack.callback(_check_no_outage, redis_svc)
             stack.callback(redis_svc.stop)
         return _measure(pool, rounds=rounds, seconds=seconds, redis_svc=redis_svc, redis_pid=redis_pid,
-                        only_random=only_random)  # fmt: skip
+                        redis_url=url if redis else "", only_random=only_random)  # fmt: skip
+
+
+def script_calls(url: str) -> int:
+    """The limiter's script calls Valkey has run so far."""
+    import redis
+
+    with redis.Redis.from_url(url) as client:
+        stats = client.info("commandstats")
+    return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
+
+
+def _check_no_outage(server: Server) -> None:
+    assert server.log is not None
+    if " unavailable (" in server.log.read_text(errors="replace"):
+        print(f"warning: Redis outages during the run (requests answered without Redis); see {server.log}")
 
 
 def _measure(
-    pool: str, *, rounds: int, seconds: float, redis_svc: Server | None, redis_pid: int, only_random: bool
+    pool: str,
+    *,
+    rounds: int,
+    seconds: float,
+    redis_svc: Server | None,
+    redis_pid: int,
+    redis_url: str,
+    only_random: bool,
 ) -> dict[str, dict[str, float]]:
     svc = service(pool_dir(pool), OUT / "cpu-service.log").start()
     fixed = service(pool_dir(pool), OUT / "cpu-fixed.log", app="fixed_headers_app:create_app").start()
@@ -80,15 +104,18 @@ def _measure(
         targets.append((redis_svc, Target(REDIS_RANDOM, redis_svc.base, "/api/v2/puzzles/random", key)))
     runs: dict[str, list[tuple[float, float]]] = {t.name: [] for _, t in targets}
     valkey_us: list[float] = []
+    per_call: list[float] = []
     try:
         for n in range(rounds):
             for server, target in targets[n % len(targets) :] + targets[: n % len(targets)]:
                 before = cpu_seconds(server.pid)
                 redis_before = cpu_seconds(redis_pid) if redis_pid else 0.0
+                calls_before = script_calls(redis_url) if server is redis_svc else 0
                 run = wrk(target, seconds=seconds, connections=32)
                 used = cpu_seconds(server.pid) - before
                 if server is redis_svc:
                     valkey_us.append((cpu_seconds(redis_pid) - redis_before) / run.requests * 1e6)
+                    per_call.append(run.requests / max(1, script_calls(redis_url) - calls_before))
                 if run.status_errors or run.errors:
                     raise RuntimeError(f"{target.name}: {run.status_errors} non-2xx, {run.errors} errors")
                 runs[target.name].append((run.rps, used / run.requests * 1e6))
@@ -105,13 +132,18 @@ def _measure(
     }
     if valkey_us:
         results[REDIS_RANDOM]["redis_cpu_us"] = round(statistics.median(valkey_us), 1)
+        results[REDIS_RANDOM]["requests_per_call"] = round(statistics.median(per_call), 1)
     return results
 
 
 def table(results: dict[str, dict[str, float]]) -> str:
     lines = ["| target | req/s (median) | server CPU µs per request (median) |", "|---|---:|---:|"]
     for name, r in results.items():
-        also = f" (+ {r['redis_cpu_us']} in valkey)" if "redis_cpu_us" in r else ""
+        also = (
+            f" (+ {r['redis_cpu_us']} in valkey; {r['requests_per_call']} requests a call)"
+            if "redis_cpu_us" in r
+            else ""
+        )
         lines.append(f"| {name} | {r['rps']:,} | {r['cpu_us']}{also} |")
     return "\n".join(lines)
 

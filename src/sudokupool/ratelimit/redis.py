@@ -9,7 +9,8 @@ concurrent requests on any number of instances are counted exactly. The window i
 
 On a single server the batch is one script call over all its keys. On a Redis Cluster the keys spread
 over the slots by identity, so the batch is one pipeline per node of single-key script calls, sent to
-the nodes in parallel; a node that fails affects only the identities it holds.
+the nodes in parallel; a node that fails affects only the identities it holds, and makes the store
+ask the cluster for its map again (a replica may have taken over the node's slots).
 
 An identity this process has seen refused in the current window is answered from a local note until the
 window ends, with no Redis call: it cannot be allowed again before then.
@@ -97,6 +98,9 @@ class RedisStore:
         self._batch: Batch = {}
         self._sender: asyncio.Task[None] | None = None
         self._connection: AbstractConnection | None = None
+        # Cluster only: ask for the map of the cluster again after a node failed (see _send_cluster).
+        self._refresh_map = False
+        self._next_refresh = 0.0
         self._window = -1
         self._refused: set[str] = set()
         #: Round trips to Redis so far (a batch to each node counts one), for tests and benchmarks.
@@ -155,12 +159,28 @@ class RedisStore:
             self._sender = None
 
     async def _send_cluster(self, batch: Batch) -> None:
-        assert isinstance(self._client, RedisCluster)
+        client = self._client
+        assert isinstance(client, RedisCluster)
+        now = time.monotonic()
+        if now < self._down_until.get(self._server, 0.0):
+            # No map of the cluster at the last try: skip it like a failed server.
+            self._outages.skipped(self._server, sum(map(len, batch.values())))
+            _settle(batch, None)
+            return
+        if self._refresh_map and now >= self._next_refresh:
+            # A node failed: ask the cluster for its map again (a replica may have taken over its slots),
+            # at most once per retry interval. Without a new map the old one serves.
+            self._next_refresh = now + self._retry_interval
+            try:
+                await client.nodes_manager.initialize()
+                self._refresh_map = False
+            except Exception:
+                logger.debug("could not refresh the Redis Cluster map", exc_info=True)
         try:
-            await self._client.initialize()
+            await client.initialize()  # the first map, on first use
             nodes: dict[str, tuple[ClusterNode, Batch]] = {}
             for key, futures in batch.items():
-                node = self._client.get_node_from_key(key)
+                node = client.get_node_from_key(key)
                 assert node is not None
                 nodes.setdefault(node.name, (node, {}))[1][key] = futures
         except Exception as exc:
@@ -241,6 +261,7 @@ class RedisStore:
 
     def _failed(self, server: str, exc: Exception, batch: Batch) -> None:
         self._down_until[server] = time.monotonic() + self._retry_interval
+        self._refresh_map = self._cluster
         self._outages.failed(server, "rate limiter", exc)
         self._outages.skipped(server, sum(map(len, batch.values())))
         _settle(batch, None)
