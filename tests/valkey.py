@@ -146,6 +146,13 @@ class ValkeyCluster:
         return f"redis://127.0.0.1:{self.nodes[0].port}/0"
 
     def start(self) -> None:
+        try:
+            self._start()
+        except BaseException:
+            self.stop()  # no node left running after a failed start
+            raise
+
+    def _start(self) -> None:
         for node in self.nodes:
             node.start()
         share = self.SLOTS // len(self.nodes)

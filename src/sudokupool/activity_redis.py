@@ -118,13 +118,15 @@ class RedisActivity(Activity):
             args: list[str | int] = [self._covered_from]
             for name, delta in deltas.items():
                 args += [name, delta]
+            # Named before the call: on a cluster whose map is not known yet, the node asked is the URL's.
+            server = self._server()
             try:
                 created = await self._flush_script(keys=[self._key], args=args)
             except Exception as exc:
                 # Whatever Redis does, the counts stay here for the next flush.
-                self._failed("activity flush", exc)
+                self._outages.failed(server, "activity flush", exc)
                 return False
-            self._outages.succeeded(self._server())
+            self._outages.succeeded(server)
             if created and self._since_written:
                 logger.warning(
                     "The activity counters in Redis were gone (Redis lost its data); they start again from %s.",
@@ -155,22 +157,20 @@ class RedisActivity(Activity):
             cached = self._cached
             if cached is not None and now - cached[0] < self._cache_seconds:
                 return cached[1], cached[2], cached[3]
+            server = self._server()
             try:
                 raw = await self._client.hgetall(self._key)
                 values = {_text(field): int(value) for field, value in raw.items()}
             except Exception as exc:
                 self._down_until = self._monotonic() + self._retry_interval
-                self._failed("activity read", exc)
+                self._outages.failed(server, "activity read", exc)
                 return None
-            self._outages.succeeded(self._server())
+            self._outages.succeeded(server)
             since = values.get(SINCE_FIELD, self.since)
             totals = {name: values.get(name, 0) for name in EVENTS}
             flushed = dict(self._flushed)
             self._cached = (self._monotonic(), since, totals, flushed)
             return since, totals, flushed
-
-    def _failed(self, what: str, exc: Exception) -> None:
-        self._outages.failed(self._server(), what, exc)
 
     def _server(self) -> str:
         """``host:port`` of the server holding the counters: on a cluster, the node the key maps to."""
