@@ -1,6 +1,7 @@
 """Server CPU time per request, by path: where the service's microseconds go beside the bare app's.
 
-    python bench/cpu_per_request.py [--pool snapshots] [--rounds 3] [--seconds 5] [--redis [--only-random]]
+    python bench/cpu_per_request.py [--pool snapshots] [--rounds 3] [--seconds 5] [--connections 32]
+        [--redis [--only-random]]
 
 (bench/harness.py runs it too, unless ``--no-cpu``.)
 
@@ -40,7 +41,7 @@ def cpu_seconds(pid: int) -> float:
 
 
 def measure(
-    pool: str, *, rounds: int, seconds: float, redis: bool = False, only_random: bool = False
+    pool: str, *, rounds: int, seconds: float, redis: bool = False, only_random: bool = False, connections: int = 32
 ) -> dict[str, dict[str, float]]:
     """Median req/s and server CPU µs per request of each target, over ``rounds`` rotated rounds."""
     os.environ["SUDOKUPOOL_LIMIT_ANONYMOUS"] = "1000000000"  # anonymous requests are counted, never refused
@@ -54,7 +55,7 @@ def measure(
             stack.callback(_check_no_outage, redis_svc)
             stack.callback(redis_svc.stop)
         return _measure(pool, rounds=rounds, seconds=seconds, redis_svc=redis_svc, redis_pid=redis_pid,
-                        redis_url=url if redis else "", only_random=only_random)  # fmt: skip
+                        redis_url=url if redis else "", only_random=only_random, connections=connections)  # fmt: skip
 
 
 def script_calls(url: str) -> int:
@@ -81,6 +82,7 @@ def _measure(
     redis_pid: int,
     redis_url: str,
     only_random: bool,
+    connections: int,
 ) -> dict[str, dict[str, float]]:
     svc = service(pool_dir(pool), OUT / "cpu-service.log").start()
     fixed = service(pool_dir(pool), OUT / "cpu-fixed.log", app="fixed_headers_app:create_app").start()
@@ -111,7 +113,7 @@ def _measure(
                 before = cpu_seconds(server.pid)
                 redis_before = cpu_seconds(redis_pid) if redis_pid else 0.0
                 calls_before = script_calls(redis_url) if server is redis_svc else 0
-                run = wrk(target, seconds=seconds, connections=32)
+                run = wrk(target, seconds=seconds, connections=connections)
                 used = cpu_seconds(server.pid) - before
                 if server is redis_svc:
                     valkey_us.append((cpu_seconds(redis_pid) - redis_before) / run.requests * 1e6)
@@ -155,10 +157,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--redis", action="store_true", help="also v2 random with the limiter in a local valkey")
     parser.add_argument("--only-random", action="store_true", help="v2 random only")
+    parser.add_argument("--connections", type=int, default=32, help="wrk's connections")
     args = parser.parse_args(argv)
     OUT.mkdir(exist_ok=True)
     results = measure(args.pool, rounds=args.rounds, seconds=args.seconds, redis=args.redis,
-                      only_random=args.only_random)  # fmt: skip
+                      only_random=args.only_random, connections=args.connections)  # fmt: skip
     print(table(results))
     if REDIS_RANDOM in results:
         local, shared = results["v2 random, key"], results[REDIS_RANDOM]
