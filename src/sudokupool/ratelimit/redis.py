@@ -240,9 +240,9 @@ class RedisStore:
         """One command on this store's own connection to a single server (opened on first use, and again
         after a failure).
 
-        Batches go one at a time, so one connection is enough, and talking to it directly costs half
-        the CPU of a call through the client (its pool, retry and bookkeeping layers): measured at
-        71 against 137 µs a call (docs/operations.md).
+        Batches go one at a time, so one connection is enough, and talking to it directly costs about
+        two thirds of the CPU of a call through the client, with its pool, retry and bookkeeping layers:
+        75 against 115-120 µs (``python bench/bench_limiter.py --redis URL``, docs/operations.md).
         """
         connection = self._connection
         if connection is None:
