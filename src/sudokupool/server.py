@@ -29,7 +29,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
-from sudokupool.config import Settings
+from sudokupool.config import Settings, _int, listen_port, parse_value
 from sudokupool.logs import log_config
 
 APP = "sudokupool.app:create_app"
@@ -53,15 +53,17 @@ class Launch:
 
 def launch(settings: Settings, environ: Mapping[str, str], *, host: str | None = None, port: int | None = None,
            app: str = APP) -> Launch:  # fmt: skip
-    """The launch for ``settings``; ``PORT`` and ``WEB_CONCURRENCY`` come from ``environ`` (Procfile platforms)."""
+    """The launch for ``settings``; ``PORT`` and ``WEB_CONCURRENCY`` come from ``environ`` (Procfile platforms).
+    A bad ``WEB_CONCURRENCY`` raises :class:`~sudokupool.config.SettingsError` (one line, exit status 2)."""
     if port is None:
-        port = int(environ.get("PORT") or settings.port)
-    workers = int(environ.get("WEB_CONCURRENCY") or 1)
+        port = listen_port(environ, settings)
+    raw = environ.get("WEB_CONCURRENCY")
+    workers: int = parse_value("WEB_CONCURRENCY", raw, _int(1)) if raw else 1
     return Launch(
         server=settings.server,
         host=host or settings.host,
         port=port,
-        workers=max(workers, 1),
+        workers=workers,
         log_level=settings.log_level,
         max_header_bytes=settings.max_header_bytes,
         first_request_timeout=settings.first_request_timeout,
