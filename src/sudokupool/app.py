@@ -8,6 +8,7 @@ limiter) | ``/api/v1`` | ``/api`` (puzzle paths) -> API router -> handler -> pre
 from __future__ import annotations
 
 import os
+import sys
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -17,16 +18,17 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sudokupool.activity import make_activity
 from sudokupool.clientip import ClientAddresses
-from sudokupool.config import Settings
+from sudokupool.config import Settings, SettingsError, listen_port
 from sudokupool.cors import CORS, CROSS_ORIGIN, PREFLIGHT
 from sudokupool.endpoints import Endpoints
-from sudokupool.errors import error_body, error_headers
+from sudokupool.errors import JsonErrors, error_body, error_headers
 from sudokupool.keys import Keyring
 from sudokupool.loader import LoadError
 from sudokupool.logs import configure_service_logging, install_redaction
 from sudokupool.openapi import openapi_body
 from sudokupool.pool import Pool
 from sudokupool.ratelimit import LimiterStore, Limits, RateLimiter, make_store
+from sudokupool.redisclient import Outages
 from sudokupool.routes import ApiRouter, api_routes, puzzle_routes
 from sudokupool.runtime import Runtime
 from sudokupool.storage import open_store
@@ -98,6 +100,7 @@ class SudokuPool:
         await self.runtime.activity.aclose()
         if self.sync is not None:
             await self.sync.stop()
+        await self.runtime.listing.aclose()
         if self.runtime.store is not None:
             await self.runtime.store.close()
         await self.limiter.aclose()
@@ -176,16 +179,37 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 def create_app(settings: Settings | None = None, *, pool: Pool | None = None) -> SudokuPool:
-    """Build the app. ``settings`` default to the environment; ``pool`` skips loading (tests, benchmarks)."""
-    if settings is None:
+    """Build the app. ``settings`` default to the environment; ``pool`` skips loading (tests, benchmarks).
+
+    With settings from the environment (the server's factory call), a bad setting is one line on
+    stderr and exit status 2, before the server logs anything. Given ``settings`` that are wrong
+    (a bad key entry), :class:`SettingsError` is raised.
+    """
+    if settings is not None:
+        return _build(settings, pool)
+    try:
         settings = Settings.from_environ(os.environ)
+        # The server was given PORT on its command line (the Procfile's `--port $PORT`); uvicorn would
+        # bind 99999 modulo 65536 without a word, so a port out of range is refused here.
+        listen_port(os.environ, settings)
+        return _build(settings, pool)
+    except SettingsError as exc:
+        print(f"sudokupool: {exc}", file=sys.stderr, flush=True)
+        # SystemExit rather than an exception the server would print with a traceback: uvicorn lets it
+        # end the process with this status.
+        raise SystemExit(2) from None
+
+
+def _build(settings: Settings, pool: Pool | None) -> SudokuPool:
     configure_service_logging(settings.log_level)
     # The Procfile's uvicorn command line configures uvicorn's loggers itself: add the redaction here.
     install_redaction()
     runtime = Runtime(settings, pool=pool)
-    runtime.activity = make_activity(settings)
+    # One log of Redis outages for both users of Redis: an outage is one line when it starts, one when it ends.
+    outages = Outages()
+    runtime.activity = make_activity(settings, outages=outages)
     endpoints = Endpoints(runtime, openapi_body())
-    limiter_store = make_store(settings)
+    limiter_store = make_store(settings, outages=outages)
     v2 = ApiRouter(
         "/api/v2",
         api_routes(endpoints),
@@ -204,7 +228,8 @@ def create_app(settings: Settings | None = None, *, pool: Pool | None = None) ->
         v2=v2,
         v1=ApiRouter("/api/v1", api_routes(endpoints)),
         unversioned=ApiRouter("/api", puzzle_routes(endpoints)),
-        site=site,
+        # Starlette's static files answer some errors in plain text (a bad Range): JSON like every other.
+        site=JsonErrors(site),
         cors=CORS(expose=EXPOSED_HEADERS, allow_headers=["X-API-Key", "If-None-Match"]),
         addresses=ClientAddresses(trusted_hops=settings.trusted_proxy_hops),
     )
