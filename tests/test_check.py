@@ -92,8 +92,8 @@ def test_a_record_nested_too_deep_is_a_bad_line_not_a_traceback(
 def test_a_bad_bound_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", str(tmp_path / "x.ndjson"), "--max-bad-lines", "lots"]) == 2
     assert capsys.readouterr().err == (
-        "sudokupool check: --max-bad-lines='lots': must be a count of lines (e.g. 10) "
-        "or a percentage of them (e.g. 0.1%)\n"
+        "sudokupool check: --max-bad-lines='lots' is not a count or a percentage; expected a count of lines "
+        "such as 10, or a percentage of them from 0% to 100% such as 0.1%\n"
     )
 
 

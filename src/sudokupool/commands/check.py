@@ -53,7 +53,7 @@ def limits_from(args: argparse.Namespace) -> LoadLimits:
     try:
         bound = BadLineLimit.parse(args.max_bad_lines)
     except ValueError as exc:
-        raise SettingsError(f"--max-bad-lines={args.max_bad_lines!r}: {exc}") from None
+        raise SettingsError(f"--max-bad-lines={args.max_bad_lines!r} {exc}") from None
     return LoadLimits(limits.max_record_bytes, limits.max_export_bytes, bound)
 
 
