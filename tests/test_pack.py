@@ -285,9 +285,11 @@ async def test_a_live_swap_to_a_newer_pack_keeps_every_request_served_and_releas
             assert (await client.get(f"/puzzles/{records[39]['canonical_id']}")).status_code == 200
         assert len(statuses) > 30
         assert set(statuses) == {200}
-        gc.collect()
-        assert released() is None
-        assert mapping() is None
+        # The swap drops the old pool in a thread once no request holds it (unmapping is slow).
+        with anyio.fail_after(10):
+            while released() is not None or mapping() is not None:
+                gc.collect()
+                await asyncio.sleep(0.05)
     finally:
         await app.shutdown()
 
