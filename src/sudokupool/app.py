@@ -27,6 +27,7 @@ from sudokupool.logs import configure_service_logging, install_redaction
 from sudokupool.openapi import openapi_body
 from sudokupool.pool import Pool
 from sudokupool.ratelimit import LimiterStore, Limits, RateLimiter, make_store
+from sudokupool.redisclient import Outages
 from sudokupool.routes import ApiRouter, api_routes, puzzle_routes
 from sudokupool.runtime import Runtime
 from sudokupool.storage import open_store
@@ -172,9 +173,11 @@ def create_app(settings: Settings | None = None, *, pool: Pool | None = None) ->
     # The Procfile's uvicorn command line configures uvicorn's loggers itself: add the redaction here.
     install_redaction()
     runtime = Runtime(settings, pool=pool)
-    runtime.activity = make_activity(settings)
+    # One log of Redis outages for both users of Redis: an outage is one line when it starts, one when it ends.
+    outages = Outages()
+    runtime.activity = make_activity(settings, outages=outages)
     endpoints = Endpoints(runtime, openapi_body())
-    limiter_store = make_store(settings)
+    limiter_store = make_store(settings, outages=outages)
     v2 = ApiRouter(
         "/api/v2",
         api_routes(endpoints),

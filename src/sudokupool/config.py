@@ -112,6 +112,13 @@ SETTINGS: tuple[Setting, ...] = (
         "Redis URL for limits and activity counters shared by all instances. Empty: per process.",
         _text,
     ),
+    Setting(
+        "redis_mode",
+        "single",
+        "`single`: `SUDOKUPOOL_REDIS_URL` is one Redis server. `cluster`: it is any node of a Redis Cluster, "
+        "over whose nodes the counters spread.",
+        _choice("single", "cluster"),
+    ),
     Setting("redis_timeout", "0.25", "Seconds a Redis call may take before it counts as failed.", _float(0.001)),
     Setting(
         "redis_failure_mode",
@@ -161,6 +168,7 @@ class Settings:
     api_keys_file: str = ""
     trusted_proxy_hops: int = 0
     redis_url: str = ""
+    redis_mode: Literal["single", "cluster"] | str = "single"
     redis_timeout: float = 0.25
     redis_failure_mode: Literal["open", "closed"] | str = "open"
     activity_flush_seconds: float = 5.0

@@ -60,15 +60,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--out",
         required=True,
-        type=Path,
-        help="output file (.ndjson or .ndjson.gz), or a directory to write pool-<UTC time>.ndjson.gz in",
+        help="output file (.ndjson or .ndjson.gz), or a directory to write pool-<UTC time>.ndjson.gz in "
+        "(a path ending in / is always a directory, made if missing)",
     )
     parser.add_argument(
         "--difficulty",
         default=",".join(d.lower() for d in DIFFICULTIES),
         help="comma-separated difficulties to keep (default: easy,medium,hard,expert)",
     )
-    parser.add_argument("--symmetry", default=DEFAULT_SYMMETRY, choices=SYMMETRIES, help="clue symmetry")
+    parser.add_argument(
+        "--symmetry",
+        default=DEFAULT_SYMMETRY,
+        choices=SYMMETRIES,
+        metavar="SYMMETRY",
+        help=f"clue symmetry, one of {', '.join(SYMMETRIES)} (default {DEFAULT_SYMMETRY})",
+    )
     parser.add_argument("--seed", type=int, help="build seed (default: random, printed so the build can be repeated)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: all CPUs)")
     parser.add_argument("--time-limit", type=float, metavar="SECONDS", help="stop (and fail) after this long")
@@ -251,7 +257,13 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs < 1 or (args.per_difficulty is None and args.count < 1) or (args.per_difficulty or 1) < 1:
         print("sudokupool build: --count, --per-difficulty and --jobs must be at least 1", file=sys.stderr)
         return 2
-    out: Path = args.out
+    out = Path(args.out)
+    if args.out.endswith(("/", os.sep)) and not out.is_dir():
+        # Path() drops a trailing slash: without this, "--out pools/" would write a file named "pools".
+        if not out.parent.is_dir():
+            print(f"sudokupool build: directory {out.parent} does not exist", file=sys.stderr)
+            return 2
+        out.mkdir()
     if not out.is_dir() and not out.parent.is_dir():
         print(f"sudokupool build: directory {out.parent} does not exist", file=sys.stderr)
         return 2
