@@ -69,6 +69,8 @@ def measure(directory: Path, log: Path, *, pythonpath: str | None = None) -> dic
     try:
         time.sleep(2)  # the startup's release of freed memory runs in a thread after the load
         before = proc_status(server.pid)["VmRSS"]
+        startup = proc_status(server.pid)
+        print(json.dumps({"loaded": True, "rss": startup["VmRSS"], "rss_peak": startup["VmHWM"]}), flush=True)
         Path(f"/proc/{server.pid}/clear_refs").write_text("5")  # peak RSS := current RSS
         started = time.perf_counter()
         urllib.request.urlopen(server.base + "/__bench/swap").read()
