@@ -4,7 +4,8 @@
 
 Starts the service as the harness does (bench/swap_app.py, so the reload can be triggered), waits for
 its startup load, resets the kernel's peak-RSS mark (``/proc/PID/clear_refs``), triggers one reload as
-the live sync does it (a load process of its own at the sync's niceness) and polls until the new pool
+the live sync does it (a load process of its own at the sync's niceness; with ``--foreground``, in the
+server process at its own priority, which is faster) and polls until the new pool
 is installed, sampling the RSS of the server and of its child processes every 20 ms. Prints one JSON
 object: RSS before (the old pool), the server's peak during the reload (VmHWM), RSS after (the new
 pool; the old one freed and handed back), the peak of its children summed, and the ratio of the
@@ -60,12 +61,12 @@ def imports_rss(pythonpath: str | None) -> int:
         server.stop()
 
 
-def measure(directory: Path, log: Path, *, pythonpath: str | None = None) -> dict[str, Any]:
+def measure(directory: Path, log: Path, *, pythonpath: str | None = None, foreground: bool = False) -> dict[str, Any]:
     imports = imports_rss(pythonpath)
     server = service(directory, log, swap=True)
     if pythonpath:
         server.env["PYTHONPATH"] = pythonpath
-    server.start()
+    server.start(timeout=3600)  # a 1M full-record pool on a busy machine
     try:
         time.sleep(2)  # the startup's release of freed memory runs in a thread after the load
         before = proc_status(server.pid)["VmRSS"]
@@ -73,7 +74,8 @@ def measure(directory: Path, log: Path, *, pythonpath: str | None = None) -> dic
         print(json.dumps({"loaded": True, "rss": startup["VmRSS"], "rss_peak": startup["VmHWM"]}), flush=True)
         Path(f"/proc/{server.pid}/clear_refs").write_text("5")  # peak RSS := current RSS
         started = time.perf_counter()
-        urllib.request.urlopen(server.base + "/__bench/swap").read()
+        trigger = "/__bench/swap" + ("?background=0" if foreground else "")
+        urllib.request.urlopen(server.base + trigger).read()
         sampled_peak, child_peak = before, 0
         while True:
             time.sleep(0.02)
@@ -105,14 +107,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pool", default="100k")
     parser.add_argument("--baseline", help="git revision to measure first, for comparison")
+    parser.add_argument(
+        "--foreground", action="store_true", help="reload in the server process at its own priority (faster)"
+    )
     args = parser.parse_args(argv)
     OUT.mkdir(exist_ok=True)
     directory = pool_dir(args.pool)
     if args.baseline:
         with baseline_tree(args.baseline) as tree:
-            found = measure(directory, OUT / "swap-memory-baseline.log", pythonpath=str(tree / "src"))
+            found = measure(
+                directory, OUT / "swap-memory-baseline.log", pythonpath=str(tree / "src"), foreground=args.foreground
+            )
         print(json.dumps({"baseline": args.baseline, **found}))
-    print(json.dumps({"this": True, **measure(directory, OUT / "swap-memory.log")}))
+    print(json.dumps({"this": True, **measure(directory, OUT / "swap-memory.log", foreground=args.foreground)}))
     return 0
 
 
