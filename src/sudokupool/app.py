@@ -8,6 +8,7 @@ limiter) | ``/api/v1`` | ``/api`` (puzzle paths) -> API router -> handler -> pre
 from __future__ import annotations
 
 import os
+import sys
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -17,13 +18,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sudokupool.activity import make_activity
 from sudokupool.clientip import ClientAddresses
-from sudokupool.config import Settings
+from sudokupool.config import Settings, SettingsError, listen_port
 from sudokupool.cors import CORS, CROSS_ORIGIN, PREFLIGHT
 from sudokupool.endpoints import Endpoints
-from sudokupool.errors import error_body, error_headers
+from sudokupool.errors import JsonErrors, error_body, error_headers
 from sudokupool.keys import Keyring
 from sudokupool.loader import LoadError
-from sudokupool.logs import configure_service_logging, install_redaction
+from sudokupool.logs import AccessLog, configure_service_logging, install_redaction
 from sudokupool.openapi import openapi_body
 from sudokupool.pool import Pool
 from sudokupool.ratelimit import LimiterStore, Limits, RateLimiter, make_store
@@ -41,10 +42,11 @@ class SudokuPool:
     """The ASGI app: handles the lifespan itself (so a bad export is one clear log line, not a
     traceback) and hands HTTP to the Starlette stack."""
 
-    def __init__(self, runtime: Runtime, http: ASGIApp, limiter: LimiterStore) -> None:
+    def __init__(self, runtime: Runtime, http: ASGIApp, limiter: LimiterStore, access: AccessLog | None = None) -> None:
         self.runtime = runtime
         self.http = http
         self.limiter = limiter
+        self.access = access
         # Set by startup when it loads the pool itself: the startup retries and the live sync loop.
         self.sync: PoolSync | None = None
 
@@ -60,9 +62,11 @@ class SudokuPool:
             if message["type"] == "lifespan.startup":
                 try:
                     await self.startup()
-                except LoadError as exc:
-                    # uvicorn logs this message as the one line explaining the failed startup.
-                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                except Exception as exc:
+                    # uvicorn logs this message as the one line explaining the failed startup, and exits
+                    # non-zero. Anything else escaping here would make uvicorn decide the app has no
+                    # lifespan ("ASGI 'lifespan' protocol appears unsupported") and serve 500s without a pool.
+                    await send({"type": "lifespan.startup.failed", "message": _startup_failure(exc)})
                     return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
@@ -97,9 +101,21 @@ class SudokuPool:
         await self.runtime.activity.aclose()
         if self.sync is not None:
             await self.sync.stop()
+        await self.runtime.listing.aclose()
         if self.runtime.store is not None:
             await self.runtime.store.close()
         await self.limiter.aclose()
+        if self.access is not None:
+            self.access.flush()
+
+
+def _startup_failure(exc: Exception) -> str:
+    if isinstance(exc, LoadError):
+        return str(exc)
+    if isinstance(exc, MemoryError):
+        return "startup failed: out of memory (MemoryError)"
+    detail = " ".join(str(exc).split())
+    return f"startup failed: {type(exc).__name__}{': ' + detail if detail else ''}"
 
 
 class Front:
@@ -120,6 +136,7 @@ class Front:
         site: ASGIApp,
         cors: CORS | None = None,
         addresses: ClientAddresses | None = None,
+        access: AccessLog | None = None,
     ) -> None:
         self.v2 = v2
         self.v1 = v1
@@ -127,6 +144,7 @@ class Front:
         self.site = site
         self.cors = cors
         self.addresses = addresses if addresses is not None else ClientAddresses()
+        self.access = access
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -143,6 +161,8 @@ class Front:
                 send = cors.wrap(send)
         # Before the routers, so the access log and the limiter see the same client.
         self.addresses.apply(scope)
+        if self.access is not None:
+            send = self.access.wrap(scope, send)
         path: str = scope["path"]
         if path.startswith("/api/"):
             if path.startswith("/api/v2/"):
@@ -166,12 +186,33 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 def create_app(settings: Settings | None = None, *, pool: Pool | None = None) -> SudokuPool:
-    """Build the app. ``settings`` default to the environment; ``pool`` skips loading (tests, benchmarks)."""
-    if settings is None:
+    """Build the app. ``settings`` default to the environment; ``pool`` skips loading (tests, benchmarks).
+
+    With settings from the environment (the server's factory call), a bad setting is one line on
+    stderr and exit status 2, before the server logs anything. Given ``settings`` that are wrong
+    (a bad key entry), :class:`SettingsError` is raised.
+    """
+    if settings is not None:
+        return _build(settings, pool)
+    try:
         settings = Settings.from_environ(os.environ)
+        # The server was given PORT on its command line (the Procfile's `--port $PORT`); uvicorn would
+        # bind 99999 modulo 65536 without a word, so a port out of range is refused here.
+        listen_port(os.environ, settings)
+        return _build(settings, pool)
+    except SettingsError as exc:
+        print(f"sudokupool: {exc}", file=sys.stderr, flush=True)
+        # SystemExit rather than an exception the server would print with a traceback: uvicorn lets it
+        # end the process with this status.
+        raise SystemExit(2) from None
+
+
+def _build(settings: Settings, pool: Pool | None) -> SudokuPool:
     configure_service_logging(settings.log_level)
-    # The Procfile's uvicorn command line configures uvicorn's loggers itself: add the redaction here.
+    # A server started from its own command line configures its loggers itself: add the redaction here.
     install_redaction()
+    install_redaction("granian.access")
+    access = AccessLog() if settings.access_log else None
     runtime = Runtime(settings, pool=pool)
     # One log of Redis outages for both users of Redis: an outage is one line when it starts, one when it ends.
     outages = Outages()
@@ -196,8 +237,10 @@ def create_app(settings: Settings | None = None, *, pool: Pool | None = None) ->
         v2=v2,
         v1=ApiRouter("/api/v1", api_routes(endpoints)),
         unversioned=ApiRouter("/api", puzzle_routes(endpoints)),
-        site=site,
+        # Starlette's static files answer some errors in plain text (a bad Range): JSON like every other.
+        site=JsonErrors(site),
         cors=CORS(expose=EXPOSED_HEADERS, allow_headers=["X-API-Key", "If-None-Match"]),
         addresses=ClientAddresses(trusted_hops=settings.trusted_proxy_hops),
+        access=access,
     )
-    return SudokuPool(runtime, http, limiter_store)
+    return SudokuPool(runtime, http, limiter_store, access)
