@@ -7,8 +7,9 @@ One run, on loopback, with every figure a ratio to a baseline measured in the sa
 noisy). It makes the pool if missing (bench/make_pool.py), then:
 
 1. memory: load the export in a fresh process (bench/memory.py): load time, RSS steady and peak, bytes;
-2. starts the service (``uvicorn --factory sudokupool.app:create_app``, uvloop, httptools, no access log,
-   one worker) on the pool, with the limiter on for ``/api/v2`` through a key whose limit never trips;
+2. starts the service as the Procfile does (``sudokupool serve``: uvicorn, uvloop, httptools, the
+   access log at its default (off), one worker, logging as shipped) on the pool, with the limiter on
+   for ``/api/v2`` through a key whose limit never trips (and the anonymous limit raised alike);
    the bare ASGI app (bench/bare_app.py) on the same uvicorn settings with a body of the median size of
    the service's puzzle bodies; the service with the limit headers but no counting
    (bench/fixed_headers_app.py), which shows what the spec's headers alone cost; and Datasette over
@@ -49,7 +50,7 @@ sys.path[:0] = [str(BENCH)]
 
 import datasette_peer  # noqa: E402
 from load import Run, Target, sample_ids, summarize, wrk  # noqa: E402
-from servers import Server, get, proc_status, uvicorn  # noqa: E402
+from servers import Server, get, proc_status, procfile, uvicorn  # noqa: E402
 from sudokupool.keys import digest  # noqa: E402
 from sudokupool.loader import BACKGROUND_NICENESS as NICENESS  # noqa: E402
 
@@ -84,21 +85,27 @@ def memory(directory: Path) -> dict[str, Any]:
     return result
 
 
-def service(directory: Path, log: Path, *, swap: bool = False, app: str = "") -> Server:
-    """The service on ``directory``'s exports (or ``app``, a bench variant's factory under bench/)."""
-    env = {
+def service(
+    directory: Path, log: Path, *, swap: bool = False, app: str = "", env: dict[str, str] | None = None
+) -> Server:
+    """The service on ``directory``'s exports as the Procfile starts it (or ``app``, a bench variant's factory
+    under bench/, started the same way). ``env`` adds settings (a variant: another server, the access log)."""
+    settings = {
         "SUDOKUPOOL_EXPORTS": str(directory),
         "SUDOKUPOOL_API_KEYS": digest(KEY),
+        # The limiter is on and counts every request, but no limit ever trips.
         "SUDOKUPOOL_LIMIT_KEYED": "1000000000",
+        "SUDOKUPOOL_LIMIT_ANONYMOUS": "1000000000",
         "SUDOKUPOOL_SYNC_INTERVAL": "0",
         "SUDOKUPOOL_LOG_LEVEL": "info",
+        **(env or {}),
     }
     if swap:
         app = "swap_app:create_app"
     if app:
-        return uvicorn(app.partition(":")[0], app, "--factory", "--app-dir", str(BENCH), env=env,
-                       probe="/api/v1/health", log=log)  # fmt: skip
-    return uvicorn("service", "sudokupool.app:create_app", "--factory", env=env, probe="/api/v1/health", log=log)
+        settings["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BENCH), os.environ.get("PYTHONPATH", "")]))
+        return procfile(app.partition(":")[0], "--app", app, env=settings, probe="/api/v1/health", log=log)
+    return procfile("service", env=settings, probe="/api/v1/health", log=log)
 
 
 @contextlib.contextmanager

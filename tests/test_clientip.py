@@ -96,6 +96,7 @@ def test_a_forged_forwarded_for_buys_no_fresh_window(
         "SUDOKUPOOL_TRUSTED_PROXY_HOPS": hops,
         "SUDOKUPOOL_EXPORTS": str(export_dir),
         "SUDOKUPOOL_REDIS_URL": "",
+        "SUDOKUPOOL_ACCESS_LOG": "on",
     }
     log = tmp_path / "server.log"
     with run_server(env, log, factory=factory) as server:

@@ -23,7 +23,7 @@ from sudokupool.endpoints import Endpoints
 from sudokupool.errors import error_body, error_headers
 from sudokupool.keys import Keyring
 from sudokupool.loader import LoadError
-from sudokupool.logs import configure_service_logging, install_redaction
+from sudokupool.logs import AccessLog, configure_service_logging, install_redaction
 from sudokupool.openapi import openapi_body
 from sudokupool.pool import Pool
 from sudokupool.ratelimit import LimiterStore, Limits, RateLimiter, make_store
@@ -40,10 +40,11 @@ class SudokuPool:
     """The ASGI app: handles the lifespan itself (so a bad export is one clear log line, not a
     traceback) and hands HTTP to the Starlette stack."""
 
-    def __init__(self, runtime: Runtime, http: ASGIApp, limiter: LimiterStore) -> None:
+    def __init__(self, runtime: Runtime, http: ASGIApp, limiter: LimiterStore, access: AccessLog | None = None) -> None:
         self.runtime = runtime
         self.http = http
         self.limiter = limiter
+        self.access = access
         # Set by startup when it loads the pool itself: the startup retries and the live sync loop.
         self.sync: PoolSync | None = None
 
@@ -99,6 +100,8 @@ class SudokuPool:
         if self.runtime.store is not None:
             await self.runtime.store.close()
         await self.limiter.aclose()
+        if self.access is not None:
+            self.access.flush()
 
 
 class Front:
@@ -119,6 +122,7 @@ class Front:
         site: ASGIApp,
         cors: CORS | None = None,
         addresses: ClientAddresses | None = None,
+        access: AccessLog | None = None,
     ) -> None:
         self.v2 = v2
         self.v1 = v1
@@ -126,6 +130,7 @@ class Front:
         self.site = site
         self.cors = cors
         self.addresses = addresses if addresses is not None else ClientAddresses()
+        self.access = access
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -142,6 +147,8 @@ class Front:
                 send = cors.wrap(send)
         # Before the routers, so the access log and the limiter see the same client.
         self.addresses.apply(scope)
+        if self.access is not None:
+            send = self.access.wrap(scope, send)
         path: str = scope["path"]
         if path.startswith("/api/"):
             if path.startswith("/api/v2/"):
@@ -169,8 +176,10 @@ def create_app(settings: Settings | None = None, *, pool: Pool | None = None) ->
     if settings is None:
         settings = Settings.from_environ(os.environ)
     configure_service_logging(settings.log_level)
-    # The Procfile's uvicorn command line configures uvicorn's loggers itself: add the redaction here.
+    # A server started from its own command line configures its loggers itself: add the redaction here.
     install_redaction()
+    install_redaction("granian.access")
+    access = AccessLog() if settings.access_log else None
     runtime = Runtime(settings, pool=pool)
     runtime.activity = make_activity(settings)
     endpoints = Endpoints(runtime, openapi_body())
@@ -196,5 +205,6 @@ def create_app(settings: Settings | None = None, *, pool: Pool | None = None) ->
         site=site,
         cors=CORS(expose=EXPOSED_HEADERS, allow_headers=["X-API-Key", "If-None-Match"]),
         addresses=ClientAddresses(trusted_hops=settings.trusted_proxy_hops),
+        access=access,
     )
-    return SudokuPool(runtime, http, limiter_store)
+    return SudokuPool(runtime, http, limiter_store, access)

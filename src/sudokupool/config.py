@@ -65,6 +65,13 @@ def _choice(*choices: str) -> Callable[[str], str]:
     return parse
 
 
+def _switch(text: str) -> bool:
+    value = text.strip().lower()
+    if value not in ("on", "off"):
+        raise ValueError("must be on or off")
+    return value == "on"
+
+
 def _text(text: str) -> str:
     return text.strip()
 
@@ -85,6 +92,37 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("host", "127.0.0.1", "Address `sudokupool serve` binds (use 0.0.0.0 in containers and PaaS).", _text),
     Setting("port", "8000", "Port `sudokupool serve` binds when `PORT` is not set.", _int(0)),
+    Setting(
+        "server",
+        "uvicorn",
+        "The HTTP server `sudokupool serve` (and so the Procfile) runs: uvicorn or granian (see Servers below).",
+        _choice("uvicorn", "granian"),
+    ),
+    Setting(
+        "access_log",
+        "off",
+        "`on` writes a line per request to stdout (`api_key` values redacted); the platform's router logs "
+        "requests already.",
+        _switch,
+    ),
+    Setting(
+        "max_header_bytes",
+        "65536",
+        "Largest request head (request line and headers) accepted; a larger one is answered 431.",
+        _int(8192),
+    ),
+    Setting(
+        "first_request_timeout",
+        "10",
+        "Seconds a new connection may stay silent before the server closes it.",
+        _float(0.1),
+    ),
+    Setting(
+        "shutdown_timeout",
+        "20",
+        "Seconds a shutdown (SIGTERM) waits for requests in flight; then busy connections are closed.",
+        _float(0.1),
+    ),
     Setting(
         "log_level", "info", "Log level: debug, info, warning or error.", _choice("debug", "info", "warning", "error")
     ),
@@ -153,6 +191,11 @@ class Settings:
     fallback_exports: str = ""
     host: str = "127.0.0.1"
     port: int = 8000
+    server: str = "uvicorn"
+    access_log: bool = False
+    max_header_bytes: int = 65536
+    first_request_timeout: float = 10.0
+    shutdown_timeout: float = 20.0
     log_level: str = "info"
     limit_anonymous: int = 60
     limit_keyed: int = 600
