@@ -69,6 +69,8 @@ class RedisActivity(Activity):
         self._lock = asyncio.Lock()
         self._cached: tuple[float, int, dict[str, int], dict[str, int]] | None = None
         self._down_until = float("-inf")
+        #: Whether the last call to Redis failed (for the metrics).
+        self.down = False
         self._warnings = ThrottledWarnings(logger, log_interval, clock=monotonic)
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -104,6 +106,7 @@ class RedisActivity(Activity):
                 return False
             self._flushed = current
             self._since_written = True
+            self.down = False
             return True
 
     async def snapshot_async(self) -> dict[str, Any]:
@@ -129,6 +132,7 @@ class RedisActivity(Activity):
             try:
                 raw = await self._client.hgetall(self._key)
                 values = {_text(field): int(value) for field, value in raw.items()}
+                self.down = False
             except Exception as exc:
                 self._down_until = self._monotonic() + self._retry_interval
                 self._log_failure("read", exc)
@@ -140,6 +144,7 @@ class RedisActivity(Activity):
             return since, totals, flushed
 
     def _log_failure(self, what: str, exc: Exception) -> None:
+        self.down = True
         self._warnings.warning(
             "Redis activity counters unavailable (%s: %s: %s); counting per instance meanwhile.",
             what,

@@ -76,6 +76,16 @@ def _text(text: str) -> str:
     return text.strip()
 
 
+def _optional_port(text: str) -> int | None:
+    text = text.strip()
+    if not text:
+        return None
+    value = int(text)
+    if not 1 <= value <= 65535:
+        raise ValueError("must be a port number, 1-65535 (empty: off)")
+    return value
+
+
 SETTINGS: tuple[Setting, ...] = (
     Setting(
         "exports",
@@ -104,6 +114,18 @@ SETTINGS: tuple[Setting, ...] = (
         "`on` writes a line per request to stdout (`api_key` values redacted); the platform's router logs "
         "requests already.",
         _switch,
+    ),
+    Setting(
+        "metrics_port",
+        "",
+        "Port of the Prometheus metrics (`/metrics`, docs/operations.md), never the API's port. Empty: off.",
+        _optional_port,
+    ),
+    Setting(
+        "metrics_host",
+        "",
+        "Address the metrics port binds. Empty: the address the API binds (`--host`, else `SUDOKUPOOL_HOST`).",
+        _text,
     ),
     Setting(
         "max_header_bytes",
@@ -193,6 +215,8 @@ class Settings:
     port: int = 8000
     server: str = "uvicorn"
     access_log: bool = False
+    metrics_port: int | None = None
+    metrics_host: str = ""
     max_header_bytes: int = 65536
     first_request_timeout: float = 10.0
     shutdown_timeout: float = 20.0

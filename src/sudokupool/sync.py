@@ -176,6 +176,7 @@ class PoolSync:
         the reason) when there is no export, the newest one cannot be used, or storage stays
         unreachable with no usable fallback.
         """
+        self.runtime.sync.attempts += 1
         started = self._clock()
         deadline = started + self.retry_seconds
         delays = self.backoff.delays(self._rng)
@@ -264,6 +265,7 @@ class PoolSync:
         async with self._lock:
             status = self.runtime.sync
             status.last_attempt_at = int(time.time())
+            status.attempts += 1
             try:
                 listing = await self.store.list_exports(CANDIDATES)
             except StorageError as exc:
@@ -287,6 +289,7 @@ class PoolSync:
                 except LoadError as exc:
                     message = f"refused {exc}"
                     self._refused[identity] = message
+                    status.refusals += 1
                     logger.warning("%s; still serving %s", message, self._serving())
                     refusal = refusal or message
                     continue
@@ -335,10 +338,17 @@ class PoolSync:
             logger.info("sync: %s is reachable again", self.store.description)
         self._storage_down = False
 
+    @property
+    def storage_down(self) -> bool:
+        """Whether the last look at the primary store found it unreachable."""
+        return self._storage_down
+
     def _succeeded(self) -> None:
         self.runtime.sync.last_success_at = int(time.time())
+        self.runtime.sync.successes += 1
 
     def _failed(self, reason: str) -> None:
         status = self.runtime.sync
+        status.failures += 1
         status.last_error = reason
         status.last_error_at = int(time.time())

@@ -62,6 +62,9 @@ class RedisStore:
         self._warnings = ThrottledWarnings(logger, log_interval)
         self._fallback = MemoryStore(clock=clock)
         self._down_until = 0.0
+        #: Whether the last call to Redis failed, and requests counted in process memory because of it.
+        self.down = False
+        self.fallbacks = 0
 
     @classmethod
     def from_url(cls, url: str, *, timeout: float, failure_mode: str = "open", **options: Any) -> RedisStore:
@@ -80,7 +83,9 @@ class RedisStore:
         except Exception as exc:
             # Whatever Redis does (refused, timed out, out of memory, a script error), it must not become a 500.
             self._down_until = time.monotonic() + self._retry_interval
+            self.down = True
             return self._unavailable(identity, limit, exc)
+        self.down = False
         return decide(count, limit, now)
 
     def _unavailable(self, identity: str, limit: int, exc: Exception | None) -> Decision:
@@ -88,6 +93,7 @@ class RedisStore:
             self._log_failure(exc)
         if self._closed_on_failure:
             raise LimiterUnavailable("rate limiter unavailable")
+        self.fallbacks += 1
         return self._fallback.hit_now(identity, limit)
 
     def _log_failure(self, exc: Exception) -> None:
