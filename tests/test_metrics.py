@@ -22,11 +22,13 @@ from sudokupool.config import Settings
 from sudokupool.keys import digest
 from sudokupool.metrics.requests import BUCKETS, RequestTally
 from sudokupool.pool import Pool
+from tests.factories import write_export
 from tests.servers import ROOT, command, free_port, run_server
 
 pytestmark = pytest.mark.anyio
 
 KEY = "metrics-test-key"
+SYNC = ("attempts", "successes", "failures", "refusals")
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 
@@ -272,3 +274,38 @@ def test_the_launcher_refuses_a_metrics_port_it_cannot_use(tmp_path: Path) -> No
     assert done.returncode == 2
     assert f"SUDOKUPOOL_METRICS_PORT={port} is the API's port" in done.stderr
     assert "Traceback" not in done.stderr + done.stdout
+
+
+async def test_sync_counts_refusals_failures_and_storage_outages(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    write_export(exports / "pool-20260101T000000Z.ndjson.gz", records[:5])
+    port = free_port()
+    app = create_app(Settings(exports=str(exports), sync_interval=0, metrics_port=port))
+    await app.startup()
+    url = f"http://127.0.0.1:{port}/metrics"
+    try:
+        assert app.sync is not None
+        # A truncated newer export: refused once, and the look fails; the next look does not download it again.
+        data = (exports / "pool-20260101T000000Z.ndjson.gz").read_bytes()
+        (exports / "pool-20260201T000000Z.ndjson.gz").write_bytes(data[:-100])
+        assert await app.sync.check() is False
+        assert await app.sync.check() is False
+        samples = await scrape(url)
+        counts = {name: samples[(f"sudokupool_sync_{name}_total", frozenset())] for name in SYNC}
+        assert counts == {"attempts": 3, "successes": 1, "failures": 2, "refusals": 1}
+        assert samples[("sudokupool_storage_down", frozenset())] == 0
+        assert samples[("sudokupool_sync_last_success_timestamp_seconds", frozenset())] == pytest.approx(
+            time.time(), abs=30
+        )
+        # Storage away: the look fails and the outage shows until a look reaches it again.
+        exports.rename(tmp_path / "away")
+        assert await app.sync.check() is False
+        samples = await scrape(url)
+        assert samples[("sudokupool_storage_down", frozenset())] == 1
+        assert samples[("sudokupool_sync_failures_total", frozenset())] == 3
+        (tmp_path / "away").rename(exports)
+        await app.sync.check()
+        assert (await scrape(url))[("sudokupool_storage_down", frozenset())] == 0
+    finally:
+        await app.shutdown()

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import inspect
 import logging
-import time
 from collections.abc import Mapping
+from time import perf_counter
 from typing import Final, cast
 
 from starlette.types import Receive, Scope, Send
@@ -105,7 +105,8 @@ class ApiRouter:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         # With metrics off this costs a test and a try block; with them on, two clock reads and a count.
-        start = time.perf_counter() if self.tally is not None else 0.0
+        tally = self.tally
+        start = perf_counter() if tally is not None else 0.0
         status = 500
         route = self.unmatched
         try:
@@ -153,6 +154,5 @@ class ApiRouter:
             await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": body})
         finally:
-            tally = self.tally
             if tally is not None:
-                tally.observe(route, scope["method"], status, time.perf_counter() - start)
+                tally.observe(route, scope["method"], status, perf_counter() - start)
