@@ -45,6 +45,14 @@ def granian_bare(size: int, log: Path) -> Server:
     return Server("bare granian", argv, env={"BENCH_BODY_SIZE": str(size)}, probe="/", log=log)
 
 
+def former_procfile(directory: Path, log: Path) -> Server:
+    """A variant: the Procfile's former line, the uvicorn CLI with uvicorn's own access log (the default)."""
+    env = dict(service(directory, log).env)
+    argv = [sys.executable, "-m", "uvicorn", "--factory", "sudokupool.app:create_app", "--host", "127.0.0.1",
+            "--port", "{port}", "--no-proxy-headers", "--no-server-header"]  # fmt: skip
+    return Server("former Procfile", argv, env=env, probe="/api/v1/health", log=log)
+
+
 def tree(pid: int) -> list[int]:
     """``pid`` and its descendants (a server and its workers)."""
     found = [pid]
@@ -122,6 +130,10 @@ def main(argv: list[str] | None = None) -> int:
             servers.append(svc)
             found.append((svc, Target(f"{name}: v2 random", svc.base, "/api/v2/puzzles/random", key)))
             found.append((svc, Target(f"{name}: v2 by id", svc.base, "/api/v2/puzzles/{id}", key, ids)))
+        former = former_procfile(directory, OUT / "server-former-procfile.log").start()
+        servers.append(former)
+        name = "variant: uvicorn CLI, uvicorn's access log (the former Procfile line)"
+        found.append((former, Target(f"{name}: v2 random", former.base, "/api/v2/puzzles/random", key)))
         size = body_size(servers[0])
         bare = uvicorn("bare", "bare_app:app", "--app-dir", str(BENCH), env={"BENCH_BODY_SIZE": str(size)},
                        probe="/", log=OUT / "bare.log").start()  # fmt: skip

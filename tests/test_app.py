@@ -60,3 +60,35 @@ def test_python_dash_m_runs_the_cli() -> None:
     )
     assert "serve" in result.stdout
     assert "check" in result.stdout
+
+
+def test_every_error_of_the_real_server_is_json(
+    tmp_path: Path, export_dir: Path, records: list[dict[str, Any]]
+) -> None:
+    """Errors as the Procfile's server sends them (uvicorn hands the app the raw path, a HEAD, a Range)."""
+    puzzle = records[0]["canonical_id"]
+    preflight = {"Origin": "https://example.org", "Access-Control-Request-Method": "GET"}
+    cases = [
+        ("OPTIONS", "/api/v2/stats", {**preflight, "Access-Control-Request-Headers": "X-Evil"}, 400),
+        ("GET", "/static/app.js", {"Range": "bytes=99999999-"}, 416),
+        ("GET", "/static/app.js", {"Range": "bytes=abc"}, 400),
+        ("GET", f"/api/v1/puzzles/{puzzle}%2fsolution", {}, 404),
+        ("GET", f"/api/puzzles/{puzzle}%2Fsolution", {}, 404),
+        ("GET", f"/api/v2/puzzles/{puzzle}/image?variant=", {}, 400),
+        ("POST", "/", {}, 405),
+        ("DELETE", "/api/v2/health", {}, 405),
+        ("GET", "/static/missing.js", {}, 404),
+        ("GET", "/api/v2/nothing", {}, 404),
+    ]
+    with run_server({"SUDOKUPOOL_EXPORTS": str(export_dir)}, tmp_path / "server.log") as server:
+        for method, path, headers, status in cases:
+            response = httpx.request(method, f"{server.url}{path}", headers=headers, timeout=5)
+            where = f"{method} {path} {headers}"
+            assert response.status_code == status, where
+            assert response.headers["content-type"] == "application/json", where
+            assert set(response.json()) == {"error"}, where
+            assert response.json()["error"], where
+        head = httpx.head(f"{server.url}/nothing", timeout=5)
+        assert head.status_code == 404
+        assert head.headers["content-type"] == "application/json"
+        assert int(head.headers["content-length"]) == len(b'{"error":"not found"}')

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -217,3 +217,17 @@ class _Response:
         self.status_code = response.status_code
         self.content_type = response.headers.get("content-type", "")
         self.headers = Headers(list(response.headers.items()))
+
+
+async def test_the_listing_503_is_remembered_and_says_when_to_retry(pool: Pool) -> None:
+    app = create_app(Settings(), pool=pool)
+    app.runtime.store = cast(Any, _UnreachableStore())
+    spec = OpenAPI.from_dict(document())
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver") as client:
+        for _ in range(2):
+            response = await client.get("/api/v2/pool-exports")
+            assert response.status_code == 503
+            assert response.json() == {"error": "storage is unreachable; the export listing is unavailable right now"}
+            assert response.headers["retry-after"] == "5"
+            request = httpx.Request("GET", "http://testserver/api/v2/pool-exports")
+            spec.validate_response(_Request(request), _Response(response))

@@ -255,7 +255,7 @@ async def test_a_storage_outage_during_sync_is_retried_not_refused(
     await sync.load_initial()
     write_export(tmp_path / NEW, records[5:12])
     store.read_failures = 1
-    with caplog.at_level(logging.INFO, logger="sudokupool.sync"):
+    with caplog.at_level(logging.INFO, logger="sudokupool"):
         assert await sync.check() is False
         store.down = True
         assert await sync.check() is False
@@ -267,7 +267,7 @@ async def test_a_storage_outage_during_sync_is_retried_not_refused(
         store.down = False
         assert await sync.check() is True
     assert runtime.current().info.export_key == NEW
-    messages = [r.getMessage() for r in caplog.records if r.name == "sudokupool.sync"]
+    messages = [r.getMessage() for r in caplog.records if r.name in ("sudokupool.sync", "sudokupool.storage")]
     # One line when storage goes away (the read and the listing failures are one outage), one when it is back.
     assert len([m for m in messages if "still serving" in m]) == 1
     assert len([m for m in messages if "reachable again" in m]) == 1
@@ -299,17 +299,29 @@ def test_backoff_grows_with_jitter_up_to_the_cap() -> None:
     assert [d for _, d in highest] == [0.5, 1.0, 2.0, 4.0, 4.0, 4.0]
 
 
-async def test_startup_retries_unreachable_storage_then_loads(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+async def test_startup_retries_unreachable_storage_then_loads(
+    tmp_path: Path, records: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
+) -> None:
     write_export(tmp_path / OLD, records[:5])
     store = FlakyStore(tmp_path, list_failures=3, read_failures=1)
     runtime = runtime_over(store, storage_retry_seconds=30)
     fake = FakeTime()
     sync = PoolSync(runtime, sleep=fake.sleep, clock=fake.clock, rng=lambda: 1.0)
-    await sync.load_initial()
+    with caplog.at_level(logging.INFO, logger="sudokupool.storage"):
+        await sync.load_initial()
     assert runtime.current().info.export_key == OLD
     assert runtime.sync.fallback is False
     # Three listing failures and one read failure: four waits, doubling.
     assert fake.slept == [0.5, 1.0, 2.0, 4.0]
+    # ...and two lines: the outage's start and its end, not one per retry.
+    lines = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "sudokupool.storage"]
+    assert len(lines) == 2
+    assert lines[0][0] == "WARNING"
+    assert lines[0][1].startswith("storage unreachable: cannot list exports in s3://flaky/exports/")
+    assert lines[0][1].endswith("; retrying for up to 30 s")
+    assert lines[1][0] == "INFO"
+    assert lines[1][1].startswith("storage is reachable again after ")
+    assert lines[1][1].endswith("; 4 call(s) failed meanwhile")
 
 
 async def test_startup_falls_back_when_storage_stays_down_then_switches_back(

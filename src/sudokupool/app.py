@@ -8,6 +8,7 @@ limiter) | ``/api/v1`` | ``/api`` (puzzle paths) -> API router -> handler -> pre
 from __future__ import annotations
 
 import os
+import sys
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -20,10 +21,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sudokupool.activity import make_activity
 from sudokupool.clientip import ClientAddresses
-from sudokupool.config import Settings
+from sudokupool.config import Settings, SettingsError, listen_port
 from sudokupool.cors import CORS, CROSS_ORIGIN, PREFLIGHT
 from sudokupool.endpoints import Endpoints
-from sudokupool.errors import error_body, error_headers
+from sudokupool.errors import JsonErrors, error_body, error_headers
 from sudokupool.keys import Keyring
 from sudokupool.loader import LoadError
 from sudokupool.logs import AccessLog, configure_service_logging, install_redaction
@@ -31,6 +32,7 @@ from sudokupool.metrics.requests import UNMATCHED, RequestTally, Route
 from sudokupool.openapi import openapi_body
 from sudokupool.pool import Pool
 from sudokupool.ratelimit import LimiterStore, Limits, RateLimiter, make_store
+from sudokupool.redisclient import Outages
 from sudokupool.routes import ApiRouter, api_routes, puzzle_routes
 from sudokupool.runtime import Runtime
 from sudokupool.storage import open_store
@@ -132,6 +134,7 @@ class SudokuPool:
         await self.runtime.activity.aclose()
         if self.sync is not None:
             await self.sync.stop()
+        await self.runtime.listing.aclose()
         if self.runtime.store is not None:
             await self.runtime.store.close()
         await self.limiter.aclose()
@@ -238,18 +241,39 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 def create_app(settings: Settings | None = None, *, pool: Pool | None = None) -> SudokuPool:
-    """Build the app. ``settings`` default to the environment; ``pool`` skips loading (tests, benchmarks)."""
-    if settings is None:
+    """Build the app. ``settings`` default to the environment; ``pool`` skips loading (tests, benchmarks).
+
+    With settings from the environment (the server's factory call), a bad setting is one line on
+    stderr and exit status 2, before the server logs anything. Given ``settings`` that are wrong
+    (a bad key entry), :class:`SettingsError` is raised.
+    """
+    if settings is not None:
+        return _build(settings, pool)
+    try:
         settings = Settings.from_environ(os.environ)
+        # The server was given PORT on its command line (the Procfile's `--port $PORT`); uvicorn would
+        # bind 99999 modulo 65536 without a word, so a port out of range is refused here.
+        listen_port(os.environ, settings)
+        return _build(settings, pool)
+    except SettingsError as exc:
+        print(f"sudokupool: {exc}", file=sys.stderr, flush=True)
+        # SystemExit rather than an exception the server would print with a traceback: uvicorn lets it
+        # end the process with this status.
+        raise SystemExit(2) from None
+
+
+def _build(settings: Settings, pool: Pool | None) -> SudokuPool:
     configure_service_logging(settings.log_level)
     # A server started from its own command line configures its loggers itself: add the redaction here.
     install_redaction()
     install_redaction("granian.access")
     access = AccessLog() if settings.access_log else None
     runtime = Runtime(settings, pool=pool)
-    runtime.activity = make_activity(settings)
+    # One log of Redis outages for both users of Redis: an outage is one line when it starts, one when it ends.
+    outages = Outages()
+    runtime.activity = make_activity(settings, outages=outages)
     endpoints = Endpoints(runtime, openapi_body())
-    limiter_store = make_store(settings)
+    limiter_store = make_store(settings, outages=outages)
     tally = RequestTally() if settings.metrics_port is not None else None
     limiter = RateLimiter(
         store=limiter_store,
@@ -267,7 +291,8 @@ def create_app(settings: Settings | None = None, *, pool: Pool | None = None) ->
         v2=v2,
         v1=ApiRouter("/api/v1", api_routes(endpoints), tally=tally),
         unversioned=ApiRouter("/api", puzzle_routes(endpoints), tally=tally),
-        site=site,
+        # Starlette's static files answer some errors in plain text (a bad Range): JSON like every other.
+        site=JsonErrors(site),
         cors=CORS(expose=EXPOSED_HEADERS, allow_headers=["X-API-Key", "If-None-Match"]),
         addresses=ClientAddresses(trusted_hops=settings.trusted_proxy_hops),
         access=access,
@@ -276,11 +301,11 @@ def create_app(settings: Settings | None = None, *, pool: Pool | None = None) ->
     )
     app = SudokuPool(runtime, http, limiter_store, access)
     if tally is not None:
-        metrics_server(app, limiter, tally)
+        metrics_server(app, limiter, tally, outages)
     return app
 
 
-def metrics_server(app: SudokuPool, limiter: RateLimiter, tally: RequestTally) -> None:
+def metrics_server(app: SudokuPool, limiter: RateLimiter, tally: RequestTally, outages: Outages) -> None:
     """Give ``app`` its metrics port (prometheus-client is imported only when metrics are on)."""
     from sudokupool.metrics.endpoint import MetricsServer
     from sudokupool.metrics.exporter import Exporter, Sources
@@ -289,20 +314,22 @@ def metrics_server(app: SudokuPool, limiter: RateLimiter, tally: RequestTally) -
     settings = app.runtime.settings
     assert settings.metrics_port is not None
     directory = os.environ.get(MULTIPROC_DIR) or None
-    workers = int(os.environ.get("WEB_CONCURRENCY") or 1)
+    raw = os.environ.get("WEB_CONCURRENCY") or "1"
+    # The launcher refused a bad value already; a server started some other way counts as one worker.
+    workers = int(raw) if raw.isdigit() else 1
     if workers > 1 and directory is None:
         app.metrics_error = (
             f"SUDOKUPOOL_METRICS_PORT with WEB_CONCURRENCY={workers}: start the server with `sudokupool serve`, "
             f"which prepares {MULTIPROC_DIR} so that one scrape covers every worker"
         )
         return
-    store, activity = limiter.store, app.runtime
+    store = limiter.store
     sources = Sources(
         runtime=app.runtime,
         tally=tally,
         limiter=limiter,
-        storage_down=lambda: app.sync is not None and app.sync.storage_down,
-        redis_down=lambda: bool(getattr(store, "down", False) or getattr(activity.activity, "down", False)),
+        storage_down=lambda: app.runtime.storage_outage.down,
+        redis_down=lambda: outages.down,
         redis_fallbacks=lambda: int(getattr(store, "fallbacks", 0)),
     )
     exporter = Exporter(sources, multiprocess_dir=directory)

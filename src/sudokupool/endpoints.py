@@ -8,7 +8,6 @@ the objects cost more than the rest of the request (see docs/benchmarks.md).
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -20,13 +19,11 @@ from starlette.types import Scope
 
 from sudokupool.errors import ApiError, BadRequest, NotFound
 from sudokupool.export import DIFFICULTIES
+from sudokupool.listing import ListingUnavailable
 from sudokupool.pool import Pool
 from sudokupool.render import VARIANTS, render_png
 from sudokupool.runtime import Runtime
-from sudokupool.storage.base import StorageError
 from sudokupool.sync import export_order
-
-logger = logging.getLogger("sudokupool")
 
 Header = tuple[bytes, bytes]
 JSON: Final[Header] = (b"content-type", b"application/json")
@@ -175,7 +172,10 @@ class Endpoints:
         return self.cacheable(scope, pool.solution_body(index), pool.etag(index, solution=True))
 
     async def image(self, scope: Scope, param: str | None) -> Reply:
-        variant = query(scope, "variant") or "puzzle"
+        # Absent means the puzzle; present but empty is a mistake, as an empty `difficulty=` is.
+        variant = query(scope, "variant")
+        if variant is None:
+            variant = "puzzle"
         if variant not in VARIANTS:
             raise BadRequest(VARIANT_ERROR)
         pool, index = self.find(param)
@@ -193,9 +193,9 @@ class Endpoints:
     async def pool_exports(self, scope: Scope, param: str | None) -> Reply:
         try:
             body = await self.runtime.exports_body()
-        except StorageError as exc:
-            logger.warning("pool-exports: %s", exc)
-            raise ApiError("the export listing is unavailable right now", status=503) from None
+        except ListingUnavailable as exc:
+            # Not logged here: the storage outage is logged once when it starts and once when it ends.
+            raise ApiError(exc.message, status=503, headers={"Retry-After": str(exc.retry_after)}) from None
         self.runtime.activity.record("exports_listing")
         return json(body)
 

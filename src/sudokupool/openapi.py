@@ -139,8 +139,10 @@ def _components() -> dict[str, Any]:
             ),
             "ExportsUnavailable": _json(
                 "Error",
-                "Object storage cannot be listed right now and no cached listing is left, or the shared rate "
-                "limiter failed (see LimiterUnavailable).",
+                "Object storage cannot be listed right now (a failed listing is remembered for 5 s) or is slow "
+                "to give a first listing, with Retry-After; or the shared rate limiter failed (see "
+                "LimiterUnavailable).",
+                **{"Retry-After": {"$ref": "#/components/headers/Retry-After"}},
             ),
         },
         "schemas": SCHEMAS,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import time
+import logging
 from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
@@ -12,7 +12,9 @@ import orjson
 
 from sudokupool.activity import Activity
 from sudokupool.config import Settings
+from sudokupool.listing import ExportsListing
 from sudokupool.memory import release_free_memory
+from sudokupool.outage import OutageLog
 from sudokupool.pool import Pool
 from sudokupool.rendercache import CacheTally, RenderCache
 from sudokupool.storage.base import ExportListing, ExportStore
@@ -49,13 +51,16 @@ class Runtime:
         self.image_tally = CacheTally()
         self.images = RenderCache(settings.image_cache_bytes, tally=self.image_tally)
         self.sync = SyncStatus()
-        self._listing: tuple[float, bytes] | None = None
-        self._listing_lock = asyncio.Lock()
+        #: One line when storage becomes unreachable and one when it is back, whoever notices (listing, sync).
+        self.storage_outage = OutageLog("storage", logging.getLogger("sudokupool.storage"))
+        self.listing = ExportsListing(
+            self._list_exports, ttl=settings.exports_list_cache_seconds, outage=self.storage_outage
+        )
 
     def swap(self, pool: Pool) -> None:
         """Make ``pool`` the one every following request sees."""
         self.pool = pool
-        self._listing = None
+        self.listing.clear()
         self.images = RenderCache(self.settings.image_cache_bytes, tally=self.image_tally)
 
     async def install(self, pool: Pool) -> None:
@@ -71,23 +76,16 @@ class Runtime:
         return pool
 
     async def exports_body(self) -> bytes:
-        """The ``pool-exports`` body, cached for ``exports_list_cache_seconds`` so API traffic cannot
-        become storage traffic; concurrent misses share one listing call."""
-        cached = self._listing
-        ttl = self.settings.exports_list_cache_seconds
-        if cached is not None and time.monotonic() - cached[0] < ttl:
-            return cached[1]
-        async with self._listing_lock:
-            cached = self._listing
-            if cached is not None and time.monotonic() - cached[0] < ttl:
-                return cached[1]
-            if self.store is None:
-                listing = ExportListing((), truncated=False)
-            else:
-                listing = await self.store.list_exports(self.settings.exports_list_max)
-            body = orjson.dumps(listing_json(listing))
-            self._listing = (time.monotonic(), body)
-            return body
+        """The ``pool-exports`` body (see :class:`~sudokupool.listing.ExportsListing`); raise
+        :class:`~sudokupool.listing.ListingUnavailable` while storage fails or is slow to answer."""
+        return await self.listing.body()
+
+    async def _list_exports(self) -> bytes:
+        if self.store is None:
+            listing = ExportListing((), truncated=False)
+        else:
+            listing = await self.store.list_exports(self.settings.exports_list_max)
+        return orjson.dumps(listing_json(listing))
 
 
 def listing_json(listing: ExportListing) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
-from sudokupool.config import Settings
+from sudokupool.config import Settings, _int, listen_port, parse_value
 from sudokupool.logs import log_config
 from sudokupool.metrics.workers import MetricsPortError, check_port, cleanup, prepare
 
@@ -56,15 +56,17 @@ class Launch:
 
 def launch(settings: Settings, environ: Mapping[str, str], *, host: str | None = None, port: int | None = None,
            app: str = APP) -> Launch:  # fmt: skip
-    """The launch for ``settings``; ``PORT`` and ``WEB_CONCURRENCY`` come from ``environ`` (Procfile platforms)."""
+    """The launch for ``settings``; ``PORT`` and ``WEB_CONCURRENCY`` come from ``environ`` (Procfile platforms).
+    A bad ``WEB_CONCURRENCY`` raises :class:`~sudokupool.config.SettingsError` (one line, exit status 2)."""
     if port is None:
-        port = int(environ.get("PORT") or settings.port)
-    workers = int(environ.get("WEB_CONCURRENCY") or 1)
+        port = listen_port(environ, settings)
+    raw = environ.get("WEB_CONCURRENCY")
+    workers: int = parse_value("WEB_CONCURRENCY", raw, _int(1)) if raw else 1
     return Launch(
         server=settings.server,
         host=host or settings.host,
         port=port,
-        workers=max(workers, 1),
+        workers=workers,
         log_level=settings.log_level,
         max_header_bytes=settings.max_header_bytes,
         first_request_timeout=settings.first_request_timeout,
@@ -175,9 +177,10 @@ TOO_LARGE = _too_large()
 class BoundedHttpToolsProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with the service's bounds (see the module docstring).
 
-    - Head size: the bytes of the head being read are counted across reads; when they pass the limit
-      before the head's end (``CRLF CRLF``), the client gets 431 and the connection is closed. Within one
-      read (at most 256 KiB), heads after the first are only checked when the read ends inside one.
+    - Head size: the bytes since the end of the last head (``CRLF CRLF``) are counted across reads; past
+      the limit the client gets 431 and the connection is closed. A request body counts too (the API
+      takes none); within one read (at most 256 KiB), heads after the first are checked only when the
+      read ends inside one.
     - A client that hangs up while pipelined requests are queued: every queued and running request is
       marked disconnected, so nothing writes to the closed transport (uvicorn logs that as an ERROR
       with a traceback).
@@ -189,9 +192,6 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         super().__init__(*args, **kwargs)
         self.bounds = bounds()
         self.head_bytes = 0
-        self.tail = b""
-        self.reading_head = True
-        self.progressed = False
         self.running: RequestResponseCycle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -202,46 +202,21 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         )
 
     def data_received(self, data: bytes) -> None:
+        # Two searches of the read, no parser callbacks: this runs for every request.
         limit = self.bounds.max_header_bytes
-        if self.reading_head and self.head_bytes + len(data) > limit:
-            # Refused unless the head being read ends within the limit (the end may straddle two reads).
-            room = limit - self.head_bytes
-            if (self.tail + data[:room]).find(b"\r\n\r\n") < 0:
-                self.refuse()
-                return
-        self.progressed = False
-        super().data_received(data)
-        if self.transport.is_closing():
-            return
-        self.tail = data[-3:]
-        if not self.reading_head:
-            return
-        if self.progressed:
-            # A head or body ended in this read; what follows the last head's end starts the next head.
-            end = data.rfind(b"\r\n\r\n")
-            self.head_bytes = len(data) - end - 4 if end >= 0 else 0
-        else:
+        last = data.rfind(b"\r\n\r\n")
+        if last < 0:
             self.head_bytes += len(data)
+        elif self.head_bytes + data.find(b"\r\n\r\n") > limit:
+            self.head_bytes = limit + 1  # the head this read ends was too large
+        else:
+            # What follows the last head's end is the start of the next head.
+            self.head_bytes = len(data) - last - 4
         if self.head_bytes > limit:
-            self.refuse()
-
-    def refuse(self) -> None:
-        self.transport.write(TOO_LARGE)
-        self.transport.close()
-
-    def on_message_begin(self) -> None:
-        self.reading_head = True
-        super().on_message_begin()
-
-    def on_headers_complete(self) -> None:
-        self.reading_head = False
-        self.progressed = True
-        super().on_headers_complete()
-
-    def on_message_complete(self) -> None:
-        self.progressed = True
-        self.reading_head = True
-        super().on_message_complete()
+            self.transport.write(TOO_LARGE)
+            self.transport.close()
+            return
+        super().data_received(data)
 
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
         self.running = cycle

@@ -162,7 +162,6 @@ class PoolSync:
         self._rng = rng
         #: Exports refused for what they contain, by (key, size, upload time), with the reason.
         self._refused: dict[tuple[str, int, datetime], str] = {}
-        self._storage_down = False
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
 
@@ -189,10 +188,12 @@ class PoolSync:
                 if remaining <= 0:
                     break
                 delay = min(next(delays), remaining)
-                logger.warning("storage unreachable (%s); retrying in %.1f s", reason, delay)
+                # One line for the whole outage, not one per retry; the end is logged by _reachable.
+                self.runtime.storage_outage.failed(f"{reason}; retrying for up to {self.retry_seconds:g} s")
                 await self._sleep(delay)
                 continue
             await self.runtime.install(pool)
+            self._reachable()
             self._succeeded()
             return
         waited = self._clock() - started
@@ -214,7 +215,8 @@ class PoolSync:
         )
         await self.runtime.install(pool)
         self.runtime.sync.fallback = True
-        self._storage_down = True
+        # The FALLBACK line above says storage is down; the outage log says when it is back.
+        self.runtime.storage_outage.failed(reason, logged=True)
         self._failed(reason)
 
     async def _load_newest(self, deadline: float) -> Pool:
@@ -327,21 +329,12 @@ class PoolSync:
         return f"{pool.info.export_key}{' (fallback)' if self.runtime.sync.fallback else ''}"
 
     def _unreachable(self, reason: str) -> None:
-        # Logged when storage goes away, not at every interval while it stays away.
-        if not self._storage_down:
-            logger.warning("sync: %s; still serving %s", reason, self._serving())
-        self._storage_down = True
+        # Logged when storage goes away (by the sync or the pool-exports listing), not at every interval.
+        self.runtime.storage_outage.failed(f"sync: {reason}; still serving {self._serving()}")
         self._failed(reason)
 
     def _reachable(self) -> None:
-        if self._storage_down:
-            logger.info("sync: %s is reachable again", self.store.description)
-        self._storage_down = False
-
-    @property
-    def storage_down(self) -> bool:
-        """Whether the last look at the primary store found it unreachable."""
-        return self._storage_down
+        self.runtime.storage_outage.recovered()
 
     def _succeeded(self) -> None:
         self.runtime.sync.last_success_at = int(time.time())
