@@ -309,3 +309,25 @@ async def test_sync_counts_refusals_failures_and_storage_outages(tmp_path: Path,
         assert (await scrape(url))[("sudokupool_storage_down", frozenset())] == 0
     finally:
         await app.shutdown()
+
+
+async def test_a_redis_outage_shows_as_down_with_each_request_limited_in_memory(pool: Pool) -> None:
+    port = free_port()
+    # Nothing listens on the Redis port: every call fails at once.
+    settings = Settings(metrics_port=port, redis_url=f"redis://127.0.0.1:{free_port()}/0", redis_timeout=0.2)
+    app = create_app(settings, pool=pool)
+    await app.startup()
+    try:
+        transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 4321))
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            for _ in range(3):
+                assert (await client.get("/api/v2/puzzles/random")).status_code == 200
+        samples = await scrape(f"http://127.0.0.1:{port}/metrics")
+        assert samples[("sudokupool_redis_down", frozenset())] == 1
+        assert samples[("sudokupool_limiter_redis_fallbacks_total", frozenset())] == 3
+        admitted = samples[
+            ("sudokupool_limiter_decisions_total", frozenset({("tier", "anonymous"), ("outcome", "admitted")}))
+        ]
+        assert admitted == 3
+    finally:
+        await app.shutdown()
