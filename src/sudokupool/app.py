@@ -281,6 +281,7 @@ def _build(settings: Settings, pool: Pool | None) -> SudokuPool:
         limits=Limits.from_settings(settings),
         exempt_paths={"/api/v2/openapi.json"},
     )
+    limiter.counting = tally is not None
     # The limiter is asked before the handler: 404, 405 and 500 count and carry the limit headers too.
     v2 = ApiRouter("/api/v2", api_routes(endpoints), limiter=limiter, tally=tally)
     routes = web_routes(STATIC_DIR)

@@ -132,14 +132,16 @@ class RateLimiter:
         # The process-local store counts synchronously: no coroutine per request.
         self._hit_now: Callable[[str, int], Decision] | None = getattr(store, "hit_now", None)
         self.synchronous = self._hit_now is not None
-        #: Requests decided so far, by outcome and then tier (for the metrics): ``decisions["limited"]["pro"]``.
+        #: Requests decided so far, by outcome and then tier, while ``counting`` (metrics on):
+        #: ``decisions["limited"]["pro"]``. Off, the request path does not even count.
+        self.counting = False
         self.decisions: dict[str, dict[str, int]] = {outcome: {t.value: 0 for t in Tier} for outcome in OUTCOMES}
 
     def identify(self, scope: Scope) -> tuple[str, int, bool]:
         """``(identity, limit, known)``: whom the request counts against, at which limit, and whether the
         key it presented (if any) is an issued one."""
         identity, limit, tier = self.classify(scope)
-        return identity, limit, tier != UNKNOWN_KEY
+        return identity, limit, tier is not UNKNOWN_KEY
 
     def classify(self, scope: Scope) -> tuple[str, int, str]:
         """``(identity, limit, tier)``; the tier of a key that is not an issued one is :data:`UNKNOWN_KEY`."""
@@ -170,7 +172,8 @@ class RateLimiter:
         try:
             decision = await self.store.hit(identity, limit)
         except LimiterUnavailable:
-            self.decisions["unavailable"][_TIER_OF.get(tier, tier)] += 1
+            if self.counting:
+                self.decisions["unavailable"][_TIER_OF.get(tier, tier)] += 1
             reset = _SECONDS[seconds_to_reset(wall_clock())]
             headers = [self._limit_header(limit), (_REMAINING, b"0"), (_RESET, reset)]
             return Refusal(503, _UNAVAILABLE, error_headers(_UNAVAILABLE) + headers)
@@ -180,13 +183,16 @@ class RateLimiter:
         allowed, limit, remaining, reset, retry = decision
         headers = [self._limit_header(limit), (_REMAINING, str(remaining).encode()), _RESET_HEADERS[reset]]
         if not allowed:
-            self.decisions["limited"][_TIER_OF.get(tier, tier)] += 1
+            if self.counting:
+                self.decisions["limited"][_TIER_OF.get(tier, tier)] += 1
             body = _TOO_MANY[retry]
             return Refusal(429, body, [*error_headers(body), (b"retry-after", _SECONDS[retry]), *headers])
-        if tier == UNKNOWN_KEY:
-            self.decisions["unknown_key"][_ANONYMOUS] += 1
+        if tier is UNKNOWN_KEY:
+            if self.counting:
+                self.decisions["unknown_key"][_ANONYMOUS] += 1
             return Refusal(401, _UNKNOWN_KEY, error_headers(_UNKNOWN_KEY) + headers)
-        self.decisions["admitted"][tier] += 1
+        if self.counting:
+            self.decisions["admitted"][tier] += 1
         return headers
 
     def _limit_header(self, limit: int) -> Header:
