@@ -11,7 +11,7 @@ from typing import cast
 import pytest
 
 from sudokupool.app import create_app
-from sudokupool.config import SETTINGS, Settings, SettingsError, listen_port, markdown_table
+from sudokupool.config import SETTINGS, BadLineLimit, Settings, SettingsError, listen_port, markdown_table
 from tests.servers import command, free_port
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -45,6 +45,34 @@ def test_bad_values_name_the_variable(name: str, value: str) -> None:
 
 def test_the_readme_lists_every_setting() -> None:
     assert markdown_table() in README.read_text()
+
+
+@pytest.mark.parametrize(
+    ("text", "most_good", "certain"),
+    [
+        pytest.param("10", 1000, 10, id="count"),
+        pytest.param("0.1%", 999_000, 1000, id="share"),
+        pytest.param("0.1%", 999_001, 1000, id="share-rounded-down"),
+        pytest.param("50%", 7, 7, id="half"),
+        pytest.param("0%", 10**9, 0, id="none"),
+    ],
+)
+def test_the_bad_lines_past_which_an_export_cannot_be_served(text: str, most_good: int, certain: int) -> None:
+    limit = BadLineLimit.parse(text)
+    assert limit.certain(most_good) == certain
+    # One more bad line is refused even with every good line the export could hold; this many is not.
+    bad = certain + 1
+    assert not limit.allows(bad, most_good + bad)
+    assert limit.allows(certain, most_good + certain)
+
+
+def test_max_bad_lines_takes_a_count_or_a_percentage() -> None:
+    assert Settings.from_environ({}).max_bad_lines == BadLineLimit(None, 0.001)
+    assert Settings.from_environ({"SUDOKUPOOL_MAX_BAD_LINES": " 25 "}).max_bad_lines == BadLineLimit(25)
+    assert str(Settings.from_environ({"SUDOKUPOOL_MAX_BAD_LINES": "2.5%"}).max_bad_lines) == "2.5%"
+    for bad in ("-1", "lots", "150%", "1.5"):
+        with pytest.raises(SettingsError, match="SUDOKUPOOL_MAX_BAD_LINES"):
+            Settings.from_environ({"SUDOKUPOOL_MAX_BAD_LINES": bad})
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 
 from sudokupool.export import DIFFICULTIES, PUBLIC_FIELD_NAMES
-from sudokupool.pool import Pool, PoolBuilder, prepare
+from sudokupool.pool import Part, Pool, PoolBuilder, prepare
 from tests.conftest import build_pool
 
 
@@ -109,3 +109,30 @@ def test_indexing_in_steps_builds_what_one_step_does(records: list[dict[str, Any
     # A part whose lines were all bad is empty: nothing to index, in one step or many.
     assert whole.add_part(prepare([], 7)) == []
     assert list(stepped.adding(prepare([], 7))) == []
+
+
+def _part(records: list[dict[str, Any]]) -> Part:
+    return prepare([{name: r[name] for name in (*PUBLIC_FIELD_NAMES, "solution")} for r in records], 7)
+
+
+def test_duplicates_keep_no_bytes(records: list[dict[str, Any]]) -> None:
+    # One record repeated through a 4 GB export kept every repeat's prepared body: 4.26 GB for one puzzle.
+    builder = PoolBuilder(loaded_at=7)
+    assert builder.add_part(_part(records[:3])) == []
+    assert builder.add_part(_part(records[:3])) == [0, 1, 2]
+    assert builder.add_part(_part([records[1], records[3], records[0], records[4], records[3]])) == [0, 2, 4]
+    pool = builder.build(source="tests", export_key="k", export_size=0)
+    clean = PoolBuilder(loaded_at=7)
+    clean.add_part(_part(records[:5]))
+    expected = clean.build(source="tests", export_key="k", export_size=0)
+    assert len(pool) == 5
+    assert len(pool._parts) == 2
+    assert sum(len(part.bodies) for part in pool._parts) == sum(len(part.bodies) for part in expected._parts)
+    for index in range(5):
+        assert pool.body(index) == expected.body(index)
+        assert pool.solution_body(index) == expected.solution_body(index)
+        assert pool.etag(index) == expected.etag(index)
+        assert pool.etag(index, solution=True) == expected.etag(index, solution=True)
+        assert pool.puzzle(index) == expected.puzzle(index)
+        assert pool.find(records[index]["canonical_id"]) == index
+    assert pool.count(records[3]["difficulty"]) == expected.count(records[3]["difficulty"])

@@ -80,9 +80,11 @@ class SudokuPool:
             if message["type"] == "lifespan.startup":
                 try:
                     await self.startup()
-                except LoadError as exc:
-                    # uvicorn logs this message as the one line explaining the failed startup.
-                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                except Exception as exc:
+                    # uvicorn logs this message as the one line explaining the failed startup, and exits
+                    # non-zero. Anything else escaping here would make uvicorn decide the app has no
+                    # lifespan ("ASGI 'lifespan' protocol appears unsupported") and serve 500s without a pool.
+                    await send({"type": "lifespan.startup.failed", "message": _startup_failure(exc)})
                     return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
@@ -143,6 +145,15 @@ class SudokuPool:
         if self.metrics is not None:
             await self.metrics.exporter.stop()
             await self.metrics.stop()
+
+
+def _startup_failure(exc: Exception) -> str:
+    if isinstance(exc, LoadError):
+        return str(exc)
+    if isinstance(exc, MemoryError):
+        return "startup failed: out of memory (MemoryError)"
+    detail = " ".join(str(exc).split())
+    return f"startup failed: {type(exc).__name__}{': ' + detail if detail else ''}"
 
 
 class Front:

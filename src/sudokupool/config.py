@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 from urllib.parse import urlsplit
 
 PREFIX = "SUDOKUPOOL_"
@@ -115,6 +115,66 @@ def _text(text: str) -> str:
 def _optional_port(text: str) -> int | None:
     text = text.strip()
     return parse_port(text) if text else None
+
+
+class BadLineLimit(NamedTuple):
+    """How many bad lines an export may hold and still be served: a count (``10``) or a share of its
+    non-blank lines (``0.1%``). Parse with :meth:`parse`."""
+
+    lines: int | None = None
+    share: float = 0.0
+
+    @classmethod
+    def parse(cls, text: str) -> BadLineLimit:
+        value = text.strip()
+        try:
+            if value.endswith("%"):
+                percent = float(value[:-1])
+                if not 0 <= percent <= 100:
+                    raise ValueError
+                return cls(None, percent / 100)
+            count = int(value)
+            if count < 0:
+                raise ValueError
+            return cls(count)
+        except ValueError:
+            raise ValueError(
+                "is not a count or a percentage; expected a count of lines such as 10, or a percentage of them "
+                "from 0% to 100% such as 0.1%"
+            ) from None
+
+    def allows(self, bad: int, lines: int) -> bool:
+        """Whether ``bad`` bad lines out of ``lines`` non-blank lines are within the limit."""
+        if self.lines is not None:
+            return bad <= self.lines
+        return bad <= self.share * lines
+
+    def certain(self, most_good: int) -> int:
+        """How many bad lines an export that can hold at most ``most_good`` good lines may show before it is
+        refused whatever the rest holds: past this, ``allows`` is false for every possible rest.
+
+        With a share ``s``, ``bad > s * (good + bad)`` holds for every ``good <= most_good`` exactly when
+        ``bad > s * most_good / (1 - s)``.
+        """
+        if self.lines is not None:
+            return self.lines
+        if self.share >= 1:
+            return 1 << 62
+        certain = int(self.share * most_good / (1 - self.share))
+        while self.allows(certain + 1, most_good + certain + 1):  # where rounding fell short
+            certain += 1
+        return certain
+
+    def __str__(self) -> str:
+        return str(self.lines) if self.lines is not None else f"{self.share * 100:g}%"
+
+
+#: The default of ``SUDOKUPOOL_MAX_BAD_LINES``: one line in a thousand.
+STRICT_BAD_LINES = BadLineLimit(None, 0.001)
+
+
+def _bad_lines(text: str) -> BadLineLimit:
+    return BadLineLimit.parse(text)
 
 
 def _exports(text: str) -> str:
@@ -313,6 +373,27 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("storage_retry_seconds", "30", "How long startup retries unreachable storage before giving up.", _float(0)),
     Setting(
+        "max_record_bytes",
+        "1048576",
+        "Longest export line (one record) that is loaded, in bytes; a longer line is a bad line, skipped "
+        "without being held in memory.",
+        _int(1024),
+    ),
+    Setting(
+        "max_export_bytes",
+        "4294967296",
+        "Most bytes an export may inflate to (4 GiB: about 300,000 puzzles with solve paths, 5 million without; "
+        "serving them takes more memory than that). A larger export is refused.",
+        _int(1024),
+    ),
+    Setting(
+        "max_bad_lines",
+        "0.1%",
+        "Most bad lines (unparseable, invalid, too long, duplicate ids) an export may hold and still be "
+        "served: a count (`10`) or a percentage of its lines (`0.1%`). More, and it is refused.",
+        _bad_lines,
+    ),
+    Setting(
         "exports_list_cache_seconds",
         "60",
         "How long the `pool-exports` listing is cached (a failed listing is remembered for 5 s).",
@@ -357,6 +438,9 @@ class Settings:
     sync_interval: float = 300.0
     sync_niceness: int = 10
     storage_retry_seconds: float = 30.0
+    max_record_bytes: int = 1 << 20
+    max_export_bytes: int = 4 << 30
+    max_bad_lines: BadLineLimit = STRICT_BAD_LINES
     exports_list_cache_seconds: float = 60.0
     exports_list_max: int = 1000
     image_cache_bytes: int = 64 * 1024 * 1024

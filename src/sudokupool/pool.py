@@ -72,6 +72,32 @@ class Part:
         """The ``canonical_id`` of each record, in order."""
         return self.ids.split()
 
+    def keeping(self, positions: Iterable[int]) -> Part:
+        """A part of only the records at ``positions`` (in order): what is left of a part once the
+        duplicates of records indexed before are dropped, so they cost no memory."""
+        ids, ends, bodies, solutions, etags = self.id_list(), self.ends, self.bodies, self.solutions, self.etags
+        kept_ids: list[str] = []
+        levels = bytearray()
+        kept_bodies: list[bytes] = []
+        kept_solutions: list[bytes] = []
+        kept_etags: list[bytes] = []
+        kept_ends = array("I", [0])
+        for position in positions:
+            kept_ids.append(ids[position])
+            levels.append(self.levels[position])
+            kept_bodies.append(bodies[ends[position] : ends[position + 1]])
+            kept_ends.append(kept_ends[-1] + ends[position + 1] - ends[position])
+            kept_solutions.append(solutions[position * _SOLUTION_WIDTH : (position + 1) * _SOLUTION_WIDTH])
+            kept_etags.append(etags[2 * position * _ETAG_BYTES : 2 * (position + 1) * _ETAG_BYTES])
+        return Part(
+            ids=" ".join(kept_ids),
+            levels=bytes(levels),
+            bodies=b"".join(kept_bodies),
+            ends=kept_ends,
+            solutions=b"".join(kept_solutions),
+            etags=b"".join(kept_etags),
+        )
+
     # Not the generated repr: it would spell out every body. asyncio reprs a finished task's result
     # (a pool is one) and that alone tripled the peak memory of a load.
     def __repr__(self) -> str:
@@ -243,6 +269,8 @@ class PoolBuilder:
         ids, levels = part.id_list(), part.levels
         if len(ids) != len(levels):
             raise ValueError(f"a part of {len(levels)} records has {len(ids)} ids")
+        first = len(part_of)
+        compact = False
         for start in range(0, len(ids), step):
             duplicates = []
             index = len(part_of)
@@ -256,7 +284,15 @@ class PoolBuilder:
                 local.append(position)
                 by_level[levels[position] - 1].append(index)
                 index += 1
+            compact = compact or bool(duplicates)
             yield duplicates
+        if compact:
+            # Duplicates keep no bytes: the part shrinks to the records indexed (none: it goes).
+            if first == len(part_of):
+                self._parts.pop()
+            else:
+                self._parts[number] = part.keeping(local[first:])
+                local[first:] = array("I", range(len(part_of) - first))
 
     def add(self, record: dict[str, Any]) -> None:
         """Add one validated record (a part of one); a duplicate ``canonical_id`` is skipped."""

@@ -8,9 +8,10 @@ Two jobs share one class, :class:`PoolSync`:
   loaded off the request path and validated exactly as at startup.
 
 Two kinds of failure are kept apart. Storage that cannot be listed or read is *unreachable*: that passes,
-so it is retried. An export that is truncated, corrupt or holds no valid puzzle is *refused*: that is an
-operator's mistake, so startup stops at once, and the sync loop keeps serving the current pool, logs the
-refusal once and never downloads that object again (a new key, or the same key uploaded again, is tried).
+so it is retried. An export that is truncated, corrupt, past a bound (``SUDOKUPOOL_MAX_*``) or holds no
+valid puzzle is *refused*: that is a mistake of its writer, so startup stops at once (or serves the fallback
+export, when one is set), and the sync loop keeps serving the current pool, logs the refusal once and never
+downloads that object again (a new key, or the same key uploaded again, is tried).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sudokupool.loader import LoadError, load_export, load_latest
+from sudokupool.loader import LoadError, LoadLimits, load_export, load_latest
 from sudokupool.pool import Pool
 from sudokupool.runtime import Runtime
 from sudokupool.storage.base import ExportListing, ExportObject, ExportStore, StorageError, is_export_name
@@ -110,17 +111,22 @@ class _ReadWatch:
 
 
 async def load_checked(
-    store: ExportStore, export: ExportObject, *, background: bool = False, niceness: int | None = None
+    store: ExportStore,
+    export: ExportObject,
+    *,
+    background: bool = False,
+    niceness: int | None = None,
+    limits: LoadLimits | None = None,
 ) -> Pool:
-    """Load and validate ``export`` as startup does; log the load report. ``background``: a live
-    reload, ``niceness`` steps below the CPU priority of the requests it runs beside.
+    """Load and validate ``export`` as startup does, within ``limits``; log the load report. ``background``:
+    a live reload, ``niceness`` steps below the CPU priority of the requests it runs beside.
 
     Raise :class:`StorageUnreachable` when storage failed while reading it, :class:`LoadError` when the
     export itself cannot be used.
     """
     watched = _ReadWatch(store)
     try:
-        pool, report = await load_export(watched, export, background=background, niceness=niceness)
+        pool, report = await load_export(watched, export, background=background, niceness=niceness, limits=limits)
     except LoadError as exc:
         if watched.failure is not None:
             raise StorageUnreachable(str(exc)) from None
@@ -156,6 +162,7 @@ class PoolSync:
             retry_seconds = 0.0 if isinstance(self.store, LocalStore) else settings.storage_retry_seconds
         self.retry_seconds = retry_seconds
         self.fallback = settings.fallback_exports
+        self.limits = LoadLimits.from_settings(settings)
         self.backoff = backoff
         self._sleep = sleep
         self._clock = clock
@@ -171,17 +178,23 @@ class PoolSync:
         """Load the newest export of the primary store and make it the served pool.
 
         Unreachable storage is retried with backoff for ``retry_seconds``; then the fallback export is
-        served if one is set. Raise :class:`LoadError` (one line naming the export or the storage and
-        the reason) when there is no export, the newest one cannot be used, or storage stays
-        unreachable with no usable fallback.
+        served if one is set, as it is at once when the newest export is refused. Raise :class:`LoadError`
+        (one line naming the export or the storage and the reason) when there is no export, the newest
+        one cannot be used, or storage stays unreachable, with no usable fallback.
         """
         self.runtime.sync.attempts += 1
         started = self._clock()
         deadline = started + self.retry_seconds
         delays = self.backoff.delays(self._rng)
+        unreachable = True
         while True:
             try:
                 pool = await self._load_newest(deadline)
+            except LoadError as exc:
+                if not self.fallback:
+                    raise
+                reason, unreachable = str(exc), False
+                break
             except StorageUnreachable as exc:
                 reason = str(exc)
                 remaining = deadline - self._clock()
@@ -197,11 +210,13 @@ class PoolSync:
             self._succeeded()
             return
         waited = self._clock() - started
-        gave_up = f" (still unreachable after {waited:.0f} s of retries)" if self.retry_seconds > 0 else ""
+        gave_up = ""
+        if unreachable and self.retry_seconds > 0:
+            gave_up = f" (still unreachable after {waited:.0f} s of retries)"
         if not self.fallback:
             raise LoadError(f"{reason}{gave_up}; no SUDOKUPOOL_FALLBACK_EXPORTS to serve instead")
         try:
-            pool, report = await load_latest(LocalStore(self.fallback))
+            pool, report = await load_latest(LocalStore(self.fallback), limits=self.limits)
         except LoadError as exc:
             raise LoadError(f"{reason}{gave_up}; the fallback failed too: {exc}") from None
         logger.info("%s", report.summary())
@@ -215,8 +230,9 @@ class PoolSync:
         )
         await self.runtime.install(pool)
         self.runtime.sync.fallback = True
-        # The FALLBACK line above says storage is down; the outage log says when it is back.
-        self.runtime.storage_outage.failed(reason, logged=True)
+        if unreachable:
+            # The FALLBACK line above says storage is down; the outage log says when it is back.
+            self.runtime.storage_outage.failed(reason, logged=True)
         self._failed(reason)
 
     async def _load_newest(self, deadline: float) -> Pool:
@@ -229,9 +245,15 @@ class PoolSync:
             raise StorageUnreachable(f"cannot list exports in {store.description}: {exc}") from None
         except TimeoutError:
             raise StorageUnreachable(f"cannot list exports in {store.description}: timed out") from None
-        if listing.latest is None:
+        latest = listing.latest
+        if latest is None:
             raise LoadError(f"no export (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz]) found in {store.description}")
-        return await load_checked(store, listing.latest)
+        try:
+            return await load_checked(store, latest, limits=self.limits)
+        except LoadError as exc:
+            # Remembered, so that a sync while serving the fallback does not load it again.
+            self._refused[(latest.key, latest.size, latest.uploaded)] = f"refused {exc}"
+            raise
 
     # -- live sync -----------------------------------------------------------------------------------
 
@@ -284,7 +306,9 @@ class PoolSync:
                     continue
                 try:
                     niceness = self.runtime.settings.sync_niceness
-                    pool = await load_checked(self.store, export, background=True, niceness=niceness)
+                    pool = await load_checked(
+                        self.store, export, background=True, niceness=niceness, limits=self.limits
+                    )
                 except StorageUnreachable as exc:
                     self._unreachable(str(exc))
                     return False
