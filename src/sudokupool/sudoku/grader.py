@@ -7,11 +7,13 @@ technique used; ``tier`` and ``stars`` are bands of the score (docs/grading.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Literal
 
 from sudokupool.sudoku.candidates import Candidates
-from sudokupool.sudoku.grid import is_complete_solution, parse_grid
+from sudokupool.sudoku.grid import GridError, first_conflict, parse_grid
+from sudokupool.sudoku.solver import solutions
 from sudokupool.sudoku.techniques import ADVANCED, SCORES, Step
+from sudokupool.sudoku.techniques.last_resort import brute_force
 from sudokupool.sudoku.techniques.singles import full_house, hidden_single, naked_single
 
 DIFFICULTIES: Final = ("Easy", "Medium", "Hard", "Expert")
@@ -41,6 +43,7 @@ LEVEL: Final[dict[str, int]] = {
     "Simple Colors": 3,
     "X-Chain": 4,
     "XY-Chain": 4,
+    "Brute Force": 4,
 }
 assert LEVEL.keys() == SCORES.keys()
 
@@ -57,17 +60,37 @@ TIERS: Final = (
 STARS: Final = ((0, 1), (400, 2), (600, 3), (900, 4), (1300, 5))
 
 
+Status = Literal["solved", "no-solution", "multiple-solutions", "invalid"]
+
+
 @dataclass(frozen=True)
 class Grade:
-    solved: bool  # the grader solved the puzzle completely
+    """The grader's answer for one puzzle.
+
+    ``status`` is ``solved`` for a puzzle with exactly one solution (the grader then always finishes
+    it), or says why there is no grade: ``invalid`` (not an 81-cell grid of 1-9 and '.'/'0', or
+    clashing givens), ``no-solution`` or ``multiple-solutions``; ``reason`` says what is wrong and is
+    None when solved. Only a solved puzzle carries a difficulty, score, tier, stars and a path.
+    """
+
+    status: Status
+    reason: str | None
     difficulty: str | None  # "Easy" | "Medium" | "Hard" | "Expert"
     difficulty_level: int | None  # 1..4
-    score: int
+    score: int | None
     tier: str | None
     stars: int | None
     hardest_technique: str | None
     techniques: list[str]  # distinct names in order of first use
     solve_path: list[dict[str, object]]
+
+    @property
+    def solved(self) -> bool:
+        return self.status == "solved"
+
+
+def _ungraded(status: Status, reason: str) -> Grade:
+    return Grade(status, reason, None, None, None, None, None, None, [], [])
 
 
 def tier_of(score: int) -> str:
@@ -78,51 +101,62 @@ def stars_of(score: int) -> int:
     return [stars for low, stars in STARS if score >= low][-1]
 
 
-def solve_steps(puzzle: str) -> tuple[list[Step], bool]:
-    """The steps the grader takes on ``puzzle`` and whether they solve it completely."""
-    cg = Candidates.from_puzzle(parse_grid(puzzle))
+def solve_steps(puzzle: str, solution: str) -> list[Step]:
+    """The steps the grader takes on ``puzzle`` (unique, with ``solution``) until the grid is full.
+
+    The techniques are tried easiest first; when none applies, :func:`brute_force` places one cell
+    from the solution, so the path always ends at the solution.
+    """
+    cg = Candidates.from_puzzle(puzzle)
     steps: list[Step] = []
     empty = cg.values.count(0)
     while empty:
         step = full_house(cg) or naked_single(cg) or hidden_single(cg)
         if step is None:
-            if cg.is_broken():
-                return steps, False
             for finder in ADVANCED:
                 step = finder(cg)
                 if step is not None:
                     break
             else:
-                return steps, False
+                step = brute_force(cg, solution)
         for cell, digit in step.placements:
             cg.place(cell, digit)
             empty -= 1
         for cell, digit in step.eliminations:
             cg.eliminate(cell, digit)
         steps.append(step)
-    return steps, is_complete_solution(cg.grid())
+    return steps
 
 
-def grade(puzzle: str) -> Grade:
-    """Grade ``puzzle`` by solving it like a human would, easiest technique first.
+def grade(text: str) -> Grade:
+    """Grade the puzzle ``text`` (81 cells, '.' or '0' for empty) by solving it like a human would.
 
-    ``solved`` is False when the techniques run out before the grid is full (the puzzle then
-    carries no difficulty, tier or stars). Raises :class:`~sudokupool.sudoku.grid.GridError` for a
-    malformed grid or clashing givens.
+    Never raises for bad input: a malformed grid, clashing givens, no solution or several solutions
+    come back as a :class:`Grade` with that status and a reason, and no score.
     """
-    steps, solved = solve_steps(puzzle)
+    try:
+        puzzle = parse_grid(text)
+    except GridError as exc:
+        return _ungraded("invalid", str(exc))
+    clash = first_conflict(puzzle)
+    if clash is not None:
+        return _ungraded("invalid", f"the givens clash: {clash}")
+    count, solution = solutions(puzzle, 2)
+    if count == 0 or solution is None:
+        return _ungraded("no-solution", "no grid completes these givens")
+    if count > 1:
+        return _ungraded("multiple-solutions", "the givens allow more than one solution")
+    steps = solve_steps(puzzle, solution)
     techniques: list[str] = []
     for step in steps:
         if step.technique not in techniques:
             techniques.append(step.technique)
     score = sum(step.score for step in steps)
-    path = [step.to_dict() for step in steps]
-    if not solved:
-        return Grade(False, None, None, score, None, None, None, techniques, path)
     hardest = max(techniques, key=lambda t: SCORES[t]) if techniques else None
     level = max((LEVEL[t] for t in techniques), default=1)
     return Grade(
-        solved=True,
+        status="solved",
+        reason=None,
         difficulty=DIFFICULTIES[level - 1],
         difficulty_level=level,
         score=score,
@@ -130,5 +164,5 @@ def grade(puzzle: str) -> Grade:
         stars=stars_of(score),
         hardest_technique=hardest,
         techniques=techniques,
-        solve_path=path,
+        solve_path=[step.to_dict() for step in steps],
     )

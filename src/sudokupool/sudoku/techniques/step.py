@@ -32,6 +32,7 @@ SCORES: dict[str, int] = {
     "Simple Colors": 150,
     "X-Chain": 260,
     "XY-Chain": 260,
+    "Brute Force": 10000,
 }
 
 
