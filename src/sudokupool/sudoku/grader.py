@@ -43,6 +43,10 @@ LEVEL: Final[dict[str, int]] = {
     "Simple Colors": 3,
     "X-Chain": 4,
     "XY-Chain": 4,
+    "Forcing Chain Contradiction": 4,
+    "Forcing Chain Verity": 4,
+    "Forcing Net Contradiction": 4,
+    "Forcing Net Verity": 4,
     "Brute Force": 4,
 }
 assert LEVEL.keys() == SCORES.keys()

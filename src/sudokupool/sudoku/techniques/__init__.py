@@ -10,7 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sudokupool.sudoku.candidates import Candidates
-from sudokupool.sudoku.techniques import chains, colouring, fish, intersections, single_digit, singles, subsets, wings
+from sudokupool.sudoku.techniques import (
+    chains,
+    colouring,
+    fish,
+    forcing,
+    intersections,
+    single_digit,
+    singles,
+    subsets,
+    wings,
+)
 from sudokupool.sudoku.techniques.step import SCORES, Step
 
 Finder = Callable[[Candidates], Step | None]
@@ -38,6 +48,8 @@ ADVANCED: tuple[Finder, ...] = (
     colouring.simple_colors,
     chains.x_chain,
     chains.xy_chain,
+    forcing.forcing_chain,
+    forcing.forcing_net,
 )
 
 __all__ = ["ADVANCED", "SCORES", "SINGLES", "Finder", "Step"]

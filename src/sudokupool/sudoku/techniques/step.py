@@ -32,6 +32,10 @@ SCORES: dict[str, int] = {
     "Simple Colors": 150,
     "X-Chain": 260,
     "XY-Chain": 260,
+    "Forcing Chain Contradiction": 500,
+    "Forcing Chain Verity": 500,
+    "Forcing Net Contradiction": 700,
+    "Forcing Net Verity": 700,
     "Brute Force": 10000,
 }
 
