@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 from sudokupool.sudoku.candidates import Candidates
 from sudokupool.sudoku.techniques import (
+    aic,
+    als,
     chains,
     colouring,
     fish,
@@ -19,6 +21,7 @@ from sudokupool.sudoku.techniques import (
     single_digit,
     singles,
     subsets,
+    uniqueness,
     wings,
 )
 from sudokupool.sudoku.techniques.step import SCORES, Step
@@ -48,6 +51,24 @@ ADVANCED: tuple[Finder, ...] = (
     colouring.simple_colors,
     chains.x_chain,
     chains.xy_chain,
+    uniqueness.bug_plus_1,
+    single_digit.empty_rectangle,
+    uniqueness.uniqueness_1,
+    uniqueness.uniqueness_2,
+    uniqueness.uniqueness_3,
+    uniqueness.uniqueness_4,
+    uniqueness.hidden_rectangle,
+    fish.finned_x_wing,
+    fish.sashimi_x_wing,
+    fish.finned_swordfish,
+    fish.sashimi_swordfish,
+    fish.finned_jellyfish,
+    fish.sashimi_jellyfish,
+    aic.aic,
+    aic.grouped_aic,
+    als.als_xz,
+    als.als_xy_wing,
+    als.als_chain,
     forcing.forcing_chain,
     forcing.forcing_net,
 )
