@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from pencil import Pencil, moves
+from pencil import Pencil, from_pencilmarks, moves
 
-from sudokupool.sudoku.candidates import DIGITS_OF, Candidates
+from sudokupool.sudoku.candidates import DIGITS_OF
 from sudokupool.sudoku.justify import unjustified
 from sudokupool.sudoku.techniques.forcing import Run, _verity, forcing_chain, forcing_net
 
@@ -57,24 +57,31 @@ def test_forcing_chain_verity() -> None:
     assert unjustified(p.cg, step.to_dict()) == []
 
 
-# Arto Inkala's puzzle, published in 2012 as "the world's hardest sudoku" (SE 10.5).
-INKALA = "8..........36......7..9.2...5...7.......457.....1...3...1....68..85...1..9....4.."
+# Reached by the grader on Arto Inkala's puzzle, published in 2012 as "the world's hardest sudoku"
+# (8..........36......7..9.2...5...7.......457.....1...3...1....68..85...1..9....4..): no chain left.
+INKALA_STATE = """
+|8      1246   24569  2347   12357  1234   1356   4579   1345679|
+|12459  124    3      6      12578  1248   158    45789  14579 |
+|1456   7      456    348    9      1348   2      458    13456 |
+|123469 5      2469   2389   2368   7      168    2489   12469 |
+|12369  12368  269    2389   4      5      7      289    1269  |
+|24679  2468   24679  1      268    2689   568    3      24569 |
+|23457  234    1      23479  237    2349   35     6      8     |
+|23467  2346   8      5      2367   2346   9      1      237   |
+|23567  9      2567   2378   123678 12368  4      257    2357  |
+"""
 
 
 def test_forcing_net_where_no_chain_is_left() -> None:
-    from sudokupool.sudoku.grader import grade
-
-    g = grade(INKALA)
-    index = next(i for i, s in enumerate(g.solve_path) if s["technique"].startswith("Forcing Net"))  # type: ignore[union-attr]
-    cg = Candidates.from_puzzle(INKALA)
-    for s in g.solve_path[:index]:
-        for m in s["placements"]:  # type: ignore[attr-defined]
-            cg.place((int(m["cell"][1]) - 1) * 9 + int(m["cell"][3]) - 1, m["digit"])
-        for m in s["eliminations"]:  # type: ignore[attr-defined]
-            cg.eliminate((int(m["cell"][1]) - 1) * 9 + int(m["cell"][3]) - 1, m["digit"])
+    cg = from_pencilmarks(INKALA_STATE)
     assert forcing_chain(cg) is None
     step = forcing_net(cg)
     assert step is not None
-    assert step.to_dict() == g.solve_path[index]
+    assert step.technique == "Forcing Net Contradiction"
     assert step.score == 700
+    assert moves(step.eliminations) == {("r7c6", 3)}
+    assert step.explanation == (
+        "If r7c6 were 3, then r7c4 = 9, r6c6 = 9, r1c7 = 3, r8c6 = 4, r3c4 = 3, r9c6 = 6, r1c4 = 4, r9c5 = 1 and "
+        "r9c4 = 7, and row 9 would have no place for 8; so r7c6 is not 3."
+    )
     assert unjustified(cg, step.to_dict()) == []

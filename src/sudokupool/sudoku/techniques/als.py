@@ -10,7 +10,6 @@ ALS-XY-Wing and ALS chains link more sets the same way, each link a different re
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -19,7 +18,8 @@ from sudokupool.sudoku.grid import HOUSES, PEERS
 from sudokupool.sudoku.techniques.step import Step, digit_list, names, removal_text
 
 MAX_SIZE = 5
-MAX_CHAIN = 5  # sets in an ALS chain
+MAX_CHAIN = 4  # sets in an ALS chain (two and three are ALS-XZ and ALS-XY-Wing)
+MAX_WORK = 20_000  # partial chains an ALS-chain search extends before it gives up
 _PEER_MASK = tuple(sum(1 << p for p in PEERS[c]) for c in range(81))
 _EVERYWHERE = (1 << 81) - 1
 
@@ -44,6 +44,27 @@ def _seen_by_all(mask: int) -> int:
         seen &= _PEER_MASK[low.bit_length() - 1]
         mask ^= low
     return seen
+
+
+_cache: dict[tuple[int, ...], tuple[list[Als], dict[int, list[tuple[int, int]]], list[int]]] = {}
+
+
+def _state(cg: Candidates) -> tuple[list[Als], dict[int, list[tuple[int, int]]], list[int]]:
+    """The sets, their restricted-common links and each digit's cells (as bitmasks) for ``cg``,
+    kept for the last candidate state: the ALS techniques are tried one after another on it."""
+    key = tuple(cg.cands)
+    if key not in _cache:
+        alses = find_alses(cg)
+        links: dict[int, list[tuple[int, int]]] = {}
+        for i, a in enumerate(alses):
+            for j, b in enumerate(alses):
+                if i != j and not a.where & b.where and a.digits & b.digits:
+                    for x in _restricted(a, b):
+                        links.setdefault(i, []).append((j, x))
+        masks = [0] + [sum(1 << c for c, m in enumerate(cg.cands) if m & BIT[d]) for d in range(1, 10)]
+        _cache.clear()
+        _cache[key] = (alses, links, masks)
+    return _cache[key]
 
 
 def find_alses(cg: Candidates) -> list[Als]:
@@ -77,52 +98,42 @@ def _restricted(a: Als, b: Als) -> list[int]:
     return [x for x in DIGITS_OF[a.digits & b.digits] if b.spots[x] & ~a.sees[x] == 0]
 
 
-def _digit_mask(cg: Candidates, digit: int) -> int:
-    bit = BIT[digit]
-    return sum(1 << c for c, m in enumerate(cg.cands) if m & bit)
-
-
-def _targets(cg: Candidates, a: Als, b: Als, z: int) -> list[tuple[int, int]]:
-    mask = a.sees[z] & b.sees[z] & _digit_mask(cg, z) & ~(a.where | b.where)
-    return [(c, z) for c in range(81) if mask >> c & 1]
-
-
-def _pairs(alses: list[Als]) -> Iterator[tuple[Als, Als, int]]:
-    for i, a in enumerate(alses):
-        for b in alses[i + 1 :]:
-            if a.where & b.where or POPCOUNT[a.digits & b.digits] < 2:
-                continue
-            for x in _restricted(a, b):
-                yield a, b, x
+def _targets(masks: list[int], a: Als, b: Als, z: int) -> list[tuple[int, int]]:
+    mask = a.sees[z] & b.sees[z] & masks[z] & ~(a.where | b.where)
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append((low.bit_length() - 1, z))
+        mask ^= low
+    return out
 
 
 def als_xz(cg: Candidates) -> Step | None:
-    alses = find_alses(cg)
-    for a, b, x in _pairs(alses):
-        for z in DIGITS_OF[a.digits & b.digits & ~BIT[x]]:
-            elim = _targets(cg, a, b, z)
-            if elim:
-                return Step(
-                    "Almost Locked Set XZ-Rule",
-                    eliminations=elim,
-                    cells=[*a.cells, *b.cells],
-                    houses=[a.house, b.house],
-                    digits=[x, z],
-                    explanation=f"A = {a.text()} and B = {b.text()} each hold one digit more than cells; their "
-                    f"{x}s all see each other, so one set has no {x} and is locked, and either way {z} is in A "
-                    f"or B: remove {removal_text(elim)}.",
-                )
+    alses, links, masks = _state(cg)
+    for i, around in links.items():
+        a = alses[i]
+        for j, x in around:
+            if j < i:
+                continue
+            b = alses[j]
+            for z in DIGITS_OF[a.digits & b.digits & ~BIT[x]]:
+                elim = _targets(masks, a, b, z)
+                if elim:
+                    return Step(
+                        "Almost Locked Set XZ-Rule",
+                        eliminations=elim,
+                        cells=[*a.cells, *b.cells],
+                        houses=[a.house, b.house],
+                        digits=[x, z],
+                        explanation=f"A = {a.text()} and B = {b.text()} each hold one digit more than cells; their "
+                        f"{x}s all see each other, so one set has no {x} and is locked, and either way {z} is in A "
+                        f"or B: remove {removal_text(elim)}.",
+                    )
     return None
 
 
 def als_xy_wing(cg: Candidates) -> Step | None:
-    alses = find_alses(cg)
-    links: dict[int, list[tuple[int, int]]] = {}
-    for i, a in enumerate(alses):
-        for j, b in enumerate(alses):
-            if i != j and not a.where & b.where:
-                for x in _restricted(a, b):
-                    links.setdefault(i, []).append((j, x))
+    alses, links, masks = _state(cg)
     for pivot, around in links.items():
         c = alses[pivot]
         for (i, x), (j, y) in combinations(around, 2):
@@ -132,7 +143,7 @@ def als_xy_wing(cg: Candidates) -> Step | None:
             if a.where & b.where:
                 continue
             for z in DIGITS_OF[a.digits & b.digits & ~BIT[x] & ~BIT[y]]:
-                elim = [(cell, d) for cell, d in _targets(cg, a, b, z) if not c.where >> cell & 1]
+                elim = [(cell, d) for cell, d in _targets(masks, a, b, z) if not c.where >> cell & 1]
                 if elim:
                     return Step(
                         "Almost Locked Set XY-Wing",
@@ -150,24 +161,20 @@ def als_xy_wing(cg: Candidates) -> Step | None:
 def als_chain(cg: Candidates) -> Step | None:
     """A chain of sets A1 -x1- A2 -x2- ... An, each link a restricted common different from the one
     before; z common to A1 and An (and not their links) is in A1 or An."""
-    alses = find_alses(cg)
-    links: dict[int, list[tuple[int, int]]] = {}
-    for i, a in enumerate(alses):
-        for j, b in enumerate(alses):
-            if i != j and not a.where & b.where:
-                for x in _restricted(a, b):
-                    links.setdefault(i, []).append((j, x))
+    alses, links, masks = _state(cg)
+    work = 0
     for length in range(4, MAX_CHAIN + 1):
         for start in links:
             stack: list[tuple[list[int], list[int], int]] = [([start], [], alses[start].where)]
-            while stack:
+            while stack and work < MAX_WORK:
+                work += 1
                 path, via, used = stack.pop()
                 last = path[-1]
                 if len(path) == length:
                     first, end = alses[path[0]], alses[last]
                     free = first.digits & end.digits & ~BIT[via[0]] & ~BIT[via[-1]]
                     for z in DIGITS_OF[free]:
-                        elim = [(c, d) for c, d in _targets(cg, first, end, z) if not used >> c & 1]
+                        elim = [(c, d) for c, d in _targets(masks, first, end, z) if not used >> c & 1]
                         if elim:
                             sets = [alses[i] for i in path]
                             chain = sets[0].text() + "".join(

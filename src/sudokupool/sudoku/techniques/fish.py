@@ -100,46 +100,58 @@ def finned_fish(cg: Candidates, size: int, sashimi: bool) -> Step | None:
                 return i * 9 + j if by_rows else j * 9 + i
 
             lines = [sum(1 << j for j in range(9) if cands[at(i, j)] & bit) for i in range(9)]
-            pool = [i for i in range(9) if 1 <= POPCOUNT[lines[i]] <= size + MAX_FINS]
+            pool = [i for i in range(9) if 1 <= POPCOUNT[lines[i]] <= size + 3]
             for base in combinations(pool, size):
                 union = 0
                 for i in base:
                     union |= lines[i]
-                if not size < POPCOUNT[union] <= size + MAX_FINS:
+                if not size < POPCOUNT[union] <= size + 3:
                     continue
-                for cover_lines in combinations([j for j in range(9) if union >> j & 1], size):
-                    cover = sum(1 << j for j in cover_lines)
-                    inside = [POPCOUNT[lines[i] & cover] for i in base]
-                    if min(inside) == 0 or (min(inside) == 1) != sashimi:
+                # The fins lie in one box, so every union line outside one stack of three is a cover.
+                for stack in range(3):
+                    in_stack = 0b111 << (3 * stack)
+                    required = union & ~in_stack
+                    need = size - POPCOUNT[required]
+                    if need < 0:
                         continue
-                    fins = [at(i, j) for i in base for j in range(9) if lines[i] >> j & 1 and not cover >> j & 1]
-                    boxes = {BOX_OF[f] for f in fins}
-                    if len(boxes) != 1:
-                        continue
-                    (fin_box,) = boxes
-                    elim = [
-                        (at(i, j), digit)
-                        for i in range(9)
-                        if i not in base
-                        for j in cover_lines
-                        if lines[i] >> j & 1 and BOX_OF[at(i, j)] == fin_box
-                    ]
-                    if not elim:
-                        continue
-                    body = [at(i, j) for i in base for j in cover_lines if lines[i] >> j & 1]
-                    base_kind, cover_kind = ("rows", "columns") if by_rows else ("columns", "rows")
-                    return Step(
-                        name,
-                        eliminations=elim,
-                        cells=sorted(body) + sorted(fins),
-                        houses=[i if by_rows else 9 + i for i in base] + [9 + j if by_rows else j for j in cover_lines],
-                        digits=[digit],
-                        explanation=f"In {base_kind} {join([str(i + 1) for i in base])}, {digit} fits only in "
-                        f"{cover_kind} {join([str(j + 1) for j in cover_lines])} apart from the fin"
-                        f"{'s' if len(fins) > 1 else ''} {join([cell_name(f) for f in fins])} in box {fin_box + 1}: "
-                        f"either a fin is {digit} or the fish is, and {names(c for c, _ in elim)} see"
-                        f"{'s' if len(elim) == 1 else ''} both, so remove {removal_text(elim)}.",
-                    )
+                    optional = [j for j in range(9) if (union & in_stack) >> j & 1]
+                    for extra in combinations(optional, need):
+                        cover = required | sum(1 << j for j in extra)
+                        fin_lines = [i for i in base if lines[i] & ~cover]
+                        if not fin_lines or len({i // 3 for i in fin_lines}) != 1:
+                            continue
+                        inside = min(POPCOUNT[lines[i] & cover] for i in base)
+                        if inside == 0 or (inside == 1) != sashimi:
+                            continue
+                        band = fin_lines[0] // 3
+                        elim = [
+                            (at(i, j), digit)
+                            for i in range(3 * band, 3 * band + 3)
+                            if i not in base
+                            for j in range(3 * stack, 3 * stack + 3)
+                            if cover >> j & 1 and lines[i] >> j & 1
+                        ]
+                        if not elim:
+                            continue
+                        cover_lines = [j for j in range(9) if cover >> j & 1]
+                        fins = [at(i, j) for i in fin_lines for j in range(9) if (lines[i] & ~cover) >> j & 1]
+                        fin_box = BOX_OF[fins[0]]
+                        body = [at(i, j) for i in base for j in cover_lines if lines[i] >> j & 1]
+                        base_kind, cover_kind = ("rows", "columns") if by_rows else ("columns", "rows")
+                        return Step(
+                            name,
+                            eliminations=elim,
+                            cells=sorted(body) + sorted(fins),
+                            houses=[i if by_rows else 9 + i for i in base]
+                            + [9 + j if by_rows else j for j in cover_lines],
+                            digits=[digit],
+                            explanation=f"In {base_kind} {join([str(i + 1) for i in base])}, {digit} fits only in "
+                            f"{cover_kind} {join([str(j + 1) for j in cover_lines])} apart from the fin"
+                            f"{'s' if len(fins) > 1 else ''} {join([cell_name(f) for f in fins])} "
+                            f"in box {fin_box + 1}: "
+                            f"either a fin is {digit} or the fish is, and {names(c for c, _ in elim)} see"
+                            f"{'s' if len(elim) == 1 else ''} both, so remove {removal_text(elim)}.",
+                        )
     return None
 
 

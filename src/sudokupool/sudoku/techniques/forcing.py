@@ -27,8 +27,24 @@ Fact = tuple[int, int, int]
 MAX_BRANCHES = 4
 
 
-def _houses(cell: int) -> tuple[int, int, int]:
-    return ROW_OF[cell], 9 + COL_OF[cell], 18 + BOX_OF[cell]
+_HOUSES_OF = tuple((ROW_OF[c], 9 + COL_OF[c], 18 + BOX_OF[c]) for c in range(81))
+
+
+class Tally:
+    """Per house and digit (index ``house * 10 + digit``): how many cells hold the digit as a
+    candidate, and whether the digit is already placed there. Shared by every run on one grid."""
+
+    __slots__ = ("counts", "placed")
+
+    def __init__(self, cg: Candidates) -> None:
+        self.counts = [0] * 270
+        self.placed = [False] * 270
+        for h, house in enumerate(HOUSES):
+            for c in house:
+                for d in DIGITS_OF[cg.cands[c]]:
+                    self.counts[h * 10 + d] += 1
+                if cg.values[c]:
+                    self.placed[h * 10 + cg.values[c]] = True
 
 
 class Run:
@@ -36,20 +52,23 @@ class Run:
 
     __slots__ = ("base", "cands", "contradiction", "order", "parents", "values")
 
-    def __init__(self, cg: Candidates, cell: int, digit: int, *, chain: bool) -> None:
+    def __init__(self, cg: Candidates, cell: int, digit: int, *, chain: bool, tally: Tally | None = None) -> None:
         self.base = cg.cands
         self.cands = list(cg.cands)
         self.values = list(cg.values)
         self.parents: dict[Fact, tuple[Fact, ...]] = {}
         self.order: list[Fact] = []  # placements in the order they were derived
         self.contradiction: tuple[str, tuple[Fact, ...]] | None = None
-        self._propagate(cell, digit, chain)
+        self._propagate(cell, digit, chain, tally or Tally(cg))
 
     def _eliminated(self, cell: int, digits: Iterable[int]) -> tuple[Fact, ...]:
         return tuple((0, cell, d) for d in digits if (0, cell, d) in self.parents)
 
-    def _propagate(self, start: int, digit: int, chain: bool) -> None:
+    def _propagate(self, start: int, digit: int, chain: bool, tally: Tally) -> None:
         cands, values, base, parents = self.cands, self.values, self.base, self.parents
+        base_counts = tally.counts
+        counts = list(base_counts)
+        placed = list(tally.placed)
         queue: deque[tuple[int, int, tuple[Fact, ...]]] = deque([(start, digit, ())])
         while queue:
             cell, d, why = queue.popleft()
@@ -68,13 +87,15 @@ class Run:
             parents[fact] = why
             self.order.append(fact)
             values[cell] = d
+            for h in _HOUSES_OF[cell]:
+                placed[h * 10 + d] = True
             removed = [(cell, e) for e in DIGITS_OF[cands[cell] & ~bit]]
             cands[cell] = 0
             removed += [(p, d) for p in PEER_LISTS[cell] if cands[p] & bit]
             for p, e in removed:
+                # Remove and count one candidate at a time, so counts and candidates always agree.
                 cands[p] &= ~BIT[e]
                 parents[(0, p, e)] = (fact,)
-            for p, e in removed:
                 if p != cell:
                     left = cands[p]
                     if not left and not values[p]:
@@ -87,18 +108,20 @@ class Run:
                     if POPCOUNT[left] == 1 and (not chain or POPCOUNT[base[p]] == 2):
                         queue.append((p, DIGITS_OF[left][0], self._eliminated(p, DIGITS_OF[base[p] & ~left])))
                 ebit = BIT[e]
-                for h in _houses(p):
-                    house = HOUSES[h]
-                    if any(values[c] == e for c in house):
+                for h in _HOUSES_OF[p]:
+                    k = h * 10 + e
+                    counts[k] -= 1
+                    if placed[k] or counts[k] > 1:
                         continue
-                    spots = [c for c in house if cands[c] & ebit]
-                    if not spots:
+                    house = HOUSES[h]
+                    if not counts[k]:
                         why_h = tuple((0, c, e) for c in house if base[c] & ebit and (0, c, e) in parents)
                         self._contra(f"{house_name(h)} would have no place for {e}", None, why_h)
                         return
-                    if len(spots) == 1 and (not chain or sum(1 for c in house if base[c] & ebit) == 2):
-                        why_h = tuple((0, c, e) for c in house if base[c] & ebit and c != spots[0])
-                        queue.append((spots[0], e, why_h))
+                    if not chain or base_counts[k] == 2:
+                        spot = next(c for c in house if cands[c] & ebit)
+                        why_h = tuple((0, c, e) for c in house if base[c] & ebit and c != spot)
+                        queue.append((spot, e, why_h))
 
     def _contra(self, text: str, fact: Fact | None, why: tuple[Fact, ...]) -> None:
         self.contradiction = (text, why + ((fact,) if fact is not None else ()))
@@ -216,7 +239,8 @@ def _verity(cg: Candidates, runs: dict[tuple[int, int], Run], name: str) -> tupl
 
 def _forcing(cg: Candidates, *, chain: bool) -> Step | None:
     name = "Forcing Chain" if chain else "Forcing Net"
-    runs = {(c, d): Run(cg, c, d, chain=chain) for c in range(81) for d in DIGITS_OF[cg.cands[c]]}
+    tally = Tally(cg)
+    runs = {(c, d): Run(cg, c, d, chain=chain, tally=tally) for c in range(81) for d in DIGITS_OF[cg.cands[c]]}
     found = [x for x in (_contradiction(cg, runs, name), _verity(cg, runs, name)) if x is not None]
     if not found:
         return None
