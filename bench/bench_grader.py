@@ -140,7 +140,9 @@ def main() -> None:
     print(f"puzzles: {len(rows)}, unique: {unique}, solved: {statuses['solved']} ({statuses['solved'] / unique:.1%})")
     print(f"statuses: {dict(statuses)}")
     ms = [1000 * t for t in times]
-    print(f"CPU time per puzzle: median {statistics.median(ms):.1f} ms, p95 {pct(ms, 0.95):.0f} ms, max {max(ms):.0f} ms")
+    print(
+        f"CPU time per puzzle: median {statistics.median(ms):.1f} ms, p95 {pct(ms, 0.95):.0f} ms, max {max(ms):.0f} ms"
+    )
     print(f"levels: {dict(sorted(levels.items()))}")
     print(f"hardest technique: {dict(hardest.most_common())}")
     if args.replay:

@@ -16,7 +16,7 @@ def test_the_document_is_valid_openapi_3_0_3() -> None:
     doc = document()
     validate(doc)
     assert doc["openapi"] == "3.0.3"
-    assert doc["info"]["version"] == "2.0.0"
+    assert doc["info"]["version"] == "2.1.0"
     assert doc["security"] == [{}, {"ApiKeyHeader": []}, {"ApiKeyQuery": []}]
 
 

@@ -18,7 +18,8 @@ from sudokupool.sudoku.techniques.singles import full_house, hidden_single, nake
 
 DIFFICULTIES: Final = ("Easy", "Medium", "Hard", "Expert")
 
-# The difficulty level (1-4) each technique implies.
+# The difficulty level (1-4) each technique implies: HoDoKu's level for the step, with its UNFAIR and
+# EXTREME both Expert (sudoku/Options.java, DEFAULT_SOLVER_STEPS).
 LEVEL: Final[dict[str, int]] = {
     "Full House": 1,
     "Naked Single": 1,
@@ -34,17 +35,14 @@ LEVEL: Final[dict[str, int]] = {
     "X-Wing": 3,
     "Swordfish": 3,
     "Jellyfish": 3,
+    "Bivalue Universal Grave + 1": 3,
     "Skyscraper": 3,
     "2-String Kite": 3,
     "Turbot Fish": 3,
+    "Empty Rectangle": 3,
     "W-Wing": 3,
     "XY-Wing": 3,
     "XYZ-Wing": 3,
-    "Simple Colors": 3,
-    "X-Chain": 4,
-    "XY-Chain": 4,
-    "Bivalue Universal Grave + 1": 3,
-    "Empty Rectangle": 3,
     "Uniqueness Test 1": 3,
     "Uniqueness Test 2": 3,
     "Uniqueness Test 3": 3,
@@ -56,6 +54,9 @@ LEVEL: Final[dict[str, int]] = {
     "Sashimi Swordfish": 4,
     "Finned Jellyfish": 4,
     "Sashimi Jellyfish": 4,
+    "Simple Colors": 3,
+    "X-Chain": 4,
+    "XY-Chain": 4,
     "AIC": 4,
     "Discontinuous Nice Loop": 4,
     "Grouped AIC": 4,
@@ -69,6 +70,9 @@ LEVEL: Final[dict[str, int]] = {
     "Forcing Net Verity": 4,
     "Brute Force": 4,
 }
+# HoDoKu raises a puzzle's level while its score exceeds the level's maximum (EASY 800, MEDIUM 1000,
+# HARD 1600; UNFAIR's 1800 leads to EXTREME, which is Expert too).
+MAX_SCORE: Final = {1: 800, 2: 1000, 3: 1600}
 assert LEVEL.keys() == SCORES.keys()
 
 # (lowest score, tier name) and (lowest score, stars); see docs/grading.md.
@@ -115,6 +119,14 @@ class Grade:
 
 def _ungraded(status: Status, reason: str) -> Grade:
     return Grade(status, reason, None, None, None, None, None, None, [], [])
+
+
+def level_of(techniques: list[str], score: int) -> int:
+    """The difficulty level (1-4): the hardest technique's, raised while ``score`` exceeds its maximum."""
+    level = max((LEVEL[t] for t in techniques), default=1)
+    while level in MAX_SCORE and score > MAX_SCORE[level]:
+        level += 1
+    return level
 
 
 def tier_of(score: int) -> str:
@@ -177,7 +189,7 @@ def grade(text: str) -> Grade:
             techniques.append(step.technique)
     score = sum(step.score for step in steps)
     hardest = max(techniques, key=lambda t: SCORES[t]) if techniques else None
-    level = max((LEVEL[t] for t in techniques), default=1)
+    level = level_of(techniques, score)
     return Grade(
         status="solved",
         reason=None,
