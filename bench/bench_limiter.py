@@ -3,6 +3,10 @@ distinct identities, the window rollover, and the middleware's overhead per requ
 
     python bench/bench_limiter.py [--identities 1000000] [--redis redis://127.0.0.1:6379/0]
 
+With ``--redis`` it also measures the CPU of one Redis call through redis-py's client against one on a
+connection of the caller's own (what the Redis store does), and the store's cost per hit when 32 hits
+wait together (one batch) against the process-local store.
+
 Not a test: numbers depend on the machine. See docs for reported results.
 """
 
@@ -129,6 +133,42 @@ async def middleware_overhead(store: LimiterStore, label: str, rounds: int) -> N
         print(f"{label}: with limiter, {name:<13}: {cost:.2f} µs per request (+{cost - base:.2f} µs)")
 
 
+async def redis_costs(url: str, rounds: int = 3000) -> None:
+    import redis.asyncio
+
+    from sudokupool.ratelimit.redis import RedisStore
+
+    client = redis.asyncio.Redis.from_url(url)
+    connection = client.connection_pool.make_connection()  # type: ignore[no-untyped-call]
+    await connection.connect()
+
+    async def through_client() -> None:
+        await client.execute_command("GET", "bench")
+
+    async def own_connection() -> None:
+        await connection.send_packed_command(connection.pack_command("GET", "bench"))
+        await connection.read_response()
+
+    for name, call in (("through the client", through_client), ("own connection", own_connection)) * 2:
+        for _ in range(200):
+            await call()
+        started = time.process_time()
+        for _ in range(rounds):
+            await call()
+        print(f"redis: one GET {name:>18}: {(time.process_time() - started) / rounds * 1e6:6.1f} µs CPU")
+    await connection.disconnect()
+    await client.aclose()
+    for label, store in (("memory", MemoryStore()), ("redis", RedisStore.from_url(url, timeout=1.0))) * 2:
+        for _ in range(100):
+            await asyncio.gather(*(store.hit("key:bench", 10**9) for _ in range(32)))
+        started = time.process_time()
+        for _ in range(rounds):
+            await asyncio.gather(*(store.hit("key:bench", 10**9) for _ in range(32)))
+        cost = (time.process_time() - started) / rounds / 32 * 1e6
+        print(f"{label}: a hit, 32 waiting together: {cost:5.1f} µs CPU")
+        await store.aclose()
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--identities", type=int, default=1_000_000)
@@ -146,6 +186,7 @@ async def main() -> None:
             await middleware_overhead(store, "redis", 2_000)
         finally:
             await store.aclose()
+        await redis_costs(args.redis)
 
 
 if __name__ == "__main__":

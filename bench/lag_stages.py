@@ -31,9 +31,11 @@ class _PartsDropped:
         self.conn.send(("part", None) if message[0] == "part" else message)
 
 
-def child_work_only(conn: Connection, gzipped: bool, stamp: int, workers: int, niceness: int) -> None:
+def child_work_only(
+    conn: Connection, key: str, stamp: int, workers: int, niceness: int, limits: loader.LoadLimits, give_up: int
+) -> None:
     """``loader._child_main`` itself, whose parts are dropped at the pipe: all of the work, none of the transfer."""
-    loader._child_main(_PartsDropped(conn), gzipped, stamp, workers, niceness)  # type: ignore[arg-type]
+    loader._child_main(_PartsDropped(conn), key, stamp, workers, niceness, limits, give_up)  # type: ignore[arg-type]
 
 
 async def reload_stage(store: ExportStore, stage: str, niceness: int) -> None:
@@ -47,7 +49,9 @@ async def reload_stage(store: ExportStore, stage: str, niceness: int) -> None:
         # Spawned by reference: the load process imports this module (bench/ is on sys.path) and runs it.
         loader._child_main = child_work_only  # type: ignore[assignment]
     try:
-        prepared = loader._prepare_in_child(store, listing.latest.key, 0, workers, niceness)
+        limits = loader.LoadLimits()
+        give_up = limits.give_up(listing.latest)
+        prepared = loader._prepare_in_child(store, listing.latest.key, 0, workers, niceness, limits, give_up)
         async with contextlib.aclosing(prepared):
             async for _ in prepared:
                 pass  # received and dropped: nothing is indexed

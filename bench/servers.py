@@ -97,6 +97,13 @@ def uvicorn(name: str, target: str, *extra: str, env: dict[str, str], probe: str
     return Server(name, [*argv, *UVICORN_FLAGS], env=env, probe=probe, log=log)
 
 
+def procfile(name: str, *extra: str, env: dict[str, str], probe: str, log: Path) -> Server:
+    """The service as the Procfile starts it (``sudokupool serve``: the configured server, its flags and its
+    logging), on a loopback port; ``extra`` adds serve's options (``--app`` for a bench variant)."""
+    argv = [sys.executable, "-m", "sudokupool", "serve", "--host", "127.0.0.1", "--port", "{port}", *extra]
+    return Server(name, argv, env=env, probe=probe, log=log)
+
+
 def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
     request = urllib.request.Request(url, headers=headers or {})
     try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import threading
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
             "baseline": service(directory, OUT / "swap-ab-baseline.log", swap=True),
         }
         # The baseline's service (bench/swap_app.py, the trigger, is this checkout's, as in ab.py).
-        servers["baseline"].env["PYTHONPATH"] = str(tree / "src")
+        servers["baseline"].env["PYTHONPATH"] = os.pathsep.join([str(BENCH), str(tree / "src")])
         try:
             for server in servers.values():
                 server.start()

@@ -1,4 +1,4 @@
-"""Run the real service (uvicorn, as the Procfile does) on a free loopback port for a test."""
+"""Run the real service (``sudokupool serve``, as the Procfile does) on a free loopback port for a test."""
 
 from __future__ import annotations
 
@@ -37,11 +37,9 @@ APP = "sudokupool.app:create_app"
 
 
 def command(port: int, factory: str = APP) -> list[str]:
-    """The Procfile's command line (uvicorn CLI, the factory, ``--no-proxy-headers``), on a loopback port."""
-    return [
-        sys.executable, "-m", "uvicorn", "--factory", factory,
-        "--host", "127.0.0.1", "--port", str(port), "--no-proxy-headers", "--no-server-header",
-    ]  # fmt: skip
+    """The Procfile's command line (``sudokupool serve``) on a loopback port, serving ``factory``'s app."""
+    argv = [sys.executable, "-m", "sudokupool", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    return argv if factory == APP else [*argv, "--app", factory]
 
 
 @contextmanager

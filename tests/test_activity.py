@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 import anyio
@@ -15,7 +17,7 @@ from sudokupool.activity_redis import RedisActivity
 from sudokupool.app import SudokuPool, create_app
 from sudokupool.config import Settings
 from sudokupool.pool import Pool
-from tests.valkey import ValkeyServer
+from tests.valkey import ValkeyCluster, ValkeyServer
 
 pytestmark = pytest.mark.anyio
 
@@ -109,7 +111,7 @@ async def test_two_instances_report_the_cluster_total(pool: Pool, valkey: Valkey
         assert response.headers["cache-control"] == "no-store"
         body = response.json()
         assert body["scope"] == "cluster"
-        assert body["covers"].startswith("all instances sharing this Redis, all-time (since ")
+        assert body["covers"].startswith("all instances sharing this Redis, since their shared counters started (")
         assert body["since"] == stored["since"]
         assert body["plays"] == {"random": 3, "by_id": 1, "total": 4}
         assert body["downloads"]["solution"] == 1
@@ -185,13 +187,13 @@ async def test_redis_down_reports_this_instance_and_keeps_the_counts(
         assert await activity.flush()
         await client.get("/api/v1/puzzles/random")
         server.stop()
-        with caplog.at_level(logging.WARNING, logger="sudokupool.activity_redis"):
+        with caplog.at_level(logging.WARNING, logger="sudokupool"):
             response = await client.get("/api/v2/stats/activity")
             flushed_while_down = await activity.flush()
-        await client.get("/api/v1/puzzles/random")
-        server.start()
-        # The restarted server is empty: it gets what was not flushed before (two plays), not the lost one.
-        flushed_after = await activity.flush()
+            await client.get("/api/v1/puzzles/random")
+            server.start()
+            # The restarted server is empty: it gets what was not flushed before (two plays), not the lost one.
+            flushed_after = await activity.flush()
         stored = totals(server)
     assert response.status_code == 200
     body = response.json()
@@ -202,5 +204,64 @@ async def test_redis_down_reports_this_instance_and_keeps_the_counts(
     assert flushed_while_down is False
     assert flushed_after is True
     assert stored["random"] == 2
-    # A failed read and a failed flush: one log line, not one per failure.
-    assert len([r for r in caplog.records if r.name == "sudokupool.activity_redis"]) == 1
+    # The limiter (the v2 request), the counters' read and their flush failed: one line when the outage
+    # started, whoever saw it first, and one when it ended.
+    lines = [r.getMessage() for r in caplog.records if r.name == "sudokupool.redisclient"]
+    assert len(lines) == 2
+    assert lines[0].startswith(f"Redis 127.0.0.1:{server.port} unavailable (rate limiter: ConnectionError")
+    assert lines[1].startswith(f"Redis 127.0.0.1:{server.port} is back after ")
+    assert "3 call(s) failed" in lines[1]
+    # The restarted Redis had lost the counters, and this instance says so.
+    assert [r.getMessage()[:50] for r in caplog.records if r.name == "sudokupool.activity_redis"] == [
+        "The activity counters in Redis were gone (Redis lo"
+    ]
+
+
+async def test_since_tells_the_truth_after_redis_loses_its_data(
+    valkey: ValkeyServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    activity = RedisActivity.from_url(valkey.url, timeout=2.0, cache_seconds=0.0, now=SINCE)
+    try:
+        activity.record("random")
+        assert await activity.flush()
+        before = (await activity.snapshot_async())["since"]
+        activity.record("random")
+        lost_at = int(time.time())
+        valkey.flush()  # Redis loses its data: a restart without persistence, a FLUSHALL, an eviction
+        activity.record("by_id")
+        with caplog.at_level(logging.WARNING, logger="sudokupool.activity_redis"):
+            assert await activity.flush()
+        after = await activity.snapshot_async()
+    finally:
+        await activity.aclose()
+    assert before == SINCE
+    # Counted from this instance's previous flush (just before the loss), not from the first start.
+    assert lost_at - 5 <= after["since"] <= lost_at
+    assert totals(valkey)["since"] == after["since"]
+    assert after["plays"] == {"random": 1, "by_id": 1, "total": 2}
+    stamp = datetime.fromtimestamp(after["since"], UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert after["covers"] == f"all instances sharing this Redis, since their shared counters started ({stamp})"
+    assert [r.getMessage() for r in caplog.records] == [
+        f"The activity counters in Redis were gone (Redis lost its data); they start again from {stamp}."
+    ]
+
+
+async def test_a_redis_cluster_carries_the_limits_and_the_counters(pool: Pool, valkey_cluster: ValkeyCluster) -> None:
+    settings = Settings(
+        redis_url=valkey_cluster.url,
+        redis_mode="cluster",
+        redis_timeout=2.0,
+        activity_flush_seconds=3600.0,
+        sync_interval=0,
+        limit_anonymous=3,
+    )
+    one, two = create_app(settings, pool=pool), create_app(settings, pool=pool)
+    async with running(one) as first, running(two) as second:
+        statuses = [(await client.get("/api/v2/puzzles/random")).status_code for client in (first, second) * 2]
+        assert await one.runtime.activity.flush()
+        assert await two.runtime.activity.flush()
+        body = (await first.get("/api/v1/stats/activity")).json()
+    # One client address, limit 3, across both instances.
+    assert statuses == [200, 200, 200, 429]
+    assert body["scope"] == "cluster"
+    assert body["plays"]["random"] == 3

@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
+import pytest
 
+from sudokupool.app import create_app
+from sudokupool.config import Settings
+from sudokupool.export import record_line
+from tests.factories import write_export
 from tests.servers import command, free_port, run_server
 
 
@@ -46,6 +52,90 @@ def test_a_truncated_export_stops_startup_with_one_clear_line(tmp_path: Path, ex
     assert f"cannot load export {tmp_path}/pool-20261122T100000Z.ndjson.gz: truncated gzip stream" in output
 
 
+def failure_lines(output: str) -> list[str]:
+    """The lines of the server's output that are about the failure (not uvicorn's own progress lines)."""
+    progress = ("Started server process", "Waiting for application startup", "Application startup failed")
+    return [line for line in output.splitlines() if line.strip() and not any(p in line for p in progress)]
+
+
+def deep_record(record: dict[str, Any]) -> bytes:
+    """``record`` with a value nested 300 deep in a solve_path step: it parses, but orjson cannot write it."""
+    steps = [{**record["solve_path"][0], "explanation": "@deep@"}, *record["solve_path"][1:]]
+    return orjson.dumps({**record, "solve_path": steps}).replace(b'"@deep@"', b"[" * 300 + b"]" * 300)
+
+
+def test_a_record_that_cannot_be_served_stops_startup_with_one_line(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    # Before: a TypeError out of the lifespan, "ASGI 'lifespan' protocol appears unsupported", and a
+    # process answering 500 to every request.
+    write_export(tmp_path / "pool-20261122T100000Z.ndjson.gz", records, extra_lines=(deep_record(records[0]),))
+    result = run_failing({"SUDOKUPOOL_EXPORTS": str(tmp_path)})
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "Traceback" not in output
+    assert failure_lines(output) == [
+        f"ERROR:    cannot load export {tmp_path}/pool-20261122T100000Z.ndjson.gz: 1 bad lines of 41 read, more than "
+        "SUDOKUPOOL_MAX_BAD_LINES=0.1% allows; the first is line 41: bad-step: solve_path step 1: explanation must "
+        "be a string"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("bound", "served"),
+    [
+        pytest.param(None, False, id="default"),
+        pytest.param("4", True, id="count"),
+        pytest.param("3", False, id="count-below"),
+        pytest.param("10%", True, id="share"),
+        pytest.param("9%", False, id="share-below"),
+    ],
+)
+def test_startup_applies_the_bound_on_bad_lines(
+    tmp_path: Path, records: list[dict[str, Any]], bound: str | None, served: bool
+) -> None:
+    # 4 bad lines of 44 (9.1 %): before, an export this corrupt was served, a warning a line.
+    bad = (b"{", deep_record(records[1]), b"[]", record_line(records[2]).rstrip(b"\n"))
+    write_export(tmp_path / "pool-20261122T100000Z.ndjson.gz", records, extra_lines=bad)
+    env = {"SUDOKUPOOL_EXPORTS": str(tmp_path)}
+    if bound is not None:
+        env["SUDOKUPOOL_MAX_BAD_LINES"] = bound
+    if served:
+        with run_server(env, tmp_path / "server.log") as server:
+            assert httpx.get(f"{server.url}/api/v2/stats").json()["total"] == 40
+        assert "loaded 40 puzzles, skipped 4" in server.output()
+        return
+    result = run_failing(env)
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "Traceback" not in output
+    [line] = failure_lines(output)
+    assert f"4 bad lines of 44 read, more than SUDOKUPOOL_MAX_BAD_LINES={bound or '0.1%'} allows" in line
+    assert line.endswith("the first is line 41: invalid-json: unexpected end of data: line 1 column 2 (char 1)")
+
+
+@pytest.mark.anyio
+async def test_any_startup_failure_is_reported_as_failed_startup(monkeypatch: pytest.MonkeyPatch) -> None:
+    app = create_app(Settings())
+
+    async def broken() -> None:
+        raise RuntimeError("something\nunexpected")
+
+    monkeypatch.setattr(app, "startup", broken)
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "lifespan.startup"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await app({"type": "lifespan"}, receive, send)
+    assert sent == [
+        {"type": "lifespan.startup.failed", "message": "startup failed: RuntimeError: something unexpected"}
+    ]
+
+
 def test_a_missing_export_directory_stops_startup(tmp_path: Path) -> None:
     result = run_failing({"SUDOKUPOOL_EXPORTS": str(tmp_path / "nowhere")})
     assert result.returncode != 0
@@ -60,3 +150,35 @@ def test_python_dash_m_runs_the_cli() -> None:
     )
     assert "serve" in result.stdout
     assert "check" in result.stdout
+
+
+def test_every_error_of_the_real_server_is_json(
+    tmp_path: Path, export_dir: Path, records: list[dict[str, Any]]
+) -> None:
+    """Errors as the Procfile's server sends them (uvicorn hands the app the raw path, a HEAD, a Range)."""
+    puzzle = records[0]["canonical_id"]
+    preflight = {"Origin": "https://example.org", "Access-Control-Request-Method": "GET"}
+    cases = [
+        ("OPTIONS", "/api/v2/stats", {**preflight, "Access-Control-Request-Headers": "X-Evil"}, 400),
+        ("GET", "/static/app.js", {"Range": "bytes=99999999-"}, 416),
+        ("GET", "/static/app.js", {"Range": "bytes=abc"}, 400),
+        ("GET", f"/api/v1/puzzles/{puzzle}%2fsolution", {}, 404),
+        ("GET", f"/api/puzzles/{puzzle}%2Fsolution", {}, 404),
+        ("GET", f"/api/v2/puzzles/{puzzle}/image?variant=", {}, 400),
+        ("POST", "/", {}, 405),
+        ("DELETE", "/api/v2/health", {}, 405),
+        ("GET", "/static/missing.js", {}, 404),
+        ("GET", "/api/v2/nothing", {}, 404),
+    ]
+    with run_server({"SUDOKUPOOL_EXPORTS": str(export_dir)}, tmp_path / "server.log") as server:
+        for method, path, headers, status in cases:
+            response = httpx.request(method, f"{server.url}{path}", headers=headers, timeout=5)
+            where = f"{method} {path} {headers}"
+            assert response.status_code == status, where
+            assert response.headers["content-type"] == "application/json", where
+            assert set(response.json()) == {"error"}, where
+            assert response.json()["error"], where
+        head = httpx.head(f"{server.url}/nothing", timeout=5)
+        assert head.status_code == 404
+        assert head.headers["content-type"] == "application/json"
+        assert int(head.headers["content-length"]) == len(b'{"error":"not found"}')

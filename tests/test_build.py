@@ -115,6 +115,31 @@ def test_missing_output_directory(tmp_path: Path) -> None:
     assert main(["build", "--out", str(tmp_path / "nowhere" / "pool.ndjson.gz"), "--count", "1"]) == 2
 
 
+def test_an_output_path_ending_in_a_slash_is_a_directory(tmp_path: Path) -> None:
+    out = tmp_path / "pools"
+    assert main(["build", "--out", f"{out}/", "--count", "1", "--seed", "5", "--jobs", "1"]) == 0
+    assert out.is_dir()
+    [path] = out.iterdir()
+    assert path.name.startswith("pool-") and path.name.endswith("Z.ndjson.gz")
+
+
+def test_a_directory_path_whose_parent_is_missing_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["build", "--out", f"{tmp_path}/nowhere/pools/", "--count", "1"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_help_names_the_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["build", "--help"])
+    assert "(default rotational-180)" in " ".join(capsys.readouterr().out.split())
+    with pytest.raises(SystemExit):
+        main(["keys", "new", "--help"])
+    assert "default keyed" in " ".join(capsys.readouterr().out.split())
+
+
 def test_canonical_command(capsys: pytest.CaptureFixture[str]) -> None:
     puzzle = "1..456...4......2...912...6.1...5.....5..729.8..6....43.....9.2....6......82...75"
     assert main(["canonical", puzzle.replace(".", "0")]) == 0

@@ -29,11 +29,72 @@ def test_bad_lines_are_reported_with_line_numbers(
     extra = (orjson.dumps(broken_path), orjson.dumps(wrong_id), b"garbage")
     path = write_export(tmp_path / "pool-20260101T000000Z.ndjson", records[:2], extra_lines=extra)
     assert main(["check", str(path), "--canonical"]) == 1
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert "line 3: bad-solve-path" in out
     assert "line 4: wrong-canonical-id" in out
     assert "line 5: invalid-json" in out
-    assert "loaded 2 puzzles, skipped 3" in out
+    assert err.startswith(
+        f"sudokupool check: cannot load export {path}: 3 bad lines of 5 read, more than "
+        "SUDOKUPOOL_MAX_BAD_LINES=0.1% allows; the first is line 3: bad-solve-path: step 1 (Naked Single): "
+    )
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("option", "environ", "code"),
+    [
+        pytest.param([], {}, 1, id="default"),
+        pytest.param(["--max-bad-lines", "1"], {}, 1, id="count-below"),
+        pytest.param(["--max-bad-lines", "2"], {}, 0, id="count"),
+        pytest.param([], {"SUDOKUPOOL_MAX_BAD_LINES": "40%"}, 0, id="share-from-the-environment"),
+        pytest.param([], {"SUDOKUPOOL_MAX_BAD_LINES": "39%"}, 1, id="share-below"),
+        pytest.param(["--max-bad-lines", "2"], {"SUDOKUPOOL_MAX_BAD_LINES": "0"}, 0, id="option-wins"),
+    ],
+)
+def test_check_applies_the_services_bound_on_bad_lines(
+    tmp_path: Path,
+    records: list[dict[str, Any]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    option: list[str],
+    environ: dict[str, str],
+    code: int,
+) -> None:
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    path = write_export(tmp_path / "pool-20260101T000000Z.ndjson", records[:3], extra_lines=(b"[]", b"{"))
+    assert main(["check", str(path), *option]) == code
+    out, err = capsys.readouterr()
+    assert "line 4: not-an-object" in out
+    assert "line 5: invalid-json" in out
+    if code:
+        assert err.count("\n") == 1
+        assert "2 bad lines of 5 read, more than SUDOKUPOOL_MAX_BAD_LINES=" in err
+    else:
+        assert err == ""
+        assert "loaded 3 puzzles, skipped 2" in out
+
+
+def test_a_record_nested_too_deep_is_a_bad_line_not_a_traceback(
+    tmp_path: Path, records: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = dict(records[1])
+    record["solve_path"] = [{**record["solve_path"][0], "explanation": "@deep@"}, *record["solve_path"][1:]]
+    line = orjson.dumps(record).replace(b'"@deep@"', b"[" * 300 + b"]" * 300)
+    path = write_export(tmp_path / "pool-20260101T000000Z.ndjson", records[:1], extra_lines=(line,))
+    assert main(["check", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "line 2: bad-step: solve_path step 1: explanation must be a string\n"
+    assert err.startswith("sudokupool check: cannot load export")
+    assert "the first is line 2: bad-step" in err
+
+
+def test_a_bad_bound_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(tmp_path / "x.ndjson"), "--max-bad-lines", "lots"]) == 2
+    assert capsys.readouterr().err == (
+        "sudokupool check: --max-bad-lines='lots' is not a count or a percentage; expected a count of lines "
+        "such as 10, or a percentage of them from 0% to 100% such as 0.1%\n"
+    )
 
 
 def test_a_missing_file_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

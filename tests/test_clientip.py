@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import tracemalloc
 from pathlib import Path
 
 import httpx
@@ -29,6 +30,28 @@ XFF = b"x-forwarded-for"
 )
 def test_parse_address(text: str, expected: tuple[str, str] | None) -> None:
     assert parse_address(text) == expected
+
+
+def test_an_address_longer_than_any_ip_is_refused() -> None:
+    assert parse_address("192.0.2.1" + " " * 200) == ("192.0.2.1", "192.0.2.1")
+    assert parse_address("192.0.2.1" + "0" * 200) is None
+    assert parse_address("1" * 101) is None
+
+
+def test_client_written_forwarded_values_are_not_kept() -> None:
+    # 2,000 distinct 60 KB X-Forwarded-For values (as a client behind one trusted hop could send):
+    # what stays allocated afterwards is bounded by the cache's size, not by what the clients wrote.
+    scope_headers = [(XFF, b"")]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for n in range(2000):
+            scope_headers[0] = (XFF, f"{n:08d}".encode() + b"x" * 60_000)
+            assert resolve(scope_headers, "10.0.0.2", 1) == ("10.0.0.2", "10.0.0.2")
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 2_000_000, kept
 
 
 @pytest.mark.parametrize(
@@ -96,6 +119,7 @@ def test_a_forged_forwarded_for_buys_no_fresh_window(
         "SUDOKUPOOL_TRUSTED_PROXY_HOPS": hops,
         "SUDOKUPOOL_EXPORTS": str(export_dir),
         "SUDOKUPOOL_REDIS_URL": "",
+        "SUDOKUPOOL_ACCESS_LOG": "on",
     }
     log = tmp_path / "server.log"
     with run_server(env, log, factory=factory) as server:

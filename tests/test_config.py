@@ -1,11 +1,18 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import cast
 
 import pytest
 
-from sudokupool.config import SETTINGS, Settings, SettingsError, markdown_table
+from sudokupool.app import create_app
+from sudokupool.config import SETTINGS, BadLineLimit, Settings, SettingsError, listen_port, markdown_table
+from tests.servers import command, free_port
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -38,3 +45,235 @@ def test_bad_values_name_the_variable(name: str, value: str) -> None:
 
 def test_the_readme_lists_every_setting() -> None:
     assert markdown_table() in README.read_text()
+
+
+@pytest.mark.parametrize(
+    ("text", "most_good", "certain"),
+    [
+        pytest.param("10", 1000, 10, id="count"),
+        pytest.param("0.1%", 999_000, 1000, id="share"),
+        pytest.param("0.1%", 999_001, 1000, id="share-rounded-down"),
+        pytest.param("50%", 7, 7, id="half"),
+        pytest.param("0%", 10**9, 0, id="none"),
+    ],
+)
+def test_the_bad_lines_past_which_an_export_cannot_be_served(text: str, most_good: int, certain: int) -> None:
+    limit = BadLineLimit.parse(text)
+    assert limit.certain(most_good) == certain
+    # One more bad line is refused even with every good line the export could hold; this many is not.
+    bad = certain + 1
+    assert not limit.allows(bad, most_good + bad)
+    assert limit.allows(certain, most_good + certain)
+
+
+def test_max_bad_lines_takes_a_count_or_a_percentage() -> None:
+    assert Settings.from_environ({}).max_bad_lines == BadLineLimit(None, 0.001)
+    assert Settings.from_environ({"SUDOKUPOOL_MAX_BAD_LINES": " 25 "}).max_bad_lines == BadLineLimit(25)
+    assert str(Settings.from_environ({"SUDOKUPOOL_MAX_BAD_LINES": "2.5%"}).max_bad_lines) == "2.5%"
+    for bad in ("-1", "lots", "150%", "1.5"):
+        with pytest.raises(SettingsError, match="SUDOKUPOOL_MAX_BAD_LINES"):
+            Settings.from_environ({"SUDOKUPOOL_MAX_BAD_LINES": bad})
+
+
+@pytest.mark.parametrize(
+    ("environ", "line"),
+    [
+        pytest.param(
+            {"SUDOKUPOOL_LIMIT_PRO": "x"},
+            "SUDOKUPOOL_LIMIT_PRO='x' is not a whole number; expected a whole number of at least 1",
+            id="int-not-a-number",
+        ),
+        pytest.param(
+            {"SUDOKUPOOL_PORT": "99999"},
+            "SUDOKUPOOL_PORT='99999' is out of range; expected a port number, a whole number from 1 to 65535",
+            id="port-too-large",
+        ),
+        pytest.param(
+            {"SUDOKUPOOL_PORT": "0"},
+            "SUDOKUPOOL_PORT='0' is out of range; expected a port number, a whole number from 1 to 65535",
+            id="port-zero",
+        ),
+        pytest.param(
+            {"SUDOKUPOOL_SYNC_NICENESS": "20"},
+            "SUDOKUPOOL_SYNC_NICENESS='20' is out of range; expected a whole number from 0 to 19",
+            id="niceness-above-19",
+        ),
+        pytest.param(
+            {"SUDOKUPOOL_REDIS_TIMEOUT": "fast"},
+            "SUDOKUPOOL_REDIS_TIMEOUT='fast' is not a number; expected a number of at least 0.001",
+            id="float-not-a-number",
+        ),
+        pytest.param(
+            {"SUDOKUPOOL_SYNC_INTERVAL": "inf"},
+            "SUDOKUPOOL_SYNC_INTERVAL='inf' is not a finite number; expected a number of at least 0",
+            id="float-infinite",
+        ),
+        pytest.param(
+            {"SUDOKUPOOL_LOG_LEVEL": "loud"},
+            "SUDOKUPOOL_LOG_LEVEL='loud' is not allowed; expected one of debug, info, warning, error",
+            id="not-a-choice",
+        ),
+        pytest.param(
+            {"SUDOKUPOOL_EXPORTS": "s3:///prefix/"},
+            "SUDOKUPOOL_EXPORTS='s3:///prefix/' has no bucket name; expected s3://bucket/prefix/",
+            id="s3-url-without-bucket",
+        ),
+        pytest.param(
+            {"SUDOKUPOOL_FALLBACK_EXPORTS": "s3://bucket/"},
+            "SUDOKUPOOL_FALLBACK_EXPORTS='s3://bucket/' is not a local path",
+            id="fallback-not-local",
+        ),
+        pytest.param(
+            {"SUDOKUPOOL_S3_ENDPOINT_URL": "localhost:8333"},
+            "SUDOKUPOOL_S3_ENDPOINT_URL='localhost:8333' is not an http(s) URL; expected https://host[:port], or empty",
+            id="endpoint-without-scheme",
+        ),
+        pytest.param(
+            {"SUDOKUPOOL_S3_ENDPOINT_URL": "http://localhost:abc"},
+            "SUDOKUPOOL_S3_ENDPOINT_URL='http://localhost:abc' has a bad host or port; expected https://host[:port]",
+            id="endpoint-bad-port",
+        ),
+        pytest.param(
+            {"SUDOKUPOOL_S3_ENDPOINT_URL": "https://"},
+            "SUDOKUPOOL_S3_ENDPOINT_URL='https://' has no host; expected https://host[:port]",
+            id="endpoint-without-host",
+        ),
+        pytest.param(
+            {"SUDOKUPOOL_S3_REGION": "bad region!"},
+            "SUDOKUPOOL_S3_REGION='bad region!' is not a region name",
+            id="region",
+        ),
+    ],
+)
+def test_a_bad_value_is_one_line_in_plain_words(environ: dict[str, str], line: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        Settings.from_environ(environ)
+    message = str(caught.value)
+    assert message.startswith(line)
+    assert "\n" not in message
+    assert "invalid literal" not in message
+
+
+def test_a_redis_url_is_never_repeated_in_the_error() -> None:
+    with pytest.raises(SettingsError) as caught:
+        Settings.from_environ({"SUDOKUPOOL_REDIS_URL": "http://user:hunter2@redis.example:6379"})
+    assert str(caught.value) == (
+        "SUDOKUPOOL_REDIS_URL is not a Redis URL; "
+        "expected redis://host:port/db, rediss://... or unix:///path/to/socket, or empty"
+    )
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        pytest.param("redis://:hunter2@localhost:abc", id="port-not-a-number"),
+        pytest.param("redis://:hunter2@localhost:99999", id="port-out-of-range"),
+        pytest.param("redis://:hunter2@[::1", id="unclosed-ipv6"),
+    ],
+)
+def test_a_malformed_redis_url_is_refused_without_repeating_it(url: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        Settings.from_environ({"SUDOKUPOOL_REDIS_URL": url})
+    assert str(caught.value).startswith("SUDOKUPOOL_REDIS_URL is not a valid Redis URL (check the host, port")
+    assert "hunter2" not in str(caught.value)
+
+
+def test_a_long_value_is_cut_short_in_the_error() -> None:
+    with pytest.raises(SettingsError) as caught:
+        Settings.from_environ({"SUDOKUPOOL_LIMIT_KEYED": "9" * 5000 + "x"})
+    assert len(str(caught.value)) < 200
+    assert "(5001 characters)" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("environ", "port"),
+    [
+        pytest.param({}, 8000, id="default"),
+        pytest.param({"SUDOKUPOOL_PORT": "9000"}, 9000, id="setting"),
+        pytest.param({"SUDOKUPOOL_PORT": "9000", "PORT": "5000"}, 5000, id="paas-port-wins"),
+        pytest.param({"PORT": ""}, 8000, id="empty-port-ignored"),
+    ],
+)
+def test_listen_port(environ: dict[str, str], port: int) -> None:
+    assert listen_port(environ, Settings.from_environ(environ)) == port
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        pytest.param("abc", "PORT='abc' is not a whole number", id="not-a-number"),
+        pytest.param("70000", "PORT='70000' is out of range", id="too-large"),
+    ],
+)
+def test_a_bad_paas_port_names_port(value: str, problem: str) -> None:
+    with pytest.raises(SettingsError, match=f"^{problem}; expected a port number, a whole number from 1 to 65535$"):
+        listen_port({"PORT": value}, Settings())
+
+
+# -- every entry point, as a subprocess: one line on stderr, exit status 2, no traceback ---------------------
+
+MISTAKES = [
+    pytest.param({"SUDOKUPOOL_API_KEYS": "notahash"}, "SUDOKUPOOL_API_KEYS entry 1: not a SHA-256", id="api-keys"),
+    pytest.param(
+        {"SUDOKUPOOL_API_KEYS_FILE": "/missing/keys"},
+        "SUDOKUPOOL_API_KEYS_FILE='/missing/keys' cannot be read (no such file or directory)",
+        id="api-keys-file",
+    ),
+    pytest.param({"SUDOKUPOOL_LIMIT_PRO": "x"}, "SUDOKUPOOL_LIMIT_PRO='x' is not a whole number", id="limit"),
+    pytest.param({"SUDOKUPOOL_PORT": "99999"}, "SUDOKUPOOL_PORT='99999' is out of range", id="setting-port"),
+    pytest.param({"PORT": "abc"}, "PORT='abc' is not a whole number", id="paas-port"),
+    pytest.param({"PORT": "99999"}, "PORT='99999' is out of range", id="paas-port-range"),
+    pytest.param({"SUDOKUPOOL_REDIS_URL": "localhost"}, "SUDOKUPOOL_REDIS_URL is not a Redis URL", id="redis-url"),
+]
+
+
+FACTORY = "factory"
+SERVE = "serve"
+
+
+def entry_point_argv(entry: str) -> list[str]:
+    if entry == FACTORY:
+        # The Procfile's command line hands uvicorn a port of its own; PORT only reaches the factory.
+        return command(free_port())
+    return [sys.executable, "-m", "sudokupool", "serve"]
+
+
+def run_entry_point(argv: list[str], environ: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUDOKUPOOL_") and k != "PORT"}
+    return subprocess.run(argv, env={**env, **environ}, capture_output=True, text=True, timeout=60, check=False)
+
+
+@pytest.fixture(scope="module")
+def refusals() -> dict[tuple[str, str], subprocess.CompletedProcess[str]]:
+    """Every entry point run with every mistake, a few at a time: each run is mostly Python's start-up."""
+    runs = [(entry, cast(dict[str, str], param.values[0])) for entry in (FACTORY, SERVE) for param in MISTAKES]
+    with ThreadPoolExecutor(max_workers=4) as workers:
+        results = workers.map(lambda run: run_entry_point(entry_point_argv(run[0]), run[1]), runs)
+        return {(entry, repr(environ)): result for (entry, environ), result in zip(runs, results, strict=True)}
+
+
+def assert_one_line(result: subprocess.CompletedProcess[str], problem: str) -> None:
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"sudokupool: {problem}")
+
+
+@pytest.mark.parametrize("entry", [FACTORY, SERVE])
+@pytest.mark.parametrize(("environ", "problem"), MISTAKES)
+def test_an_entry_point_refuses_a_bad_setting_in_one_line(
+    refusals: dict[tuple[str, str], subprocess.CompletedProcess[str]], entry: str, environ: dict[str, str], problem: str
+) -> None:
+    assert_one_line(refusals[(entry, repr(environ))], problem)
+
+
+def test_other_commands_refuse_a_bad_setting() -> None:
+    result = run_entry_point([sys.executable, "-m", "sudokupool", "keys", "check"], {"SUDOKUPOOL_LIMIT_PRO": "1.5"})
+    assert_one_line(result, "SUDOKUPOOL_LIMIT_PRO='1.5' is not a whole number")
+
+
+def test_create_app_with_given_settings_raises() -> None:
+    with pytest.raises(SettingsError, match="SUDOKUPOOL_API_KEYS entry 1"):
+        create_app(Settings(api_keys="notahash"))

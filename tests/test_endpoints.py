@@ -184,6 +184,38 @@ async def test_cors_preflight_refuses_other_headers(client: httpx.AsyncClient) -
     )
     assert response.status_code == 400
     assert response.headers["access-control-allow-headers"] == ""
+    assert response.headers["content-type"] == "application/json"
+    assert response.json() == {
+        "error": "CORS preflight refused: request header(s) x-evil not allowed (allowed: if-none-match, x-api-key)"
+    }
+
+
+@pytest.mark.parametrize(
+    ("tail", "error"),
+    [
+        pytest.param("%2fsolution", "no puzzle has that id", id="solution"),
+        pytest.param("%2Fsolution", "no puzzle has that id", id="solution-upper"),
+        pytest.param("%2Fimage", "no puzzle has that id", id="image"),
+        pytest.param("%2f", "no puzzle has that id", id="trailing"),
+        pytest.param("/solution%2f", "not found", id="after-the-tail"),
+    ],
+)
+async def test_an_encoded_slash_is_part_of_the_id(
+    client: httpx.AsyncClient, records: list[dict[str, Any]], tail: str, error: str
+) -> None:
+    for prefix in ("/api/v2", "/api/v1", "/api"):
+        response = await client.get(f"{prefix}/puzzles/{records[0]['canonical_id']}{tail}")
+        assert response.status_code == 404
+        assert response.json() == {"error": error}
+
+
+async def test_an_encoded_character_that_is_not_a_slash_still_decodes(
+    client: httpx.AsyncClient, records: list[dict[str, Any]]
+) -> None:
+    encoded = "".join(f"%{ord(c):02X}" for c in records[0]["canonical_id"])
+    response = await client.get(f"/api/v2/puzzles/{encoded}/solution?x=a/b")
+    assert response.status_code == 200
+    assert response.json()["canonical_id"] == records[0]["canonical_id"]
 
 
 async def test_requests_without_origin_carry_no_cors_headers(client: httpx.AsyncClient) -> None:
@@ -255,8 +287,11 @@ async def test_image_defaults_to_the_puzzle_variant(client: httpx.AsyncClient, r
     assert default.content != solution.content
 
 
-async def test_image_with_an_invalid_variant_is_400(client: httpx.AsyncClient, records: list[dict[str, Any]]) -> None:
-    response = await client.get(f"/api/v2/puzzles/{records[0]['canonical_id']}/image?variant=sketch")
+@pytest.mark.parametrize("query", ["variant=sketch", "variant=", "variant"])
+async def test_image_with_an_invalid_variant_is_400(
+    client: httpx.AsyncClient, records: list[dict[str, Any]], query: str
+) -> None:
+    response = await client.get(f"/api/v2/puzzles/{records[0]['canonical_id']}/image?{query}")
     assert response.status_code == 400
     assert response.json() == {"error": "variant must be one of puzzle, solution"}
 

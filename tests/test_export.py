@@ -15,6 +15,7 @@ from sudokupool.export import (
     ExportError,
     LineError,
     LineReader,
+    Lines,
     export_filename,
     parse_record,
     record_line,
@@ -104,12 +105,26 @@ def test_missing_solution_is_reported(records: list[dict[str, Any]]) -> None:
     assert info.value.reason == "missing-field"
 
 
+def pulled(reader: LineReader, chunk: bytes) -> list[Lines]:
+    reader.push(chunk)
+    pieces = []
+    while (lines := reader.pull()) is not None:
+        pieces.append(lines)
+    return pieces
+
+
 def read_all(reader: LineReader, chunks: list[bytes]) -> list[tuple[int, bytes]]:
     out = []
     for chunk in chunks:
-        out.extend(reader.feed(chunk).numbered())
+        for lines in pulled(reader, chunk):
+            out.extend(lines.numbered())
     out.extend(reader.finish().numbered())
     return out
+
+
+def too_long(reader: LineReader, chunks: list[bytes]) -> list[int]:
+    numbers = [n for chunk in chunks for lines in pulled(reader, chunk) for n in lines.too_long]
+    return numbers + list(reader.finish().too_long)
 
 
 def chunked(data: bytes, size: int) -> list[bytes]:
@@ -123,10 +138,10 @@ def test_line_reader_numbers_lines_across_chunks() -> None:
 
 def test_line_reader_hands_out_whole_lines_only() -> None:
     reader = LineReader(gzipped=False)
-    assert reader.feed(b'{"a"') == (1, b"")
-    assert reader.feed(b':1}\n\n{"b"') == (1, b'{"a":1}\n')
-    assert reader.feed(b":2}\r\n") == (3, b'{"b":2}\r')
-    assert reader.finish() == (4, b"")
+    assert pulled(reader, b'{"a"') == [Lines(1, b"")]
+    assert pulled(reader, b':1}\n\n{"b"') == [Lines(1, b'{"a":1}\n')]
+    assert pulled(reader, b":2}\r\n") == [Lines(3, b'{"b":2}\r')]
+    assert reader.finish() == Lines(4, b"")
 
 
 def test_line_reader_decompresses_gzip_incrementally() -> None:
@@ -139,19 +154,63 @@ def test_line_reader_decompresses_gzip_incrementally() -> None:
 def test_line_reader_reads_concatenated_gzip_members() -> None:
     data = gzip.compress(b"one\n") + gzip.compress(b"two\n")
     assert read_all(LineReader(gzipped=True), [data]) == [(1, b"one"), (2, b"two")]
+    assert read_all(LineReader(gzipped=True), chunked(data, 7)) == [(1, b"one"), (2, b"two")]
 
 
 def test_line_reader_refuses_truncated_gzip() -> None:
     data = gzip.compress(b"".join(b'{"n":%d}\n' % i for i in range(1000)))
     reader = LineReader(gzipped=True)
-    reader.feed(data[: len(data) // 2])
+    pulled(reader, data[: len(data) // 2])
     with pytest.raises(ExportError, match="truncated"):
         reader.finish()
 
 
 def test_line_reader_refuses_data_that_is_not_gzip() -> None:
     with pytest.raises(ExportError, match="gzip"):
-        LineReader(gzipped=True).feed(b'{"plain": "json"}\n')
+        pulled(LineReader(gzipped=True), b'{"plain": "json"}\n')
+
+
+def test_a_gzip_bomb_inflates_one_block_at_a_time() -> None:
+    # 64 MiB of one byte compresses to about 64 KB; the reader never holds more than a block of it.
+    data = gzip.compress(b"x" * (64 << 20), compresslevel=9)
+    reader = LineReader(gzipped=True, max_line=1000)
+    reader.push(data)
+    sizes = []
+    while (lines := reader.pull()) is not None:
+        sizes.append(len(lines.data) + len(reader._pending))
+    assert len(sizes) == 64 << 20 >> 21  # pieces of BLOCK (2 MiB)
+    assert max(sizes) == 0  # nothing is kept of a line that is already too long
+    assert reader.finish() == Lines(1, b"", (1,))
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_a_line_past_the_bound_is_dropped_and_counted(gzipped: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(export, "BLOCK", 512)  # so the gzip stream too comes out in several blocks
+    data = b"short\n" + b"y" * 5000 + b"\nafter\n" + b"z" * 40 + b"\n" + b"w" * 3000
+    raw = gzip.compress(data) if gzipped else data
+    chunks = chunked(raw, 700)
+    assert read_all(LineReader(gzipped=gzipped, max_line=1000), chunks) == [
+        (1, b"short"),
+        (3, b"after"),
+        (4, b"z" * 40),
+    ]
+    assert too_long(LineReader(gzipped=gzipped, max_line=1000), chunks) == [2, 5]
+
+
+def test_a_line_past_the_bound_within_one_block_is_left_for_the_parser() -> None:
+    # Within one block the line is in memory anyway: parse_record refuses it by its length.
+    data = b"a\n" + b"y" * 5000 + b"\nb\n"
+    assert read_all(LineReader(gzipped=False, max_line=1000), [data]) == [(1, b"a"), (2, b"y" * 5000), (3, b"b")]
+    with pytest.raises(LineError, match="too-long: 5000 bytes"):
+        parse_record(b"y" * 5000, max_bytes=1000)
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_an_export_inflating_past_the_bound_is_refused(gzipped: bool) -> None:
+    data = b"line\n" * 1000
+    reader = LineReader(gzipped=gzipped, max_bytes=4000)
+    with pytest.raises(ExportError, match="inflates to more than 4000 bytes"):
+        read_all(reader, [gzip.compress(data) if gzipped else data])
 
 
 def test_export_filename_is_utc_and_sortable() -> None:

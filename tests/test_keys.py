@@ -68,7 +68,9 @@ def test_a_bad_line_in_the_file_names_the_file_and_line(tmp_path: Path) -> None:
 
 
 def test_a_missing_file_is_an_operator_error(tmp_path: Path) -> None:
-    with pytest.raises(SettingsError, match=r"SUDOKUPOOL_API_KEYS_FILE=.*cannot read"):
+    with pytest.raises(
+        SettingsError, match=r"SUDOKUPOOL_API_KEYS_FILE=.* cannot be read \(no such file or directory\)"
+    ):
         Keyring.from_settings(Settings(api_keys_file=str(tmp_path / "missing.txt")))
 
 

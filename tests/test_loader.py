@@ -6,6 +6,8 @@ import gzip
 import logging
 import multiprocessing
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -16,13 +18,26 @@ from typing import Any
 import orjson
 import pytest
 
+from sudokupool import loader
+from sudokupool.config import BadLineLimit
 from sudokupool.export import record_line
-from sudokupool.loader import BACKGROUND_NICENESS, LoadError, _start_worker, load_export, load_latest, lower_priority
+from sudokupool.loader import (
+    BACKGROUND_NICENESS,
+    LoadError,
+    LoadLimits,
+    _start_worker,
+    load_export,
+    load_latest,
+    lower_priority,
+)
 from sudokupool.storage.base import StorageError
 from sudokupool.storage.local import LocalStore
 from tests.factories import write_export
 
 pytestmark = pytest.mark.anyio
+
+#: Bad lines are skipped, however many there are.
+LENIENT = LoadLimits(max_bad_lines=BadLineLimit.parse("100%"))
 
 
 async def test_loads_the_latest_export(tmp_path: Path, records: list[dict[str, Any]]) -> None:
@@ -46,7 +61,7 @@ async def test_bad_lines_are_skipped_counted_and_logged(
     ]
     write_export(tmp_path / "pool-20260101T000000Z.ndjson.gz", records[:4], extra_lines=tuple(bad))
     with caplog.at_level(logging.WARNING, logger="sudokupool.loader"):
-        pool, report = await load_latest(LocalStore(tmp_path))
+        pool, report = await load_latest(LocalStore(tmp_path), limits=LENIENT)
     assert len(pool) == 4
     assert dict(report.skipped) == {"invalid-json": 1, "bad-clue-count": 1, "duplicate-id": 1}
     assert [number for number, _ in report.problems] == [5, 6, 7]
@@ -67,7 +82,7 @@ async def test_bad_lines_are_skipped_counted_and_logged(
         ),
         pytest.param(
             lambda d, r: (d / "pool-20260101T000000Z.ndjson").write_bytes(b"nonsense\n[]\n"),
-            "no valid puzzle",
+            "no valid puzzle in it .*; the first bad line is line 1: invalid-json",
             id="no-valid-puzzle",
         ),
         pytest.param(
@@ -84,6 +99,184 @@ async def test_unusable_exports_raise_one_clear_error(
     with pytest.raises(LoadError, match=message) as info:
         await load_latest(LocalStore(tmp_path))
     assert str(tmp_path) in str(info.value)
+
+
+def bad_lines_export(directory: Path, records: list[dict[str, Any]]) -> Path:
+    """7 records, then 3 bad lines: 10 lines, 30 % of them bad."""
+    bad = (b"{not json", orjson.dumps({**records[1], "clue_count": 99}), record_line(records[0]).rstrip(b"\n"))
+    return write_export(directory / "pool-20260101T000000Z.ndjson.gz", records[:7], extra_lines=bad)
+
+
+@pytest.mark.parametrize(
+    ("limit", "served"),
+    [
+        pytest.param("0.1%", False, id="default"),
+        pytest.param("2", False, id="count-below"),
+        pytest.param("3", True, id="count-equal"),
+        pytest.param("29%", False, id="share-below"),
+        pytest.param("30%", True, id="share-equal"),
+    ],
+)
+@pytest.mark.parametrize("workers", [0, 1])
+async def test_an_export_with_more_bad_lines_than_allowed_is_refused(
+    tmp_path: Path, records: list[dict[str, Any]], limit: str, served: bool, workers: int
+) -> None:
+    path = bad_lines_export(tmp_path, records)
+    store = LocalStore(path)
+    export = (await store.list_exports(1)).objects[0]
+    limits = LoadLimits(max_bad_lines=BadLineLimit.parse(limit))
+    if served:
+        pool, report = await load_export(store, export, limits=limits, workers=workers)
+        assert len(pool) == report.loaded == 7
+        return
+    with pytest.raises(LoadError) as caught:
+        await load_export(store, export, limits=limits, workers=workers)
+    assert str(caught.value) == (
+        f"cannot load export {path}: 3 bad lines of 10 read, more than SUDOKUPOOL_MAX_BAD_LINES={limit} allows; "
+        "the first is line 8: invalid-json: unexpected character, expected a string key: line 1 column 2 (char 1)"
+    )
+
+
+@pytest.mark.parametrize("background", [False, True])
+async def test_a_flood_of_bad_lines_is_refused_before_the_end(
+    tmp_path: Path, records: list[dict[str, Any]], background: bool
+) -> None:
+    # 8 MiB of "x" lines (in several chunks), then good records: the share of bad lines is past the
+    # bound whatever the rest of the file holds, so the load stops long before the end.
+    data = b"x\n" * (4 << 20) + b"".join(record_line(r) for r in records)
+    path = tmp_path / "pool-20260101T000000Z.ndjson"
+    path.write_bytes(data)
+    store = LocalStore(path)
+    export = (await store.list_exports(1)).objects[0]
+    with pytest.raises(LoadError) as caught:
+        await load_export(store, export, workers=1, background=background)
+    message = str(caught.value)
+    assert "allows; the first is line 1: invalid-json" in message
+    report = caught.value.report
+    assert report is not None
+    # The file can hold at most 14 good records (625 bytes each at least), so 15 bad lines settle it; the
+    # loader reads on to list the first 20.
+    assert report.lines == report.skipped_total == loader.MAX_LOGGED_LINES + 1
+    assert len(report.problems) == loader.MAX_LOGGED_LINES
+    assert await no_children_left()
+
+
+async def test_bad_lines_are_logged_one_by_one_only_up_to_a_cap(
+    tmp_path: Path, records: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
+) -> None:
+    write_export(tmp_path / "pool-20260101T000000Z.ndjson", records[:3], extra_lines=(b"[]",) * 500)
+    with caplog.at_level(logging.WARNING, logger="sudokupool.loader"):
+        _, report = await load_latest(LocalStore(tmp_path), limits=LENIENT)
+    assert report.skipped == {"not-an-object": 500}
+    assert len(report.problems) == loader.MAX_LOGGED_LINES == 20
+    assert caplog.text.count(" skipped: not-an-object") == 20
+    assert "480 more bad lines skipped (only the first 20 are logged)" in caplog.text
+
+
+#: Stands for a value nested 300 deep in a record, spliced into its line as text (orjson cannot write it).
+DEEP = "@deep@"
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        pytest.param(lambda step: {**step, "explanation": DEEP}, "explanation must be a string", id="deep"),
+        pytest.param(lambda step: {**step, "note": DEEP}, "unknown field 'note'", id="deep-extra-field"),
+        pytest.param(lambda step: {**step, "score": "4"}, "score must be an integer", id="score"),
+        pytest.param(lambda step: {**step, "digits": [1, "2"]}, "digits must be an array of integers", id="digits"),
+        pytest.param(
+            lambda step: {**step, "placements": [{"cell": "r1c1", "digit": 1, "more": DEEP}]},
+            "placements must be an array",
+            id="deep-placement",
+        ),
+        pytest.param(lambda step: {k: v for k, v in step.items() if k != "cells"}, "cells is missing", id="missing"),
+    ],
+)
+@pytest.mark.parametrize("workers", [0, 1])
+async def test_every_solve_path_step_is_validated(
+    tmp_path: Path, records: list[dict[str, Any]], change: Any, reason: str, workers: int
+) -> None:
+    # A value nested 300 deep parses, but orjson cannot write it: before steps were validated, that
+    # record failed the whole load with a TypeError (a 500 on every request, a traceback in check).
+    broken = dict(records[1])
+    broken["solve_path"] = [broken["solve_path"][0], change(broken["solve_path"][1]), *broken["solve_path"][2:]]
+    path = tmp_path / "pool-20260101T000000Z.ndjson"
+    lines = [record_line(r) for r in [records[0], broken, *records[2:5]]]
+    path.write_bytes(b"".join(lines).replace(b'"' + DEEP.encode() + b'"', b"[" * 300 + b"1" + b"]" * 300))
+    store = LocalStore(path)
+    export = (await store.list_exports(1)).objects[0]
+    with pytest.raises(LoadError, match=f"the first is line 2: bad-step: solve_path step 2[: ].*{reason}"):
+        await load_export(store, export, workers=workers)
+    pool, report = await load_export(store, export, workers=workers, limits=LENIENT)
+    assert len(pool) == 4
+    assert report.skipped == {"bad-step": 1}
+
+
+async def test_lines_past_the_record_bound_are_skipped(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    big = orjson.dumps({**records[1], "padding": "p" * 70_000})
+    path = write_export(tmp_path / "pool-20260101T000000Z.ndjson.gz", records[:3], extra_lines=(big,))
+    store = LocalStore(path)
+    export = (await store.list_exports(1)).objects[0]
+    limits = LoadLimits(max_record_bytes=60_000, max_bad_lines=BadLineLimit.parse("1"))
+    pool, report = await load_export(store, export, limits=limits)
+    assert len(pool) == 3
+    assert report.skipped == {"too-long": 1}
+    assert report.problems[0][0] == 4
+    with pytest.raises(LoadError, match="the first is line 4: too-long"):
+        await load_export(store, export, limits=LoadLimits(max_record_bytes=60_000))
+
+
+@pytest.mark.parametrize("background", [False, True])
+async def test_an_export_inflating_past_the_bound_is_refused(
+    tmp_path: Path, records: list[dict[str, Any]], background: bool
+) -> None:
+    path = write_export(tmp_path / "pool-20260101T000000Z.ndjson.gz", records)
+    store = LocalStore(path)
+    export = (await store.list_exports(1)).objects[0]
+    with pytest.raises(LoadError, match=r"inflates to more than 100000 bytes \(SUDOKUPOOL_MAX_EXPORT_BYTES\)"):
+        await load_export(store, export, workers=1, background=background, limits=LoadLimits(max_export_bytes=100_000))
+    assert await no_children_left()
+
+
+@pytest.mark.parametrize(
+    ("failure", "message"),
+    [
+        pytest.param(MemoryError(), "line 3: out of memory (MemoryError)", id="memory"),
+        pytest.param(RuntimeError("boom"), "line 3: RuntimeError: boom", id="unexpected"),
+    ],
+)
+async def test_anything_failing_on_a_line_refuses_the_export_naming_the_line(
+    tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch, failure: Exception, message: str
+) -> None:
+    path = write_export(tmp_path / "pool-20260101T000000Z.ndjson", records[:5])
+    parse = loader.parse_record
+
+    def failing(line: bytes, **kwargs: Any) -> dict[str, Any]:
+        if line == record_line(records[2]).rstrip(b"\n"):
+            raise failure
+        return parse(line, **kwargs)
+
+    monkeypatch.setattr(loader, "parse_record", failing)
+    with pytest.raises(LoadError) as caught:
+        await load_latest(LocalStore(path))
+    assert str(caught.value) == f"cannot load export {path}: {message}"
+
+
+async def test_a_dying_worker_refuses_the_export_in_one_line(
+    tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_export(tmp_path / "pool-20260101T000000Z.ndjson", records[:5])
+    store = LocalStore(path)
+    export = (await store.list_exports(1)).objects[0]
+    monkeypatch.setattr(loader, "prepare_lines", _die)  # spawned workers import it by name from this module
+    with pytest.raises(LoadError) as caught:
+        await load_export(store, export, workers=1)
+    assert str(caught.value) == f"cannot load export {path}: a worker process died (out of memory?) after line 0"
+    assert await no_children_left()
+
+
+def _die(*args: Any) -> None:
+    os._exit(9)
 
 
 async def test_missing_directory_is_a_load_error(tmp_path: Path) -> None:
@@ -105,9 +298,11 @@ async def test_worker_processes_build_the_same_pool_as_a_thread(
     write_export(tmp_path / "pool-20260101T000000Z.ndjson", records, extra_lines=(duplicate, b"{bad"))
     store = LocalStore(tmp_path)
     export = (await store.list_exports(1)).objects[0]
-    threaded, thread_report = await load_export(store, export, loaded_at=5, workers=0)
+    threaded, thread_report = await load_export(store, export, loaded_at=5, workers=0, limits=LENIENT)
     # The startup load's workers, and a background load's process with its workers.
-    parallel, parallel_report = await load_export(store, export, loaded_at=5, workers=2, background=background)
+    parallel, parallel_report = await load_export(
+        store, export, loaded_at=5, workers=2, background=background, limits=LENIENT
+    )
     assert len(parallel) == len(threaded) == len(records)
     assert [parallel.body(i) for i in range(len(parallel))] == [threaded.body(i) for i in range(len(threaded))]
     assert [parallel.etag(i, solution=True) for i in range(len(parallel))] == [
@@ -260,3 +455,45 @@ def _running(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return state != "Z"
+
+
+_STOPPED_LOAD = """
+import asyncio, multiprocessing, sys
+from pathlib import Path
+from sudokupool.loader import load_export
+from sudokupool.storage.local import LocalStore
+
+class Stalling(LocalStore):
+    # Hands out the first chunk, then waits as a slow storage connection does.
+    async def open(self, key):
+        async for chunk in super().open(key):
+            yield chunk
+            await asyncio.sleep(3600)
+
+async def main():
+    store = Stalling(Path(sys.argv[1]))
+    export = (await store.list_exports(1)).objects[0]
+    load = asyncio.create_task(load_export(store, export, workers=2, background=True))
+    while not multiprocessing.active_children():
+        await asyncio.sleep(0.05)
+    [child] = multiprocessing.active_children()
+    await asyncio.sleep(1)  # the load process and its workers are up, parsing the first chunk
+    load.cancel()  # as the live sync is at shutdown
+    await asyncio.gather(load, return_exceptions=True)
+    print("exit code", child.exitcode)
+
+asyncio.run(main())
+"""
+
+
+def test_a_stopped_background_load_leaves_no_semaphores_behind(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    # Killed, the load process left its executor's semaphores to the resource tracker, which warned at
+    # shutdown: "resource_tracker: There appear to be 5 leaked semaphore objects".
+    write_export(tmp_path / "pool-20260101T000000Z.ndjson", records * 3)  # several chunks (duplicates are fine)
+    result = subprocess.run(
+        [sys.executable, "-c", _STOPPED_LOAD, str(tmp_path)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "exit code 0\n"  # it ended by itself, not killed (-9)
+    assert "leaked" not in result.stderr
+    assert result.stderr == ""

@@ -100,3 +100,34 @@ def test_a_real_access_log_never_contains_a_key(tmp_path: Path, command: list[st
     assert unknown.status_code == 401
     assert SECRET not in access
     assert "GET /api/v2/health?difficulty=easy&api_key=REDACTED HTTP/1.1" in access
+
+
+def test_the_access_log_writes_uvicorns_line_with_keys_redacted() -> None:
+    import asyncio
+    import io
+
+    from sudokupool.logs import AccessLog
+
+    stream = io.StringIO()
+    log = AccessLog(stream, delay=0.01)
+    scope = {
+        "type": "http", "client": ("198.51.100.7", 0), "method": "GET", "http_version": "1.1",
+        "path": "/api/v2/puzzles/random", "raw_path": b"/api/v2/puzzles/random",
+        "query_string": f"difficulty=hard&api_key={SECRET}".encode(),
+    }  # fmt: skip
+    sent: list[dict[str, object]] = []
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    async def main() -> None:
+        wrapped = log.wrap(scope, send)
+        await wrapped({"type": "http.response.start", "status": 200, "headers": []})
+        await wrapped({"type": "http.response.body", "body": b"{}"})
+        assert stream.getvalue() == ""  # batched
+        await asyncio.sleep(0.05)
+
+    asyncio.run(main())
+    assert [m["type"] for m in sent] == ["http.response.start", "http.response.body"]
+    expected = '198.51.100.7:0 - "GET /api/v2/puzzles/random?difficulty=hard&api_key=REDACTED HTTP/1.1" 200'
+    assert stream.getvalue() == f"INFO:     {expected}\n"

@@ -1,13 +1,19 @@
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
 from openapi_core import OpenAPI
 from openapi_spec_validator import validate
 
-from sudokupool.openapi import document
+from sudokupool.app import create_app
+from sudokupool.config import Settings
+from sudokupool.export import DIFFICULTIES
+from sudokupool.openapi import METHODS_NOTE, document
+from sudokupool.pool import Pool
+from sudokupool.storage.base import StorageError
+from tests.servers import free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -16,7 +22,7 @@ def test_the_document_is_valid_openapi_3_0_3() -> None:
     doc = document()
     validate(doc)
     assert doc["openapi"] == "3.0.3"
-    assert doc["info"]["version"] == "2.1.0"
+    assert doc["info"]["version"] == "2.0.0"
     assert doc["security"] == [{}, {"ApiKeyHeader": []}, {"ApiKeyQuery": []}]
 
 
@@ -29,6 +35,102 @@ def test_every_limited_operation_documents_401_429_and_the_rate_headers() -> Non
             continue
         assert {"200", "401", "429", "500"} <= set(responses), path
         assert set(responses["200"]["headers"]) >= {"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"}
+
+
+def _operations() -> list[tuple[str, dict[str, Any]]]:
+    return [(path, item["get"]) for path, item in document()["paths"].items()]
+
+
+def _schemas_in(node: Any, where: str = "#") -> list[tuple[str, dict[str, Any]]]:
+    """Every schema object below ``node`` that is not a $ref, with where it is."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    if isinstance(node, dict):
+        if "type" in node and "$ref" not in node and isinstance(node["type"], str):
+            found.append((where, node))
+        for key, value in node.items():
+            found += _schemas_in(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found += _schemas_in(value, f"{where}/{index}")
+    return found
+
+
+def test_every_object_has_typed_properties_and_every_item_is_named() -> None:
+    doc = document()
+    for where, schema in _schemas_in(doc):
+        if schema["type"] == "object" and "OpenApiDocument" not in where:
+            # A bare `type: object` becomes Record<string, never> in TypeScript and an untyped dict in Python.
+            assert schema.get("properties"), where
+        if schema["type"] == "array":
+            item = schema["items"]
+            assert "$ref" in item or item["type"] in ("string", "integer"), where
+    # The inline objects of the schemas are named components too.
+    for name, schema in doc["components"]["schemas"].items():
+        for prop, value in schema.get("properties", {}).items():
+            assert value.get("type") != "object" or name == "OpenApiDocument", f"{name}.{prop}"
+    document_schema = doc["components"]["schemas"]["OpenApiDocument"]
+    assert {"openapi", "info", "paths"} <= set(document_schema["required"])
+
+
+def test_tags_group_every_operation_by_resource() -> None:
+    doc = document()
+    defined = {tag["name"] for tag in doc["tags"]}
+    used = {tag for _, op in _operations() for tag in op["tags"]}
+    assert used == defined == {"puzzles", "stats", "exports", "service"}
+    assert all(tag.get("description") for tag in doc["tags"])
+
+
+def test_cacheable_operations_take_if_none_match_and_document_304() -> None:
+    doc = document()
+    header = doc["components"]["parameters"]["IfNoneMatch"]
+    assert (header["in"], header["name"]) == ("header", "If-None-Match")
+    cacheable = {path for path, op in _operations() if "304" in op["responses"]}
+    assert cacheable == {"/api/v2/puzzles/{id}", "/api/v2/puzzles/{id}/solution", "/api/v2/puzzles/{id}/image"}
+    for path, op in _operations():
+        refs = {p.get("$ref") for p in op.get("parameters", [])}
+        assert ("#/components/parameters/IfNoneMatch" in refs) == (path in cacheable), path
+        if path in cacheable:
+            assert set(op["responses"]["200"]["headers"]) >= {"ETag", "Cache-Control"}
+
+
+def test_the_image_is_binary_in_a_type_openapi_python_client_reads() -> None:
+    (op,) = [op for path, op in _operations() if path.endswith("/image")]
+    content = op["responses"]["200"]["content"]
+    binary = {"schema": {"type": "string", "format": "binary"}}
+    # openapi-python-client reads application/json, application/octet-stream and text/* without a config file.
+    assert content == {"image/png": binary, "application/octet-stream": binary}
+
+
+def test_the_difficulty_filter_takes_a_records_difficulty_and_lower_case() -> None:
+    doc = document()
+    (op,) = [op for path, op in _operations() if path.endswith("/random")]
+    (param,) = op["parameters"]
+    refs = [branch["$ref"].rsplit("/", 1)[1] for branch in param["schema"]["anyOf"]]
+    assert refs == ["Difficulty", "DifficultyFilter"]
+    schemas = doc["components"]["schemas"]
+    assert schemas["PuzzlePublicRecord"]["properties"]["difficulty"] == {"$ref": "#/components/schemas/Difficulty"}
+    assert schemas["Difficulty"]["enum"] == list(DIFFICULTIES)
+    assert schemas["DifficultyFilter"]["enum"] == [name.lower() for name in DIFFICULTIES]
+
+
+def test_other_methods_head_and_503_are_documented_where_they_happen() -> None:
+    doc = document()
+    assert "405" in METHODS_NOTE and "Allow: GET, HEAD" in METHODS_NOTE and "HEAD" in doc["info"]["description"]
+    for path, item in doc["paths"].items():
+        assert item["description"] == METHODS_NOTE, path
+        responses = item["get"]["responses"]
+        if path.endswith("openapi.json"):
+            assert "503" not in responses
+        elif path.endswith("pool-exports"):
+            assert responses["503"] == {"$ref": "#/components/responses/ExportsUnavailable"}
+        else:
+            assert responses["503"] == {"$ref": "#/components/responses/LimiterUnavailable"}, path
+
+
+def test_info_has_license_and_contact() -> None:
+    info = document()["info"]
+    assert info["license"] == {"name": "MIT", "url": "https://opensource.org/licenses/MIT"}
+    assert info["contact"]["name"]
 
 
 async def test_the_document_is_served(client: httpx.AsyncClient) -> None:
@@ -45,6 +147,7 @@ def _live_cases(records: list[dict[str, Any]]) -> list[str]:
         "/api/v2/stats/activity",
         "/api/v2/puzzles/random",
         "/api/v2/puzzles/random?difficulty=easy",
+        f"/api/v2/puzzles/random?difficulty={records[0]['difficulty']}",
         "/api/v2/puzzles/random?difficulty=nope",
         f"/api/v2/puzzles/{code}",
         f"/api/v2/puzzles/{code}/solution",
@@ -58,6 +161,30 @@ async def test_live_responses_match_the_document(client: httpx.AsyncClient, reco
     spec = OpenAPI.from_dict(document())
     for url in _live_cases(records):
         response = await client.get(url)
+        request = httpx.Request("GET", f"http://testserver{url}")
+        spec.validate_response(_Request(request), _Response(response))
+
+
+class _UnreachableStore:
+    """An export store whose listing fails as an unreachable bucket does."""
+
+    async def list_exports(self, limit: int) -> Any:
+        raise StorageError("cannot list exports in s3://bucket/: connection refused")
+
+
+async def test_the_503s_match_the_document(pool: Pool) -> None:
+    spec = OpenAPI.from_dict(document())
+    # Storage down and nothing cached: pool-exports answers 503.
+    app = create_app(Settings(), pool=pool)
+    app.runtime.store = _UnreachableStore()
+    # The shared limiter's Redis refuses connections and the service is set to refuse meanwhile.
+    closed = Settings(redis_url=f"redis://127.0.0.1:{free_port()}/0", redis_timeout=0.5, redis_failure_mode="closed")
+    cases = [(app, "/api/v2/pool-exports"), (create_app(closed, pool=pool), "/api/v2/health")]
+    for asgi, url in cases:
+        transport = httpx.ASGITransport(app=asgi, client=("203.0.113.7", 4321))
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            response = await client.get(url)
+        assert response.status_code == 503, url
         request = httpx.Request("GET", f"http://testserver{url}")
         spec.validate_response(_Request(request), _Response(response))
 
@@ -90,3 +217,17 @@ class _Response:
         self.status_code = response.status_code
         self.content_type = response.headers.get("content-type", "")
         self.headers = Headers(list(response.headers.items()))
+
+
+async def test_the_listing_503_is_remembered_and_says_when_to_retry(pool: Pool) -> None:
+    app = create_app(Settings(), pool=pool)
+    app.runtime.store = cast(Any, _UnreachableStore())
+    spec = OpenAPI.from_dict(document())
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver") as client:
+        for _ in range(2):
+            response = await client.get("/api/v2/pool-exports")
+            assert response.status_code == 503
+            assert response.json() == {"error": "storage is unreachable; the export listing is unavailable right now"}
+            assert response.headers["retry-after"] == "5"
+            request = httpx.Request("GET", "http://testserver/api/v2/pool-exports")
+            spec.validate_response(_Request(request), _Response(response))

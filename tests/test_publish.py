@@ -82,8 +82,24 @@ def test_publish_refuses_an_export_that_fails_check(
     assert code == 1
     assert out.out == ""
     assert "line 4: missing-field" in out.err
-    assert "not uploaded, check failed" in out.err
+    assert "sudokupool publish: not uploaded: cannot load export" in out.err
+    assert "1 bad lines of 4 read, more than SUDOKUPOOL_MAX_BAD_LINES=0.1% allows" in out.err
     assert published(s3_settings, bucket, "") == {}
+
+
+def test_publish_applies_the_services_bound_on_bad_lines(
+    s3_settings: SeaweedS3, tmp_path: Path, records: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    bucket = s3_settings.new_bucket()
+    path = write_export(tmp_path / "export.ndjson.gz", records[:3], extra_lines=(b"[]",))
+
+    code = main(["publish", str(path), "--to", f"s3://{bucket}/", "--max-bad-lines", "25%"])
+
+    out = capsys.readouterr()
+    assert code == 0
+    assert "line 4: not-an-object" in out.err
+    assert "loaded 3 puzzles, skipped 1" in out.err
+    assert len(published(s3_settings, bucket, "")) == 1
 
 
 def test_publish_refuses_a_file_that_is_not_there(s3_settings: SeaweedS3, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from sudokupool import runtime, sync
 from sudokupool.app import SudokuPool, create_app
-from sudokupool.config import Settings
+from sudokupool.config import BadLineLimit, Settings
 from sudokupool.export import record_line
 from sudokupool.loader import LoadError
 from sudokupool.runtime import Runtime
@@ -233,6 +233,69 @@ async def test_the_newest_good_export_behind_a_refused_one_is_loaded(
     assert runtime.current().info.export_key == NEWER
 
 
+@pytest.mark.parametrize(
+    ("bound", "swapped"),
+    [
+        pytest.param("0.1%", False, id="default"),
+        pytest.param("0", False, id="count-below"),
+        pytest.param("1", True, id="count"),
+        pytest.param("12%", False, id="share-below"),
+        pytest.param("12.5%", True, id="share"),
+    ],
+)
+async def test_a_sync_applies_the_bound_on_bad_lines(
+    tmp_path: Path, records: list[dict[str, Any]], bound: str, swapped: bool
+) -> None:
+    write_export(tmp_path / OLD, records[:5])
+    store = FlakyStore(tmp_path)
+    runtime = runtime_over(store, max_bad_lines=BadLineLimit.parse(bound))
+    sync = PoolSync(runtime)
+    await sync.load_initial()
+    write_export(tmp_path / NEW, records[5:12], extra_lines=(b"{oops",))  # 1 bad line of 8: 12.5 %
+    assert await sync.check() is swapped  # a live reload: through the load process
+    if swapped:
+        assert runtime.current().info.export_key == NEW
+        assert len(runtime.current()) == 7
+        return
+    assert runtime.current().info.export_key == OLD
+    assert runtime.sync.last_error == (
+        f"refused cannot load export s3://flaky/exports/{NEW}: 1 bad lines of 8 read, more than "
+        f"SUDOKUPOOL_MAX_BAD_LINES={bound} allows; the first is line 8: invalid-json: "
+        "unexpected character, expected a string key: line 1 column 2 (char 1)"
+    )
+
+
+async def test_a_refused_export_at_startup_serves_the_fallback(
+    tmp_path: Path, records: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
+) -> None:
+    primary, fallback = tmp_path / "primary", tmp_path / "fallback"
+    primary.mkdir()
+    fallback.mkdir()
+    write_export(primary / NEW, records[:5], extra_lines=(b"[]",))
+    write_export(fallback / OLD, records[5:8])
+    store = FlakyStore(primary)
+    runtime = runtime_over(store, storage_retry_seconds=10, fallback_exports=str(fallback))
+    fake = FakeTime()
+    sync = PoolSync(runtime, sleep=fake.sleep, clock=fake.clock)
+    with caplog.at_level(logging.INFO, logger="sudokupool.sync"):
+        await sync.load_initial()
+    assert fake.slept == []  # a refusal is not retried
+    assert runtime.current().info.export_key == OLD
+    assert runtime.sync.fallback is True
+    refusal = f"cannot load export s3://flaky/exports/{NEW}: 1 bad lines of 6 read"
+    assert runtime.sync.last_error is not None and runtime.sync.last_error.startswith(refusal)
+    assert "serving the FALLBACK export" in caplog.text
+    # The refused export is not downloaded again; a good newer one replaces the fallback.
+    reads = store.reads
+    assert await sync.check() is False
+    assert store.reads == reads
+    assert runtime.sync.fallback is True
+    write_export(primary / NEWER, records[8:12])
+    assert await sync.check() is True
+    assert runtime.current().info.export_key == NEWER
+    assert runtime.sync.fallback is False
+
+
 async def test_never_goes_back_to_an_older_export(tmp_path: Path, records: list[dict[str, Any]]) -> None:
     write_export(tmp_path / NEW, records[:5])
     runtime = runtime_over(FlakyStore(tmp_path))
@@ -255,7 +318,7 @@ async def test_a_storage_outage_during_sync_is_retried_not_refused(
     await sync.load_initial()
     write_export(tmp_path / NEW, records[5:12])
     store.read_failures = 1
-    with caplog.at_level(logging.INFO, logger="sudokupool.sync"):
+    with caplog.at_level(logging.INFO, logger="sudokupool"):
         assert await sync.check() is False
         store.down = True
         assert await sync.check() is False
@@ -267,7 +330,7 @@ async def test_a_storage_outage_during_sync_is_retried_not_refused(
         store.down = False
         assert await sync.check() is True
     assert runtime.current().info.export_key == NEW
-    messages = [r.getMessage() for r in caplog.records if r.name == "sudokupool.sync"]
+    messages = [r.getMessage() for r in caplog.records if r.name in ("sudokupool.sync", "sudokupool.storage")]
     # One line when storage goes away (the read and the listing failures are one outage), one when it is back.
     assert len([m for m in messages if "still serving" in m]) == 1
     assert len([m for m in messages if "reachable again" in m]) == 1
@@ -299,17 +362,29 @@ def test_backoff_grows_with_jitter_up_to_the_cap() -> None:
     assert [d for _, d in highest] == [0.5, 1.0, 2.0, 4.0, 4.0, 4.0]
 
 
-async def test_startup_retries_unreachable_storage_then_loads(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+async def test_startup_retries_unreachable_storage_then_loads(
+    tmp_path: Path, records: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
+) -> None:
     write_export(tmp_path / OLD, records[:5])
     store = FlakyStore(tmp_path, list_failures=3, read_failures=1)
     runtime = runtime_over(store, storage_retry_seconds=30)
     fake = FakeTime()
     sync = PoolSync(runtime, sleep=fake.sleep, clock=fake.clock, rng=lambda: 1.0)
-    await sync.load_initial()
+    with caplog.at_level(logging.INFO, logger="sudokupool.storage"):
+        await sync.load_initial()
     assert runtime.current().info.export_key == OLD
     assert runtime.sync.fallback is False
     # Three listing failures and one read failure: four waits, doubling.
     assert fake.slept == [0.5, 1.0, 2.0, 4.0]
+    # ...and two lines: the outage's start and its end, not one per retry.
+    lines = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "sudokupool.storage"]
+    assert len(lines) == 2
+    assert lines[0][0] == "WARNING"
+    assert lines[0][1].startswith("storage unreachable: cannot list exports in s3://flaky/exports/")
+    assert lines[0][1].endswith("; retrying for up to 30 s")
+    assert lines[1][0] == "INFO"
+    assert lines[1][1].startswith("storage is reachable again after ")
+    assert lines[1][1].endswith("; 4 call(s) failed meanwhile")
 
 
 async def test_startup_falls_back_when_storage_stays_down_then_switches_back(

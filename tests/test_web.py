@@ -92,6 +92,55 @@ async def test_other_paths_keep_the_json_404(client: httpx.AsyncClient, path: st
     assert response.json() == {"error": "not found"}
 
 
+@pytest.mark.parametrize(
+    ("range_", "status", "error"),
+    [
+        pytest.param("bytes=999999-", 416, "requested range not satisfiable", id="past-the-end"),
+        pytest.param("bytes=abc", 400, "Range header: range must be requested", id="malformed"),
+        pytest.param("bytes=5-1", 400, "Range header: start must be less than end", id="backwards"),
+        pytest.param("lines=0-1", 400, "Only support bytes range", id="other-unit"),
+    ],
+)
+async def test_a_static_file_range_error_is_json(
+    client: httpx.AsyncClient, range_: str, status: int, error: str
+) -> None:
+    response = await client.get("/static/app.js", headers={"Range": range_})
+
+    assert response.status_code == status
+    assert response.headers["content-type"] == "application/json"
+    assert response.headers["content-length"] == str(len(response.content))
+    assert response.json() == {"error": error}
+    if status == 416:
+        size = len((await client.get("/static/app.js")).content)
+        assert response.headers["content-range"] == f"bytes */{size}"
+
+
+async def test_a_satisfiable_range_still_gets_the_bytes(client: httpx.AsyncClient) -> None:
+    whole = (await client.get("/static/app.js")).content
+    response = await client.get("/static/app.js", headers={"Range": "bytes=0-9"})
+
+    assert response.status_code == 206
+    assert response.content == whole[:10]
+
+
+@pytest.mark.parametrize(
+    ("method", "status", "error"),
+    [
+        pytest.param("POST", 405, "method not allowed", id="post-page"),
+        pytest.param("DELETE", 405, "method not allowed", id="delete-page"),
+        pytest.param("OPTIONS", 405, "method not allowed", id="options-page"),
+    ],
+)
+async def test_other_methods_on_the_site_are_json(
+    client: httpx.AsyncClient, method: str, status: int, error: str
+) -> None:
+    response = await client.request(method, "/")
+
+    assert response.status_code == status
+    assert response.headers["content-type"] == "application/json"
+    assert response.json() == {"error": error}
+
+
 async def test_api_paths_are_not_shadowed_by_the_page(client: httpx.AsyncClient) -> None:
     response = await client.get("/api/puzzles/random")
 

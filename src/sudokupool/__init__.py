@@ -2,4 +2,4 @@
 
 from __future__ import annotations
 
-__version__ = "2.1.0"
+__version__ = "2.0.0"

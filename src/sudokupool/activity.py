@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 if TYPE_CHECKING:
     from sudokupool.config import Settings
+    from sudokupool.redisclient import Outages
 
 Event = Literal["random", "by_id", "solution", "image_puzzle", "image_solution", "exports_listing"]
 
@@ -49,14 +50,21 @@ class Activity:
         """Called at shutdown; the Redis-backed counter flushes what it still holds here."""
 
 
-def make_activity(settings: Settings) -> Activity:
-    """Counters in Redis when ``SUDOKUPOOL_REDIS_URL`` is set, else in process memory. Opens no connection yet."""
+def make_activity(settings: Settings, *, outages: Outages | None = None) -> Activity:
+    """Counters in Redis when ``SUDOKUPOOL_REDIS_URL`` is set, else in process memory. Opens no connection yet.
+
+    ``outages``: the log of Redis outages this process shares with its rate limiter.
+    """
     if settings.redis_url:
         # Imported here so a process-local deployment never imports redis-py.
         from sudokupool.activity_redis import RedisActivity
 
         return RedisActivity.from_url(
-            settings.redis_url, timeout=settings.redis_timeout, flush_seconds=settings.activity_flush_seconds
+            settings.redis_url,
+            timeout=settings.redis_timeout,
+            mode=settings.redis_mode,
+            flush_seconds=settings.activity_flush_seconds,
+            outages=outages,
         )
     return Activity()
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from sudokupool import __version__
 from sudokupool.commands import COMMAND_MODULES
+from sudokupool.config import SettingsError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,7 +28,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    code: int = args.func(args)
+    try:
+        code: int = args.func(args)
+    except SettingsError as exc:
+        # Every command reports a bad setting the same way: one line on stderr, exit status 2.
+        print(f"sudokupool: {exc}", file=sys.stderr)
+        return 2
     return code
 
 

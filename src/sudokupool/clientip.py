@@ -30,10 +30,23 @@ CLIENT_ID = "sudokupool.client_id"
 _UNKNOWN = ("unknown", "unknown")
 
 
-@lru_cache(maxsize=4096)
+#: Longer than any textual IP this module accepts: ``[`` + the longest IPv6 form (45) with a zone id
+#: + ``]:65535``. Anything longer is not an address, and is refused before the cache sees it.
+MAX_ADDRESS_LENGTH = 100
+
+
 def parse_address(text: str) -> tuple[str, str] | None:
     """``(address, identity)`` for a textual IP (optionally ``v4:port`` or ``[v6]:port``), else None."""
     text = text.strip()
+    if len(text) > MAX_ADDRESS_LENGTH:
+        return None
+    return _parse_address(text)
+
+
+# Bounded twice: in entries, and (by parse_address) in the length of each key, so the strings clients
+# write in X-Forwarded-For cost at most 4096 x 100 characters here.
+@lru_cache(maxsize=4096)
+def _parse_address(text: str) -> tuple[str, str] | None:
     if text.startswith("["):
         end = text.find("]")
         if end < 0:

@@ -8,10 +8,13 @@ it by the tests. Nothing here reads the environment at import time.
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
+from urllib.parse import urlsplit
 
 PREFIX = "SUDOKUPOOL_"
 
@@ -28,28 +31,61 @@ class Setting:
     name: str
     default: str
     help: str
+    #: Text -> value; raises ValueError whose message says what is wrong and what is allowed, in words
+    #: that follow the variable and its value ("is not a whole number; expected ...").
     parse: Callable[[str], Any]
+    #: Never repeat the value in an error (it may hold a password).
+    secret: bool = False
 
     @property
     def env(self) -> str:
         return PREFIX + self.name.upper()
 
 
-def _int(minimum: int) -> Callable[[str], int]:
+def _whole(text: str, expected: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"is not a whole number; expected {expected}") from None
+
+
+def _int(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    expected = (
+        f"a whole number of at least {minimum}" if maximum is None else f"a whole number from {minimum} to {maximum}"
+    )
+
     def parse(text: str) -> int:
-        value = int(text)
-        if value < minimum:
-            raise ValueError(f"must be at least {minimum}")
+        value = _whole(text, expected)
+        if value < minimum or (maximum is not None and value > maximum):
+            raise ValueError(f"is out of range; expected {expected}")
         return value
 
     return parse
 
 
+_PORT_EXPECTED = "a port number, a whole number from 1 to 65535"
+
+
+def parse_port(text: str) -> int:
+    """A TCP port, 1-65535 (0 would bind a random port, and larger numbers wrap around in the OS call)."""
+    value = _whole(text, _PORT_EXPECTED)
+    if not 1 <= value <= 65535:
+        raise ValueError(f"is out of range; expected {_PORT_EXPECTED}")
+    return value
+
+
 def _float(minimum: float) -> Callable[[str], float]:
+    expected = f"a number of at least {minimum:g} (decimals allowed, such as 2.5)"
+
     def parse(text: str) -> float:
-        value = float(text)
-        if not value >= minimum:
-            raise ValueError(f"must be at least {minimum}")
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"is not a number; expected {expected}") from None
+        if not math.isfinite(value):
+            raise ValueError(f"is not a finite number; expected {expected}")
+        if value < minimum:
+            raise ValueError(f"is out of range; expected {expected}")
         return value
 
     return parse
@@ -59,14 +95,156 @@ def _choice(*choices: str) -> Callable[[str], str]:
     def parse(text: str) -> str:
         value = text.strip().lower()
         if value not in choices:
-            raise ValueError(f"must be one of {', '.join(choices)}")
+            raise ValueError(f"is not allowed; expected one of {', '.join(choices)}")
         return value
 
     return parse
 
 
+def _switch(text: str) -> bool:
+    value = text.strip().lower()
+    if value not in ("on", "off"):
+        raise ValueError("must be on or off")
+    return value == "on"
+
+
 def _text(text: str) -> str:
     return text.strip()
+
+
+def _optional_port(text: str) -> int | None:
+    text = text.strip()
+    return parse_port(text) if text else None
+
+
+class BadLineLimit(NamedTuple):
+    """How many bad lines an export may hold and still be served: a count (``10``) or a share of its
+    non-blank lines (``0.1%``). Parse with :meth:`parse`."""
+
+    lines: int | None = None
+    share: float = 0.0
+
+    @classmethod
+    def parse(cls, text: str) -> BadLineLimit:
+        value = text.strip()
+        try:
+            if value.endswith("%"):
+                percent = float(value[:-1])
+                if not 0 <= percent <= 100:
+                    raise ValueError
+                return cls(None, percent / 100)
+            count = int(value)
+            if count < 0:
+                raise ValueError
+            return cls(count)
+        except ValueError:
+            raise ValueError(
+                "is not a count or a percentage; expected a count of lines such as 10, or a percentage of them "
+                "from 0% to 100% such as 0.1%"
+            ) from None
+
+    def allows(self, bad: int, lines: int) -> bool:
+        """Whether ``bad`` bad lines out of ``lines`` non-blank lines are within the limit."""
+        if self.lines is not None:
+            return bad <= self.lines
+        return bad <= self.share * lines
+
+    def certain(self, most_good: int) -> int:
+        """How many bad lines an export that can hold at most ``most_good`` good lines may show before it is
+        refused whatever the rest holds: past this, ``allows`` is false for every possible rest.
+
+        With a share ``s``, ``bad > s * (good + bad)`` holds for every ``good <= most_good`` exactly when
+        ``bad > s * most_good / (1 - s)``.
+        """
+        if self.lines is not None:
+            return self.lines
+        if self.share >= 1:
+            return 1 << 62
+        certain = int(self.share * most_good / (1 - self.share))
+        while self.allows(certain + 1, most_good + certain + 1):  # where rounding fell short
+            certain += 1
+        return certain
+
+    def __str__(self) -> str:
+        return str(self.lines) if self.lines is not None else f"{self.share * 100:g}%"
+
+
+#: The default of ``SUDOKUPOOL_MAX_BAD_LINES``: one line in a thousand.
+STRICT_BAD_LINES = BadLineLimit(None, 0.001)
+
+
+def _bad_lines(text: str) -> BadLineLimit:
+    return BadLineLimit.parse(text)
+
+
+def _exports(text: str) -> str:
+    value = text.strip()
+    if value.startswith("s3://"):
+        # Imported here: only an s3:// source needs the S3 client libraries.
+        from sudokupool.storage.s3 import parse_s3_url
+
+        try:
+            parse_s3_url(value)
+        except ValueError:
+            raise ValueError(
+                "has no bucket name; expected s3://bucket/prefix/, a directory or an export file"
+            ) from None
+    return value
+
+
+def _local_path(text: str) -> str:
+    value = text.strip()
+    if "://" in value:
+        raise ValueError("is not a local path; expected a local directory or export file (or empty)")
+    return value
+
+
+_REDIS_EXPECTED = "redis://host:port/db, rediss://... or unix:///path/to/socket"
+
+
+def _redis_url(text: str) -> str:
+    value = _url("a Redis", "redis", "rediss", "unix", expected=_REDIS_EXPECTED)(text)
+    if value:
+        # Imported here: only a deployment with Redis needs redis-py. Its own message is not repeated:
+        # it can quote parts of the URL, password included.
+        from redis.connection import parse_url
+
+        try:
+            parse_url(value)  # type: ignore[no-untyped-call]
+        except ValueError:
+            raise ValueError(
+                f"is not a valid Redis URL (check the host, port and database number); expected {_REDIS_EXPECTED}"
+            ) from None
+    return value
+
+
+# The form botocore accepts for a region name.
+_REGION = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?")
+
+
+def _region(text: str) -> str:
+    value = text.strip()
+    if value and not _REGION.fullmatch(value):
+        raise ValueError("is not a region name; expected letters, digits and dashes such as eu-west-1, or empty")
+    return value
+
+
+def _url(kind: str, *schemes: str, expected: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        value = text.strip()
+        if value and not value.lower().startswith(tuple(f"{scheme}://" for scheme in schemes)):
+            raise ValueError(f"is not {kind} URL; expected {expected}, or empty")
+        if value.lower().startswith(("http://", "https://")):
+            try:
+                parts = urlsplit(value)
+                parts.port  # noqa: B018 (raises ValueError for a port that is not 0-65535)
+            except ValueError:
+                raise ValueError(f"has a bad host or port; expected {expected}, or empty") from None
+            if not parts.hostname:
+                raise ValueError(f"has no host; expected {expected}, or empty")
+        return value
+
+    return parse
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -75,16 +253,59 @@ SETTINGS: tuple[Setting, ...] = (
         "",
         "Where pool exports live: a directory (its latest `pool-*.ndjson[.gz]` is loaded), one export file, "
         "or `s3://bucket/prefix/`. Empty means the bundled demo pool in `snapshots/`.",
-        _text,
+        _exports,
     ),
     Setting(
         "fallback_exports",
         "",
         "A local directory or file to load when object storage stays unreachable at startup. Empty: no fallback.",
-        _text,
+        _local_path,
     ),
     Setting("host", "127.0.0.1", "Address `sudokupool serve` binds (use 0.0.0.0 in containers and PaaS).", _text),
-    Setting("port", "8000", "Port `sudokupool serve` binds when `PORT` is not set.", _int(0)),
+    Setting("port", "8000", "Port `sudokupool serve` binds when `PORT` is not set (1-65535).", parse_port),
+    Setting(
+        "server",
+        "uvicorn",
+        "The HTTP server `sudokupool serve` (and so the Procfile) runs: uvicorn or granian (see Servers below).",
+        _choice("uvicorn", "granian"),
+    ),
+    Setting(
+        "access_log",
+        "off",
+        "`on` writes a line per request to stdout (`api_key` values redacted); the platform's router logs "
+        "requests already.",
+        _switch,
+    ),
+    Setting(
+        "metrics_port",
+        "",
+        "Port of the Prometheus metrics (`/metrics`, docs/operations.md), never the API's port. Empty: off.",
+        _optional_port,
+    ),
+    Setting(
+        "metrics_host",
+        "",
+        "Address the metrics port binds. Empty: the address the API binds (`--host`, else `SUDOKUPOOL_HOST`).",
+        _text,
+    ),
+    Setting(
+        "max_header_bytes",
+        "65536",
+        "Largest request head (request line and headers) accepted; a larger one is answered 431.",
+        _int(8192),
+    ),
+    Setting(
+        "first_request_timeout",
+        "10",
+        "Seconds a new connection may stay silent before the server closes it.",
+        _float(0.1),
+    ),
+    Setting(
+        "shutdown_timeout",
+        "20",
+        "Seconds a shutdown (SIGTERM) waits for requests in flight; then busy connections are closed.",
+        _float(0.1),
+    ),
     Setting(
         "log_level", "info", "Log level: debug, info, warning or error.", _choice("debug", "info", "warning", "error")
     ),
@@ -110,7 +331,15 @@ SETTINGS: tuple[Setting, ...] = (
         "redis_url",
         "",
         "Redis URL for limits and activity counters shared by all instances. Empty: per process.",
-        _text,
+        _redis_url,
+        secret=True,
+    ),
+    Setting(
+        "redis_mode",
+        "single",
+        "`single`: `SUDOKUPOOL_REDIS_URL` is one Redis server. `cluster`: it is any node of a Redis Cluster, "
+        "over whose nodes the counters spread.",
+        _choice("single", "cluster"),
     ),
     Setting("redis_timeout", "0.25", "Seconds a Redis call may take before it counts as failed.", _float(0.001)),
     Setting(
@@ -125,8 +354,13 @@ SETTINGS: tuple[Setting, ...] = (
         "With Redis: seconds between sends of this instance's activity counts to the shared counters.",
         _float(0.01),
     ),
-    Setting("s3_endpoint_url", "", "S3 endpoint for R2, MinIO, SeaweedFS...; empty for AWS S3.", _text),
-    Setting("s3_region", "", "S3 region; empty uses `AWS_REGION`/`AWS_DEFAULT_REGION`, else `us-east-1`.", _text),
+    Setting(
+        "s3_endpoint_url",
+        "",
+        "S3 endpoint for R2, MinIO, SeaweedFS...; empty for AWS S3.",
+        _url("an http(s)", "http", "https", expected="https://host[:port]"),
+    ),
+    Setting("s3_region", "", "S3 region; empty uses `AWS_REGION`/`AWS_DEFAULT_REGION`, else `us-east-1`.", _region),
     Setting(
         "s3_addressing_style", "auto", "S3 addressing style: auto, path or virtual.", _choice("auto", "path", "virtual")
     ),
@@ -135,10 +369,36 @@ SETTINGS: tuple[Setting, ...] = (
         "sync_niceness",
         "10",
         "How many steps nicer than requests a live reload's CPU work runs (0-19, Unix; 0: same priority).",
-        _int(0),
+        _int(0, 19),
     ),
     Setting("storage_retry_seconds", "30", "How long startup retries unreachable storage before giving up.", _float(0)),
-    Setting("exports_list_cache_seconds", "60", "How long the `pool-exports` listing is cached.", _float(0)),
+    Setting(
+        "max_record_bytes",
+        "1048576",
+        "Longest export line (one record) that is loaded, in bytes; a longer line is a bad line, skipped "
+        "without being held in memory.",
+        _int(1024),
+    ),
+    Setting(
+        "max_export_bytes",
+        "4294967296",
+        "Most bytes an export may inflate to (4 GiB: about 300,000 puzzles with solve paths, 5 million without; "
+        "serving them takes more memory than that). A larger export is refused.",
+        _int(1024),
+    ),
+    Setting(
+        "max_bad_lines",
+        "0.1%",
+        "Most bad lines (unparseable, invalid, too long, duplicate ids) an export may hold and still be "
+        "served: a count (`10`) or a percentage of its lines (`0.1%`). More, and it is refused.",
+        _bad_lines,
+    ),
+    Setting(
+        "exports_list_cache_seconds",
+        "60",
+        "How long the `pool-exports` listing is cached (a failed listing is remembered for 5 s).",
+        _float(0),
+    ),
     Setting("exports_list_max", "1000", "Most export objects `pool-exports` returns (newest first).", _int(1)),
     Setting("image_cache_bytes", "67108864", "Byte budget of the rendered PNG cache (LRU).", _int(0)),
     Setting("cache_max_age", "3600", "`Cache-Control: max-age` in seconds for puzzles, solutions and images.", _int(0)),
@@ -153,6 +413,13 @@ class Settings:
     fallback_exports: str = ""
     host: str = "127.0.0.1"
     port: int = 8000
+    server: str = "uvicorn"
+    access_log: bool = False
+    metrics_port: int | None = None
+    metrics_host: str = ""
+    max_header_bytes: int = 65536
+    first_request_timeout: float = 10.0
+    shutdown_timeout: float = 20.0
     log_level: str = "info"
     limit_anonymous: int = 60
     limit_keyed: int = 600
@@ -161,6 +428,7 @@ class Settings:
     api_keys_file: str = ""
     trusted_proxy_hops: int = 0
     redis_url: str = ""
+    redis_mode: Literal["single", "cluster"] | str = "single"
     redis_timeout: float = 0.25
     redis_failure_mode: Literal["open", "closed"] | str = "open"
     activity_flush_seconds: float = 5.0
@@ -170,6 +438,9 @@ class Settings:
     sync_interval: float = 300.0
     sync_niceness: int = 10
     storage_retry_seconds: float = 30.0
+    max_record_bytes: int = 1 << 20
+    max_export_bytes: int = 4 << 30
+    max_bad_lines: BadLineLimit = STRICT_BAD_LINES
     exports_list_cache_seconds: float = 60.0
     exports_list_max: int = 1000
     image_cache_bytes: int = 64 * 1024 * 1024
@@ -183,10 +454,7 @@ class Settings:
             raw = environ.get(setting.env)
             if raw is None:
                 raw = setting.default
-            try:
-                values[setting.name] = setting.parse(raw)
-            except ValueError as exc:
-                raise SettingsError(f"{setting.env}={raw!r}: {exc}") from None
+            values[setting.name] = parse_value(setting.env, raw, setting.parse, secret=setting.secret)
         return cls(**values)
 
     def replace(self, **changes: Any) -> Settings:
@@ -196,6 +464,34 @@ class Settings:
     def exports_source(self) -> str:
         """The export source with the default applied."""
         return self.exports or str(BUNDLED_SNAPSHOTS)
+
+
+def parse_value(env: str, raw: str, parse: Callable[[str], Any], *, secret: bool = False) -> Any:
+    """``parse(raw)``; on a bad value raise :class:`SettingsError`, one line naming ``env``.
+
+    The line reads ``SUDOKUPOOL_LIMIT_PRO='x' is not a whole number; expected a whole number of at least 1``.
+    """
+    try:
+        return parse(raw)
+    except ValueError as exc:
+        shown = "" if secret else f"={_shown(raw)}"
+        raise SettingsError(f"{env}{shown} {exc}") from None
+
+
+def _shown(raw: str) -> str:
+    """The value as the error repeats it: quoted, on one line, and cut short when long."""
+    if len(raw) <= 60:
+        return repr(raw)
+    return f"{raw[:60]!r}... ({len(raw)} characters)"
+
+
+def listen_port(environ: Mapping[str, str], settings: Settings) -> int:
+    """The port ``sudokupool serve`` binds: ``PORT`` (set by PaaS platforms), else ``SUDOKUPOOL_PORT``."""
+    raw = environ.get("PORT")
+    if not raw:
+        return settings.port
+    port: int = parse_value("PORT", raw, parse_port)
+    return port
 
 
 def markdown_table() -> str:

@@ -14,6 +14,8 @@ from typing import Final, Literal
 
 from starlette.types import Message, Scope, Send
 
+from sudokupool.errors import error_body, error_headers
+
 #: What :meth:`CORS.inspect` finds: no ``Origin`` header, a cross-origin request, a preflight.
 SAME_ORIGIN: Final = 0
 CROSS_ORIGIN: Final = 1
@@ -74,13 +76,21 @@ class CORS:
             if name == b"access-control-request-headers":
                 asked = value
         names = {part.strip().lower() for part in asked.decode("latin-1").split(",") if part.strip()}
-        ok = names <= self.allow_headers
+        refused = names - self.allow_headers
         headers = [
             (b"access-control-allow-origin", b"*"),
             (b"access-control-allow-methods", self.allow_methods),
-            (b"access-control-allow-headers", asked if ok else b""),
+            (b"access-control-allow-headers", b"" if refused else asked),
             (b"access-control-max-age", self.max_age),
-            (b"content-length", b"0"),
         ]
-        await send({"type": "http.response.start", "status": 204 if ok else 400, "headers": headers})
-        await send({"type": "http.response.body", "body": b""})
+        if not refused:
+            await send({"type": "http.response.start", "status": 204, "headers": [*headers, (b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        # Named in sorted order and cut short: the list is what the client wrote.
+        shown = ", ".join(sorted(refused)[:5])[:200]
+        allowed = ", ".join(sorted(self.allow_headers))
+        message = f"CORS preflight refused: request header(s) {shown} not allowed (allowed: {allowed})"
+        body = error_body(message)
+        await send({"type": "http.response.start", "status": 400, "headers": [*headers, *error_headers(body)]})
+        await send({"type": "http.response.body", "body": body})

@@ -109,8 +109,17 @@ class Keyring:
             path = Path(settings.api_keys_file)
             try:
                 lines = path.read_text(encoding="utf-8").splitlines()
-            except (OSError, UnicodeDecodeError) as exc:
-                raise SettingsError(f"SUDOKUPOOL_API_KEYS_FILE={str(path)!r}: cannot read: {exc}") from None
+            except OSError as exc:
+                reason = (exc.strerror or type(exc).__name__).lower()
+                raise SettingsError(
+                    f"SUDOKUPOOL_API_KEYS_FILE={str(path)!r} cannot be read ({reason}); "
+                    "expected a readable file with one key entry per line, or empty"
+                ) from None
+            except UnicodeDecodeError:
+                raise SettingsError(
+                    f"SUDOKUPOOL_API_KEYS_FILE={str(path)!r} is not UTF-8 text; "
+                    "expected a text file with one key entry per line, or empty"
+                ) from None
             entries += [
                 (line.partition("#")[0], f"SUDOKUPOOL_API_KEYS_FILE {path} line {number}")
                 for number, line in enumerate(lines, start=1)

@@ -19,6 +19,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import socket
 import sys
 import time
 from collections import Counter, deque
@@ -29,38 +30,73 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any, ParamSpec, TypeVar
 
-from sudokupool.export import ExportError, LineError, LineReader, Lines, parse_record
+from sudokupool.config import BadLineLimit, Settings
+from sudokupool.export import MIN_RECORD_BYTES, ExportError, LineError, LineReader, Lines, parse_record
 from sudokupool.pool import Part, Pool, PoolBuilder, prepare
 from sudokupool.storage.base import ExportObject, ExportStore, StorageError
 
 logger = logging.getLogger("sudokupool.loader")
 
 Verify = Callable[[dict[str, Any]], None]
-#: What a worker makes of a chunk: the part, each record's line number, and the bad lines.
-Prepared = tuple[Part, list[int], list[tuple[int, str, str]]]
 P = ParamSpec("P")
 T = TypeVar("T")
 
-#: Bad lines logged one by one before the rest are only counted.
-MAX_LOGGED_LINES = 50
+#: Bad lines logged (and kept in the report) one by one; the rest are only counted.
+MAX_LOGGED_LINES = 20
 #: Exports at least this large (as stored) are parsed in worker processes.
 WORKER_THRESHOLD = 16 * 1024 * 1024
 #: How much nicer than the server a background load's threads and worker processes run by default
 #: (Unix; the live sync passes ``SUDOKUPOOL_SYNC_NICENESS``).
 BACKGROUND_NICENESS = 10
+#: How long a load process that is told to stop may take to shut its workers down before it is killed
+#: (a worker finishes the chunk it has: well under a second for the chunks of a normal export).
+STOP_SECONDS = 10.0
 _PR_SET_PDEATHSIG = 1
 
 
 class LoadError(Exception):
-    """The export cannot be used at all. The message names the export and the reason."""
+    """The export cannot be used at all. The message (one line) names the export and the reason, and
+    the first bad line when lines are to blame; ``report`` is what loading found until then, if anything."""
+
+    def __init__(self, message: str, report: LoadReport | None = None) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+@dataclass(frozen=True)
+class LoadLimits:
+    """The bounds an export must keep (``SUDOKUPOOL_MAX_RECORD_BYTES``, ``SUDOKUPOOL_MAX_EXPORT_BYTES``,
+    ``SUDOKUPOOL_MAX_BAD_LINES``); the defaults are the settings' defaults."""
+
+    max_record_bytes: int = Settings.max_record_bytes
+    max_export_bytes: int = Settings.max_export_bytes
+    max_bad_lines: BadLineLimit = Settings.max_bad_lines
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> LoadLimits:
+        return cls(settings.max_record_bytes, settings.max_export_bytes, settings.max_bad_lines)
+
+    def give_up(self, export: ExportObject) -> int:
+        """The bad lines past which ``export`` is refused whatever else it holds (see
+        :meth:`BadLineLimit.certain`): it can hold at most one good line per :data:`MIN_RECORD_BYTES` of
+        its inflated size. Loading stops there, so a flood of bad lines costs little to refuse; but not
+        before :data:`MAX_LOGGED_LINES` of them, which the report (and ``sudokupool check``) lists."""
+        size = self.max_export_bytes if export.key.endswith(".gz") else min(export.size, self.max_export_bytes)
+        return max(self.max_bad_lines.certain(size // MIN_RECORD_BYTES), MAX_LOGGED_LINES)
+
+    def reader(self, key: str) -> LineReader:
+        return LineReader(gzipped=key.endswith(".gz"), max_line=self.max_record_bytes, max_bytes=self.max_export_bytes)
 
 
 @dataclass
 class LoadReport:
-    """What loading one export found: lines loaded, and lines skipped by reason."""
+    """What loading one export found: lines read and loaded, lines skipped by reason, the first few
+    bad lines (``(number, message)``, at most :data:`MAX_LOGGED_LINES`)."""
 
     key: str
     loaded: int = 0
+    lines: int = 0
+    last_line: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     problems: list[tuple[int, str]] = field(default_factory=list)
     seconds: float = 0.0
@@ -74,40 +110,104 @@ class LoadReport:
         skipped = f"skipped {self.skipped_total} ({reasons})" if self.skipped else "skipped 0"
         return f"{self.key}: loaded {self.loaded} puzzles, {skipped}, in {self.seconds:.2f} s"
 
+    def first_bad_line(self) -> str:
+        """``line N: reason: detail`` for the first bad line, or an empty string."""
+        if not self.problems:
+            return ""
+        number, message = self.problems[0]
+        return f"line {number}: {message}"
 
-def prepare_lines(lines: Lines, loaded_at: int, verify: Verify | None = None) -> Prepared:
-    """Parse, validate and serialize ``lines``: the prepared :class:`Part`, the line number of each of
-    its records, and ``(line, reason, message)`` for each bad line. Runs in worker processes."""
+
+@dataclass(eq=False, repr=False)
+class Prepared:
+    """What a worker makes of a chunk: the part, each record's line number, the first bad lines
+    ``(number, reason, message)`` and every bad line's reason counted, the non-blank lines it read and
+    the number of the last one; ``gave_up`` when it stopped reading at a bad line past the bound."""
+
+    part: Part
+    numbers: list[int]
+    problems: list[tuple[int, str, str]]
+    skipped: Counter[str]
+    lines: int
+    last: int
+    gave_up: bool = False
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, MemoryError):
+        return "out of memory (MemoryError)"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def prepare_lines(
+    lines: Lines, loaded_at: int, max_record_bytes: int, give_up: int, verify: Verify | None = None
+) -> Prepared:
+    """Parse, validate and serialize ``lines`` (see :class:`Prepared`). Runs in worker processes.
+
+    A bad line is skipped; past ``give_up`` bad lines the rest is not read. Anything else that fails on
+    a line (a record that cannot be served, memory running out) raises
+    :class:`~sudokupool.export.ExportError` naming that line: the export is refused.
+    """
     numbers: list[int] = []
     problems: list[tuple[int, str, str]] = []
+    skipped: Counter[str] = Counter()
+    read = len(lines.too_long)
+    current = lines.first
+    count = 0
+
+    def bad(number: int, reason: str, message: str) -> None:
+        nonlocal count
+        count += 1
+        skipped[reason] += 1
+        if len(problems) < MAX_LOGGED_LINES:
+            problems.append((number, reason, message))
+
+    for number in lines.too_long:
+        bad(number, "too-long", f"too-long: more than the {max_record_bytes} bytes a record may take")
 
     def records() -> Iterator[dict[str, Any]]:
+        nonlocal read, current
         # One record at a time into prepare (see there why).
         for number, line in lines.numbered():
+            current = number
+            read += 1
             try:
-                record = parse_record(line)
+                record = parse_record(line, max_bytes=max_record_bytes)
                 if verify is not None:
                     verify(record)
             except LineError as exc:
-                problems.append((number, exc.reason, str(exc)))
+                bad(number, exc.reason, str(exc))
+                if count > give_up:
+                    return
                 continue
             numbers.append(number)
             yield record
 
-    return prepare(records(), loaded_at), numbers, problems
+    try:
+        part = prepare(records(), loaded_at)
+    except Exception as exc:
+        raise ExportError(f"line {current}: {_describe(exc)}") from None
+    if count > give_up:
+        return Prepared(part, numbers, problems, skipped, read, current, gave_up=True)
+    return Prepared(part, numbers, problems, skipped, read, lines.first + lines.data.count(b"\n"))
 
 
 class _Collector:
-    """The parent's side: prepared parts in export order into the builder, problems into the report."""
+    """The parent's side: prepared parts in export order into the builder, bad lines into the report,
+    and the bound on bad lines (refusing as soon as no rest of the export could keep it)."""
 
-    def __init__(self, key: str, builder: PoolBuilder, report: LoadReport, *, log_lines: bool) -> None:
-        self.key = key
+    def __init__(
+        self, name: str, builder: PoolBuilder, report: LoadReport, limit: BadLineLimit, give_up: int, *, log_lines: bool
+    ) -> None:
+        self.name = name
         self.builder = builder
         self.report = report
+        self.limit = limit
+        self.give_up = give_up
         self.log_lines = log_lines
 
     async def add(self, prepared: Prepared) -> None:
-        part, numbers, problems = prepared
+        part, numbers, problems = prepared.part, prepared.numbers, prepared.problems
         duplicates: list[int] = []
         for found in self.builder.adding(part):
             duplicates += found
@@ -119,12 +219,46 @@ class _Collector:
         problems.sort()
         report = self.report
         report.loaded += len(part) - len(duplicates)
-        for number, reason, message in problems:
-            report.skipped[reason] += 1
-            if len(report.problems) < MAX_LOGGED_LINES:
-                report.problems.append((number, message))
-                if self.log_lines:
-                    logger.warning("%s line %d skipped: %s", self.key, number, message)
+        report.lines += prepared.lines
+        report.last_line = prepared.last
+        report.skipped.update(prepared.skipped)
+        if duplicates:
+            report.skipped["duplicate-id"] += len(duplicates)
+        for number, _, message in problems[: MAX_LOGGED_LINES - len(report.problems)]:
+            report.problems.append((number, message))
+        if prepared.gave_up or report.skipped_total > self.give_up:
+            raise self.refusal()
+
+    def finish(self) -> None:
+        """Refuse the export if it broke the bound on bad lines or holds no valid puzzle; else log its
+        first bad lines one by one and how many more there were. (A refused export is one line.)"""
+        report = self.report
+        if report.loaded == 0:
+            first = f"; the first bad line is {report.first_bad_line()}" if report.problems else ""
+            raise LoadError(
+                f"cannot load export {self.name}: no valid puzzle in it ({report.summary()}){first}", report
+            )
+        if not self.limit.allows(report.skipped_total, report.lines):
+            raise self.refusal()
+        if self.log_lines:
+            for number, message in report.problems:
+                logger.warning("%s line %d skipped: %s", report.key, number, message)
+            unlogged = report.skipped_total - len(report.problems)
+            if unlogged:
+                logger.warning(
+                    "%s: %d more bad lines skipped (only the first %d are logged)",
+                    report.key,
+                    unlogged,
+                    MAX_LOGGED_LINES,
+                )
+
+    def refusal(self) -> LoadError:
+        report = self.report
+        counted = f"{report.skipped_total} bad lines of {report.lines} read"
+        bound = f"more than SUDOKUPOOL_MAX_BAD_LINES={self.limit} allows"
+        return LoadError(
+            f"cannot load export {self.name}: {counted}, {bound}; the first is {report.first_bad_line()}", report
+        )
 
 
 def lower_priority(niceness: int) -> None:
@@ -211,6 +345,7 @@ async def load_export(
     workers: int | None = None,
     background: bool = False,
     niceness: int | None = None,
+    limits: LoadLimits | None = None,
 ) -> tuple[Pool, LoadReport]:
     """Stream ``export`` from ``store``, validate every line and build a pool of the good ones.
 
@@ -228,17 +363,23 @@ async def load_export(
     the startup load runs at full priority, as nothing is served yet. The cyclic garbage collector is
     paused meanwhile (see :func:`_no_cyclic_gc`).
 
-    Raise :class:`LoadError` when the export is unreadable, truncated, or holds no valid puzzle.
+    Whatever fails while loading, the answer is one :class:`LoadError` whose one-line message names
+    the export and the reason (the first bad line, when lines are to blame): the export is unreadable,
+    truncated, inflates past ``limits.max_export_bytes``, holds no valid puzzle or more bad lines than
+    ``limits.max_bad_lines`` allows, a record cannot be served, memory runs out, a worker dies...
+    Memory beyond the pool stays bounded by the chunks in flight and the longest record allowed.
     """
     started = time.perf_counter()
     stamp = int(time.time()) if loaded_at is None else loaded_at
+    limits = limits or LoadLimits()
     builder = PoolBuilder(loaded_at=stamp)
     report = LoadReport(key=export.key)
-    collector = _Collector(export.key, builder, report, log_lines=log_lines)
     # Local keys are file names under the store's path; S3 keys already include the store's prefix.
     where = store.description
     file_name = export.key.rsplit("/", 1)[-1]
     name = where if where.endswith(file_name) else f"{where.rstrip('/')}/{file_name}"
+    give_up = limits.give_up(export)
+    collector = _Collector(name, builder, report, limits.max_bad_lines, give_up, log_lines=log_lines)
     count = 0 if verify is not None else _worker_count(export, workers, background=background)
     if not background:
         niceness = 0
@@ -246,25 +387,42 @@ async def load_export(
         niceness = BACKGROUND_NICENESS
     try:
         if count and background:
-            prepared = _prepare_in_child(store, export.key, stamp, count, niceness)
+            prepared = _prepare_in_child(store, export.key, stamp, count, niceness, limits, give_up)
         else:
-            prepared = _prepare_here(store, export.key, stamp, workers=count, niceness=niceness, verify=verify)
+            prepared = _prepare_here(
+                store, export.key, stamp, limits, give_up, workers=count, niceness=niceness, verify=verify
+            )
         async with contextlib.aclosing(prepared):
             async for found in prepared:
                 await collector.add(found)
+        report.seconds = time.perf_counter() - started
+        collector.finish()
+    except LoadError:
+        raise
     except (StorageError, ExportError) as exc:
-        raise LoadError(f"cannot load export {name}: {exc}") from None
+        raise LoadError(f"cannot load export {name}: {exc}", report) from None
     except BrokenProcessPool:
-        raise LoadError(f"cannot load export {name}: a worker process died (out of memory?)") from None
-    report.seconds = time.perf_counter() - started
-    if report.loaded == 0:
-        raise LoadError(f"cannot load export {name}: no valid puzzle in it ({report.summary()})")
+        raise LoadError(
+            f"cannot load export {name}: a worker process died (out of memory?) after line {report.last_line}", report
+        ) from None
+    except Exception as exc:
+        # Anything else is refused the same way: one line, and the pool in service (if any) stays.
+        logger.debug("loading %s failed", name, exc_info=True)
+        raise LoadError(f"cannot load export {name}: {_describe(exc)} after line {report.last_line}", report) from None
     pool = builder.build(source=store.description, export_key=export.key, export_size=export.size)
     return pool, report
 
 
 async def _prepare_here(
-    store: ExportStore, key: str, stamp: int, *, workers: int, niceness: int, verify: Verify | None
+    store: ExportStore,
+    key: str,
+    stamp: int,
+    limits: LoadLimits,
+    give_up: int,
+    *,
+    workers: int,
+    niceness: int,
+    verify: Verify | None,
 ) -> AsyncGenerator[Prepared, None]:
     """Inflate and split in a thread of this process; parse in ``workers`` processes, or without them in
     a thread (small exports, and ``verify``).
@@ -280,22 +438,25 @@ async def _prepare_here(
         context = multiprocessing.get_context("spawn")
         executor = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(niceness,))
     loop = asyncio.get_running_loop()
-    reader = LineReader(gzipped=key.endswith(".gz"))
+    reader = limits.reader(key)
+    most = limits.max_record_bytes
     pending: deque[asyncio.Future[Prepared]] = deque()
 
     def submit(lines: Lines) -> None:
-        if not lines.data:
+        if not lines:
             return
         if executor is not None:
-            pending.append(loop.run_in_executor(executor, prepare_lines, lines, stamp))
+            pending.append(loop.run_in_executor(executor, prepare_lines, lines, stamp, most, give_up))
         else:
-            pending.append(loop.run_in_executor(threads, prepare_lines, lines, stamp, verify))
+            pending.append(loop.run_in_executor(threads, prepare_lines, lines, stamp, most, give_up, verify))
 
     try:
         async for chunk in store.open(key):
-            submit(await loop.run_in_executor(threads, reader.feed, chunk))
-            while len(pending) > 2 * max(workers, 1):
-                yield await pending.popleft()
+            reader.push(chunk)
+            while (lines := await loop.run_in_executor(threads, reader.pull)) is not None:
+                submit(lines)
+                while len(pending) > 2 * max(workers, 1):
+                    yield await pending.popleft()
         submit(reader.finish())
         while pending:
             yield await pending.popleft()
@@ -307,13 +468,15 @@ async def _prepare_here(
         threads.shutdown(wait=False, cancel_futures=True)
 
 
-def _child_main(conn: Connection, gzipped: bool, stamp: int, workers: int, niceness: int) -> None:
+def _child_main(
+    conn: Connection, key: str, stamp: int, workers: int, niceness: int, limits: LoadLimits, give_up: int
+) -> None:
     """The load process: inflates and splits the chunks it receives, has ``workers`` processes of its own
     parse them, and sends back each prepared part in order, then ``("done", None)``; or ``("error",
     message)`` for an unreadable stream, ``("died", None)`` when a worker died. An empty chunk ends the
     stream. When the server goes away (its end of the pipe closes), it stops."""
     _start_worker(niceness)
-    reader = LineReader(gzipped=gzipped)
+    reader = limits.reader(key)
     context = multiprocessing.get_context("spawn")
     # The workers inherit this process's priority (nice is relative: 0 more).
     executor = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(0,))
@@ -321,27 +484,38 @@ def _child_main(conn: Connection, gzipped: bool, stamp: int, workers: int, nicen
     try:
         while True:
             chunk = conn.recv_bytes()
-            lines = reader.feed(chunk) if chunk else reader.finish()
-            if lines.data:
-                pending.append(executor.submit(prepare_lines, lines, stamp))
-            # Send what is ready; wait only when two chunks per worker are in flight, or at the end.
-            while pending and (pending[0].done() or len(pending) > 2 * workers or not chunk):
-                conn.send(("part", pending.popleft().result()))
+            if chunk:
+                reader.push(chunk)
+            for lines in iter(reader.pull, None) if chunk else (reader.finish(),):
+                if lines:
+                    pending.append(executor.submit(prepare_lines, lines, stamp, limits.max_record_bytes, give_up))
+                # Send what is ready; wait only when two chunks per worker are in flight.
+                while pending and (pending[0].done() or len(pending) > 2 * workers):
+                    conn.send(("part", pending.popleft().result()))
             if not chunk:
+                while pending:
+                    conn.send(("part", pending.popleft().result()))
                 break
         conn.send(("done", None))
-    except ExportError as exc:
-        conn.send(("error", str(exc)))
+    except (EOFError, OSError):
+        pass  # the server stopped the load (it hung up the pipe), or went away
     except BrokenProcessPool:
         conn.send(("died", None))
-    except (EOFError, BrokenPipeError):
-        pass  # the server stopped the load
+    except Exception as exc:  # ExportError, or anything else: the export is refused with its reason
+        conn.send(("error", str(exc) if isinstance(exc, ExportError) else _describe(exc)))
     finally:
         executor.shutdown(wait=True, cancel_futures=True)
 
 
+def _hang_up(conn: Connection) -> None:
+    """Shut the pipe down both ways. Closing it would not do: a receive blocked on it in another thread
+    holds the socket open, so neither that receive nor the other end would see the end of the stream."""
+    with contextlib.suppress(OSError), socket.socket(fileno=os.dup(conn.fileno())) as sock:
+        sock.shutdown(socket.SHUT_RDWR)
+
+
 async def _prepare_in_child(
-    store: ExportStore, key: str, stamp: int, workers: int, niceness: int
+    store: ExportStore, key: str, stamp: int, workers: int, niceness: int, limits: LoadLimits, give_up: int
 ) -> AsyncGenerator[Prepared, None]:
     """Large exports in the background (a live reload): a child process inflates, splits and (with
     ``workers`` processes of its own) parses; this process only reads the stored chunks, passes them on
@@ -355,7 +529,7 @@ async def _prepare_in_child(
     context = multiprocessing.get_context("spawn")
     ours, theirs = context.Pipe()
     child = context.Process(
-        target=_child_main, args=(theirs, key.endswith(".gz"), stamp, workers, niceness), name="sudokupool-load"
+        target=_child_main, args=(theirs, key, stamp, workers, niceness, limits, give_up), name="sudokupool-load"
     )
     child.start()
     theirs.close()
@@ -401,10 +575,15 @@ async def _prepare_in_child(
     finally:
         sending.cancel()
         if receiving is not None:
-            receiving.cancel()  # a receive still waiting ends with the pipe, unheard
-        if finished:
-            # It is shutting its workers down: wait (off the loop) rather than cut them off.
-            await loop.run_in_executor(threads, child.join, 30)
+            receiving.cancel()  # a receive still waiting ends with the pipe (below), unheard
+        if not finished:
+            # Tell the load process to stop: it sees the end of the stream (EOFError, or BrokenPipeError on its
+            # next send), shuts its workers down and exits. Killed instead, it left its executor's semaphores
+            # behind ("resource_tracker: There appear to be 5 leaked semaphore objects" at shutdown).
+            _hang_up(ours)
+        # Either way it is shutting its workers down: wait, off the loop (the load's own threads may still
+        # be returning from the pipe).
+        await asyncio.to_thread(child.join, STOP_SECONDS)
         ours.close()
         if child.is_alive():
             child.kill()  # its workers die with it (_start_worker)
@@ -413,7 +592,7 @@ async def _prepare_in_child(
 
 
 async def load_latest(
-    store: ExportStore, *, loaded_at: int | None = None, background: bool = False
+    store: ExportStore, *, loaded_at: int | None = None, background: bool = False, limits: LoadLimits | None = None
 ) -> tuple[Pool, LoadReport]:
     """Load the newest export in ``store``; :class:`LoadError` if there is none or it cannot be used."""
     try:
@@ -422,4 +601,4 @@ async def load_latest(
         raise LoadError(f"cannot list exports in {store.description}: {exc}") from None
     if listing.latest is None:
         raise LoadError(f"no export (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz]) found in {store.description}")
-    return await load_export(store, listing.latest, loaded_at=loaded_at, background=background)
+    return await load_export(store, listing.latest, loaded_at=loaded_at, background=background, limits=limits)

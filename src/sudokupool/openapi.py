@@ -1,155 +1,152 @@
-"""The OpenAPI 3.0.3 description of ``/api/v2``, built once and served as prepared bytes."""
+"""The OpenAPI 3.0.3 description of ``/api/v2``, built once and served as prepared bytes.
+
+It is a client contract: generated clients (openapi-python-client, openapi-typescript,
+datamodel-code-generator) must work from it without configuration or casts, and
+``tests/test_openapi_clients.py`` generates them and calls every operation against a real server.
+The bodies' schemas are in ``schemas.py``. Here, the operations: the PNG is also listed under
+``application/octet-stream``, the one binary type openapi-python-client reads without a config file
+(the bytes and the ``Content-Type: image/png`` header are the same either way), and the difficulty
+filter accepts the record's own ``Difficulty`` enum besides the lower-case names."""
 
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
 from sudokupool import __version__
-from sudokupool.export import DIFFICULTIES
-from sudokupool.sudoku.symmetry import SYMMETRIES
+from sudokupool.schemas import SCHEMAS, ref
 
-JSON = "application/json"
-RATE_HEADERS = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
+JSON: Final = "application/json"
+RATE_HEADERS: Final = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
 
-
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-def _nullable(kind: str, **extra: Any) -> dict[str, Any]:
-    return {"type": kind, "nullable": True, **extra}
+# Said on every path: OpenAPI lists responses per operation, and these methods have none of their own.
+METHODS_NOTE: Final = (
+    "HEAD is answered like GET, without the body. Any other method is answered 405 "
+    '`{"error": "method not allowed"}` with `Allow: GET, HEAD` (a CORS preflight is answered by the CORS layer).'
+)
 
 
 def _rate_headers() -> dict[str, Any]:
     return {name: {"$ref": f"#/components/headers/{name}"} for name in RATE_HEADERS}
 
 
-def _json(status_schema: str, description: str, **headers: Any) -> dict[str, Any]:
+def _json(schema: str, description: str, **headers: Any) -> dict[str, Any]:
     return {
         "description": description,
         "headers": {**_rate_headers(), **headers},
-        "content": {JSON: {"schema": _ref(status_schema)}},
+        "content": {JSON: {"schema": ref(schema)}},
     }
 
 
-def _errors(*statuses: int) -> dict[str, Any]:
-    texts = {
-        304: "Not modified: the client's copy (If-None-Match) is current.",
-        400: "Invalid parameter value.",
-        404: "Not found.",
-    }
-    out: dict[str, Any] = {}
-    for status in statuses:
+def _response(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/responses/{name}"}
+
+
+def _operation(
+    op_id: str,
+    tag: str,
+    summary: str,
+    ok: dict[str, Any],
+    *errors: int,
+    params: list[Any] | None = None,
+    description: str | None = None,
+) -> Any:
+    """A rate-limited GET path: its 200, the given ``errors`` (304, 400, 404, 503) and the limiter's 401, 429, 503."""
+    texts = {400: "Invalid parameter value (the error names the allowed values).", 404: "Not found."}
+    responses: dict[str, Any] = {"200": ok}
+    for status in errors:
         if status == 304:
-            out["304"] = {
-                "description": texts[304],
-                "headers": {**_rate_headers(), "ETag": {"$ref": "#/components/headers/ETag"}},
-            }
+            responses["304"] = _response("NotModified")
+        elif status == 503:
+            responses["503"] = _response("ExportsUnavailable")
         else:
-            out[str(status)] = _json("Error", texts[status])
-    out["401"] = {"$ref": "#/components/responses/Unauthorized"}
-    out["429"] = {"$ref": "#/components/responses/TooManyRequests"}
-    out["500"] = {"$ref": "#/components/responses/ServerError"}
-    return out
-
-
-def _operation(op_id: str, summary: str, ok: dict[str, Any], *errors: int, params: list[Any] | None = None) -> Any:
+            responses[str(status)] = _json("Error", texts[status])
+    responses["401"] = _response("Unauthorized")
+    responses["429"] = _response("TooManyRequests")
+    responses["500"] = _response("ServerError")
+    responses.setdefault("503", _response("LimiterUnavailable"))
+    get = {"tags": [tag], "operationId": op_id, "summary": summary}
+    if description:
+        get["description"] = description
     return {
-        "get": {
-            "operationId": op_id,
-            "summary": summary,
-            "parameters": params or [],
-            "responses": {"200": ok, **_errors(*errors)},
-        }
+        "description": METHODS_NOTE,
+        "get": {**get, "parameters": params or [], "responses": dict(sorted(responses.items()))},
     }
 
 
-_ID_PARAM = {"$ref": "#/components/parameters/PuzzleId"}
-_CACHE_HEADERS = {"ETag": {"$ref": "#/components/headers/ETag"}, "Cache-Control": {"schema": {"type": "string"}}}
-
-_PUZZLE = {
-    "type": "object",
-    "description": "A puzzle without its answer. Formats: docs/export-format.md.",
-    "required": [
-        "canonical_id",
-        "puzzle_id",
-        "puzzle",
-        "canonical",
-        "difficulty",
-        "difficulty_level",
-        "clue_count",
-        "symmetric",
-        "symmetry",
-        "seed",
-        "created_at",
-        "tags",
-        "score",
-        "tier",
-        "stars",
-        "hardest_technique",
-        "techniques",
-        "solve_path",
-        "source",
-        "volume",
-        "used_at",
-        "synced_at",
-    ],
-    "additionalProperties": False,
-    "properties": {
-        "canonical_id": {"type": "string", "pattern": "^[0-9A-HJKMNP-TV-Z]{13}$", "example": "7XQ2M9KD4HB1C"},
-        "puzzle_id": {"type": "string", "pattern": "^[0-9A-HJKMNP-TV-Z]{13}$"},
-        "puzzle": {"type": "string", "pattern": "^[.1-9]{81}$", "description": "Row-major, '.' for empty."},
-        "canonical": {"type": "string", "pattern": "^[.1-9]{81}$", "description": "Minlex canonical form."},
-        "difficulty": {"type": "string", "enum": list(DIFFICULTIES)},
-        "difficulty_level": {"type": "integer", "minimum": 1, "maximum": 4},
-        "clue_count": {"type": "integer", "minimum": 17, "maximum": 81},
-        "symmetric": {"type": "boolean"},
-        "symmetry": {"type": "string", "enum": list(SYMMETRIES)},
-        "seed": _nullable("integer"),
-        "created_at": {"type": "integer", "description": "Seconds since the Unix epoch, UTC."},
-        "tags": {"type": "array", "items": {"type": "string"}},
-        "score": _nullable("number"),
-        "tier": _nullable("string"),
-        "stars": _nullable("integer", minimum=1, maximum=5),
-        "hardest_technique": _nullable("string"),
-        "techniques": {"type": "array", "items": {"type": "string"}},
-        "solve_path": {"type": "array", "nullable": True, "items": _ref("SolveStep")},
-        "source": {"type": "string"},
-        "volume": _nullable("string"),
-        "used_at": _nullable("integer", description="Seconds since the Unix epoch, UTC."),
-        "synced_at": {"type": "integer", "description": "When this instance loaded the puzzle (epoch seconds)."},
-    },
+_PARAM = "#/components/parameters/"
+_ID_PARAM = {"$ref": _PARAM + "PuzzleId"}
+_IF_NONE_MATCH = {"$ref": _PARAM + "IfNoneMatch"}
+_CACHE_HEADERS = {
+    "ETag": {"$ref": "#/components/headers/ETag"},
+    "Cache-Control": {"$ref": "#/components/headers/Cache-Control"},
 }
 
-_CELL_DIGIT = {
-    "type": "object",
-    "required": ["cell", "digit"],
-    "properties": {
-        "cell": {"type": "string", "pattern": "^r[1-9]c[1-9]$"},
-        "digit": {"type": "integer", "minimum": 1, "maximum": 9},
-    },
-}
+_TAGS = [
+    {"name": "puzzles", "description": "Puzzles: a random one, one by its share code, its solution, its image."},
+    {"name": "stats", "description": "Counts of the pool and of its use."},
+    {"name": "exports", "description": "The bulk NDJSON export snapshots in object storage."},
+    {"name": "service", "description": "Health and this document."},
+]
 
-_STEP = {
-    "type": "object",
-    "description": "One solving step (docs/export-format.md).",
-    "required": ["technique", "placements", "eliminations", "explanation"],
-    "properties": {
-        "technique": {"type": "string"},
-        "score": {"type": "integer"},
-        "placements": {"type": "array", "items": _CELL_DIGIT},
-        "eliminations": {"type": "array", "items": _CELL_DIGIT},
-        "cells": {"type": "array", "items": {"type": "string"}},
-        "houses": {"type": "array", "items": {"type": "string"}},
-        "digits": {"type": "array", "items": {"type": "integer"}},
-        "explanation": {"type": "string"},
-    },
-}
 
-_COUNTS = {"type": "object", "additionalProperties": {"type": "integer"}}
+def _components() -> dict[str, Any]:
+    return {
+        "securitySchemes": {
+            "ApiKeyHeader": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
+            "ApiKeyQuery": {"type": "apiKey", "in": "query", "name": "api_key"},
+        },
+        "parameters": {
+            "PuzzleId": {
+                "name": "id",
+                "in": "path",
+                "required": True,
+                "description": "The puzzle's canonical_id (case-insensitive).",
+                "schema": {"type": "string"},
+            },
+            "IfNoneMatch": {
+                "name": "If-None-Match",
+                "in": "header",
+                "required": False,
+                "description": "An ETag from an earlier response: 304 with no body when it still matches.",
+                "schema": {"type": "string"},
+            },
+        },
+        "headers": {
+            "X-RateLimit-Limit": {"description": "Requests allowed per window.", "schema": {"type": "integer"}},
+            "X-RateLimit-Remaining": {"description": "Requests left in the window.", "schema": {"type": "integer"}},
+            "X-RateLimit-Reset": {"description": "Seconds until the window resets.", "schema": {"type": "integer"}},
+            "Retry-After": {"description": "Seconds to wait before retrying.", "schema": {"type": "integer"}},
+            "ETag": {"description": "Weak validator for If-None-Match.", "schema": {"type": "string"}},
+            "Cache-Control": {"description": "How long caches may keep the response.", "schema": {"type": "string"}},
+        },
+        "responses": {
+            "NotModified": {
+                "description": "Not modified: the client's copy (If-None-Match) is current. No body.",
+                "headers": {**_rate_headers(), **_CACHE_HEADERS},
+            },
+            "Unauthorized": _json("Error", "The API key is not an issued key."),
+            "TooManyRequests": {
+                "description": "Rate limit exceeded.",
+                "headers": {**_rate_headers(), "Retry-After": {"$ref": "#/components/headers/Retry-After"}},
+                "content": {JSON: {"schema": ref("RateLimitError")}},
+            },
+            "ServerError": _json("Error", "Unexpected server error."),
+            "LimiterUnavailable": _json(
+                "Error", "The shared rate limiter (Redis) failed and the service is set to refuse meanwhile."
+            ),
+            "ExportsUnavailable": _json(
+                "Error",
+                "Object storage cannot be listed right now (a failed listing is remembered for 5 s) or is slow "
+                "to give a first listing, with Retry-After; or the shared rate limiter failed (see "
+                "LimiterUnavailable).",
+                **{"Retry-After": {"$ref": "#/components/headers/Retry-After"}},
+            ),
+        },
+        "schemas": SCHEMAS,
+    }
 
 
 @cache
@@ -159,8 +156,8 @@ def document() -> dict[str, Any]:
         "name": "difficulty",
         "in": "query",
         "required": False,
-        "description": "Only puzzles of this difficulty (case-insensitive).",
-        "schema": {"type": "string", "enum": ["easy", "medium", "hard", "expert"]},
+        "description": "Only puzzles of this difficulty, in any case: a record's `difficulty` can be passed back.",
+        "schema": {"anyOf": [ref("Difficulty"), ref("DifficultyFilter")]},
     }
     variant = {
         "name": "variant",
@@ -169,21 +166,26 @@ def document() -> dict[str, Any]:
         "description": "Draw the puzzle or the solved grid.",
         "schema": {"type": "string", "enum": ["puzzle", "solution"], "default": "puzzle"},
     }
+    binary = {"schema": {"type": "string", "format": "binary"}}
     png = {
-        "description": "The grid as a PNG image.",
+        "description": (
+            "The grid as a PNG image, sent as image/png. It is also listed as application/octet-stream, the "
+            "binary type some client generators read without configuration; the bytes are the same."
+        ),
         "headers": {**_rate_headers(), **_CACHE_HEADERS},
-        "content": {"image/png": {"schema": {"type": "string", "format": "binary"}}},
+        "content": {"image/png": binary, "application/octet-stream": binary},
     }
     paths = {
         "/api/v2/health": _operation(
-            "health", "Service health and the loaded export", _json("Health", "The service is up.")
+            "health", "service", "Service health and the loaded export", _json("Health", "The service is up.")
         ),
-        "/api/v2/stats": _operation("stats", "Pool-wide counts", _json("GlobalStats", "Counts of the pool.")),
+        "/api/v2/stats": _operation("stats", "stats", "Pool-wide counts", _json("GlobalStats", "Counts of the pool.")),
         "/api/v2/stats/activity": _operation(
-            "activity", "Aggregate play and download counters", _json("ActivityStats", "Activity counters.")
+            "activity", "stats", "Aggregate play and download counters", _json("ActivityStats", "Activity counters.")
         ),
         "/api/v2/puzzles/random": _operation(
             "randomPuzzle",
+            "puzzles",
             "A random puzzle, optionally of one difficulty",
             _json("PuzzlePublicRecord", "A puzzle (never cached)."),
             400,
@@ -192,35 +194,55 @@ def document() -> dict[str, Any]:
         ),
         "/api/v2/puzzles/{id}": _operation(
             "getPuzzle",
+            "puzzles",
             "A puzzle by its canonical_id (share code)",
             _json("PuzzlePublicRecord", "The puzzle.", **_CACHE_HEADERS),
             304,
             404,
-            params=[_ID_PARAM],
+            params=[_ID_PARAM, _IF_NONE_MATCH],
         ),
         "/api/v2/puzzles/{id}/solution": _operation(
             "getSolution",
+            "puzzles",
             "The solution of a puzzle",
             _json("SolutionResponse", "The solution.", **_CACHE_HEADERS),
             304,
             404,
-            params=[_ID_PARAM],
+            params=[_ID_PARAM, _IF_NONE_MATCH],
         ),
         "/api/v2/puzzles/{id}/image": _operation(
-            "getPuzzleImage", "A PNG of the puzzle or its solution", png, 304, 400, 404, params=[_ID_PARAM, variant]
+            "getPuzzleImage",
+            "puzzles",
+            "A PNG of the puzzle or its solution",
+            png,
+            304,
+            400,
+            404,
+            params=[_ID_PARAM, variant, _IF_NONE_MATCH],
         ),
         "/api/v2/pool-exports": _operation(
-            "poolExports", "Bulk NDJSON export snapshots in object storage", _json("PoolExportsResponse", "Exports.")
+            "poolExports",
+            "exports",
+            "Bulk NDJSON export snapshots in object storage",
+            _json("PoolExportsResponse", "Exports, newest first."),
+            503,
         ),
         "/api/v2/openapi.json": {
+            "description": METHODS_NOTE,
             "get": {
+                "tags": ["service"],
                 "operationId": "openapi",
+                # No `security: [{}]` of its own, although no key is checked here: openapi-python-client makes
+                # any operation with a security list demand its AuthenticatedClient. The document-wide
+                # list (a key is optional) holds here too.
                 "summary": "This document (not rate-limited, no key needed)",
-                "security": [{}],
                 "responses": {
-                    "200": {"description": "OpenAPI 3.0.3 document.", "content": {JSON: {"schema": {"type": "object"}}}}
+                    "200": {
+                        "description": "The OpenAPI 3.0.3 document.",
+                        "content": {JSON: {"schema": ref("OpenApiDocument")}},
+                    }
                 },
-            }
+            },
         },
     }
     return {
@@ -231,114 +253,16 @@ def document() -> dict[str, Any]:
             "description": (
                 "A read-only pool of graded Sudoku puzzles. Every endpoint works without a key; a key only "
                 "raises the rate limit (anonymous 60/min per client address, keyed 600/min per key, pro "
-                "6000/min). /api/v1/* is a permanent, unlimited alias of these paths."
+                "6000/min). /api/v1/* is a permanent, unlimited alias of these paths. " + METHODS_NOTE
             ),
+            "license": {"name": "MIT", "url": "https://opensource.org/licenses/MIT"},
+            "contact": {"name": "sudokupool maintainers"},
         },
         "servers": [{"url": "/"}],
         "security": [{}, {"ApiKeyHeader": []}, {"ApiKeyQuery": []}],
+        "tags": _TAGS,
         "paths": paths,
-        "components": {
-            "securitySchemes": {
-                "ApiKeyHeader": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
-                "ApiKeyQuery": {"type": "apiKey", "in": "query", "name": "api_key"},
-            },
-            "parameters": {
-                "PuzzleId": {
-                    "name": "id",
-                    "in": "path",
-                    "required": True,
-                    "description": "The puzzle's canonical_id (case-insensitive).",
-                    "schema": {"type": "string"},
-                }
-            },
-            "headers": {
-                "X-RateLimit-Limit": {"description": "Requests allowed per window.", "schema": {"type": "integer"}},
-                "X-RateLimit-Remaining": {"description": "Requests left in the window.", "schema": {"type": "integer"}},
-                "X-RateLimit-Reset": {"description": "Seconds until the window resets.", "schema": {"type": "integer"}},
-                "Retry-After": {"description": "Seconds to wait before retrying.", "schema": {"type": "integer"}},
-                "ETag": {"description": "Weak validator for If-None-Match.", "schema": {"type": "string"}},
-            },
-            "responses": {
-                "Unauthorized": _json("Error", "The API key is not an issued key."),
-                "TooManyRequests": {
-                    "description": "Rate limit exceeded.",
-                    "headers": {**_rate_headers(), "Retry-After": {"$ref": "#/components/headers/Retry-After"}},
-                    "content": {JSON: {"schema": _ref("RateLimitError")}},
-                },
-                "ServerError": _json("Error", "Unexpected server error."),
-            },
-            "schemas": {
-                "PuzzlePublicRecord": _PUZZLE,
-                "SolveStep": _STEP,
-                "SolutionResponse": {
-                    "type": "object",
-                    "required": ["canonical_id", "solution"],
-                    "properties": {
-                        "canonical_id": {"type": "string"},
-                        "solution": {"type": "string", "pattern": "^[1-9]{81}$"},
-                    },
-                },
-                "GlobalStats": {
-                    "type": "object",
-                    "required": ["total", "by_difficulty", "last_synced_at"],
-                    "properties": {
-                        "total": {"type": "integer"},
-                        "by_difficulty": _COUNTS,
-                        "last_synced_at": _nullable("integer"),
-                    },
-                },
-                "ActivityStats": {
-                    "type": "object",
-                    "description": "Aggregate counters, no personal data. `scope` says what they cover.",
-                    "required": ["scope", "covers", "since", "plays", "downloads"],
-                    "properties": {
-                        "scope": {"type": "string", "enum": ["instance", "cluster"]},
-                        "covers": {"type": "string"},
-                        "since": _nullable("integer"),
-                        "plays": _COUNTS,
-                        "downloads": _COUNTS,
-                    },
-                },
-                "Health": {
-                    "type": "object",
-                    "required": ["ok"],
-                    "properties": {
-                        "ok": {"type": "boolean"},
-                        "puzzles": {"type": "integer"},
-                        "export": {"type": "object"},
-                        "sync": {"type": "object"},
-                    },
-                },
-                "PoolExportsResponse": {
-                    "type": "object",
-                    "required": ["objects", "truncated"],
-                    "properties": {
-                        "objects": {
-                            "type": "array",
-                            "items": {
-                                "type": "object",
-                                "required": ["key", "size", "uploaded"],
-                                "properties": {
-                                    "key": {"type": "string"},
-                                    "size": {"type": "integer"},
-                                    "uploaded": {"type": "string", "format": "date-time"},
-                                },
-                            },
-                        },
-                        "truncated": {"type": "boolean"},
-                    },
-                },
-                "Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}},
-                "RateLimitError": {
-                    "type": "object",
-                    "required": ["error", "retry_after_seconds"],
-                    "properties": {
-                        "error": {"type": "string", "example": "rate limit exceeded"},
-                        "retry_after_seconds": {"type": "integer"},
-                    },
-                },
-            },
-        },
+        "components": _components(),
     }
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import time
+import logging
 from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
@@ -12,9 +12,11 @@ import orjson
 
 from sudokupool.activity import Activity
 from sudokupool.config import Settings
+from sudokupool.listing import ExportsListing
 from sudokupool.memory import release_free_memory
+from sudokupool.outage import OutageLog
 from sudokupool.pool import Pool
-from sudokupool.rendercache import RenderCache
+from sudokupool.rendercache import CacheTally, RenderCache
 from sudokupool.storage.base import ExportListing, ExportStore
 
 
@@ -28,6 +30,12 @@ class SyncStatus:
     last_error_at: int | None = None
     #: The served pool came from ``fallback_exports`` because the primary source was unreachable at startup.
     fallback: bool = False
+    #: Counts since the process started (for the metrics): looks for a newer export (the startup load is
+    #: one), the looks that ended well or failed, and the exports refused for what they contain.
+    attempts: int = 0
+    successes: int = 0
+    failures: int = 0
+    refusals: int = 0
 
 
 class Runtime:
@@ -39,16 +47,21 @@ class Runtime:
         self.store = store
         self.activity = Activity()
         # Rendered PNGs of the current pool; emptied on every swap, so a new export never serves a stale image.
-        self.images = RenderCache(settings.image_cache_bytes)
+        # Its hits, misses and renders add up across swaps in one tally.
+        self.image_tally = CacheTally()
+        self.images = RenderCache(settings.image_cache_bytes, tally=self.image_tally)
         self.sync = SyncStatus()
-        self._listing: tuple[float, bytes] | None = None
-        self._listing_lock = asyncio.Lock()
+        #: One line when storage becomes unreachable and one when it is back, whoever notices (listing, sync).
+        self.storage_outage = OutageLog("storage", logging.getLogger("sudokupool.storage"))
+        self.listing = ExportsListing(
+            self._list_exports, ttl=settings.exports_list_cache_seconds, outage=self.storage_outage
+        )
 
     def swap(self, pool: Pool) -> None:
         """Make ``pool`` the one every following request sees."""
         self.pool = pool
-        self._listing = None
-        self.images = RenderCache(self.settings.image_cache_bytes)
+        self.listing.clear()
+        self.images = RenderCache(self.settings.image_cache_bytes, tally=self.image_tally)
 
     async def install(self, pool: Pool) -> None:
         """:meth:`swap` in ``pool``, then hand the heap that parsing and the old pool freed back to the
@@ -63,23 +76,16 @@ class Runtime:
         return pool
 
     async def exports_body(self) -> bytes:
-        """The ``pool-exports`` body, cached for ``exports_list_cache_seconds`` so API traffic cannot
-        become storage traffic; concurrent misses share one listing call."""
-        cached = self._listing
-        ttl = self.settings.exports_list_cache_seconds
-        if cached is not None and time.monotonic() - cached[0] < ttl:
-            return cached[1]
-        async with self._listing_lock:
-            cached = self._listing
-            if cached is not None and time.monotonic() - cached[0] < ttl:
-                return cached[1]
-            if self.store is None:
-                listing = ExportListing((), truncated=False)
-            else:
-                listing = await self.store.list_exports(self.settings.exports_list_max)
-            body = orjson.dumps(listing_json(listing))
-            self._listing = (time.monotonic(), body)
-            return body
+        """The ``pool-exports`` body (see :class:`~sudokupool.listing.ExportsListing`); raise
+        :class:`~sudokupool.listing.ListingUnavailable` while storage fails or is slow to answer."""
+        return await self.listing.body()
+
+    async def _list_exports(self) -> bytes:
+        if self.store is None:
+            listing = ExportListing((), truncated=False)
+        else:
+            listing = await self.store.list_exports(self.settings.exports_list_max)
+        return orjson.dumps(listing_json(listing))
 
 
 def listing_json(listing: ExportListing) -> dict[str, Any]:

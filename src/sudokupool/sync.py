@@ -8,9 +8,10 @@ Two jobs share one class, :class:`PoolSync`:
   loaded off the request path and validated exactly as at startup.
 
 Two kinds of failure are kept apart. Storage that cannot be listed or read is *unreachable*: that passes,
-so it is retried. An export that is truncated, corrupt or holds no valid puzzle is *refused*: that is an
-operator's mistake, so startup stops at once, and the sync loop keeps serving the current pool, logs the
-refusal once and never downloads that object again (a new key, or the same key uploaded again, is tried).
+so it is retried. An export that is truncated, corrupt, past a bound (``SUDOKUPOOL_MAX_*``) or holds no
+valid puzzle is *refused*: that is a mistake of its writer, so startup stops at once (or serves the fallback
+export, when one is set), and the sync loop keeps serving the current pool, logs the refusal once and never
+downloads that object again (a new key, or the same key uploaded again, is tried).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sudokupool.loader import LoadError, load_export, load_latest
+from sudokupool.loader import LoadError, LoadLimits, load_export, load_latest
 from sudokupool.pool import Pool
 from sudokupool.runtime import Runtime
 from sudokupool.storage.base import ExportListing, ExportObject, ExportStore, StorageError, is_export_name
@@ -110,17 +111,22 @@ class _ReadWatch:
 
 
 async def load_checked(
-    store: ExportStore, export: ExportObject, *, background: bool = False, niceness: int | None = None
+    store: ExportStore,
+    export: ExportObject,
+    *,
+    background: bool = False,
+    niceness: int | None = None,
+    limits: LoadLimits | None = None,
 ) -> Pool:
-    """Load and validate ``export`` as startup does; log the load report. ``background``: a live
-    reload, ``niceness`` steps below the CPU priority of the requests it runs beside.
+    """Load and validate ``export`` as startup does, within ``limits``; log the load report. ``background``:
+    a live reload, ``niceness`` steps below the CPU priority of the requests it runs beside.
 
     Raise :class:`StorageUnreachable` when storage failed while reading it, :class:`LoadError` when the
     export itself cannot be used.
     """
     watched = _ReadWatch(store)
     try:
-        pool, report = await load_export(watched, export, background=background, niceness=niceness)
+        pool, report = await load_export(watched, export, background=background, niceness=niceness, limits=limits)
     except LoadError as exc:
         if watched.failure is not None:
             raise StorageUnreachable(str(exc)) from None
@@ -156,13 +162,13 @@ class PoolSync:
             retry_seconds = 0.0 if isinstance(self.store, LocalStore) else settings.storage_retry_seconds
         self.retry_seconds = retry_seconds
         self.fallback = settings.fallback_exports
+        self.limits = LoadLimits.from_settings(settings)
         self.backoff = backoff
         self._sleep = sleep
         self._clock = clock
         self._rng = rng
         #: Exports refused for what they contain, by (key, size, upload time), with the reason.
         self._refused: dict[tuple[str, int, datetime], str] = {}
-        self._storage_down = False
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
 
@@ -172,34 +178,45 @@ class PoolSync:
         """Load the newest export of the primary store and make it the served pool.
 
         Unreachable storage is retried with backoff for ``retry_seconds``; then the fallback export is
-        served if one is set. Raise :class:`LoadError` (one line naming the export or the storage and
-        the reason) when there is no export, the newest one cannot be used, or storage stays
-        unreachable with no usable fallback.
+        served if one is set, as it is at once when the newest export is refused. Raise :class:`LoadError`
+        (one line naming the export or the storage and the reason) when there is no export, the newest
+        one cannot be used, or storage stays unreachable, with no usable fallback.
         """
+        self.runtime.sync.attempts += 1
         started = self._clock()
         deadline = started + self.retry_seconds
         delays = self.backoff.delays(self._rng)
+        unreachable = True
         while True:
             try:
                 pool = await self._load_newest(deadline)
+            except LoadError as exc:
+                if not self.fallback:
+                    raise
+                reason, unreachable = str(exc), False
+                break
             except StorageUnreachable as exc:
                 reason = str(exc)
                 remaining = deadline - self._clock()
                 if remaining <= 0:
                     break
                 delay = min(next(delays), remaining)
-                logger.warning("storage unreachable (%s); retrying in %.1f s", reason, delay)
+                # One line for the whole outage, not one per retry; the end is logged by _reachable.
+                self.runtime.storage_outage.failed(f"{reason}; retrying for up to {self.retry_seconds:g} s")
                 await self._sleep(delay)
                 continue
             await self.runtime.install(pool)
+            self._reachable()
             self._succeeded()
             return
         waited = self._clock() - started
-        gave_up = f" (still unreachable after {waited:.0f} s of retries)" if self.retry_seconds > 0 else ""
+        gave_up = ""
+        if unreachable and self.retry_seconds > 0:
+            gave_up = f" (still unreachable after {waited:.0f} s of retries)"
         if not self.fallback:
             raise LoadError(f"{reason}{gave_up}; no SUDOKUPOOL_FALLBACK_EXPORTS to serve instead")
         try:
-            pool, report = await load_latest(LocalStore(self.fallback))
+            pool, report = await load_latest(LocalStore(self.fallback), limits=self.limits)
         except LoadError as exc:
             raise LoadError(f"{reason}{gave_up}; the fallback failed too: {exc}") from None
         logger.info("%s", report.summary())
@@ -213,7 +230,9 @@ class PoolSync:
         )
         await self.runtime.install(pool)
         self.runtime.sync.fallback = True
-        self._storage_down = True
+        if unreachable:
+            # The FALLBACK line above says storage is down; the outage log says when it is back.
+            self.runtime.storage_outage.failed(reason, logged=True)
         self._failed(reason)
 
     async def _load_newest(self, deadline: float) -> Pool:
@@ -226,9 +245,15 @@ class PoolSync:
             raise StorageUnreachable(f"cannot list exports in {store.description}: {exc}") from None
         except TimeoutError:
             raise StorageUnreachable(f"cannot list exports in {store.description}: timed out") from None
-        if listing.latest is None:
+        latest = listing.latest
+        if latest is None:
             raise LoadError(f"no export (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz]) found in {store.description}")
-        return await load_checked(store, listing.latest)
+        try:
+            return await load_checked(store, latest, limits=self.limits)
+        except LoadError as exc:
+            # Remembered, so that a sync while serving the fallback does not load it again.
+            self._refused[(latest.key, latest.size, latest.uploaded)] = f"refused {exc}"
+            raise
 
     # -- live sync -----------------------------------------------------------------------------------
 
@@ -264,6 +289,7 @@ class PoolSync:
         async with self._lock:
             status = self.runtime.sync
             status.last_attempt_at = int(time.time())
+            status.attempts += 1
             try:
                 listing = await self.store.list_exports(CANDIDATES)
             except StorageError as exc:
@@ -280,13 +306,16 @@ class PoolSync:
                     continue
                 try:
                     niceness = self.runtime.settings.sync_niceness
-                    pool = await load_checked(self.store, export, background=True, niceness=niceness)
+                    pool = await load_checked(
+                        self.store, export, background=True, niceness=niceness, limits=self.limits
+                    )
                 except StorageUnreachable as exc:
                     self._unreachable(str(exc))
                     return False
                 except LoadError as exc:
                     message = f"refused {exc}"
                     self._refused[identity] = message
+                    status.refusals += 1
                     logger.warning("%s; still serving %s", message, self._serving())
                     refusal = refusal or message
                     continue
@@ -324,21 +353,19 @@ class PoolSync:
         return f"{pool.info.export_key}{' (fallback)' if self.runtime.sync.fallback else ''}"
 
     def _unreachable(self, reason: str) -> None:
-        # Logged when storage goes away, not at every interval while it stays away.
-        if not self._storage_down:
-            logger.warning("sync: %s; still serving %s", reason, self._serving())
-        self._storage_down = True
+        # Logged when storage goes away (by the sync or the pool-exports listing), not at every interval.
+        self.runtime.storage_outage.failed(f"sync: {reason}; still serving {self._serving()}")
         self._failed(reason)
 
     def _reachable(self) -> None:
-        if self._storage_down:
-            logger.info("sync: %s is reachable again", self.store.description)
-        self._storage_down = False
+        self.runtime.storage_outage.recovered()
 
     def _succeeded(self) -> None:
         self.runtime.sync.last_success_at = int(time.time())
+        self.runtime.sync.successes += 1
 
     def _failed(self, reason: str) -> None:
         status = self.runtime.sync
+        status.failures += 1
         status.last_error = reason
         status.last_error_at = int(time.time())

@@ -17,7 +17,7 @@ from sudokupool.config import Settings
 from sudokupool.endpoints import JSON, Reply, header
 from sudokupool.errors import NotFound, send_error
 from sudokupool.keys import Keyring
-from sudokupool.logs import install_redaction
+from sudokupool.logs import AccessLog, install_redaction
 from sudokupool.ratelimit import Limits, RateLimiter, make_store
 from sudokupool.ratelimit.store import LimiterStore
 from sudokupool.routes import ApiRouter
@@ -66,6 +66,8 @@ def create_test_app(
         unversioned=_not_found,
         site=_not_found,
         addresses=ClientAddresses(trusted_hops=settings.trusted_proxy_hops),
+        # No lifespan here to flush a batch at shutdown: every line is written at once.
+        access=AccessLog(batch=1) if settings.access_log else None,
     )
 
 

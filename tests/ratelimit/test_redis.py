@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 from collections.abc import Callable
@@ -9,7 +10,8 @@ import pytest
 
 from sudokupool.ratelimit.redis import RedisStore
 from sudokupool.ratelimit.store import LimiterUnavailable
-from tests.valkey import ValkeyServer
+from sudokupool.ratelimit.window import Decision
+from tests.valkey import ValkeyCluster, ValkeyServer
 
 MINUTE = 1_800_000_000 - 1_800_000_000 % 60
 
@@ -68,6 +70,8 @@ async def test_two_stores_sharing_redis_admit_exactly_the_limit(valkey: ValkeySe
             await store.aclose()
     assert len(allowed) == 200
     assert allowed.count(True) == 60
+    # The requests that arrived together went to Redis together: a round trip or two per store, not 100.
+    assert sum(store.calls for store in stores) <= 4
 
 
 def _unused_port() -> int:
@@ -134,3 +138,157 @@ async def test_a_slow_redis_cannot_hold_a_request_past_the_timeout() -> None:
         finally:
             await store.aclose()
     assert decision.allowed
+
+
+@pytest.mark.anyio
+async def test_hits_waiting_together_go_in_one_round_trip_and_are_counted_exactly(valkey: ValkeyServer) -> None:
+    store = RedisStore.from_url(valkey.url, timeout=2.0, clock=fixed(MINUTE + 3))
+    identities = [f"ip:192.0.2.{n % 10}" for n in range(100)]
+    try:
+        decisions = await asyncio.gather(*(store.hit(identity, 5) for identity in identities))
+        stored = await store._client.get(f"sudokupool:rl:{MINUTE // 60}:ip:192.0.2.3")
+    finally:
+        await store.aclose()
+    assert store.calls == 1
+    for n in range(10):
+        mine = [d for identity, d in zip(identities, decisions, strict=True) if identity == f"ip:192.0.2.{n}"]
+        assert sorted(d.remaining for d in mine if d.allowed) == [0, 1, 2, 3, 4]
+        assert len([d for d in mine if not d.allowed]) == 5
+    assert int(stored) == 10
+
+
+@pytest.mark.anyio
+async def test_a_refused_identity_is_answered_locally_until_the_window_ends(valkey: ValkeyServer) -> None:
+    now = [MINUTE + 10.0]
+    store = RedisStore.from_url(valkey.url, timeout=2.0, clock=lambda: now[0])
+    key = f"sudokupool:rl:{MINUTE // 60}:k"
+    try:
+        first, refused = await store.hit("k", 1), await store.hit("k", 1)
+        later = [await store.hit("k", 1) for _ in range(5)]
+        other = await store.hit("other", 1)
+        calls_in_window = store.calls
+        stored = int(await store._client.get(key))
+        now[0] = MINUTE + 60.0
+        next_window = await store.hit("k", 1)
+    finally:
+        await store.aclose()
+    assert (first.allowed, refused.allowed) == (True, False)
+    assert [d.allowed for d in later] == [False] * 5
+    assert [d.retry_after for d in later] == [50] * 5
+    assert other.allowed
+    # Two calls for "k" and one for "other": the five later refusals asked nobody.
+    assert calls_in_window == 3
+    assert stored == 2
+    assert next_window.allowed
+    assert store.calls == 4
+
+
+@pytest.mark.anyio
+async def test_a_script_flushed_from_redis_is_loaded_again(valkey: ValkeyServer) -> None:
+    store = RedisStore.from_url(valkey.url, timeout=2.0, clock=fixed(MINUTE + 1))
+    try:
+        assert (await store.hit("k", 10)).remaining == 9
+        await store._client.script_flush()
+        assert (await store.hit("k", 10)).remaining == 8
+    finally:
+        await store.aclose()
+
+
+@pytest.mark.anyio
+async def test_an_outage_is_one_line_when_it_starts_and_one_when_it_ends(
+    valkey_restartable: ValkeyServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = RedisStore.from_url(valkey_restartable.url, timeout=0.5, retry_interval=0.0, clock=fixed(MINUTE + 1))
+    try:
+        with caplog.at_level(logging.INFO, logger="sudokupool.redisclient"):
+            await store.hit("k", 10)
+            valkey_restartable.stop()
+            during = [await store.hit("k", 10) for _ in range(3)]
+            after_failures = len(caplog.records)
+            valkey_restartable.start()
+            after = [await store.hit("k", 10) for _ in range(3)]
+    finally:
+        await store.aclose()
+    assert [d.allowed for d in during + after] == [True] * 6
+    assert after_failures == 1
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 2
+    assert lines[0].startswith(f"Redis 127.0.0.1:{valkey_restartable.port} unavailable (rate limiter: ConnectionError")
+    assert lines[1].startswith(f"Redis 127.0.0.1:{valkey_restartable.port} is back after ")
+    assert lines[1].endswith("3 call(s) failed, 3 request(s) answered without it meanwhile.")
+    assert all(r.levelno == logging.WARNING for r in caplog.records)
+
+
+@pytest.mark.anyio
+async def test_a_cluster_counts_exactly_across_two_stores(valkey_cluster: ValkeyCluster) -> None:
+    stores = [
+        RedisStore.from_url(valkey_cluster.url, timeout=2.0, mode="cluster", clock=fixed(MINUTE + 5)) for _ in range(2)
+    ]
+    identities = [f"ip:198.51.100.{n}" for n in range(10)]
+    allowed: dict[str, int] = dict.fromkeys(identities, 0)
+
+    async def one(store: RedisStore, identity: str) -> None:
+        decision = await store.hit(identity, 7)
+        allowed[identity] += decision.allowed
+
+    try:
+        async with anyio.create_task_group() as tasks:
+            for n in range(200):
+                tasks.start_soon(one, stores[n % 2], identities[n % 10])
+    finally:
+        for store in stores:
+            await store.aclose()
+    assert allowed == dict.fromkeys(identities, 7)
+    # The counters spread over the nodes by identity.
+    assert len({valkey_cluster.node_of(f"sudokupool:rl:{MINUTE // 60}:{i}").port for i in identities}) == 3
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", [pytest.param("open", id="open"), pytest.param("closed", id="closed")])
+async def test_a_cluster_node_failing_affects_only_its_identities(
+    valkey_cluster: ValkeyCluster, mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    cluster = valkey_cluster
+    window = MINUTE // 60
+    store = RedisStore.from_url(
+        cluster.url, timeout=0.5, mode="cluster", failure_mode=mode, retry_interval=0.0, clock=fixed(MINUTE + 1)
+    )
+    identities = [f"ip:203.0.113.{n}" for n in range(12)]
+    victim = cluster.nodes[1]
+    lost = {i for i in identities if cluster.node_of(f"sudokupool:rl:{window}:{i}") is victim}
+
+    async def round_of_hits() -> dict[str, Decision | Exception]:
+        results = await asyncio.gather(*(store.hit(i, 5) for i in identities), return_exceptions=True)
+        return {i: r for i, r in zip(identities, results, strict=True) if isinstance(r, Decision | Exception)}
+
+    try:
+        with caplog.at_level(logging.INFO, logger="sudokupool.redisclient"):
+            await round_of_hits()
+            victim.stop()
+            during = await round_of_hits()
+            victim.start()
+            cluster.wait_until_ok()
+            after = await round_of_hits()
+    finally:
+        await store.aclose()
+        if victim.process is None:  # the session's cluster whole again for the next test
+            victim.start()
+            cluster.wait_until_ok()
+    assert 0 < len(lost) < len(identities)
+    for identity in identities:
+        if identity not in lost:
+            assert isinstance(during[identity], Decision)
+            assert (during[identity].remaining, after[identity].remaining) == (3, 2)
+        elif mode == "closed":
+            assert isinstance(during[identity], LimiterUnavailable)
+        else:
+            # Counted in process meanwhile: the first hit this process did not count before.
+            assert isinstance(during[identity], Decision)
+            assert during[identity].remaining == 4
+    for identity in lost:
+        # The node came back empty (no persistence): its counters start again.
+        assert after[identity].remaining == 4
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 2
+    assert lines[0].startswith(f"Redis 127.0.0.1:{victim.port} unavailable (rate limiter: ")
+    assert lines[1].startswith(f"Redis 127.0.0.1:{victim.port} is back after ")

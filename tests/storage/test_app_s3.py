@@ -6,7 +6,9 @@ service starts with the storage down, with and without a fallback export.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import re
 import subprocess
 import time
 from collections.abc import Callable
@@ -79,6 +81,32 @@ def puzzle_status(server: Server, record: dict[str, Any]) -> int:
     return httpx.get(f"{server.url}/api/v2/puzzles/{record['canonical_id']}", timeout=5).status_code
 
 
+def concurrent_listings(server: Server, n: int) -> tuple[float, list[httpx.Response]]:
+    """``n`` concurrent GET pool-exports: the time until the last answer, and the answers."""
+
+    async def run() -> tuple[float, list[httpx.Response]]:
+        async with httpx.AsyncClient(timeout=30, limits=httpx.Limits(max_connections=n)) as client:
+            started = time.perf_counter()
+            responses = await asyncio.gather(*(client.get(f"{server.url}/api/v2/pool-exports") for _ in range(n)))
+            return time.perf_counter() - started, list(responses)
+
+    return asyncio.run(run())
+
+
+def assert_listing_refused_quickly(server: Server) -> None:
+    """While storage is down, pool-exports answers 503 JSON without waiting for storage: a request waits
+    at most 0.4 s for the one storage call in flight, then the failure is remembered (5 s)."""
+    for _ in range(2):
+        elapsed, responses = concurrent_listings(server, 30)
+        for response in responses:
+            assert response.status_code == 503
+            assert response.headers["content-type"] == "application/json"
+            assert int(response.headers["retry-after"]) >= 1
+            assert set(response.json()) == {"error"}
+        # One storage call shared by all, not 30 in a row (each failed call takes 0.3-2.6 s of retries).
+        assert elapsed < 2.0, elapsed
+
+
 def test_lists_serves_and_syncs_exports_from_s3(
     seaweed: SeaweedS3, records: list[dict[str, Any]], tmp_path: Path
 ) -> None:
@@ -141,10 +169,7 @@ def test_keeps_serving_while_the_storage_is_down(
         assert down["sync"]["last_error"].startswith(f"cannot list exports in s3://{bucket}/{PREFIX}")
         assert puzzle_status(server, records[0]) == 200
         assert httpx.get(f"{server.url}/api/v2/puzzles/random", timeout=5).status_code == 200
-        listing = httpx.get(f"{server.url}/api/v2/pool-exports", timeout=30)
-        assert listing.status_code == 503
-        assert listing.headers["content-type"] == "application/json"
-        assert set(listing.json()) == {"error"}
+        assert_listing_refused_quickly(server)
 
         # Storage back, with a newer export: sync picks it up.
         storage.start()
@@ -153,7 +178,12 @@ def test_keeps_serving_while_the_storage_is_down(
         assert puzzle_status(server, records[6]) == 200
     output = server.output()
     assert "Traceback" not in output
-    assert "is reachable again" in output
+    # The outage is two lines, whoever met it (the sync loop, 30 listing requests): its start and its end.
+    assert len([line for line in output.splitlines() if "storage unreachable" in line]) == 1
+    assert "pool-exports" not in "".join(line for line in output.splitlines() if line.startswith("WARNING"))
+    back = [line for line in output.splitlines() if "storage is reachable again after" in line]
+    assert len(back) == 1
+    assert re.search(r"; \d+ call\(s\) failed meanwhile$", back[0])
 
 
 def test_starts_on_the_fallback_and_switches_when_storage_comes_back(
@@ -189,7 +219,6 @@ def test_starts_on_the_fallback_and_switches_when_storage_comes_back(
             "s of retries); no SUDOKUPOOL_FALLBACK_EXPORTS to serve instead",
             id="storage-down-no-fallback",
         ),
-        pytest.param("s3:///exports/", "SUDOKUPOOL_EXPORTS: 's3:///exports/' has no bucket name", id="bad-url"),
     ],
 )
 def test_startup_fails_with_one_clear_line(url: str, line: str, tmp_path: Path) -> None:
@@ -202,3 +231,34 @@ def test_startup_fails_with_one_clear_line(url: str, line: str, tmp_path: Path) 
     errors = {text for text in output.splitlines() if text.startswith("ERROR:") and "startup failed" not in text}
     assert len(errors) == 1
     assert line in errors.pop()
+
+
+def test_a_malformed_s3_url_is_one_line_and_exit_status_2() -> None:
+    env = {**os.environ, **app_env(None, "s3:///exports/")}
+    result = subprocess.run(command(free_port()), env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "sudokupool: SUDOKUPOOL_EXPORTS='s3:///exports/' has no bucket name; "
+        "expected s3://bucket/prefix/, a directory or an export file"
+    ]
+
+
+def test_the_listing_answers_503_at_once_when_storage_is_a_closed_port(
+    export_dir: Path, records: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    env = app_env(
+        None,
+        "s3://nobody-home/exports/",
+        SUDOKUPOOL_FALLBACK_EXPORTS=str(export_dir),
+        SUDOKUPOOL_STORAGE_RETRY_SECONDS="0",
+        SUDOKUPOOL_SYNC_INTERVAL="0",
+    )
+    with run_server(env, tmp_path / "server.log") as server:
+        assert puzzle_status(server, records[0]) == 200
+        assert_listing_refused_quickly(server)
+    output = server.output()
+    assert "Traceback" not in output
+    # The FALLBACK line said storage is down at startup; the listing's failures add no line.
+    assert [line for line in output.splitlines() if line.startswith("WARNING")] == [
+        line for line in output.splitlines() if "serving the FALLBACK export" in line
+    ]

@@ -25,7 +25,6 @@ from multiprocessing.pool import AsyncResult
 from pathlib import Path
 from typing import Any
 
-from sudokupool import __version__
 from sudokupool.commands.progress import Progress
 from sudokupool.export import DIFFICULTIES, export_filename, record_line
 from sudokupool.sudoku.canonical import canonical_form
@@ -35,7 +34,10 @@ from sudokupool.sudoku.grid import clue_count
 from sudokupool.sudoku.ids import canonical_id, puzzle_id
 from sudokupool.sudoku.symmetry import SYMMETRIES, symmetry_class
 
-SOURCE = f"sudokupool-build/{__version__}"
+# The builder's own version, in every record's `source`: bumped when the grading changes, so records
+# from different graders can be told apart (2.1.0: HoDoKu's order, levels and the full technique set).
+BUILD_VERSION = "2.1.0"
+SOURCE = f"sudokupool-build/{BUILD_VERSION}"
 CHUNK = 4  # puzzles per task sent to a worker: large enough to amortise IPC, small enough to stay ordered
 _UNSOLVED = "unsolved"
 
@@ -60,15 +62,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--out",
         required=True,
-        type=Path,
-        help="output file (.ndjson or .ndjson.gz), or a directory to write pool-<UTC time>.ndjson.gz in",
+        help="output file (.ndjson or .ndjson.gz), or a directory to write pool-<UTC time>.ndjson.gz in "
+        "(a path ending in / is always a directory, made if missing)",
     )
     parser.add_argument(
         "--difficulty",
         default=",".join(d.lower() for d in DIFFICULTIES),
         help="comma-separated difficulties to keep (default: easy,medium,hard,expert)",
     )
-    parser.add_argument("--symmetry", default=DEFAULT_SYMMETRY, choices=SYMMETRIES, help="clue symmetry")
+    parser.add_argument(
+        "--symmetry",
+        default=DEFAULT_SYMMETRY,
+        choices=SYMMETRIES,
+        metavar="SYMMETRY",
+        help=f"clue symmetry, one of {', '.join(SYMMETRIES)} (default {DEFAULT_SYMMETRY})",
+    )
     parser.add_argument("--seed", type=int, help="build seed (default: random, printed so the build can be repeated)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: all CPUs)")
     parser.add_argument("--time-limit", type=float, metavar="SECONDS", help="stop (and fail) after this long")
@@ -251,7 +259,13 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs < 1 or (args.per_difficulty is None and args.count < 1) or (args.per_difficulty or 1) < 1:
         print("sudokupool build: --count, --per-difficulty and --jobs must be at least 1", file=sys.stderr)
         return 2
-    out: Path = args.out
+    out = Path(args.out)
+    if args.out.endswith(("/", os.sep)) and not out.is_dir():
+        # Path() drops a trailing slash: without this, "--out pools/" would write a file named "pools".
+        if not out.parent.is_dir():
+            print(f"sudokupool build: directory {out.parent} does not exist", file=sys.stderr)
+            return 2
+        out.mkdir()
     if not out.is_dir() and not out.parent.is_dir():
         print(f"sudokupool build: directory {out.parent} does not exist", file=sys.stderr)
         return 2

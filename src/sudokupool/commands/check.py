@@ -1,19 +1,23 @@
 """``sudokupool check FILE``: validate an export exactly as the service loads it, and more.
 
 Beyond the loader's checks it replays every solve path and confirms each puzzle has one solution;
-``--canonical`` also recomputes canonical forms, share codes and symmetry. Exit 1 on any bad line.
+``--canonical`` also recomputes canonical forms, share codes and symmetry. The service's bounds apply
+(``SUDOKUPOOL_MAX_BAD_LINES``, ``SUDOKUPOOL_MAX_RECORD_BYTES``, ``SUDOKUPOOL_MAX_EXPORT_BYTES``): exit 1,
+with one line saying why, when the service would refuse the export; bad lines within the bound are listed.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from sudokupool.config import BadLineLimit, Settings, SettingsError
 from sudokupool.export import LineError
-from sudokupool.loader import LoadError, LoadReport, load_export
+from sudokupool.loader import LoadError, LoadLimits, LoadReport, load_export
 from sudokupool.storage.base import StorageError
 from sudokupool.storage.local import LocalStore
 
@@ -24,7 +28,29 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--canonical", action="store_true", help="also recompute canonical forms, ids and symmetry (slower)"
     )
+    add_bad_lines_option(parser)
     parser.set_defaults(func=run)
+
+
+def add_bad_lines_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-bad-lines",
+        metavar="N|P%",
+        help="most bad lines the export may hold, a count or a percentage (default: SUDOKUPOOL_MAX_BAD_LINES, 0.1%%)",
+    )
+
+
+def limits_from(args: argparse.Namespace) -> LoadLimits:
+    """The service's bounds from the environment, with ``--max-bad-lines`` applied; raise
+    :class:`~sudokupool.config.SettingsError` (one line) on a bad value."""
+    limits = LoadLimits.from_settings(Settings.from_environ(os.environ))
+    if args.max_bad_lines is None:
+        return limits
+    try:
+        bound = BadLineLimit.parse(args.max_bad_lines)
+    except ValueError as exc:
+        raise SettingsError(f"--max-bad-lines={args.max_bad_lines!r} {exc}") from None
+    return LoadLimits(limits.max_record_bytes, limits.max_export_bytes, bound)
 
 
 def verifier(*, canonical: bool) -> Any:
@@ -35,7 +61,13 @@ def verifier(*, canonical: bool) -> Any:
     from sudokupool.sudoku.solver import count_solutions
     from sudokupool.sudoku.symmetry import symmetry_class
 
+    seen: set[str] = set()
+
     def verify(record: dict[str, Any]) -> None:
+        # A repeat is not verified again (an export of one record repeated would take hours).
+        if record["canonical_id"] in seen:
+            raise LineError("duplicate-id", f"{record['canonical_id']} appeared before")
+        seen.add(record["canonical_id"])
         puzzle, solution = record["puzzle"], record["solution"]
         if count_solutions(puzzle, 2) != 1:
             raise LineError("not-unique", "the puzzle has more than one solution")
@@ -58,8 +90,8 @@ def verifier(*, canonical: bool) -> Any:
     return verify
 
 
-async def check_file(path: Path, *, canonical: bool = False) -> LoadReport:
-    """Validate ``path``; raise :class:`LoadError` when it cannot be read at all."""
+async def check_file(path: Path, *, canonical: bool = False, limits: LoadLimits | None = None) -> LoadReport:
+    """Validate ``path`` within ``limits``; raise :class:`LoadError` when the service would refuse it."""
     store = LocalStore(path)
     try:
         listing = await store.list_exports(limit=1)
@@ -67,19 +99,32 @@ async def check_file(path: Path, *, canonical: bool = False) -> LoadReport:
         raise LoadError(str(exc)) from None
     if listing.latest is None:
         raise LoadError(f"{path}: not an export")
-    _, report = await load_export(store, listing.latest, log_lines=False, verify=verifier(canonical=canonical))
+    verify = verifier(canonical=canonical)
+    _, report = await load_export(store, listing.latest, log_lines=False, verify=verify, limits=limits)
     return report
+
+
+def print_problems(report: LoadReport, *, file: Any = None) -> None:
+    """The first bad lines of ``report``, one a line, then how many more there were."""
+    for number, problem in report.problems:
+        print(f"line {number}: {problem}", file=file)
+    if report.skipped_total > len(report.problems):
+        print(f"... and {report.skipped_total - len(report.problems)} more bad lines", file=file)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        report = asyncio.run(check_file(args.file, canonical=args.canonical))
+        limits = limits_from(args)
+    except SettingsError as exc:
+        print(f"sudokupool check: {exc}", file=sys.stderr)
+        return 2
+    try:
+        report = asyncio.run(check_file(args.file, canonical=args.canonical, limits=limits))
     except LoadError as exc:
+        if exc.report is not None:
+            print_problems(exc.report)
         print(f"sudokupool check: {exc}", file=sys.stderr)
         return 1
-    for number, problem in report.problems:
-        print(f"line {number}: {problem}")
-    if report.skipped_total > len(report.problems):
-        print(f"... and {report.skipped_total - len(report.problems)} more bad lines")
+    print_problems(report)
     print(report.summary())
-    return 1 if report.skipped else 0
+    return 0

@@ -15,7 +15,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=run, keys_command=None)
     commands = parser.add_subparsers(dest="keys_command", metavar="ACTION")
     new = commands.add_parser("new", help="print a fresh key and its configuration entry")
-    new.add_argument("--tier", choices=[Tier.KEYED.value, Tier.PRO.value], default=Tier.KEYED.value)
+    new.add_argument(
+        "--tier",
+        choices=[Tier.KEYED.value, Tier.PRO.value],
+        default=Tier.KEYED.value,
+        help="the key's rate-limit tier: keyed (SUDOKUPOOL_LIMIT_KEYED requests a minute, 600 by default) or pro "
+        "(SUDOKUPOOL_LIMIT_PRO, 6000 by default); default keyed",
+    )
     commands.add_parser("check", help="parse SUDOKUPOOL_API_KEYS and SUDOKUPOOL_API_KEYS_FILE and count the keys")
     parser.set_defaults(help_parser=parser)
 

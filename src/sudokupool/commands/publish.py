@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sudokupool.commands.check import check_file
+from sudokupool.commands.check import add_bad_lines_option, check_file, limits_from, print_problems
 from sudokupool.config import Settings, SettingsError
 from sudokupool.export import export_filename
 from sudokupool.loader import LoadError
@@ -48,6 +48,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--to", required=True, metavar="s3://BUCKET/PREFIX/", help="where the service's exports live")
     parser.add_argument("--no-gzip", action="store_true", help="upload a plain .ndjson file as it is")
     parser.add_argument("--canonical", action="store_true", help="run check --canonical first (slower)")
+    add_bad_lines_option(parser)
     parser.set_defaults(func=run)
 
 
@@ -125,19 +126,19 @@ def run(args: argparse.Namespace) -> int:
     try:
         location = parse_s3_url(args.to)
         settings = Settings.from_environ(os.environ)
+        limits = limits_from(args)
     except (ValueError, SettingsError) as exc:
         print(f"sudokupool publish: {exc}", file=sys.stderr)
         return 2
     try:
-        report = asyncio.run(check_file(args.file, canonical=args.canonical))
+        report = asyncio.run(check_file(args.file, canonical=args.canonical, limits=limits))
     except LoadError as exc:
-        print(f"sudokupool publish: {exc}", file=sys.stderr)
+        # The service would refuse it: the same rule, the same one line.
+        if exc.report is not None:
+            print_problems(exc.report, file=sys.stderr)
+        print(f"sudokupool publish: not uploaded: {exc}", file=sys.stderr)
         return 1
-    if report.skipped:
-        for number, problem in report.problems:
-            print(f"line {number}: {problem}", file=sys.stderr)
-        print(f"sudokupool publish: not uploaded, check failed: {report.summary()}", file=sys.stderr)
-        return 1
+    print_problems(report, file=sys.stderr)
     print(report.summary(), file=sys.stderr)
     try:
         key = asyncio.run(publish(args.file, location, settings, compress=not args.no_gzip))

@@ -12,6 +12,7 @@ from sudokupool.ratelimit.limiter import Limits, RateLimiter, Refusal
 from sudokupool.ratelimit.memory import MemoryStore
 from sudokupool.ratelimit.store import LimiterStore, LimiterUnavailable
 from sudokupool.ratelimit.window import Decision
+from sudokupool.redisclient import Outages
 
 __all__ = [
     "Decision",
@@ -25,13 +26,20 @@ __all__ = [
 ]
 
 
-def make_store(settings: Settings) -> LimiterStore:
-    """Redis when ``SUDOKUPOOL_REDIS_URL`` is set, else process memory. Opens no connection yet."""
+def make_store(settings: Settings, *, outages: Outages | None = None) -> LimiterStore:
+    """Redis when ``SUDOKUPOOL_REDIS_URL`` is set, else process memory. Opens no connection yet.
+
+    ``outages``: the log of Redis outages this process shares with its activity counters.
+    """
     if settings.redis_url:
         # Imported here so a process-local deployment never imports redis-py.
         from sudokupool.ratelimit.redis import RedisStore
 
         return RedisStore.from_url(
-            settings.redis_url, timeout=settings.redis_timeout, failure_mode=settings.redis_failure_mode
+            settings.redis_url,
+            timeout=settings.redis_timeout,
+            failure_mode=settings.redis_failure_mode,
+            mode=settings.redis_mode,
+            outages=outages,
         )
     return MemoryStore()

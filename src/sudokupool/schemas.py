@@ -1,0 +1,195 @@
+"""The JSON schemas of the API's bodies, as the OpenAPI document (``openapi.py``) lists them.
+
+Every object has typed properties and every object an array holds is a named schema, so generated
+clients get a class or type for each; fields that are always present are ``required`` (a
+nullable one may be null).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from sudokupool.activity import DOWNLOADS, PLAYS
+from sudokupool.export import DIFFICULTIES
+from sudokupool.sudoku.symmetry import SYMMETRIES
+
+CODE_PATTERN: Final = "^[0-9A-HJKMNP-TV-Z]{13}$"
+
+
+def ref(name: str) -> dict[str, str]:
+    """A reference to the schema called ``name``."""
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _nullable(kind: str, **extra: Any) -> dict[str, Any]:
+    return {"type": kind, "nullable": True, **extra}
+
+
+def _object(properties: dict[str, Any], description: str | None = None, **extra: Any) -> dict[str, Any]:
+    """An object schema whose properties are all required (every response field is always present)."""
+    head = {"description": description} if description else {}
+    return {**head, "type": "object", "required": list(properties), "properties": properties, **extra}
+
+
+_EPOCH = "Seconds since the Unix epoch, UTC."
+
+SCHEMAS: dict[str, Any] = {
+    "Difficulty": {"type": "string", "enum": list(DIFFICULTIES), "description": "A puzzle's difficulty."},
+    "DifficultyFilter": {
+        "type": "string",
+        "enum": [name.lower() for name in DIFFICULTIES],
+        "description": "A difficulty in lower case (the filter ignores case; `Difficulty` values work too).",
+    },
+    "PuzzlePublicRecord": _object(
+        {
+            "canonical_id": {"type": "string", "pattern": CODE_PATTERN, "example": "7XQ2M9KD4HB1C"},
+            "puzzle_id": {"type": "string", "pattern": CODE_PATTERN},
+            "puzzle": {"type": "string", "pattern": "^[.1-9]{81}$", "description": "Row-major, '.' for empty."},
+            "canonical": {"type": "string", "pattern": "^[.1-9]{81}$", "description": "Minlex canonical form."},
+            "difficulty": ref("Difficulty"),
+            "difficulty_level": {"type": "integer", "minimum": 1, "maximum": 4},
+            "clue_count": {"type": "integer", "minimum": 17, "maximum": 81},
+            "symmetric": {"type": "boolean"},
+            "symmetry": {"type": "string", "enum": list(SYMMETRIES)},
+            "seed": _nullable("integer"),
+            "created_at": {"type": "integer", "description": _EPOCH},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "score": _nullable("number"),
+            "tier": _nullable("string"),
+            "stars": _nullable("integer", minimum=1, maximum=5),
+            "hardest_technique": _nullable("string"),
+            "techniques": {"type": "array", "items": {"type": "string"}},
+            "solve_path": {"type": "array", "nullable": True, "items": ref("SolveStep")},
+            "source": {"type": "string"},
+            "volume": _nullable("string"),
+            "used_at": _nullable("integer", description=_EPOCH),
+            "synced_at": {"type": "integer", "description": "When this instance loaded the puzzle (epoch seconds)."},
+        },
+        "A puzzle without its answer. Formats: docs/export-format.md.",
+        additionalProperties=False,
+    ),
+    "SolveStep": {
+        "type": "object",
+        "description": "One solving step (docs/export-format.md).",
+        "required": ["technique", "placements", "eliminations", "explanation"],
+        "properties": {
+            "technique": {"type": "string"},
+            "score": {"type": "integer"},
+            "placements": {"type": "array", "items": ref("CellDigit")},
+            "eliminations": {"type": "array", "items": ref("CellDigit")},
+            "cells": {"type": "array", "items": {"type": "string"}},
+            "houses": {"type": "array", "items": {"type": "string"}},
+            "digits": {"type": "array", "items": {"type": "integer"}},
+            "explanation": {"type": "string"},
+        },
+    },
+    "CellDigit": _object(
+        {
+            "cell": {"type": "string", "pattern": "^r[1-9]c[1-9]$", "example": "r1c7"},
+            "digit": {"type": "integer", "minimum": 1, "maximum": 9},
+        },
+        "A digit placed in, or eliminated from, a cell.",
+    ),
+    "SolutionResponse": _object(
+        {
+            "canonical_id": {"type": "string", "pattern": CODE_PATTERN},
+            "solution": {"type": "string", "pattern": "^[1-9]{81}$"},
+        }
+    ),
+    "GlobalStats": _object(
+        {
+            "total": {"type": "integer", "minimum": 0},
+            "by_difficulty": ref("DifficultyCounts"),
+            "last_synced_at": _nullable("integer", description=_EPOCH),
+        }
+    ),
+    "DifficultyCounts": _object(
+        {name: {"type": "integer", "minimum": 0} for name in DIFFICULTIES}, "Puzzles of each difficulty."
+    ),
+    "ActivityStats": _object(
+        {
+            "scope": {"type": "string", "enum": ["instance", "cluster"]},
+            "covers": {"type": "string", "description": "What the counts cover, in words."},
+            "since": _nullable("integer", description=_EPOCH),
+            "plays": ref("PlayCounts"),
+            "downloads": ref("DownloadCounts"),
+        },
+        "Aggregate counters, no personal data. `scope` says what they cover.",
+    ),
+    "PlayCounts": _object(
+        {name: {"type": "integer", "minimum": 0} for name in (*PLAYS, "total")}, "Puzzles served to play."
+    ),
+    "DownloadCounts": _object(
+        {name: {"type": "integer", "minimum": 0} for name in (*DOWNLOADS, "total")},
+        "Solutions, images and export listings served.",
+    ),
+    "Health": _object(
+        {
+            "ok": {"type": "boolean"},
+            "puzzles": {"type": "integer", "minimum": 0},
+            "export": ref("LoadedExport"),
+            "sync": ref("SyncStatus"),
+        }
+    ),
+    "LoadedExport": _object(
+        {
+            "source": {"type": "string", "description": "Where exports are read from."},
+            "key": {
+                "type": "string",
+                "description": "The loaded export's name.",
+                "example": "pool-20261122T100000Z.ndjson.gz",
+            },
+            "size": {"type": "integer", "minimum": 0, "description": "Its size in bytes."},
+            "loaded_at": {"type": "integer", "description": _EPOCH},
+            "age_seconds": {"type": "integer"},
+            "exported_at": _nullable("integer", description="The time in the export's name; null without one."),
+            "export_age_seconds": _nullable("integer"),
+            "fallback": {"type": "boolean", "description": "Serving the fallback export (storage was unreachable)."},
+        },
+        "The export the pool was loaded from.",
+    ),
+    "SyncStatus": _object(
+        {
+            "interval_seconds": {"type": "number", "description": "0: live sync is off."},
+            "last_attempt_at": _nullable("integer", description=_EPOCH),
+            "last_success_at": _nullable("integer", description=_EPOCH),
+            "last_error": _nullable("string", description="The most recent failure; it stays after later successes."),
+            "last_error_at": _nullable("integer", description=_EPOCH),
+        },
+        "The last look for a newer export.",
+    ),
+    "PoolExportsResponse": _object(
+        {"objects": {"type": "array", "items": ref("PoolExport")}, "truncated": {"type": "boolean"}}
+    ),
+    "PoolExport": _object(
+        {
+            "key": {"type": "string", "example": "pool-20261122T100000Z.ndjson.gz"},
+            "size": {"type": "integer", "minimum": 0},
+            "uploaded": {"type": "string", "format": "date-time"},
+        },
+        "One export snapshot in object storage.",
+    ),
+    "Error": _object({"error": {"type": "string"}}),
+    "RateLimitError": _object(
+        {
+            "error": {"type": "string", "example": "rate limit exceeded"},
+            "retry_after_seconds": {"type": "integer", "minimum": 0},
+        }
+    ),
+    "OpenApiDocument": {
+        "type": "object",
+        "description": "An OpenAPI 3.0.3 document (this one).",
+        "required": ["openapi", "info", "paths"],
+        "properties": {
+            "openapi": {"type": "string", "example": "3.0.3"},
+            "info": ref("OpenApiInfo"),
+            "paths": {"type": "object", "additionalProperties": {"type": "object"}},
+            "components": {"type": "object", "additionalProperties": {"type": "object"}},
+        },
+    },
+    "OpenApiInfo": {
+        "type": "object",
+        "required": ["title", "version"],
+        "properties": {"title": {"type": "string"}, "version": {"type": "string"}, "description": {"type": "string"}},
+    },
+}

@@ -1,0 +1,139 @@
+"""Every operation through the client openapi-python-client generated from the live document.
+
+Run in the generators' throwaway venv by tests/test_openapi_clients.py (argv: base URL, issued API
+key) and type-checked there with ``mypy --strict``: it must need no cast. It prints what it saw as
+JSON; the test asserts on that.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from sudokupool_sudoku_puzzle_pool_api_client import AuthenticatedClient, Client
+from sudokupool_sudoku_puzzle_pool_api_client.api.exports import pool_exports
+from sudokupool_sudoku_puzzle_pool_api_client.api.puzzles import (
+    get_puzzle,
+    get_puzzle_image,
+    get_solution,
+    random_puzzle,
+)
+from sudokupool_sudoku_puzzle_pool_api_client.api.service import health, openapi
+from sudokupool_sudoku_puzzle_pool_api_client.api.stats import activity, stats
+from sudokupool_sudoku_puzzle_pool_api_client.models import (
+    ActivityStats,
+    DifficultyFilter,
+    Error,
+    GetPuzzleImageVariant,
+    GlobalStats,
+    Health,
+    OpenApiDocument,
+    PoolExportsResponse,
+    PuzzlePublicRecord,
+    RateLimitError,
+    SolutionResponse,
+)
+from sudokupool_sudoku_puzzle_pool_api_client.types import File
+
+
+def main(base_url: str, key: str) -> dict[str, Any]:
+    # Strict: an undocumented status raises instead of answering None.
+    client = AuthenticatedClient(
+        base_url=base_url, token=key, prefix="", auth_header_name="X-API-Key", raise_on_unexpected_status=True
+    )
+    seen: dict[str, Any] = {}
+
+    h = health.sync(client=client)
+    assert isinstance(h, Health)
+    seen["health"] = {"ok": h.ok, "export_key": h.export.key, "fallback": h.export.fallback}
+
+    s = stats.sync(client=client)
+    assert isinstance(s, GlobalStats)
+    seen["stats"] = {"total": s.total, "by_difficulty": s.by_difficulty.to_dict()}
+
+    record = random_puzzle.sync(client=client)
+    assert isinstance(record, PuzzlePublicRecord)
+    # The record's own difficulty goes back as the filter, as it is.
+    same = random_puzzle.sync(client=client, difficulty=record.difficulty)
+    assert isinstance(same, PuzzlePublicRecord)
+    lower = random_puzzle.sync(client=client, difficulty=DifficultyFilter(record.difficulty.value.lower()))
+    assert isinstance(lower, PuzzlePublicRecord)
+    seen["random"] = {
+        "difficulty": record.difficulty.value,
+        "same": same.difficulty.value,
+        "lower": lower.difficulty.value,
+        "used_at": record.used_at,
+        "steps": len(record.solve_path or []),
+    }
+
+    code = record.canonical_id
+    by_id = get_puzzle.sync_detailed(code, client=client)
+    assert isinstance(by_id.parsed, PuzzlePublicRecord)
+    revalidated = get_puzzle.sync_detailed(code, client=client, if_none_match=by_id.headers["etag"])
+    seen["puzzle"] = {"code": by_id.parsed.canonical_id, "again": revalidated.status_code.value}
+
+    solution = get_solution.sync_detailed(code, client=client)
+    assert isinstance(solution.parsed, SolutionResponse)
+    revalidated = get_solution.sync_detailed(code, client=client, if_none_match=solution.headers["etag"])
+    seen["solution"] = {"length": len(solution.parsed.solution), "again": revalidated.status_code.value}
+
+    images: dict[str, Any] = {}
+    for variant in GetPuzzleImageVariant:
+        image = get_puzzle_image.sync_detailed(code, client=client, variant=variant)
+        assert isinstance(image.parsed, File)
+        png: bytes = image.parsed.payload.read()
+        again = get_puzzle_image.sync_detailed(
+            code, client=client, variant=variant, if_none_match=image.headers["etag"]
+        )
+        images[variant.value] = {
+            "magic": png[:8].hex(),
+            "size": len(png),
+            "type": image.headers["content-type"],
+            "again": again.status_code.value,
+            "again_parsed": again.parsed,
+        }
+    seen["image"] = images
+
+    missing = get_puzzle.sync("UNKNOWN000000", client=client)
+    assert isinstance(missing, Error)
+    seen["missing"] = missing.error
+
+    exports = pool_exports.sync(client=client)
+    assert isinstance(exports, PoolExportsResponse)
+    seen["exports"] = {"keys": [item.key for item in exports.objects], "truncated": exports.truncated}
+
+    counters = activity.sync(client=client)
+    assert isinstance(counters, ActivityStats)
+    seen["activity"] = {
+        "scope": counters.scope.value,
+        "plays": counters.plays.total,
+        "images": counters.downloads.image_puzzle,
+    }
+
+    doc = openapi.sync(client=Client(base_url=base_url, raise_on_unexpected_status=True))
+    assert isinstance(doc, OpenApiDocument)
+    seen["openapi"] = {"openapi": doc.openapi, "version": doc.info.version, "paths": len(doc.paths.to_dict())}
+
+    wrong = health.sync(
+        client=AuthenticatedClient(base_url=base_url, token="not-a-key", prefix="", auth_header_name="X-API-Key")
+    )
+    assert isinstance(wrong, Error)
+    seen["unknown_key"] = wrong.error
+
+    # The anonymous limit is small in this server: ask until it is reached (a window may end meanwhile).
+    anonymous = Client(base_url=base_url)
+    for _ in range(20):
+        limited = stats.sync_detailed(client=anonymous)
+        if isinstance(limited.parsed, RateLimitError):
+            seen["limited"] = {
+                "error": limited.parsed.error,
+                "retry_after_seconds": limited.parsed.retry_after_seconds,
+                "header": limited.headers["retry-after"],
+            }
+            break
+    return seen
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(sys.argv[1], sys.argv[2])))

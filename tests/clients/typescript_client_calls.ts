@@ -1,0 +1,70 @@
+// Every operation through openapi-fetch, typed by openapi-typescript's output for the live document
+// (./schema.ts). tests/test_openapi_clients.py compiles this with `tsc --strict`, runs it with node
+// (argv: base URL, issued API key) and asserts on the JSON it prints. It must need no cast.
+import createClient from "openapi-fetch";
+import type { components, paths } from "./schema";
+
+type Difficulty = components["schemas"]["Difficulty"];
+
+async function main(baseUrl: string, key: string): Promise<Record<string, unknown>> {
+  const client = createClient<paths>({ baseUrl, headers: { "X-API-Key": key } });
+  const seen: Record<string, unknown> = {};
+
+  const health = await client.GET("/api/v2/health");
+  if (!health.data) throw new Error("health failed");
+  const exportKey: string = health.data.export.key;
+  const lastError: string | null = health.data.sync.last_error;
+  seen.health = { exportKey, lastError };
+
+  const stats = await client.GET("/api/v2/stats");
+  if (!stats.data) throw new Error("stats failed");
+  seen.stats = { total: stats.data.total, easy: stats.data.by_difficulty.Easy };
+
+  const record = await client.GET("/api/v2/puzzles/random");
+  if (!record.data) throw new Error("random failed");
+  const difficulty: Difficulty = record.data.difficulty;
+  const same = await client.GET("/api/v2/puzzles/random", { params: { query: { difficulty } } });
+  const lower = await client.GET("/api/v2/puzzles/random", { params: { query: { difficulty: "easy" } } });
+  const usedAt: number | null | undefined = same.data?.used_at;
+  seen.random = { difficulty, same: same.data?.difficulty, lower: lower.data?.difficulty, usedAt };
+
+  const id = record.data.canonical_id;
+  const byId = await client.GET("/api/v2/puzzles/{id}", { params: { path: { id } } });
+  const etag = byId.response.headers.get("etag") ?? "";
+  const again = await client.GET("/api/v2/puzzles/{id}", { params: { path: { id }, header: { "If-None-Match": etag } } });
+  seen.puzzle = { code: byId.data?.canonical_id, again: again.response.status };
+
+  const solution = await client.GET("/api/v2/puzzles/{id}/solution", { params: { path: { id } } });
+  seen.solution = { length: solution.data?.solution.length };
+
+  const image = await client.GET("/api/v2/puzzles/{id}/image", {
+    params: { path: { id }, query: { variant: "solution" } },
+    parseAs: "arrayBuffer",
+  });
+  const png: ArrayBuffer | undefined = image.data;
+  seen.image = { size: png?.byteLength, type: image.response.headers.get("content-type") };
+
+  const missing = await client.GET("/api/v2/puzzles/{id}", { params: { path: { id: "UNKNOWN000000" } } });
+  const message: string | undefined = missing.error?.error;
+  seen.missing = { status: missing.response.status, message };
+
+  const exports = await client.GET("/api/v2/pool-exports");
+  seen.exports = { keys: exports.data?.objects.map((item) => item.key) };
+
+  const activity = await client.GET("/api/v2/stats/activity");
+  const plays: number | undefined = activity.data?.plays.total;
+  seen.activity = { plays, solutions: activity.data?.downloads.solution };
+
+  const doc = await client.GET("/api/v2/openapi.json");
+  const version: string | undefined = doc.data?.info.version;
+  seen.openapi = { openapi: doc.data?.openapi, version };
+  return seen;
+}
+
+main(process.argv[2] ?? "", process.argv[3] ?? "").then(
+  (seen) => console.log(JSON.stringify(seen)),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,215 @@
+"""The server as the Procfile starts it (``sudokupool serve``), on uvicorn and granian: its bounds against
+abusive connections, shutdown, workers and the access log."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from sudokupool.cli import build_parser
+from sudokupool.config import Settings
+from sudokupool.server import BoundedHttpToolsProtocol, granian_argv, launch, uvicorn_options
+from tests.servers import ROOT, Server, run_server
+
+SERVERS = ["uvicorn", "granian"]
+REQUEST = b"GET /api/v1/puzzles/random HTTP/1.1\r\nHost: t\r\n\r\n"
+
+
+def procfile_argv() -> list[str]:
+    (line,) = [ln for ln in (ROOT / "Procfile").read_text().splitlines() if ln.startswith("web:")]
+    return shlex.split(line.removeprefix("web:"))
+
+
+def test_the_procfile_runs_sudokupool_serve_with_the_platforms_port() -> None:
+    argv = procfile_argv()
+    assert argv[:2] == ["sudokupool", "serve"]
+    args = build_parser().parse_args(argv[1:])
+    environ = {"PORT": "5123", "WEB_CONCURRENCY": "3"}
+    procfile = launch(Settings.from_environ(environ), environ, host=args.host, port=args.port, app=args.app)
+    assert (procfile.host, procfile.port, procfile.workers) == ("0.0.0.0", 5123, 3)
+    # `sudokupool serve` on the same environment starts the same server, with the same bounds.
+    serve = launch(Settings.from_environ(environ), environ, host="0.0.0.0")
+    assert serve == procfile
+    options = uvicorn_options(procfile)
+    assert options["http"] is BoundedHttpToolsProtocol
+    assert options["proxy_headers"] is False and options["server_header"] is False
+    assert options["workers"] == 3 and options["factory"] is True
+
+
+def test_granian_gets_the_same_bounds() -> None:
+    environ = {
+        "SUDOKUPOOL_SERVER": "granian",
+        "SUDOKUPOOL_MAX_HEADER_BYTES": "20000",
+        "SUDOKUPOOL_FIRST_REQUEST_TIMEOUT": "1.5",
+        "SUDOKUPOOL_SHUTDOWN_TIMEOUT": "7",
+        "WEB_CONCURRENCY": "2",
+    }
+    argv = granian_argv(launch(Settings.from_environ(environ), environ))
+    text = " ".join(argv[1:])
+    for flags in ("--http1-buffer-size 20000", "--http1-header-read-timeout 1500", "--workers-kill-timeout 7",
+                  "--workers 2", "--interface asgi --factory", "--no-access-log"):  # fmt: skip
+        assert flags in text
+    assert argv[-1] == "sudokupool.app:create_app"
+
+
+@pytest.fixture(scope="module", params=SERVERS)
+def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    env = {"SUDOKUPOOL_SERVER": request.param, "SUDOKUPOOL_FIRST_REQUEST_TIMEOUT": "1"}
+    with run_server(env, tmp_path_factory.mktemp("server") / "server.log") as running:
+        yield running
+
+
+def connect(server: Server) -> socket.socket:
+    host, port = server.url.removeprefix("http://").split(":")
+    return socket.create_connection((host, int(port)), timeout=10)
+
+
+def test_a_header_block_over_64_kib_is_refused_quickly_while_others_are_served(server: Server) -> None:
+    with connect(server) as sock:
+        started = time.monotonic()
+        sock.sendall(b"GET /api/v1/health HTTP/1.1\r\nHost: t\r\n")
+        line = b"X-Filler: " + b"a" * 4000 + b"\r\n"
+        try:
+            for _ in range(40):  # 160 kB, never finished
+                sock.sendall(line)
+        except OSError:
+            pass  # the server may have closed the connection already
+        # Another client is served meanwhile.
+        assert httpx.get(f"{server.url}/api/v1/health", timeout=2).status_code == 200
+        answer = sock.recv(200)
+        assert answer.split(b"\r\n")[0].split(b" ")[1] in (b"431", b"400")
+        assert time.monotonic() - started < 1.0
+    # A head just within the limit is served.
+    headers = {f"x-filler-{n}": "a" * 4000 for n in range(15)}
+    assert httpx.get(f"{server.url}/api/v1/health", headers=headers).status_code == 200
+
+
+def test_a_silent_connection_is_closed(server: Server) -> None:
+    with connect(server) as sock:
+        started = time.monotonic()
+        assert sock.recv(100) == b""
+        assert time.monotonic() - started < 3.0
+
+
+def test_uvicorn_sends_no_server_header(tmp_path: Path) -> None:
+    with run_server({}, tmp_path / "server.log") as running:
+        response = httpx.get(f"{running.url}/api/v1/health")
+    assert response.status_code == 200
+    assert "server" not in response.headers
+
+
+def pipeline(server: Server, count: int) -> socket.socket:
+    """A client that pipelines up to ``count`` requests and reads nothing."""
+    sock = connect(server)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    try:
+        for _ in range(count):
+            sock.send(REQUEST)
+    except BlockingIOError:
+        pass
+    return sock
+
+
+def test_a_pipelining_client_that_hangs_up_logs_no_error(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    with run_server({}, log) as running:
+        for _ in range(3):
+            sock = pipeline(running, 20000)
+            time.sleep(0.3)
+            sock.close()
+        time.sleep(0.5)
+        assert httpx.get(f"{running.url}/api/v1/health").status_code == 200
+    output = log.read_text()
+    assert "Traceback" not in output
+    assert "ERROR" not in output
+
+
+def test_sigterm_exits_within_the_bound_and_requests_in_flight_complete(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    with run_server({"SUDOKUPOOL_SHUTDOWN_TIMEOUT": "3"}, log) as running:
+        hog = pipeline(running, 20000)
+        # A client with three requests in flight (pipelined, the first answer arriving) as the signal
+        # arrives: all three are answered, completely.
+        polite = connect(running)
+        polite.sendall(REQUEST * 3)
+        received = polite.recv(65536)
+        started = time.monotonic()
+        running.process.send_signal(signal.SIGTERM)
+        while chunk := polite.recv(65536):
+            received += chunk
+        running.process.wait(10)
+        elapsed = time.monotonic() - started
+        polite.close()
+        hog.close()
+    assert received.count(b"HTTP/1.1 ") == received.count(b"HTTP/1.1 200 OK\r\n") == 3
+    assert received.endswith(b"}")
+    # The hog's connection, still busy, is closed at the bound.
+    assert elapsed < 3 + 2.0
+    output = log.read_text()
+    assert "Traceback" not in output and "ERROR" not in output
+    assert "Application shutdown complete" in output
+
+
+def children(pid: int) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if int(stat.rpartition(")")[2].split()[1]) == pid:
+                found.append(cmdline)
+    return found
+
+
+@pytest.mark.parametrize("name", SERVERS)
+def test_web_concurrency_gives_that_many_workers(tmp_path: Path, name: str) -> None:
+    env = {"SUDOKUPOOL_SERVER": name, "WEB_CONCURRENCY": "2"}
+    with run_server(env, tmp_path / "server.log") as running:
+        workers = [cmd for cmd in children(running.process.pid) if "resource_tracker" not in cmd]
+        assert httpx.get(f"{running.url}/api/v1/health").status_code == 200
+    assert len(workers) == 2
+
+
+SECRET = "sk-the-secret-key-value"
+
+
+@pytest.mark.parametrize("name", SERVERS)
+def test_the_access_log_is_off_by_default_and_redacts_keys_when_on(tmp_path: Path, name: str) -> None:
+    logs = {}
+    for setting in ("off", "on"):
+        log = tmp_path / f"{setting}.log"
+        env = {"SUDOKUPOOL_SERVER": name, "SUDOKUPOOL_ACCESS_LOG": setting}
+        with run_server(env, log) as running:
+            assert httpx.get(f"{running.url}/api/v2/health?api_key={SECRET}").status_code == 401
+            time.sleep(0.7)
+        logs[setting] = log.read_text()
+    assert "/api/v2/health" not in logs["off"]
+    assert "/api/v2/health" in logs["on"]
+    assert SECRET not in logs["on"]
+    assert "127.0.0.1:" in logs["on"]
+    assert '"GET /api/v2/health?api_key=REDACTED HTTP/1.1" 401' in logs["on"]
+
+
+@pytest.mark.parametrize("name", SERVERS)
+def test_a_failed_startup_exits_non_zero_without_a_traceback(tmp_path: Path, name: str) -> None:
+    from tests.servers import command, free_port
+
+    env = {**os.environ, "SUDOKUPOOL_SERVER": name, "SUDOKUPOOL_EXPORTS": str(tmp_path / "nowhere")}
+    done = subprocess.run(command(free_port()), env=env, capture_output=True, text=True, timeout=60, check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert "Traceback" not in output
+    assert output.count(f"cannot list exports in {tmp_path}/nowhere") == 1
