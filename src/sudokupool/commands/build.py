@@ -26,7 +26,6 @@ from multiprocessing.pool import AsyncResult
 from pathlib import Path
 from typing import Any
 
-from sudokupool import __version__
 from sudokupool.commands.pack import write_pack
 from sudokupool.commands.progress import Progress
 from sudokupool.export import DIFFICULTIES, export_filename, record_line
@@ -39,7 +38,10 @@ from sudokupool.sudoku.grid import clue_count
 from sudokupool.sudoku.ids import canonical_id, puzzle_id
 from sudokupool.sudoku.symmetry import SYMMETRIES, symmetry_class
 
-SOURCE = f"sudokupool-build/{__version__}"
+# The builder's own version, in every record's `source`: bumped when the grading changes, so records
+# from different graders can be told apart (2.1.0: HoDoKu's order, levels and the full technique set).
+BUILD_VERSION = "2.1.0"
+SOURCE = f"sudokupool-build/{BUILD_VERSION}"
 CHUNK = 4  # puzzles per task sent to a worker: large enough to amortise IPC, small enough to stay ordered
 _UNSOLVED = "unsolved"
 
