@@ -110,7 +110,10 @@ def free_port() -> int:
 def demo_server() -> Iterator[int]:
     """``sudokupool serve`` on the demo pool on a free port, until the block ends."""
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SUDOKUPOOL_") and k not in ("PORT",)}
+    # The set-up's defaults: no setting of this shell's (one worker, so one instance's counters).
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith("SUDOKUPOOL_") and k not in ("PORT", "WEB_CONCURRENCY")
+    }
     with tempfile.TemporaryFile() as log:
         server = subprocess.Popen(
             [sys.executable, "-m", "sudokupool", "serve", "--port", str(port)], env=env, stdout=log, stderr=log
