@@ -23,7 +23,7 @@ def test_the_js_unit_tests_pass() -> None:
             "the JavaScript unit tests need Node.js 20 or later: apt-get install -y nodejs (scripts/test does it)"
         )
     files = sorted(str(path) for path in JS_TESTS.glob("*.test.mjs"))
-    assert len(files) >= 5, files
+    assert len(files) >= 6, files
     result = subprocess.run([node, "--test", *files], capture_output=True, text=True, timeout=120, check=False)
 
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
@@ -31,7 +31,7 @@ def test_the_js_unit_tests_pass() -> None:
 
 
 def test_the_page_is_split_into_modules() -> None:
-    assert {"app.js", "api.js", "keys.js", "labels.js", "store.js", "sudoku.js"} <= set(MODULES)
+    assert {"app.js", "api.js", "game.js", "keys.js", "labels.js", "store.js", "sudoku.js"} <= set(MODULES)
 
 
 @pytest.mark.anyio

@@ -1,23 +1,23 @@
 // The page that plays the pool: the view (the DOM, the keyboard, the buttons) over the pure modules beside it.
-// Plain ES modules, no build step: sudoku.js (grid and hints), api.js (the unversioned API), store.js (saved
-// games and the clock), keys.js (key presses to actions) and labels.js (what the page says).
+// Plain ES modules, no build step: sudoku.js (grid and hints), game.js (the moves and undo), api.js (the
+// unversioned API), store.js (saved games and the clock), keys.js (key presses to actions) and labels.js
+// (what the page says).
 // The grid lives in `state`; every change goes through `commit`, which saves, re-renders and checks for
 // a solved grid. `render` derives every class and label from `state`, so the DOM never holds game state.
 
 // Load the modules with this file's own ?v= so they are cached (and replaced) together with it. A static
 // `import` cannot carry the version, and an unversioned URL would be revalidated on every visit.
 const version = new URL(import.meta.url).search;
-const [sudoku, api, store, keys, labels] = await Promise.all(
-  ["sudoku", "api", "store", "keys", "labels"].map((name) => import(`./${name}.js${version}`)),
+const [sudoku, game, api, store, keys, labels] = await Promise.all(
+  ["sudoku", "game", "api", "store", "keys", "labels"].map((name) => import(`./${name}.js${version}`)),
 );
-const { CELLS, PEERS, cellIndex, cellName, conflicts, candidateMarks, isSolved, parseGrid, rowOf, colOf } = sudoku;
-const { applyStep, nextHint, placeDigit, solutionFromPath, stepCells } = sudoku;
+const { CELLS, PEERS, cellIndex, cellName, conflicts, isSolved, parseGrid } = sudoku;
+const { nextHint, solutionFromPath, stepCells } = sudoku;
 const { fetchPuzzle, fetchSolution, fetchStats, imageUrl } = api;
 const { Timer, formatTime, loadGame, saveGame } = store;
 const { cellLabel, detailRows, requestedId, capitalise } = labels;
 
 const $ = (id) => document.getElementById(id);
-const UNDO_LIMIT = 300;
 // Saved games live in localStorage; where it is disabled (reading it throws), nothing is kept.
 const storage = (() => {
   try {
@@ -183,15 +183,10 @@ function marksNode(mask, struck) {
 
 // ---- playing ---------------------------------------------------------------------------------------
 
-function snapshot() {
-  state.undo.push({ values: [...state.values], marks: [...state.marks] });
-  if (state.undo.length > UNDO_LIMIT) state.undo.shift();
-}
-
 /** Every change ends here: it forgets stale marks of wrong cells, saves, renders and checks for a win. */
 function commit({ valuesChanged }) {
   if (valuesChanged) {
-    state.wrong = new Set([...state.wrong].filter((i) => state.values[i] && state.values[i] !== state.solution?.[i]));
+    state.wrong = new Set(game.wrongCells(state.values, state.solution, [...state.wrong]));
     hideHint();
   }
   if (!state.solved && isSolved(state.values)) finish();
@@ -204,41 +199,26 @@ function input(digit, forcePencil) {
   if (!state.record || state.solved) return;
   if (i < 0) return say("Select a cell first (click it, or move there with the arrow keys).");
   if (state.givens[i]) return say(`${cellName(i)} is a given: it cannot change.`);
-  snapshot();
   if (forcePencil || state.pencil) {
-    if (state.values[i]) return state.undo.pop();
-    state.marks[i] ^= 1 << digit;
-    return commit({ valuesChanged: false });
+    if (game.toggleMark(state, i, digit)) commit({ valuesChanged: false });
+    return;
   }
-  placeDigit(state.values, state.marks, i, digit);
-  state.revealed.delete(i);
+  game.enterDigit(state, i, digit);
   commit({ valuesChanged: true });
 }
 
 function erase() {
   const i = state.selected;
   if (!state.record || state.solved || i < 0 || state.givens[i]) return;
-  if (!state.values[i] && !state.marks[i]) return;
-  snapshot();
-  if (state.values[i]) state.values[i] = 0;
-  else state.marks[i] = 0;
-  state.revealed.delete(i);
-  commit({ valuesChanged: true });
+  if (game.eraseCell(state, i)) commit({ valuesChanged: true });
 }
 
 function undo() {
-  const last = state.undo.pop();
-  if (!last || state.solved) return;
-  state.values = last.values;
-  state.marks = last.marks;
-  commit({ valuesChanged: true });
+  if (game.undo(state)) commit({ valuesChanged: true });
 }
 
 function move(dr, dc) {
-  const i = state.selected < 0 ? 0 : state.selected;
-  const r = Math.min(8, Math.max(0, rowOf(i) + dr));
-  const c = Math.min(8, Math.max(0, colOf(i) + dc));
-  select(r * 9 + c);
+  select(game.moveFrom(state.selected, dr, dc));
 }
 
 function togglePencil() {
@@ -249,8 +229,7 @@ function togglePencil() {
 
 function autoMarks() {
   if (!state.record || state.solved) return;
-  snapshot();
-  state.marks = candidateMarks(state.values);
+  game.fillMarks(state);
   say("Every empty cell now shows its candidates.");
   commit({ valuesChanged: false });
 }
@@ -294,7 +273,7 @@ async function check() {
   if (!state.record) return;
   const solution = await needSolution();
   if (!solution) return;
-  state.wrong = new Set(CELLS.filter((i) => state.values[i] && state.values[i] !== solution[i]));
+  state.wrong = new Set(game.wrongCells(state.values, solution));
   const left = state.values.filter((v) => !v).length;
   if (state.wrong.size) {
     const n = state.wrong.size;
@@ -310,9 +289,7 @@ async function revealCell() {
   if (i < 0 || state.givens[i]) return say("Select an empty or entered cell to reveal.");
   const solution = await needSolution();
   if (!solution) return;
-  snapshot();
-  placeDigit(state.values, state.marks, i, solution[i]);
-  state.revealed.add(i);
+  game.revealCell(state, i, solution);
   say(`${cellName(i)} is ${solution[i]}.`);
   commit({ valuesChanged: true });
 }
@@ -340,11 +317,7 @@ async function revealAll() {
   if (!state.record || state.solved) return;
   const solution = await needSolution();
   if (!solution) return;
-  snapshot();
-  for (const i of CELLS) {
-    if (state.values[i] !== solution[i]) state.revealed.add(i);
-    state.values[i] = solution[i];
-  }
+  game.revealAll(state, solution);
   state.revealedAll = true;
   commit({ valuesChanged: true });
 }
@@ -429,8 +402,7 @@ function hideHint() {
 function applyHint() {
   const hint = state.hint;
   if (hint?.kind !== "step" || state.solved) return;
-  snapshot();
-  applyStep(state.values, state.marks, hint.step);
+  game.followStep(state, hint.step);
   commit({ valuesChanged: true });
 }
 
