@@ -3,9 +3,11 @@
     python bench/memory.py bench/pools/100k        # prints one JSON object
 
 Loads the latest export of the directory exactly as the service does (``sudokupool.loader.load_latest``
-over a local store, then hands the freed heap back as its startup does), then reports seconds, puzzles
-per second, RSS before loading (the imports), RSS after (steady, after a collection), peak RSS (VmHWM),
-and the bytes the pool serves: the sum over puzzles of the public record body plus the solution body.
+over a local store, then hands the freed heap back as its startup does), then reports seconds, CPU
+seconds (this process and its worker processes: steadier than seconds on a busy machine), puzzles per
+second, RSS before loading (the imports), RSS after (steady, after a collection), peak RSS (VmHWM),
+and the bytes the pool serves: the sum over puzzles of the public record body (identity, uncompressed)
+plus the solution body.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import multiprocessing
+import resource
 import sys
 import time
 from pathlib import Path
@@ -27,18 +31,26 @@ def measure(source: Path) -> dict[str, float]:
     """Load ``source`` (a directory or export file) and measure; see the module docstring."""
     gc.collect()
     before = proc_status_self()
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), cpu_seconds()
     pool, report = asyncio.run(load_latest(LocalStore(source)))
     seconds = time.perf_counter() - started
+    # The loader lets its worker processes exit on their own: reap them, so that their CPU is counted.
+    while multiprocessing.active_children():
+        time.sleep(0.05)
+    cpu = cpu_seconds() - cpu_started
     gc.collect()
     release_free_memory()  # as Runtime.install does after the startup load
     after = proc_status_self()
-    served = sum(len(pool.body(i)) + len(pool.solution_body(i)) for i in range(len(pool)))
+    # Identity bytes, read from the gzip trailers where the pool holds records compressed (the baseline's
+    # pools have no body_length; theirs are held raw).
+    length = getattr(pool, "body_length", None) or (lambda i: len(pool.body(i)))
+    served = sum(length(i) + len(pool.solution_body(i)) for i in range(len(pool)))
     count = len(pool)
     return {
         "puzzles": count,
         "skipped": report.skipped_total,
         "load_seconds": round(seconds, 2),
+        "load_cpu_seconds": round(cpu, 2),
         "puzzles_per_second": round(count / seconds),
         "rss_before": before["VmRSS"],
         "rss_steady": after["VmRSS"],
@@ -50,6 +62,12 @@ def measure(source: Path) -> dict[str, float]:
         "served_bytes_per_puzzle": round(served / count),
         "rss_bytes_per_puzzle": round((after["VmRSS"] - before["VmRSS"]) / count),
     }
+
+
+def cpu_seconds() -> float:
+    """User and system CPU of this process and of its children that have ended (the load's workers)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def proc_status_self() -> dict[str, int]:

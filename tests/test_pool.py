@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gzip
 import zlib
 from collections import Counter
 from typing import Any
@@ -19,6 +20,18 @@ def test_body_is_the_public_record_with_synced_at_of_the_load(pool: Pool, record
     assert list(body) == list(PUBLIC_FIELD_NAMES)
     assert "solution" not in body
     assert body == {**{k: record[k] for k in PUBLIC_FIELD_NAMES}, "synced_at": pool.info.loaded_at}
+
+
+def test_record_bodies_are_held_as_gzip_members_of_the_identity_body(pool: Pool, records: list[dict[str, Any]]) -> None:
+    for index, record in enumerate(records):
+        member = pool.gzip_body(index)
+        assert member[:2] == b"\x1f\x8b"
+        body = pool.body(index)
+        # Python's own gzip reads the member back byte for byte: what a client decodes is the body.
+        assert gzip.decompress(member) == body
+        assert orjson.loads(body)["canonical_id"] == record["canonical_id"]
+        assert pool.body_length(index) == len(body)
+        assert len(member) < 0.6 * len(body)
 
 
 def test_solution_body_and_grids(pool: Pool, records: list[dict[str, Any]]) -> None:
@@ -46,7 +59,7 @@ def test_find_rejects_odd_ids(pool: Pool) -> None:
 def test_etags_are_weak_and_follow_the_body(pool: Pool) -> None:
     etag = pool.etag(0)
     body, solution = pool.body(0), pool.solution_body(0)
-    assert etag == f'W/"{zlib.crc32(body):08x}{zlib.adler32(body):08x}"'
+    assert etag == f'W/"{zlib.crc32(body):08x}{len(body):08x}"'
     assert pool.etag(0, solution=True) == f'W/"{zlib.crc32(solution):08x}{zlib.adler32(solution):08x}"'
     assert len({pool.etag(i) for i in range(len(pool))}) == len(pool)
 
@@ -109,6 +122,15 @@ def test_indexing_in_steps_builds_what_one_step_does(records: list[dict[str, Any
     # A part whose lines were all bad is empty: nothing to index, in one step or many.
     assert whole.add_part(prepare([], 7)) == []
     assert list(stepped.adding(prepare([], 7))) == []
+
+
+def test_a_prepared_part_holds_no_record_body_raw(records: list[dict[str, Any]]) -> None:
+    rows = [{name: r[name] for name in (*PUBLIC_FIELD_NAMES, "solution")} for r in records[:5]]
+    part = prepare([dict(r) for r in rows], 7)
+    for row in rows:
+        assert row["puzzle"].encode() not in part.bodies
+        assert row["solution"].encode() in part.solutions
+    assert len(part.etags) == 8 * len(rows)  # the solutions' ETags; a record's is its gzip trailer
 
 
 def _part(records: list[dict[str, Any]]) -> Part:

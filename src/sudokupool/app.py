@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sudokupool.activity import make_activity
@@ -25,6 +28,7 @@ from sudokupool.errors import JsonErrors, error_body, error_headers
 from sudokupool.keys import Keyring
 from sudokupool.loader import LoadError
 from sudokupool.logs import AccessLog, configure_service_logging, install_redaction
+from sudokupool.metrics.requests import UNMATCHED, RequestTally, Route
 from sudokupool.openapi import openapi_body
 from sudokupool.pool import Pool
 from sudokupool.ratelimit import LimiterStore, Limits, RateLimiter, make_store
@@ -35,6 +39,9 @@ from sudokupool.storage import open_store
 from sudokupool.sync import PoolSync
 from sudokupool.web import STATIC_DIR, web_routes
 
+if TYPE_CHECKING:
+    from sudokupool.metrics.endpoint import MetricsServer
+
 EXPOSED_HEADERS = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "ETag"]
 
 
@@ -42,11 +49,22 @@ class SudokuPool:
     """The ASGI app: handles the lifespan itself (so a bad export is one clear log line, not a
     traceback) and hands HTTP to the Starlette stack."""
 
-    def __init__(self, runtime: Runtime, http: ASGIApp, limiter: LimiterStore, access: AccessLog | None = None) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        http: ASGIApp,
+        limiter: LimiterStore,
+        access: AccessLog | None = None,
+        metrics: MetricsServer | None = None,
+    ) -> None:
         self.runtime = runtime
         self.http = http
         self.limiter = limiter
         self.access = access
+        #: The metrics port (SUDOKUPOOL_METRICS_PORT), listening from startup to shutdown.
+        self.metrics = metrics
+        #: Why metrics cannot start (a one-line startup failure), found while building the app.
+        self.metrics_error: str | None = None
         # Set by startup when it loads the pool itself: the startup retries and the live sync loop.
         self.sync: PoolSync | None = None
 
@@ -80,6 +98,7 @@ class SudokuPool:
         An injected pool (``create_app(pool=...)``) is served as is: nothing is loaded or synced.
         """
         runtime = self.runtime
+        await self.start_metrics()
         if runtime.store is None:
             try:
                 runtime.store = open_store(runtime.settings.exports_source, runtime.settings)
@@ -96,6 +115,22 @@ class SudokuPool:
             self.sync.start()
         await runtime.activity.start()
 
+    async def start_metrics(self) -> None:
+        """Listen on the metrics port first: a port that cannot be used stops startup before any loading."""
+        if self.metrics_error is not None:
+            raise LoadError(self.metrics_error)
+        metrics = self.metrics
+        if metrics is None:
+            return
+        try:
+            await metrics.start()
+        except OSError as exc:
+            where = f"{metrics.host}:{metrics.port}"
+            raise LoadError(
+                f"SUDOKUPOOL_METRICS_PORT={metrics.port}: cannot listen on {where}: {exc.strerror}"
+            ) from None
+        metrics.exporter.start()
+
     async def shutdown(self) -> None:
         # First, so the activity counter's final flush runs while everything else is still up.
         await self.runtime.activity.aclose()
@@ -107,6 +142,9 @@ class SudokuPool:
         await self.limiter.aclose()
         if self.access is not None:
             self.access.flush()
+        if self.metrics is not None:
+            await self.metrics.exporter.stop()
+            await self.metrics.stop()
 
 
 def _startup_failure(exc: Exception) -> str:
@@ -137,6 +175,8 @@ class Front:
         cors: CORS | None = None,
         addresses: ClientAddresses | None = None,
         access: AccessLog | None = None,
+        tally: RequestTally | None = None,
+        site_routes: list[BaseRoute] | None = None,
     ) -> None:
         self.v2 = v2
         self.v1 = v1
@@ -145,6 +185,10 @@ class Front:
         self.cors = cors
         self.addresses = addresses if addresses is not None else ClientAddresses()
         self.access = access
+        # With metrics on: the API routers count their own requests; the web page and preflights are
+        # counted here, by the site's route templates (Starlette's) and the API router's.
+        self.tally = tally
+        self.site_routes = site_routes or []
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -155,7 +199,10 @@ class Front:
             # CORS first: preflights are answered before anything counts them against a rate limit.
             kind = cors.inspect(scope)
             if kind == PREFLIGHT:
-                await cors.preflight(scope, send)
+                if self.tally is None:
+                    await cors.preflight(scope, send)
+                else:
+                    await self.tally.measure(self.route_of(scope), scope, partial(cors.preflight, scope), send)
                 return
             if kind == CROSS_ORIGIN:
                 send = cors.wrap(send)
@@ -171,8 +218,27 @@ class Front:
                 await self.v1(scope, receive, send)
             else:
                 await self.unversioned(scope, receive, send)
-        else:
+        elif self.tally is None:
             await self.site(scope, receive, send)
+        else:
+            await self.tally.measure(self.route_of(scope), scope, partial(self.site, scope, receive), send)
+
+    def route_of(self, scope: Scope) -> Route:
+        """The metrics labels of a request: its surface and route template (never the raw path)."""
+        path: str = scope["path"]
+        if path.startswith("/api/"):
+            app = (
+                self.v2 if path.startswith("/api/v2/") else self.v1 if path.startswith("/api/v1/") else self.unversioned
+            )
+            if isinstance(app, ApiRouter):
+                return app.route_of(path)
+            return ("unversioned", UNMATCHED)
+        for route in self.site_routes:
+            match, _ = route.matches({**scope, "method": "GET"})
+            if match is not Match.NONE:
+                # Starlette's template: "/p/{canonical_id}", and "/static/{path}" for the mounted files.
+                return ("site", getattr(route, "path_format", UNMATCHED))
+        return ("site", UNMATCHED)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -219,28 +285,65 @@ def _build(settings: Settings, pool: Pool | None) -> SudokuPool:
     runtime.activity = make_activity(settings, outages=outages)
     endpoints = Endpoints(runtime, openapi_body())
     limiter_store = make_store(settings, outages=outages)
-    v2 = ApiRouter(
-        "/api/v2",
-        api_routes(endpoints),
-        # Asked before the route is matched: 404, 405 and 500 count and carry the limit headers too.
-        limiter=RateLimiter(
-            store=limiter_store,
-            keyring=Keyring.from_settings(settings),
-            limits=Limits.from_settings(settings),
-            exempt_paths={"/api/v2/openapi.json"},
-        ),
+    tally = RequestTally() if settings.metrics_port is not None else None
+    limiter = RateLimiter(
+        store=limiter_store,
+        keyring=Keyring.from_settings(settings),
+        limits=Limits.from_settings(settings),
+        exempt_paths={"/api/v2/openapi.json"},
     )
-    site = Starlette(routes=web_routes(STATIC_DIR), exception_handlers={HTTPException: _http_error})
+    limiter.counting = tally is not None
+    # The limiter is asked before the handler: 404, 405 and 500 count and carry the limit headers too.
+    v2 = ApiRouter("/api/v2", api_routes(endpoints), limiter=limiter, tally=tally)
+    routes = web_routes(STATIC_DIR)
+    site = Starlette(routes=routes, exception_handlers={HTTPException: _http_error})
     # Answer the path that was asked, not a redirect to a neighbouring one.
     site.router.redirect_slashes = False
     http = Front(
         v2=v2,
-        v1=ApiRouter("/api/v1", api_routes(endpoints)),
-        unversioned=ApiRouter("/api", puzzle_routes(endpoints)),
+        v1=ApiRouter("/api/v1", api_routes(endpoints), tally=tally),
+        unversioned=ApiRouter("/api", puzzle_routes(endpoints), tally=tally),
         # Starlette's static files answer some errors in plain text (a bad Range): JSON like every other.
         site=JsonErrors(site),
         cors=CORS(expose=EXPOSED_HEADERS, allow_headers=["X-API-Key", "If-None-Match"]),
         addresses=ClientAddresses(trusted_hops=settings.trusted_proxy_hops),
         access=access,
+        tally=tally,
+        site_routes=routes,
     )
-    return SudokuPool(runtime, http, limiter_store, access)
+    app = SudokuPool(runtime, http, limiter_store, access)
+    if tally is not None:
+        metrics_server(app, limiter, tally, outages)
+    return app
+
+
+def metrics_server(app: SudokuPool, limiter: RateLimiter, tally: RequestTally, outages: Outages) -> None:
+    """Give ``app`` its metrics port (prometheus-client is imported only when metrics are on)."""
+    from sudokupool.metrics.endpoint import MetricsServer
+    from sudokupool.metrics.exporter import Exporter, Sources
+    from sudokupool.metrics.workers import MULTIPROC_DIR
+
+    settings = app.runtime.settings
+    assert settings.metrics_port is not None
+    directory = os.environ.get(MULTIPROC_DIR) or None
+    raw = os.environ.get("WEB_CONCURRENCY") or "1"
+    # The launcher refused a bad value already; a server started some other way counts as one worker.
+    workers = int(raw) if raw.isdigit() else 1
+    if workers > 1 and directory is None:
+        app.metrics_error = (
+            f"SUDOKUPOOL_METRICS_PORT with WEB_CONCURRENCY={workers}: start the server with `sudokupool serve`, "
+            f"which prepares {MULTIPROC_DIR} so that one scrape covers every worker"
+        )
+        return
+    store = limiter.store
+    sources = Sources(
+        runtime=app.runtime,
+        tally=tally,
+        limiter=limiter,
+        storage_down=lambda: app.runtime.storage_outage.down,
+        redis_down=lambda: outages.down,
+        redis_fallbacks=lambda: int(getattr(store, "fallbacks", 0)),
+    )
+    exporter = Exporter(sources, multiprocess_dir=directory)
+    host = settings.metrics_host or settings.host
+    app.metrics = MetricsServer(exporter, host, settings.metrics_port, shared=directory is not None)

@@ -112,6 +112,11 @@ def _text(text: str) -> str:
     return text.strip()
 
 
+def _optional_port(text: str) -> int | None:
+    text = text.strip()
+    return parse_port(text) if text else None
+
+
 class BadLineLimit(NamedTuple):
     """How many bad lines an export may hold and still be served: a count (``10``) or a share of its
     non-blank lines (``0.1%``). Parse with :meth:`parse`."""
@@ -272,6 +277,18 @@ SETTINGS: tuple[Setting, ...] = (
         _switch,
     ),
     Setting(
+        "metrics_port",
+        "",
+        "Port of the Prometheus metrics (`/metrics`, docs/operations.md), never the API's port. Empty: off.",
+        _optional_port,
+    ),
+    Setting(
+        "metrics_host",
+        "",
+        "Address the metrics port binds. Empty: the address the API binds (`--host`, else `SUDOKUPOOL_HOST`).",
+        _text,
+    ),
+    Setting(
         "max_header_bytes",
         "65536",
         "Largest request head (request line and headers) accepted; a larger one is answered 431.",
@@ -398,6 +415,8 @@ class Settings:
     port: int = 8000
     server: str = "uvicorn"
     access_log: bool = False
+    metrics_port: int | None = None
+    metrics_host: str = ""
     max_header_bytes: int = 65536
     first_request_timeout: float = 10.0
     shutdown_timeout: float = 20.0

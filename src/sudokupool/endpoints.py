@@ -1,5 +1,9 @@
 """The handlers. Puzzle paths serve bytes the pool prepared at load; nothing is JSON-encoded per request.
 
+A record goes out as the gzip member the pool holds when the client's ``Accept-Encoding`` allows it,
+and is inflated for the others; both carry ``Vary: Accept-Encoding`` and the record's one weak ETag.
+Short bodies (solutions, stats) and error bodies are always identity.
+
 A handler takes the ASGI scope and the path's id (or None) and returns a :class:`Reply`; the router in
 ``routes.py`` sends it. Client errors are raised as :class:`~sudokupool.errors.ApiError`. Handlers work
 on the raw scope rather than Starlette's ``Request``/``Response`` objects: these are the hot paths, and
@@ -17,6 +21,7 @@ from urllib.parse import unquote_plus
 import orjson
 from starlette.types import Scope
 
+from sudokupool.compression import accepts_gzip, compress
 from sudokupool.errors import ApiError, BadRequest, NotFound
 from sudokupool.export import DIFFICULTIES
 from sudokupool.listing import ListingUnavailable
@@ -29,6 +34,9 @@ Header = tuple[bytes, bytes]
 JSON: Final[Header] = (b"content-type", b"application/json")
 PNG: Final[Header] = (b"content-type", b"image/png")
 NO_STORE: Final[Header] = (b"cache-control", b"no-store")
+GZIP: Final[Header] = (b"content-encoding", b"gzip")
+#: On every response whose encoding was negotiated, identity ones too, so shared caches key by it.
+VARY: Final[Header] = (b"vary", b"Accept-Encoding")
 DIFFICULTY_BY_FILTER: Final = {name.lower(): name for name in DIFFICULTIES}
 DIFFICULTY_ERROR: Final = "difficulty must be one of easy, medium, hard, expert"
 VARIANT_ERROR: Final = "variant must be one of puzzle, solution"
@@ -56,11 +64,22 @@ def etag_matches(if_none_match: str, etag: str) -> bool:
 
 
 def header(scope: Scope, name: bytes) -> str | None:
-    """The first request header called ``name`` (lower case), decoded as latin-1."""
+    """Every request header line called ``name`` (lower case) as one list (joined with ", "), as latin-1.
+
+    A list-valued field (``If-None-Match``, ``Accept-Encoding``) may come as several lines; RFC 9110
+    (5.3) makes them one value joined by commas. None when there is no such line.
+    """
+    found: str | None = None
     for key, value in scope["headers"]:
         if key == name:
-            return bytes(value).decode("latin-1")
-    return None
+            text = bytes(value).decode("latin-1")
+            found = text if found is None else f"{found}, {text}"
+    return found
+
+
+def gzip_accepted(scope: Scope) -> bool:
+    """Whether the client takes a gzip-coded body (see :func:`~sudokupool.compression.accepts_gzip`)."""
+    return accepts_gzip(header(scope, b"accept-encoding"))
 
 
 def query(scope: Scope, name: str) -> str | None:
@@ -92,6 +111,8 @@ class Endpoints:
     def __init__(self, runtime: Runtime, openapi_body: bytes) -> None:
         self.runtime = runtime
         self.openapi_body = openapi_body
+        # One body of 16 KB (3 KB compressed): kept in both encodings, not inflated per request.
+        self.openapi_gzip = compress(openapi_body)
         self.cache_control: Header = (b"cache-control", f"public, max-age={runtime.settings.cache_max_age}".encode())
 
     def cacheable(self, scope: Scope, body: bytes, etag: str, content_type: Header = JSON) -> Reply:
@@ -101,6 +122,20 @@ class Endpoints:
         if if_none_match is not None and etag_matches(if_none_match, etag):
             return Reply(304, headers, b"")
         return Reply(200, [content_type, *headers], body)
+
+    def record(self, scope: Scope, pool: Pool, index: int) -> Reply:
+        """Puzzle ``index``'s record, cacheable: gzip as held or inflated, one weak ETag for both.
+
+        A 304 carries the ETag and Vary a 200 would, and costs no inflate.
+        """
+        etag = pool.etag(index)
+        headers = [(b"etag", etag.encode()), self.cache_control, VARY]
+        if_none_match = header(scope, b"if-none-match")
+        if if_none_match is not None and etag_matches(if_none_match, etag):
+            return Reply(304, headers, b"")
+        if gzip_accepted(scope):
+            return Reply(200, [JSON, GZIP, *headers], pool.gzip_body(index))
+        return Reply(200, [JSON, *headers], pool.body(index))
 
     def find(self, param: str | None) -> tuple[Pool, int]:
         pool = self.runtime.current()
@@ -159,12 +194,14 @@ class Endpoints:
         if index is None:
             raise NotFound(f"no {difficulty} puzzle in the pool" if difficulty else "the pool has no puzzle")
         self.runtime.activity.record("random")
-        return json(pool.body(index))
+        if gzip_accepted(scope):
+            return Reply(200, [JSON, GZIP, VARY, NO_STORE], pool.gzip_body(index))
+        return Reply(200, [JSON, VARY, NO_STORE], pool.body(index))
 
     def puzzle(self, scope: Scope, param: str | None) -> Reply:
         pool, index = self.find(param)
         self.runtime.activity.record("by_id")
-        return self.cacheable(scope, pool.body(index), pool.etag(index))
+        return self.record(scope, pool, index)
 
     def solution(self, scope: Scope, param: str | None) -> Reply:
         pool, index = self.find(param)
@@ -200,4 +237,6 @@ class Endpoints:
         return json(body)
 
     def openapi(self, scope: Scope, param: str | None) -> Reply:
-        return Reply(200, [JSON], self.openapi_body)
+        if gzip_accepted(scope):
+            return Reply(200, [JSON, GZIP, VARY], self.openapi_gzip)
+        return Reply(200, [JSON, VARY], self.openapi_body)

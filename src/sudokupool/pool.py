@@ -5,10 +5,18 @@ the app swaps a single reference, so readers never see half a pool.
 
 Memory: the pool keeps no Python object per puzzle except one dict entry in the id index. Records are
 prepared in :class:`Part` s of a few hundred (one per chunk of the export, possibly in another process):
-every public record body is serialized once and the bodies of a part are joined into one exact-size
-``bytes`` object, found by offset; solution bodies have a fixed width. ``orjson.dumps`` returns
+every public record body is serialized once, gzip-compressed (``compression.py``) and not kept raw, and
+the compressed bodies of a part are joined into one exact-size ``bytes`` object, found by offset;
+solution bodies (too short to gain from compression) have a fixed width. ``orjson.dumps`` returns
 over-allocated ``bytes`` objects, so keeping them one by one would cost several times the data, and
 joining all parts at the end would double the peak.
+
+What a part holds per record, and so what a file of prepared parts would have to hold:
+
+- the record's body as one gzip member: its trailer gives the identity body's length and CRC-32, and
+  with them the record's weak ETag (``W/"<crc32><length>"``, in hex), one for both encodings;
+- its solution body, raw, at a fixed width of ``_SOLUTION_WIDTH`` bytes, and that body's ETag (8 bytes);
+- its ``canonical_id`` and difficulty level.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from zlib import adler32, crc32
 
 import orjson
 
+from sudokupool.compression import compress, identity_length, inflate, trailer_tag
 from sudokupool.export import DIFFICULTIES, DIFFICULTY_LEVEL, PUBLIC_FIELD_NAMES
 from sudokupool.sudoku.ids import normalise_id
 
@@ -49,7 +58,7 @@ class PoolInfo:
 
 @dataclass(frozen=True, eq=False, repr=False, slots=True)
 class Part:
-    """Prepared records of one chunk: bodies joined, solutions and ETags at fixed widths.
+    """Prepared records of one chunk: gzip members joined, solutions and their ETags at fixed widths.
 
     Picklable, so worker processes can prepare parts while the event loop keeps serving. The ids are one
     string (split by :meth:`id_list`): a part then holds no container the cyclic garbage collector
@@ -88,7 +97,7 @@ class Part:
             kept_bodies.append(bodies[ends[position] : ends[position + 1]])
             kept_ends.append(kept_ends[-1] + ends[position + 1] - ends[position])
             kept_solutions.append(solutions[position * _SOLUTION_WIDTH : (position + 1) * _SOLUTION_WIDTH])
-            kept_etags.append(etags[2 * position * _ETAG_BYTES : 2 * (position + 1) * _ETAG_BYTES])
+            kept_etags.append(etags[position * _ETAG_BYTES : (position + 1) * _ETAG_BYTES])  # the solution's
         return Part(
             ids=" ".join(kept_ids),
             levels=bytes(levels),
@@ -109,7 +118,7 @@ def _etag(body: bytes) -> bytes:
 
 
 def prepare(records: Iterable[dict[str, Any]], loaded_at: int) -> Part:
-    """Serialize validated records into a :class:`Part`, consuming them.
+    """Serialize and compress validated records into a :class:`Part`, consuming them.
 
     Each record must be as :func:`sudokupool.export.parse_record` returns it (the public fields in
     order, then ``solution``); ``solution`` is taken out of it and its ``synced_at`` is replaced with
@@ -117,8 +126,11 @@ def prepare(records: Iterable[dict[str, Any]], loaded_at: int) -> Part:
     given a generator, the loader parses each line into memory the last one freed, still in cache (17.4
     us a line, against 20 with a chunk's records held).
 
-    ETags are CRC-32 and Adler-32 of the body (8 bytes): a weak validator only has to change when the
-    body does, and these take half the time of the shortest BLAKE2b.
+    A record's ETag is its gzip trailer (the body's CRC-32 and length), which costs nothing more; a
+    solution's is CRC-32 and Adler-32 of its body (8 bytes). A weak validator only has to change when
+    the body does: these take half the time of the shortest BLAKE2b, and computing CRC-32 and Adler-32
+    of a full record took a third as long as compressing it. A changed record body of the same length
+    keeps its ETag with a chance of one in 2**32 (the CRC-32 alone).
     """
     ids: list[str] = []
     levels = bytearray()
@@ -135,10 +147,9 @@ def prepare(records: Iterable[dict[str, Any]], loaded_at: int) -> Part:
             record.pop("solution").encode(),
         )
         record["synced_at"] = loaded_at
-        body = orjson.dumps(record)
+        body = compress(orjson.dumps(record))
         bodies.append(body)
         solutions.append(solution)
-        etags.append(_etag(body))
         etags.append(_etag(solution))
         end += len(body)
         ends.append(end)
@@ -184,11 +195,21 @@ class Pool:
                 index = self._ids[hash(normal) & _SHARD_MASK].get(normal)
         return index
 
-    def body(self, index: int) -> bytes:
-        """The public record (JSON) of puzzle ``index``."""
+    def gzip_body(self, index: int) -> bytes:
+        """The public record (JSON) of puzzle ``index`` as it is held: one gzip member."""
         part = self._parts[self._part_of[index]]
         local = self._local[index]
         return part.bodies[part.ends[local] : part.ends[local + 1]]
+
+    def body(self, index: int) -> bytes:
+        """The public record (JSON) of puzzle ``index``, inflated."""
+        return inflate(self.gzip_body(index))
+
+    def body_length(self, index: int) -> int:
+        """The length of :meth:`body` without inflating it."""
+        part = self._parts[self._part_of[index]]
+        end = part.ends[self._local[index] + 1]
+        return identity_length(part.bodies[end - 4 : end])
 
     def solution_body(self, index: int) -> bytes:
         """The SolutionResponse (JSON) of puzzle ``index``."""
@@ -196,15 +217,21 @@ class Pool:
         return self._parts[self._part_of[index]].solutions[start : start + _SOLUTION_WIDTH]
 
     def etag(self, index: int, *, solution: bool = False) -> str:
-        """The weak ETag of the public record (or of the solution body)."""
-        start = (2 * self._local[index] + solution) * _ETAG_BYTES
-        return f'W/"{self._parts[self._part_of[index]].etags[start : start + _ETAG_BYTES].hex()}"'
+        """The weak ETag of the public record, the same in every encoding (or of the solution body)."""
+        part = self._parts[self._part_of[index]]
+        local = self._local[index]
+        if solution:
+            start = local * _ETAG_BYTES
+            return f'W/"{part.etags[start : start + _ETAG_BYTES].hex()}"'
+        end = part.ends[local + 1]
+        return f'W/"{trailer_tag(part.bodies[end - 8 : end])}"'
 
     def puzzle(self, index: int) -> str:
-        """The puzzle grid (81 characters) of puzzle ``index``."""
-        part = self._parts[self._part_of[index]]
-        start = part.ends[self._local[index]] + _PUZZLE_AT
-        return part.bodies[start : start + 81].decode()
+        """The puzzle grid (81 characters) of puzzle ``index``.
+
+        Read from the inflated body: only the image path asks, and a render costs milliseconds.
+        """
+        return self.body(index)[_PUZZLE_AT : _PUZZLE_AT + 81].decode()
 
     def solution(self, index: int) -> str:
         """The solution grid (81 digits) of puzzle ``index``."""

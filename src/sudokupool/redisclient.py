@@ -71,6 +71,11 @@ class Outages:
     def is_down(self, server: str) -> bool:
         return server in self._down
 
+    @property
+    def down(self) -> bool:
+        """Whether any server is failing now (for the metrics)."""
+        return bool(self._down)
+
     def failed(self, server: str, what: str, exc: BaseException) -> None:
         down = self._down.get(server)
         if down is None:

@@ -18,7 +18,17 @@ import asyncio
 import concurrent.futures
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from functools import partial
+
+
+@dataclass
+class CacheTally:
+    """Lookups that found their bytes, lookups that did not, and renders started; may outlive a cache."""
+
+    hits: int = 0
+    misses: int = 0
+    renders: int = 0
 
 
 class RenderCache:
@@ -27,10 +37,17 @@ class RenderCache:
     ``budget_bytes`` counts the payload bytes of the stored values (the per-entry bookkeeping, a few
     hundred bytes, is not counted). A value larger than the whole budget is returned but not stored;
     a budget of 0 disables storing. ``executor`` runs the renders; ``None`` means the event loop's
-    default thread pool. Not thread-safe: use one instance from one event loop.
+    default thread pool. ``tally`` counts hits, misses and renders (pass one to keep counting across
+    caches). Not thread-safe: use one instance from one event loop.
     """
 
-    def __init__(self, budget_bytes: int, *, executor: concurrent.futures.Executor | None = None) -> None:
+    def __init__(
+        self,
+        budget_bytes: int,
+        *,
+        executor: concurrent.futures.Executor | None = None,
+        tally: CacheTally | None = None,
+    ) -> None:
         if budget_bytes < 0:
             raise ValueError(f"budget_bytes must be >= 0, got {budget_bytes}")
         self._budget = budget_bytes
@@ -38,9 +55,7 @@ class RenderCache:
         self._entries: OrderedDict[Hashable, bytes] = OrderedDict()
         self._bytes = 0
         self._inflight: dict[Hashable, asyncio.Future[bytes]] = {}
-        self._hits = 0
-        self._misses = 0
-        self._renders = 0
+        self.tally = tally if tally is not None else CacheTally()
 
     async def get(self, key: Hashable, render: Callable[[], bytes]) -> bytes:
         """Return the bytes for ``key``, calling ``render`` in the executor if they are not cached.
@@ -52,14 +67,14 @@ class RenderCache:
         data = self._entries.get(key)
         if data is not None:
             self._entries.move_to_end(key)
-            self._hits += 1
+            self.tally.hits += 1
             return data
-        self._misses += 1
+        self.tally.misses += 1
         future = self._inflight.get(key)
         if future is None:
             loop = asyncio.get_running_loop()
             future = loop.run_in_executor(self._executor, render)
-            self._renders += 1
+            self.tally.renders += 1
             self._inflight[key] = future
             future.add_done_callback(partial(self._settle, key))
         # shield: one waiter's cancellation (a client that went away) must not cancel the shared render.
@@ -94,14 +109,14 @@ class RenderCache:
 
     def stats(self) -> dict[str, int]:
         """Counters: ``entries``, ``bytes`` (stored payload), ``budget_bytes``, ``hits``, ``misses``,
-        ``renders`` (renders started; misses that joined one in flight count as misses only) and
-        ``inflight`` (renders running now)."""
+        ``renders`` (renders started; misses that joined one in flight count as misses only; these three
+        from the tally) and ``inflight`` (renders running now)."""
         return {
             "entries": len(self._entries),
             "bytes": self._bytes,
             "budget_bytes": self._budget,
-            "hits": self._hits,
-            "misses": self._misses,
-            "renders": self._renders,
+            "hits": self.tally.hits,
+            "misses": self.tally.misses,
+            "renders": self.tally.renders,
             "inflight": len(self._inflight),
         }

@@ -16,7 +16,7 @@ from sudokupool.listing import ExportsListing
 from sudokupool.memory import release_free_memory
 from sudokupool.outage import OutageLog
 from sudokupool.pool import Pool
-from sudokupool.rendercache import RenderCache
+from sudokupool.rendercache import CacheTally, RenderCache
 from sudokupool.storage.base import ExportListing, ExportStore
 
 
@@ -30,6 +30,12 @@ class SyncStatus:
     last_error_at: int | None = None
     #: The served pool came from ``fallback_exports`` because the primary source was unreachable at startup.
     fallback: bool = False
+    #: Counts since the process started (for the metrics): looks for a newer export (the startup load is
+    #: one), the looks that ended well or failed, and the exports refused for what they contain.
+    attempts: int = 0
+    successes: int = 0
+    failures: int = 0
+    refusals: int = 0
 
 
 class Runtime:
@@ -41,7 +47,9 @@ class Runtime:
         self.store = store
         self.activity = Activity()
         # Rendered PNGs of the current pool; emptied on every swap, so a new export never serves a stale image.
-        self.images = RenderCache(settings.image_cache_bytes)
+        # Its hits, misses and renders add up across swaps in one tally.
+        self.image_tally = CacheTally()
+        self.images = RenderCache(settings.image_cache_bytes, tally=self.image_tally)
         self.sync = SyncStatus()
         #: One line when storage becomes unreachable and one when it is back, whoever notices (listing, sync).
         self.storage_outage = OutageLog("storage", logging.getLogger("sudokupool.storage"))
@@ -53,7 +61,7 @@ class Runtime:
         """Make ``pool`` the one every following request sees."""
         self.pool = pool
         self.listing.clear()
-        self.images = RenderCache(self.settings.image_cache_bytes)
+        self.images = RenderCache(self.settings.image_cache_bytes, tally=self.image_tally)
 
     async def install(self, pool: Pool) -> None:
         """:meth:`swap` in ``pool``, then hand the heap that parsing and the old pool freed back to the

@@ -31,6 +31,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResp
 
 from sudokupool.config import Settings, _int, listen_port, parse_value
 from sudokupool.logs import log_config
+from sudokupool.metrics.workers import MetricsPortError, check_port, cleanup, prepare
 
 APP = "sudokupool.app:create_app"
 SERVERS = ("uvicorn", "granian")
@@ -49,6 +50,8 @@ class Launch:
     first_request_timeout: float
     shutdown_timeout: float
     app: str = APP
+    metrics_port: int | None = None
+    metrics_host: str = ""
 
 
 def launch(settings: Settings, environ: Mapping[str, str], *, host: str | None = None, port: int | None = None,
@@ -69,6 +72,8 @@ def launch(settings: Settings, environ: Mapping[str, str], *, host: str | None =
         first_request_timeout=settings.first_request_timeout,
         shutdown_timeout=settings.shutdown_timeout,
         app=app,
+        metrics_port=settings.metrics_port,
+        metrics_host=settings.metrics_host,
     )
 
 
@@ -112,14 +117,32 @@ def granian_argv(launch: Launch) -> list[str]:
 
 
 def serve(launch: Launch) -> int:
-    """Run the server in this process (uvicorn) or replace this process with it (granian); the exit code."""
+    """Run the server in this process (uvicorn) or replace this process with it (granian); the exit code.
+
+    The workers read their settings from the environment: the address the API binds travels as
+    ``SUDOKUPOOL_HOST`` (the metrics port binds it too unless ``SUDOKUPOOL_METRICS_HOST`` says otherwise),
+    and with metrics on and several workers, ``PROMETHEUS_MULTIPROC_DIR`` (see :mod:`sudokupool.metrics.workers`).
+    """
+    os.environ["SUDOKUPOOL_HOST"] = launch.host
+    made = None
+    if launch.metrics_port is not None:
+        try:
+            check_port(launch.metrics_host or launch.host, launch.metrics_port, launch.port)
+        except MetricsPortError as exc:
+            print(f"sudokupool: {exc}", file=sys.stderr)
+            return 2
+        # granian replaces this process: a directory made here outlives it (a few KiB in the temp dir).
+        made = prepare(os.environ, launch.workers)
     if launch.server == "granian":
         argv = granian_argv(launch)
         sys.stdout.flush()
         os.execvp(argv[0], argv)
     import uvicorn
 
-    uvicorn.run(**uvicorn_options(launch))
+    try:
+        uvicorn.run(**uvicorn_options(launch))
+    finally:
+        cleanup(made)
     return 0
 
 

@@ -182,6 +182,7 @@ class PoolSync:
         (one line naming the export or the storage and the reason) when there is no export, the newest
         one cannot be used, or storage stays unreachable, with no usable fallback.
         """
+        self.runtime.sync.attempts += 1
         started = self._clock()
         deadline = started + self.retry_seconds
         delays = self.backoff.delays(self._rng)
@@ -288,6 +289,7 @@ class PoolSync:
         async with self._lock:
             status = self.runtime.sync
             status.last_attempt_at = int(time.time())
+            status.attempts += 1
             try:
                 listing = await self.store.list_exports(CANDIDATES)
             except StorageError as exc:
@@ -313,6 +315,7 @@ class PoolSync:
                 except LoadError as exc:
                     message = f"refused {exc}"
                     self._refused[identity] = message
+                    status.refusals += 1
                     logger.warning("%s; still serving %s", message, self._serving())
                     refusal = refusal or message
                     continue
@@ -359,8 +362,10 @@ class PoolSync:
 
     def _succeeded(self) -> None:
         self.runtime.sync.last_success_at = int(time.time())
+        self.runtime.sync.successes += 1
 
     def _failed(self, reason: str) -> None:
         status = self.runtime.sync
+        status.failures += 1
         status.last_error = reason
         status.last_error_at = int(time.time())

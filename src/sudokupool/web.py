@@ -54,8 +54,9 @@ class IndexPage:
 
     async def respond(self, request: Request) -> Response:
         headers = {**PAGE_HEADERS, "etag": self.etag, "cache-control": REVALIDATE}
-        if_none_match = request.headers.get("if-none-match")
-        if if_none_match is not None and etag_matches(if_none_match, self.etag):
+        # Every If-None-Match line counts: they make one list (RFC 9110, 5.3).
+        if_none_match = ", ".join(request.headers.getlist("if-none-match"))
+        if if_none_match and etag_matches(if_none_match, self.etag):
             return Response(status_code=304, headers=headers)
         return Response(self.body, media_type="text/html; charset=utf-8", headers=headers)
 

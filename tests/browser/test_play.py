@@ -120,7 +120,11 @@ def first_with(records: list[Record], test: Any) -> Record:
 
 def test_page_loads_a_puzzle_with_its_details(page: Page, records: list[Record]) -> None:
     record = records[0]
-    open_puzzle(page, record["canonical_id"])
+    # The browser takes the record gzip-coded, as the server holds it; the page reads it as usual.
+    with page.expect_response(re.compile(r"/api/puzzles/[0-9A-Z]+$")) as answer:
+        open_puzzle(page, record["canonical_id"])
+    assert answer.value.headers["content-encoding"] == "gzip"
+    assert answer.value.json()["canonical_id"] == record["canonical_id"]
 
     assert shown_digits(page) == record["puzzle"]
     assert len(cells_with(page, "given")) == record["clue_count"]
@@ -307,6 +311,7 @@ def test_share_link_opens_the_same_puzzle(contexts: Contexts, records: list[Reco
         page.goto("/")
     with page.expect_response(re.compile(r"/api/puzzles/random\?difficulty=easy$")) as answer:
         page.get_by_role("button", name="Easy", exact=True).click()
+    assert answer.value.headers["content-encoding"] == "gzip"
     code = answer.value.json()["canonical_id"]
     expect(page.locator("#share-code")).to_have_text(code)
     expect(page.locator("#status-difficulty")).to_have_text("Easy")

@@ -42,6 +42,13 @@ _TOO_MANY = tuple(
     orjson.dumps({"error": "rate limit exceeded", "retry_after_seconds": n}) for n in range(WINDOW_SECONDS + 1)
 )
 _UNKNOWN_KEY = error_body("unknown API key")
+
+#: The tier :meth:`RateLimiter.classify` gives a key that is not an issued one (counted as anonymous).
+UNKNOWN_KEY = "unknown key"
+_ANONYMOUS = Tier.ANONYMOUS.value
+_TIER_OF = {UNKNOWN_KEY: _ANONYMOUS}
+#: What the limiter decided: let through, 429, 401 (a key that is not an issued one), 503 (Redis down, closed mode).
+OUTCOMES = ("admitted", "limited", "unknown_key", "unavailable")
 _UNAVAILABLE = error_body("rate limiter unavailable")
 
 
@@ -117,58 +124,75 @@ class RateLimiter:
         self.limits = limits
         self.exempt_paths = frozenset(exempt_paths)
         self._limit_headers = {n: (_LIMIT, str(n).encode()) for n in (limits.anonymous, limits.keyed, limits.pro)}
-        # Issued keys this process has seen, with what identify answers for them: hashing a key cost
+        # Issued keys this process has seen, with what classify answers for them: hashing a key cost
         # 0.3 µs of each keyed request. Unknown keys are never kept, so this holds at most one entry per
         # issued key; the lookup compares a presented key with a kept one only when their (randomised)
         # hashes are equal, which tells a guesser nothing about how much of a key was right.
-        self._issued: dict[bytes, tuple[str, int, bool]] = {}
+        self._issued: dict[bytes, tuple[str, int, str]] = {}
         # The process-local store counts synchronously: no coroutine per request.
         self._hit_now: Callable[[str, int], Decision] | None = getattr(store, "hit_now", None)
         self.synchronous = self._hit_now is not None
+        #: Requests decided so far, by outcome and then tier, while ``counting`` (metrics on):
+        #: ``decisions["limited"]["pro"]``. Off, the request path does not even count.
+        self.counting = False
+        self.decisions: dict[str, dict[str, int]] = {outcome: {t.value: 0 for t in Tier} for outcome in OUTCOMES}
 
     def identify(self, scope: Scope) -> tuple[str, int, bool]:
         """``(identity, limit, known)``: whom the request counts against, at which limit, and whether the
         key it presented (if any) is an issued one."""
+        identity, limit, tier = self.classify(scope)
+        return identity, limit, tier is not UNKNOWN_KEY
+
+    def classify(self, scope: Scope) -> tuple[str, int, str]:
+        """``(identity, limit, tier)``; the tier of a key that is not an issued one is :data:`UNKNOWN_KEY`."""
         key = presented_key(scope)
         if key is None:
-            return "ip:" + client_id(scope), self.limits.anonymous, True
+            return "ip:" + client_id(scope), self.limits.anonymous, _ANONYMOUS
         issued = self._issued.get(key)
         if issued is not None:
             return issued
         key_digest = hashlib.sha256(key).hexdigest()
         tier = self.keyring.lookup_digest(key_digest)
         if tier is None:
-            return "ip:" + client_id(scope), self.limits.anonymous, False
-        issued = ("key:" + key_digest, self.limits.of(tier), True)
+            return "ip:" + client_id(scope), self.limits.anonymous, UNKNOWN_KEY
+        issued = ("key:" + key_digest, self.limits.of(tier), tier.value)
         # Only keys that resolved are kept, so at most one entry per issued key (see _issued).
         self._issued[key] = issued
         return issued
 
     def admit_now(self, scope: Scope) -> list[Header] | Refusal:
         """:meth:`admit` for a ``synchronous`` store, without a coroutine."""
-        identity, limit, known = self.identify(scope)
+        identity, limit, tier = self.classify(scope)
         assert self._hit_now is not None
-        return self._outcome(self._hit_now(identity, limit), known)
+        return self._outcome(self._hit_now(identity, limit), tier)
 
     async def admit(self, scope: Scope) -> list[Header] | Refusal:
         """Count the request; the limit headers for its response, or the response that refuses it."""
-        identity, limit, known = self.identify(scope)
+        identity, limit, tier = self.classify(scope)
         try:
             decision = await self.store.hit(identity, limit)
         except LimiterUnavailable:
+            if self.counting:
+                self.decisions["unavailable"][_TIER_OF.get(tier, tier)] += 1
             reset = _SECONDS[seconds_to_reset(wall_clock())]
             headers = [self._limit_header(limit), (_REMAINING, b"0"), (_RESET, reset)]
             return Refusal(503, _UNAVAILABLE, error_headers(_UNAVAILABLE) + headers)
-        return self._outcome(decision, known)
+        return self._outcome(decision, tier)
 
-    def _outcome(self, decision: Decision, known: bool) -> list[Header] | Refusal:
+    def _outcome(self, decision: Decision, tier: str) -> list[Header] | Refusal:
         allowed, limit, remaining, reset, retry = decision
         headers = [self._limit_header(limit), (_REMAINING, str(remaining).encode()), _RESET_HEADERS[reset]]
         if not allowed:
+            if self.counting:
+                self.decisions["limited"][_TIER_OF.get(tier, tier)] += 1
             body = _TOO_MANY[retry]
             return Refusal(429, body, [*error_headers(body), (b"retry-after", _SECONDS[retry]), *headers])
-        if not known:
+        if tier is UNKNOWN_KEY:
+            if self.counting:
+                self.decisions["unknown_key"][_ANONYMOUS] += 1
             return Refusal(401, _UNKNOWN_KEY, error_headers(_UNKNOWN_KEY) + headers)
+        if self.counting:
+            self.decisions["admitted"][tier] += 1
         return headers
 
     def _limit_header(self, limit: int) -> Header:

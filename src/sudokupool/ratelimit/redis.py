@@ -105,6 +105,8 @@ class RedisStore:
         self._refused: set[str] = set()
         #: Round trips to Redis so far (a batch to each node counts one), for tests and benchmarks.
         self.calls = 0
+        #: Requests counted in process memory because Redis failed (failure mode open), for the metrics.
+        self.fallbacks = 0
 
     @classmethod
     def from_url(
@@ -269,6 +271,7 @@ class RedisStore:
     def _unavailable(self, identity: str, limit: int) -> Decision:
         if self._closed_on_failure:
             raise LimiterUnavailable("rate limiter unavailable")
+        self.fallbacks += 1
         return self._fallback.hit_now(identity, limit)
 
     async def aclose(self) -> None:

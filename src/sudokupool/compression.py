@@ -1,0 +1,104 @@
+"""Content coding: prepared bodies held gzip-compressed, and which clients may have them that way.
+
+A compressed body is one complete gzip member (RFC 1952), made by ISA-L (``isal``) at
+:data:`LEVEL`. It is sent as is to a client that accepts gzip and inflated per request for one that
+does not. Its 8-byte trailer holds the CRC-32 and the length (mod 2**32) of the identity body, so the
+member alone gives both the identity ``Content-Length`` and a validator: nothing else is stored per
+record.
+
+Level, measured on the demo pool's full records (14.0 KB median) in one process: ISA-L level 0 gives
+0.219 of the identity bytes at 18-20 us a record, levels 1 and 2 0.185 at 28 us, level 3 0.181 at
+75 us; zlib's level 1 is 0.189 at 200 us, level 6 0.164 at 385 us. Inflating one takes 17-19 us.
+Bodies shorter than :data:`MIN_SIZE` stay raw: a solution (127 B) deflates to 119 B and the stats body
+(118 B) to 110 B, not worth a request's inflate; a lean record (solve path null, 811 B) to 512 B.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Final
+
+from isal import isal_zlib
+
+#: ISA-L's compression level (0-3): see the module docstring for the measurements behind it.
+LEVEL: Final = 2
+#: Bodies shorter than this are kept and sent raw.
+MIN_SIZE: Final = 256
+#: ``wbits`` for a gzip header and trailer around the deflate stream.
+_GZIP_WBITS: Final = 31
+
+
+def compress(body: bytes) -> bytes:
+    """``body`` as one gzip member (no file name, modification time 0: the same body gives the same bytes)."""
+    return isal_zlib.compress(body, LEVEL, _GZIP_WBITS)
+
+
+def identity_length(member: bytes) -> int:
+    """The length of the body ``member`` holds, read from its trailer (bodies are far below 4 GiB)."""
+    return int.from_bytes(member[-4:], "little")
+
+
+def inflate(member: bytes) -> bytes:
+    """The body ``member`` holds; its CRC-32 and length are checked against the trailer."""
+    return isal_zlib.decompress(member, _GZIP_WBITS, identity_length(member))
+
+
+def trailer_tag(member: bytes) -> str:
+    """The member's trailer as 16 hex digits: the identity body's CRC-32, then its length."""
+    return f"{int.from_bytes(member[-8:-4], 'little'):08x}{identity_length(member):08x}"
+
+
+_TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+# RFC 9110, 12.4.2: a qvalue has at most three decimals and is at most 1.
+_QVALUE: Final = re.compile(r"0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?")
+
+
+def _element(element: str) -> tuple[str, float] | None:
+    """A coding (lower case) and its q, or None for an element that does not parse."""
+    coding, *parameters = element.split(";")
+    coding = coding.strip().lower()
+    if not _TOKEN.fullmatch(coding):
+        return None
+    q = 1.0
+    for parameter in parameters:
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "q":
+            value = value.strip()
+            if not _QVALUE.fullmatch(value):
+                return None
+            q = float(value)
+    return coding, q
+
+
+@lru_cache(maxsize=64)
+def accepts_gzip(accept_encoding: str | None) -> bool:
+    """Whether a response may be gzip-coded for this ``Accept-Encoding`` value (RFC 9110, 12.5.3).
+
+    ``accept_encoding`` is every header line of the request joined with ", ", or None without one.
+    gzip is acceptable when named (as ``gzip`` or its alias ``x-gzip``, names in any case) or matched
+    by ``*``, with q > 0; it is chosen unless identity is preferred (given a higher q, by name or by
+    ``*``). No header or an empty one means identity: a client that sends none, such as curl without
+    ``--compressed``, reads plain JSON. When neither is acceptable (``gzip;q=0, identity;q=0``) the
+    response is identity, as 12.5.3 says a server should do. An element that does not parse (a bad
+    q) is ignored. The cache is small and bounded: a few values (those of browsers and the common
+    libraries) make nearly all requests.
+    """
+    if not accept_encoding:
+        return False
+    weights: dict[str, float] = {}
+    for element in accept_encoding.split(","):
+        if not element.strip():
+            continue
+        parsed = _element(element)
+        if parsed is not None:
+            coding, q = parsed
+            weights[coding] = max(q, weights.get(coding, 0.0))
+    # "gzip" named explicitly wins over its alias "x-gzip", and either over "*".
+    star = weights.get("*")
+    gzip_q = weights.get("gzip", weights.get("x-gzip", star))
+    if not gzip_q:
+        return False
+    # Identity, named or matched by "*", may be preferred; not named at all, it is the fallback.
+    identity_q = weights.get("identity", star)
+    return identity_q is None or gzip_q >= identity_q

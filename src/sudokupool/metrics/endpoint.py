@@ -1,0 +1,106 @@
+"""The metrics port: ``GET /metrics`` on ``SUDOKUPOOL_METRICS_PORT``, never on the API's port.
+
+Each worker listens on it from its own event loop, started by the app's lifespan. With several workers
+they all bind the one port with ``SO_REUSEPORT`` (the kernel hands each connection to one of them), and
+any worker's answer merges every worker's figures (:mod:`sudokupool.metrics.exporter`). This works the
+same under uvicorn and granian, whose workers are spawned by the server itself.
+
+A few lines of HTTP/1.1 rather than a second web server: one path, read with a bounded head and a
+timeout, answered, and the connection closed. prometheus-client's own ``start_http_server`` runs a
+thread per worker and cannot share the port between workers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gzip
+import logging
+
+from sudokupool.metrics.exporter import Exporter
+
+logger = logging.getLogger("sudokupool")
+
+#: The longest request head the port reads, and how long a client has to send it.
+MAX_HEAD = 16 * 1024
+HEAD_SECONDS = 10.0
+
+
+class MetricsServer:
+    """Serves ``exporter``'s metrics on ``host:port``; ``shared``: with other workers (``SO_REUSEPORT``)."""
+
+    def __init__(self, exporter: Exporter, host: str, port: int, *, shared: bool = False) -> None:
+        self.exporter = exporter
+        self.host = host
+        self.port = port
+        self.shared = shared
+        self.server: asyncio.Server | None = None
+
+    async def start(self) -> None:
+        """Listen; raise OSError when the port cannot be bound."""
+        self.server = await asyncio.start_server(
+            self.handle, self.host, self.port, reuse_port=self.shared or None, limit=MAX_HEAD
+        )
+
+    async def stop(self) -> None:
+        if self.server is not None:
+            self.server.close()
+            await self.server.wait_closed()
+            self.server = None
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            async with asyncio.timeout(HEAD_SECONDS):
+                head = await reader.readuntil(b"\r\n\r\n")
+            status, headers, body = await self.answer(head)
+            if head.startswith(b"HEAD "):
+                writer.write(response(status, headers, b"", length=len(body)))
+            else:
+                writer.write(response(status, headers, body))
+            await writer.drain()
+        except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+            pass
+        except Exception:
+            logger.exception("metrics: scrape failed")
+            with contextlib.suppress(ConnectionError):
+                writer.write(response(500, [], b"error\n"))
+        finally:
+            writer.close()
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()
+
+    async def answer(self, head: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+        lines = head.decode("latin-1").split("\r\n")
+        parts = lines[0].split(" ")
+        if len(parts) != 3:
+            return 400, [], b"bad request\n"
+        method, target, _ = parts
+        if target.partition("?")[0] != "/metrics":
+            return 404, [], b"not found: the metrics are at /metrics\n"
+        if method not in ("GET", "HEAD"):
+            return 405, [("allow", "GET, HEAD")], b"method not allowed\n"
+        fields = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            fields[name.strip().lower()] = value.strip()
+        self.exporter.flush()
+        # Merging the workers' files reads the disk: off the event loop, which keeps serving the API.
+        body, content_type = await asyncio.to_thread(self.exporter.exposition, fields.get("accept", ""))
+        headers = [("content-type", content_type)]
+        if "gzip" in fields.get("accept-encoding", ""):
+            body = gzip.compress(body, 1)
+            headers.append(("content-encoding", "gzip"))
+        return 200, headers, body
+
+
+REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 500: "Internal Server Error"}
+
+
+def response(status: int, headers: list[tuple[str, str]], body: bytes, *, length: int | None = None) -> bytes:
+    """A complete response; ``length``: the Content-Length of a HEAD answer (whose body is not sent)."""
+    lines = [f"HTTP/1.1 {status} {REASONS[status]}"]
+    if status != 200:
+        headers = [("content-type", "text/plain; charset=utf-8"), *headers]
+    lines += [f"{name}: {value}" for name, value in headers]
+    lines += [f"content-length: {len(body) if length is None else length}", "connection: close", "", ""]
+    return "\r\n".join(lines).encode("latin-1") + body

@@ -1,0 +1,275 @@
+"""The metrics a scrape shows (docs/operations.md lists them), kept in prometheus-client's objects.
+
+The request path only counts into plain numbers (:class:`~sudokupool.metrics.requests.RequestTally`, the
+limiter's decisions, the image cache's tally, the sync status); :meth:`Exporter.flush` adds what they
+counted since the last flush to the client's counters and sets the gauges from the app's state. A scrape
+flushes first, so its figures are exact for the process that answers it.
+
+With several workers (``PROMETHEUS_MULTIPROC_DIR`` set by :mod:`sudokupool.server`), the client keeps its
+values in that directory, one file per worker, and a scrape, answered by any worker, merges them all:
+counters and histograms are summed; each gauge says how it is merged (``multiprocess_mode``). Every
+worker also flushes once a second, so the others' figures in a scrape are at most a second old.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import glob
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
+from prometheus_client.exposition import choose_encoder
+from prometheus_client.gc_collector import GCCollector
+from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
+from prometheus_client.platform_collector import PlatformCollector
+from prometheus_client.process_collector import ProcessCollector
+
+from sudokupool.export import DIFFICULTIES
+from sudokupool.metrics.requests import BUCKETS, RequestTally
+from sudokupool.ratelimit.limiter import RateLimiter
+from sudokupool.runtime import Runtime
+from sudokupool.sync import export_order
+
+#: Seconds between the flushes of each worker when several share the metrics.
+FLUSH_SECONDS = 1.0
+
+REQUEST_LABELS = ("surface", "route", "method", "status")
+
+
+@dataclass
+class Sources:
+    """Where the figures come from: the app's state, and the counters its parts keep."""
+
+    runtime: Runtime
+    tally: RequestTally
+    limiter: RateLimiter
+    storage_down: Callable[[], bool]
+    redis_down: Callable[[], bool]
+    redis_fallbacks: Callable[[], int]
+
+
+class Exporter:
+    """The metrics of one process (``multiprocess_dir``: one worker of several)."""
+
+    def __init__(self, sources: Sources, *, multiprocess_dir: str | None = None) -> None:
+        self.sources = sources
+        self.multiprocess_dir = multiprocess_dir
+        # A counter's `_created` series doubles the output and tells an operator nothing here.
+        disable_created_metrics()  # type: ignore[no-untyped-call]
+        # The objects below write to files in multiprocess mode (chosen by prometheus-client at its import,
+        # from PROMETHEUS_MULTIPROC_DIR); in one process they are read through this registry.
+        own = None if multiprocess_dir else CollectorRegistry()
+        self._seen: dict[str, float] = {}
+
+        def counter(name: str, doc: str, labels: tuple[str, ...] = ()) -> Counter:
+            return Counter(name, doc, labels, registry=own)
+
+        def gauge(name: str, doc: str, mode: str, labels: tuple[str, ...] = ()) -> Gauge:
+            return Gauge(name, doc, labels, registry=own, multiprocess_mode=mode)  # type: ignore[arg-type]
+
+        self.requests = counter("sudokupool_http_requests", "Requests answered, by route template.", REQUEST_LABELS)
+        self.duration = Histogram(
+            "sudokupool_http_request_duration_seconds",
+            "Time in the app from routing a request to its last byte handed to the server.",
+            REQUEST_LABELS,
+            buckets=BUCKETS,
+            registry=own,
+        )
+        self.puzzles = gauge("sudokupool_pool_puzzles", "Puzzles in the served pool.", "livemax", ("difficulty",))
+        self.export_time = gauge(
+            "sudokupool_export_timestamp_seconds", "When the served export was made (its name).", "livemin"
+        )
+        self.export_age = gauge("sudokupool_export_age_seconds", "Age of the served export.", "livemax")
+        self.loaded_time = gauge("sudokupool_pool_loaded_timestamp_seconds", "When the pool was loaded.", "livemin")
+        self.sync = {
+            "attempts": counter("sudokupool_sync_attempts", "Looks for a newer export (the startup load is one)."),
+            "successes": counter("sudokupool_sync_successes", "Looks that reached storage and refused nothing."),
+            "failures": counter("sudokupool_sync_failures", "Looks that failed: storage unreachable or refused."),
+            "refusals": counter("sudokupool_sync_refusals", "Exports refused for what they contain."),
+        }
+        self.sync_success = gauge(
+            "sudokupool_sync_last_success_timestamp_seconds",
+            "When a look for a newer export last succeeded.",
+            "livemin",
+        )
+        self.decisions = counter(
+            "sudokupool_limiter_decisions", "Rate-limiter decisions on /api/v2, by tier.", ("tier", "outcome")
+        )
+        for outcome, by_tier in sources.limiter.decisions.items():
+            for tier in by_tier:
+                self.decisions.labels(tier, outcome)
+        self.fallbacks = counter(
+            "sudokupool_limiter_redis_fallbacks", "Requests limited in process memory because Redis failed."
+        )
+        self.images = {
+            "hits": counter("sudokupool_image_cache_hits", "Image requests answered from the PNG cache."),
+            "misses": counter("sudokupool_image_cache_misses", "Image requests that had to wait for a render."),
+            "renders": counter("sudokupool_image_renders", "PNG renders started."),
+        }
+        self.image_bytes = gauge("sudokupool_image_cache_bytes", "Bytes of PNGs in the cache.", "livesum")
+        self.storage_down = gauge("sudokupool_storage_down", "1 while export storage is unreachable.", "livemax")
+        self.redis_down = gauge("sudokupool_redis_down", "1 while Redis is unreachable.", "livemax")
+        if own is not None:
+            ProcessCollector(registry=own)
+            PlatformCollector(registry=own)
+            GCCollector(registry=own)
+            self.registry = own
+            self.process: ProcessFigures | None = None
+        else:
+            self.registry = CollectorRegistry()
+            MultiProcessCollector(self.registry, path=multiprocess_dir)  # type: ignore[no-untyped-call]
+            PlatformCollector(registry=self.registry)
+            self.process = ProcessFigures()
+        self._task: asyncio.Task[None] | None = None
+
+    def _delta(self, name: str, total: float) -> float:
+        """How much the counter ``name`` (a running total kept elsewhere) grew since the last flush."""
+        last = self._seen.get(name, 0.0)
+        self._seen[name] = total
+        # A total that went down was started again (a new object): all of it is new.
+        return total - last if total >= last else total
+
+    def flush(self) -> None:
+        """Add what was counted since the last flush, and set the gauges from the app's state now."""
+        sources = self.sources
+        for (route, method, status), counts in sources.tally.drain().items():
+            labels = (route[0], route[1], method, f"{status // 100}xx")
+            add_observations(self.duration.labels(*labels), counts)
+            self.requests.labels(*labels).inc(sum(counts[1:]))
+        runtime = sources.runtime
+        now = time.time()
+        pool = runtime.pool
+        if pool is not None:
+            for difficulty in DIFFICULTIES:
+                self.puzzles.labels(difficulty.lower()).set(pool.count(difficulty))
+            order = export_order(pool.info.export_key)
+            # An export whose name carries no time (a single local file): NaN, which no alert compares true.
+            made = order[0].timestamp() if order is not None else math.nan
+            self.export_time.set(made)
+            self.export_age.set(now - made)
+            self.loaded_time.set(pool.info.loaded_at)
+        sync = runtime.sync
+        for name, counter in self.sync.items():
+            counter.inc(self._delta(f"sync.{name}", getattr(sync, name)))
+        if sync.last_success_at is not None:
+            self.sync_success.set(sync.last_success_at)
+        for outcome, by_tier in sources.limiter.decisions.items():
+            for tier, total in by_tier.items():
+                grown = self._delta(f"limiter.{outcome}.{tier}", total)
+                if grown:
+                    self.decisions.labels(tier, outcome).inc(grown)
+        self.fallbacks.inc(self._delta("fallbacks", sources.redis_fallbacks()))
+        tally = runtime.image_tally
+        for name, counter in self.images.items():
+            counter.inc(self._delta(f"images.{name}", getattr(tally, name)))
+        self.image_bytes.set(runtime.images.stats()["bytes"])
+        self.storage_down.set(1 if sources.storage_down() else 0)
+        self.redis_down.set(1 if sources.redis_down() else 0)
+        if self.process is not None:
+            self.process.flush()
+
+    def exposition(self, accept: str = "") -> tuple[bytes, str]:
+        """The scrape's body in the format ``accept`` asks for (Prometheus text by default), and its type.
+
+        Reads files in multiprocess mode: call it off the event loop (after :meth:`flush`, on it).
+        """
+        if self.multiprocess_dir:
+            forget_dead_workers(self.multiprocess_dir)
+        encoder, content_type = choose_encoder(accept)
+        return encoder(self.registry), content_type
+
+    def start(self) -> None:
+        """With several workers: flush every :data:`FLUSH_SECONDS`, so any worker's scrape sees this one's."""
+        if self.multiprocess_dir and self._task is None:
+            self._task = asyncio.create_task(self._flush_every(FLUSH_SECONDS), name="sudokupool-metrics")
+
+    async def _flush_every(self, seconds: float) -> None:
+        while True:
+            await asyncio.sleep(seconds)
+            self.flush()
+
+    async def stop(self) -> None:
+        """Stop flushing, after a last flush; a worker that stops drops its gauges from the merge."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self.multiprocess_dir:
+            self.flush()
+            mark_process_dead(os.getpid(), self.multiprocess_dir)  # type: ignore[no-untyped-call]
+
+
+def add_observations(child: Any, counts: list[float]) -> None:
+    """Add a tally's ``[sum, count per bucket...]`` to a histogram's child in one step.
+
+    prometheus-client has no bulk observe; this adds to the same two values its ``observe`` adds to (the
+    sum, and the bucket's own, non-cumulative count). tests/test_metrics.py checks the scraped histogram.
+    """
+    child._sum.inc(counts[0])
+    for bucket, count in zip(child._buckets, counts[1:], strict=True):
+        if count:
+            bucket.inc(count)
+
+
+class ProcessFigures:
+    """This worker's process metrics (the client's defaults), written where the merge can sum them.
+
+    prometheus-client's process collector reads the process it runs in, so in multiprocess mode a scrape
+    would show only the worker that answers it. Every worker copies its own figures into values the merge
+    combines: CPU seconds summed (including workers that exited, so the total never goes back), memory
+    and file descriptors summed over live workers, the start time of the oldest.
+    """
+
+    MODES: ClassVar[dict[str, str]] = {
+        "process_virtual_memory_bytes": "livesum",
+        "process_resident_memory_bytes": "livesum",
+        "process_open_fds": "livesum",
+        "process_max_fds": "livemax",
+        "process_start_time_seconds": "livemin",
+    }
+
+    def __init__(self) -> None:
+        self.collector = ProcessCollector(registry=None)
+        self.gauges: dict[str, Gauge] = {}
+        self.cpu = Counter("process_cpu_seconds", "Total user and system CPU time spent in seconds.", registry=None)
+        self.cpu_seen = 0.0
+        for family in self.collector.collect():
+            for sample in family.samples:
+                mode = self.MODES.get(sample.name)
+                if mode is not None:
+                    self.gauges[sample.name] = Gauge(
+                        sample.name,
+                        family.documentation,
+                        registry=None,
+                        multiprocess_mode=mode,  # type: ignore[arg-type]
+                    )
+
+    def flush(self) -> None:
+        for family in self.collector.collect():
+            for sample in family.samples:
+                gauge = self.gauges.get(sample.name)
+                if gauge is not None:
+                    gauge.set(sample.value)
+                elif sample.name == "process_cpu_seconds_total":
+                    self.cpu.inc(max(sample.value - self.cpu_seen, 0.0))
+                    self.cpu_seen = sample.value
+
+
+def forget_dead_workers(directory: str) -> None:
+    """Drop the live gauges of workers that are gone without stopping (killed): their files would
+    otherwise count in every merge until the directory is cleaned."""
+    for path in glob.glob(os.path.join(directory, "gauge_live*_*.db")):
+        pid = int(os.path.basename(path).rpartition("_")[2].removesuffix(".db"))
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            mark_process_dead(pid, directory)  # type: ignore[no-untyped-call]
+        except PermissionError:
+            pass
