@@ -31,7 +31,7 @@ def test_the_js_unit_tests_pass() -> None:
 
 
 def test_the_page_is_split_into_modules() -> None:
-    assert {"app.js", "api.js", "game.js", "keys.js", "labels.js", "store.js", "sudoku.js"} <= set(MODULES)
+    assert {"app.js", "api.js", "board.js", "game.js", "keys.js", "labels.js", "store.js", "sudoku.js"} <= set(MODULES)
 
 
 @pytest.mark.anyio

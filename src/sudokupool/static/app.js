@@ -1,21 +1,21 @@
-// The page that plays the pool: the view (the DOM, the keyboard, the buttons) over the pure modules beside it.
-// Plain ES modules, no build step: sudoku.js (grid and hints), game.js (the moves and undo), api.js (the
-// unversioned API), store.js (saved games and the clock), keys.js (key presses to actions) and labels.js
-// (what the page says).
+// The page that plays the pool: it keeps the game's state and wires the buttons, keys and panels to it.
+// Plain ES modules, no build step: board.js draws the grid and the pad; sudoku.js (grid and hints),
+// game.js (the moves and undo), api.js (the unversioned API), store.js (saved games and the clock),
+// keys.js (key presses to actions) and labels.js (what the page says) leave the DOM alone.
 // The grid lives in `state`; every change goes through `commit`, which saves, re-renders and checks for
-// a solved grid. `render` derives every class and label from `state`, so the DOM never holds game state.
+// a solved grid. The board derives every class and label from `state`, so the DOM never holds game state.
 
 // Load the modules with this file's own ?v= so they are cached (and replaced) together with it. A static
 // `import` cannot carry the version, and an unversioned URL would be revalidated on every visit.
 const version = new URL(import.meta.url).search;
-const [sudoku, game, api, store, keys, labels] = await Promise.all(
-  ["sudoku", "game", "api", "store", "keys", "labels"].map((name) => import(`./${name}.js${version}`)),
+const [sudoku, game, boardModule, api, store, keys, labels] = await Promise.all(
+  ["sudoku", "game", "board", "api", "store", "keys", "labels"].map((name) => import(`./${name}.js${version}`)),
 );
-const { CELLS, PEERS, cellIndex, cellName, conflicts, isSolved, parseGrid } = sudoku;
-const { nextHint, solutionFromPath, stepCells } = sudoku;
+const { cellName, isSolved, nextHint, parseGrid, solutionFromPath } = sudoku;
+const { Board } = boardModule;
 const { fetchPuzzle, fetchSolution, fetchStats, imageUrl } = api;
 const { Timer, formatTime, loadGame, saveGame } = store;
-const { cellLabel, detailRows, requestedId, capitalise } = labels;
+const { detailRows, requestedId, capitalise } = labels;
 
 const $ = (id) => document.getElementById(id);
 // Saved games live in localStorage; where it is disabled (reading it throws), nothing is kept.
@@ -46,139 +46,16 @@ const state = {
   lastRequest: null,
 };
 
-// ---- the grid's elements ---------------------------------------------------------------------------
-
-const cellEls = [];
-
-function buildGrid() {
-  const grid = $("grid");
-  for (let r = 0; r < 9; r++) {
-    const row = document.createElement("div");
-    row.className = "row";
-    row.setAttribute("role", "row");
-    for (let c = 0; c < 9; c++) {
-      const i = r * 9 + c;
-      const el = document.createElement("div");
-      el.className = "cell";
-      el.setAttribute("role", "gridcell");
-      el.tabIndex = i === 0 ? 0 : -1;
-      el.dataset.cell = cellName(i);
-      el.dataset.index = String(i);
-      row.append(el);
-      cellEls.push(el);
-    }
-    grid.append(row);
-  }
-  grid.addEventListener("click", (event) => {
-    const el = event.target.closest(".cell");
-    if (el) select(Number(el.dataset.index));
-  });
-  const digits = document.querySelector(".pad .digits");
-  for (let d = 1; d <= 9; d++) {
-    const button = document.createElement("button");
-    button.type = "button";
-    button.dataset.digit = String(d);
-    button.textContent = String(d);
-    button.setAttribute("aria-label", `Digit ${d}`);
-    button.addEventListener("click", () => input(d, false));
-    digits.append(button);
-  }
-}
+// ---- the board -------------------------------------------------------------------------------------
 
 function select(i, focus = true) {
   state.selected = i;
-  for (const el of cellEls) el.tabIndex = -1;
-  cellEls[i].tabIndex = 0;
-  if (focus) cellEls[i].focus();
+  board.tabTo(i, focus);
   render();
 }
 
-// ---- rendering -------------------------------------------------------------------------------------
-
 function render() {
-  if (!state.record) return;
-  const { values, marks, selected } = state;
-  const clash = conflicts(values);
-  const peers = new Set(selected >= 0 ? PEERS[selected] : []);
-  const selectedValue = selected >= 0 ? values[selected] : 0;
-  const step = state.hint?.kind === "step" ? stepCells(state.hint.step) : null;
-  const elimBits = new Map();
-  if (step) {
-    for (const { cell, digit } of state.hint.step.eliminations ?? []) {
-      const i = cellIndex(cell);
-      elimBits.set(i, (elimBits.get(i) ?? 0) | (1 << digit));
-    }
-  }
-  for (const i of CELLS) {
-    const el = cellEls[i];
-    const v = values[i];
-    const isGiven = state.givens[i] > 0;
-    const classes = ["cell"];
-    const notes = [];
-    if (isGiven) classes.push("given");
-    else if (state.revealed.has(i)) classes.push("revealed");
-    else if (v) classes.push("entered");
-    if (i === selected) classes.push("selected");
-    else if (peers.has(i)) classes.push("peer");
-    if (selectedValue && v === selectedValue && i !== selected) classes.push("same");
-    const flag = (cls, note) => {
-      classes.push(cls);
-      if (note) notes.push(note);
-    };
-    if (clash.has(i)) flag("conflict", "conflict");
-    if (state.wrong.has(i)) flag("wrong", "wrong");
-    if (step?.houses.has(i)) flag("hint-house", "in a house the hint names");
-    if (step?.cells.has(i)) flag("hint-cell", "named by the hint");
-    if (step?.placements.has(i)) flag("hint-place", "the hint fills this cell");
-    if (step?.eliminations.has(i)) flag("hint-elim", "the hint removes a candidate here");
-    el.className = classes.join(" ");
-    const shownMarks = v ? 0 : marks[i];
-    const struck = v ? 0 : (elimBits.get(i) ?? 0);
-    const key = `${v}|${shownMarks}|${struck}`;
-    if (el.dataset.key !== key) {
-      el.dataset.key = key;
-      el.replaceChildren(v ? valueNode(v) : marksNode(shownMarks, struck));
-    }
-    el.setAttribute("aria-label", cellLabel(i, v, isGiven, shownMarks, notes));
-    el.setAttribute("aria-selected", String(i === selected));
-    el.setAttribute("aria-readonly", String(isGiven));
-    if (clash.has(i) || state.wrong.has(i)) el.setAttribute("aria-invalid", "true");
-    else el.removeAttribute("aria-invalid");
-  }
-  $("grid").classList.toggle("solved", state.solved);
-  $("grid").classList.toggle("pencil-mode", state.pencil);
-  $("pencil").setAttribute("aria-pressed", String(state.pencil));
-  $("undo").disabled = state.undo.length === 0 || state.solved;
-  for (const id of ["pencil", "erase", "hint", "check", "reveal-cell", "reveal-all", "automarks"]) {
-    $(id).disabled = state.solved;
-  }
-  for (const button of document.querySelectorAll(".pad .digits button")) {
-    const d = Number(button.dataset.digit);
-    const placed = values.filter((v) => v === d).length;
-    button.classList.toggle("complete", placed >= 9);
-    button.disabled = state.solved;
-  }
-}
-
-function valueNode(v) {
-  const span = document.createElement("span");
-  span.className = "value";
-  span.textContent = String(v);
-  return span;
-}
-
-function marksNode(mask, struck) {
-  const box = document.createElement("span");
-  box.className = "marks";
-  box.setAttribute("aria-hidden", "true");
-  for (let d = 1; d <= 9; d++) {
-    const span = document.createElement("span");
-    const bit = 1 << d;
-    if (struck & bit) span.className = "x";
-    span.textContent = (mask | struck) & bit ? String(d) : "";
-    box.append(span);
-  }
-  return box;
+  if (state.record) board.render(state);
 }
 
 // ---- playing ---------------------------------------------------------------------------------------
@@ -479,8 +356,7 @@ function begin(record, saved) {
   say("");
   $("success").hidden = true;
   document.body.classList.remove("empty");
-  for (const el of cellEls) el.tabIndex = -1;
-  cellEls[state.givens.findIndex((v) => !v) >= 0 ? state.givens.findIndex((v) => !v) : 0].tabIndex = 0;
+  board.tabTo(state.givens.findIndex((v) => !v) >= 0 ? state.givens.findIndex((v) => !v) : 0);
   if (isSolved(state.values)) finish();
   else startTimer();
   tick();
@@ -617,7 +493,7 @@ function wire() {
   setInterval(() => state.record && !state.solved && save(), 5000);
 }
 
-buildGrid();
+const board = new Board({ onSelect: (i) => select(i), onDigit: (d) => input(d, false) });
 wire();
 const first = requestedId(location.pathname, location.search);
 load(first ? { id: first } : {});
