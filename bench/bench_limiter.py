@@ -21,11 +21,11 @@ import tracemalloc
 
 from starlette.types import Message, Scope
 
-from sudokupool.endpoints import Reply
+from sudokupool.api.endpoints import Reply
+from sudokupool.api.routes import ApiRouter
 from sudokupool.keys import Keyring, digest
 from sudokupool.ratelimit import Limits, MemoryStore, RateLimiter
 from sudokupool.ratelimit.store import LimiterStore
-from sudokupool.routes import ApiRouter
 
 MINUTE = 1_800_000_000 - 1_800_000_000 % 60
 

@@ -25,8 +25,8 @@ import time
 from collections.abc import Sequence
 from functools import partial
 
-from sudokupool.render import PNG_COMPRESS_LEVEL, VARIANTS, Variant, render_png
-from sudokupool.rendercache import RenderCache
+from sudokupool.images.cache import RenderCache
+from sudokupool.images.render import PNG_COMPRESS_LEVEL, VARIANTS, Variant, render_png
 
 BASE_SOLUTION = "534678912672195348198342567859761423426853791713924856961537284287419635345286179"
 

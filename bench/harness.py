@@ -56,7 +56,7 @@ import datasette_peer  # noqa: E402
 from load import Run, Target, sample_ids, summarize, wrk  # noqa: E402
 from servers import Server, free_port, get, proc_status, procfile, uvicorn  # noqa: E402
 from sudokupool.keys import digest  # noqa: E402
-from sudokupool.loader import BACKGROUND_NICENESS as NICENESS  # noqa: E402
+from sudokupool.loading.loader import BACKGROUND_NICENESS as NICENESS  # noqa: E402
 
 OUT = BENCH / "out"
 POOLS = BENCH / "pools"

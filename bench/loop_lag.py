@@ -25,8 +25,8 @@ BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH)]
 
 from harness import pool_dir  # noqa: E402
-from sudokupool import loader  # noqa: E402
-from sudokupool.loader import load_latest  # noqa: E402
+from sudokupool.loading import loader  # noqa: E402
+from sudokupool.loading.loader import load_latest  # noqa: E402
 from sudokupool.storage.local import LocalStore  # noqa: E402
 
 

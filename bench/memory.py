@@ -2,7 +2,7 @@
 
     python bench/memory.py bench/pools/100k        # prints one JSON object
 
-Loads the latest export of the directory exactly as the service does (``sudokupool.loader.load_latest``
+Loads the latest export of the directory exactly as the service does (``sudokupool.loading.loader.load_latest``
 over a local store, then hands the freed heap back as its startup does), then reports seconds, CPU
 seconds (this process and its worker processes: steadier than seconds on a busy machine), puzzles per
 second, RSS before loading (the imports), RSS after (steady, after a collection), peak RSS (VmHWM),
@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 from servers import proc_status
-from sudokupool.loader import load_latest
-from sudokupool.memory import release_free_memory
+from sudokupool.heap import release_free_memory
+from sudokupool.loading.loader import load_latest
 from sudokupool.storage.local import LocalStore
 
 

@@ -34,7 +34,7 @@ OPS = ("by id, gzip", "by id, identity", "random, gzip")
 
 def serve_rounds(directory: Path, ids_file: Path, ops: int) -> None:
     """The child: load, say ready, then time one round per line read from stdin."""
-    from sudokupool.loader import load_latest
+    from sudokupool.loading.loader import load_latest
     from sudokupool.storage.local import LocalStore
 
     pool, report = asyncio.run(load_latest(LocalStore(directory)))

@@ -18,11 +18,11 @@ import time
 import orjson
 from starlette.types import Receive, Scope, Send
 
-from sudokupool import loader
+from sudokupool.api.endpoints import query
 from sudokupool.app import SudokuPool
 from sudokupool.app import create_app as create_service
-from sudokupool.endpoints import query
-from sudokupool.loader import load_latest
+from sudokupool.loading import loader
+from sudokupool.loading.loader import load_latest
 
 
 class SwapApp:

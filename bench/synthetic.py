@@ -29,7 +29,7 @@ from typing import Any, Final
 
 import orjson
 
-from sudokupool.export import PUBLIC_FIELD_NAMES
+from sudokupool.loading.export import PUBLIC_FIELD_NAMES
 from sudokupool.sudoku.ids import puzzle_id, share_code
 from sudokupool.sudoku.symmetry import symmetry_class
 from sudokupool.sudoku.transform import Transform
@@ -130,7 +130,7 @@ class Template:
 
 
 def compile_record(record: dict[str, Any], *, keep_solve_path: bool = True) -> Template:
-    """Compile a parsed export record (sudokupool.export.parse_record) into a :class:`Template`."""
+    """Compile a parsed export record (sudokupool.loading.export.parse_record) into a :class:`Template`."""
     compiled = {name: record[name] for name in PUBLIC_FIELD_NAMES}
     compiled["solution"] = record["solution"]
     compiled.update(

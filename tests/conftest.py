@@ -9,7 +9,7 @@ import pytest
 
 from sudokupool.app import create_app
 from sudokupool.config import Settings
-from sudokupool.pool import Pool, PoolBuilder
+from sudokupool.loading.pool import Pool, PoolBuilder
 from tests.factories import make_records, write_export
 
 pytest_plugins = ["tests.seaweed", "tests.valkey"]

@@ -12,11 +12,12 @@ import httpx
 import pytest
 import redis
 
-from sudokupool.activity import Activity, make_activity
-from sudokupool.activity_redis import RedisActivity
+from sudokupool.activity import make_activity
+from sudokupool.activity.counters import Activity
+from sudokupool.activity.redis import RedisActivity
 from sudokupool.app import SudokuPool, create_app
 from sudokupool.config import Settings
-from sudokupool.pool import Pool
+from sudokupool.loading.pool import Pool
 from tests.valkey import ValkeyCluster, ValkeyServer
 
 pytestmark = pytest.mark.anyio
@@ -212,7 +213,7 @@ async def test_redis_down_reports_this_instance_and_keeps_the_counts(
     assert lines[1].startswith(f"Redis 127.0.0.1:{server.port} is back after ")
     assert "3 call(s) failed" in lines[1]
     # The restarted Redis had lost the counters, and this instance says so.
-    assert [r.getMessage()[:50] for r in caplog.records if r.name == "sudokupool.activity_redis"] == [
+    assert [r.getMessage()[:50] for r in caplog.records if r.name == "sudokupool.activity.redis"] == [
         "The activity counters in Redis were gone (Redis lo"
     ]
 
@@ -229,7 +230,7 @@ async def test_since_tells_the_truth_after_redis_loses_its_data(
         lost_at = int(time.time())
         valkey.flush()  # Redis loses its data: a restart without persistence, a FLUSHALL, an eviction
         activity.record("by_id")
-        with caplog.at_level(logging.WARNING, logger="sudokupool.activity_redis"):
+        with caplog.at_level(logging.WARNING, logger="sudokupool.activity.redis"):
             assert await activity.flush()
         after = await activity.snapshot_async()
     finally:

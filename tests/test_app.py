@@ -13,7 +13,7 @@ import pytest
 
 from sudokupool.app import create_app
 from sudokupool.config import Settings
-from sudokupool.export import record_line
+from sudokupool.loading.export import record_line
 from tests.factories import write_export
 from tests.servers import command, free_port, run_server
 

@@ -8,7 +8,7 @@ import pytest
 
 from sudokupool.cli import main
 from sudokupool.commands.build import puzzle_seed
-from sudokupool.export import PUBLIC_FIELD_NAMES, parse_record
+from sudokupool.loading.export import PUBLIC_FIELD_NAMES, parse_record
 from sudokupool.storage.base import pack_key
 from sudokupool.sudoku.canonical import canonical_form
 from sudokupool.sudoku.generator import generate

@@ -7,7 +7,7 @@ import httpx
 import pytest
 from starlette.types import Scope
 
-from sudokupool.clientip import CLIENT_ID, ClientAddresses, client_id, parse_address, resolve
+from sudokupool.api.clientip import CLIENT_ID, ClientAddresses, client_id, parse_address, resolve
 from tests.servers import away_from_minute_end, run_server
 
 XFF = b"x-forwarded-for"

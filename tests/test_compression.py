@@ -12,8 +12,8 @@ import orjson
 import pytest
 from isal import isal_zlib
 
-from sudokupool.compression import accepts_gzip, compress, identity_length, inflate, trailer_tag
-from sudokupool.pool import Pool
+from sudokupool.api.compression import accepts_gzip, compress, identity_length, inflate, trailer_tag
+from sudokupool.loading.pool import Pool
 from tests.servers import run_server
 
 GZIP = {"Accept-Encoding": "gzip"}

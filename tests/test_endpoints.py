@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sudokupool.api.endpoints import query
 from sudokupool.app import create_app
 from sudokupool.config import Settings
-from sudokupool.endpoints import query
-from sudokupool.export import PUBLIC_FIELD_NAMES
-from sudokupool.pool import Pool
+from sudokupool.loading.export import PUBLIC_FIELD_NAMES
+from sudokupool.loading.pool import Pool
 from tests.conftest import build_pool
 from tests.servers import away_from_minute_end
 

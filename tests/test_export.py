@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sudokupool import export
-from sudokupool.export import (
+from sudokupool.loading import export
+from sudokupool.loading.export import (
     PUBLIC_FIELD_NAMES,
     ExportError,
     LineError,

@@ -14,7 +14,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 
-from sudokupool.openapi import document
+from sudokupool.api.openapi import document
 from tests.servers import run_server
 
 schema = schemathesis.openapi.from_dict(document())

@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from sudokupool.listing import ExportsListing, ListingUnavailable
+from sudokupool.api.listing import ExportsListing, ListingUnavailable
 from sudokupool.outage import OutageLog
 from sudokupool.storage.base import StorageError
 

@@ -16,10 +16,10 @@ from typing import Any
 import orjson
 import pytest
 
-from sudokupool import loader
 from sudokupool.config import BadLineLimit
-from sudokupool.export import record_line
-from sudokupool.loader import (
+from sudokupool.loading import loader
+from sudokupool.loading.export import record_line
+from sudokupool.loading.loader import (
     BACKGROUND_NICENESS,
     LoadError,
     LoadLimits,
@@ -433,7 +433,7 @@ def _running(pid: int) -> bool:
 _STOPPED_LOAD = """
 import asyncio, multiprocessing, sys
 from pathlib import Path
-from sudokupool.loader import load_export
+from sudokupool.loading.loader import load_export
 from sudokupool.storage.local import LocalStore
 
 class Stalling(LocalStore):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from sudokupool.memory import release_free_memory
+from sudokupool.heap import release_free_memory
 
 
 def rss_bytes() -> int:

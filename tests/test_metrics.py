@@ -20,8 +20,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from sudokupool.app import SudokuPool, create_app
 from sudokupool.config import Settings
 from sudokupool.keys import digest
+from sudokupool.loading.pool import Pool
 from sudokupool.metrics.requests import BUCKETS, RequestTally
-from sudokupool.pool import Pool
 from tests.factories import write_export
 from tests.servers import ROOT, command, free_port, run_server
 

@@ -7,11 +7,11 @@ import pytest
 from openapi_core import OpenAPI
 from openapi_spec_validator import validate
 
+from sudokupool.api.openapi import METHODS_NOTE, document
 from sudokupool.app import create_app
 from sudokupool.config import Settings
-from sudokupool.export import DIFFICULTIES
-from sudokupool.openapi import METHODS_NOTE, document
-from sudokupool.pool import Pool
+from sudokupool.loading.export import DIFFICULTIES
+from sudokupool.loading.pool import Pool
 from sudokupool.storage.base import StorageError
 from tests.servers import free_port
 

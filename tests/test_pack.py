@@ -16,15 +16,15 @@ import anyio
 import httpx
 import pytest
 
-from sudokupool import pack
 from sudokupool.app import create_app
 from sudokupool.cli import main
 from sudokupool.commands.pack import write_pack
 from sudokupool.config import Settings
-from sudokupool.export import DIFFICULTIES
-from sudokupool.loader import LoadReport, load_export, load_latest, parse_export
-from sudokupool.pool import Pool
-from sudokupool.runtime import listing_json
+from sudokupool.loading import pack
+from sudokupool.loading.export import DIFFICULTIES
+from sudokupool.loading.loader import LoadReport, load_export, load_latest, parse_export
+from sudokupool.loading.pool import Pool
+from sudokupool.state import listing_json
 from sudokupool.storage.base import ExportObject, pack_key
 from sudokupool.storage.local import LocalStore
 from tests.factories import write_export

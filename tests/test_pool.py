@@ -7,8 +7,8 @@ from typing import Any
 
 import orjson
 
-from sudokupool.export import DIFFICULTIES, PUBLIC_FIELD_NAMES
-from sudokupool.pool import Part, Pool, PoolBuilder, prepare
+from sudokupool.loading.export import DIFFICULTIES, PUBLIC_FIELD_NAMES
+from sudokupool.loading.pool import Part, Pool, PoolBuilder, prepare
 from tests.conftest import build_pool
 
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from sudokupool import pack
 from sudokupool.cli import main
 from sudokupool.commands.publish import PublishError, publish
 from sudokupool.config import Settings
+from sudokupool.loading import pack
 from sudokupool.storage.base import pack_key
 from sudokupool.storage.s3 import parse_s3_url
 from tests.factories import write_export

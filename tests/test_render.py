@@ -16,8 +16,8 @@ from importlib import resources
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from sudokupool import render
-from sudokupool.render import DEFAULT_SIZE, FONT_FILLED, FONT_GIVEN, VARIANTS, Variant, render_png
+from sudokupool.images import render
+from sudokupool.images.render import DEFAULT_SIZE, FONT_FILLED, FONT_GIVEN, VARIANTS, Variant, render_png
 
 PUZZLE = "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79"
 SOLUTION = "534678912672195348198342567859761423426853791713924856961537284287419635345286179"

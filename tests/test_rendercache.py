@@ -11,8 +11,8 @@ from functools import partial
 
 import pytest
 
-from sudokupool.render import render_png
-from sudokupool.rendercache import RenderCache
+from sudokupool.images.cache import RenderCache
+from sudokupool.images.render import render_png
 
 PUZZLE = "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79"
 SOLUTION = "534678912672195348198342567859761423426853791713924856961537284287419635345286179"

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from sudokupool.web import STATIC_DIR, asset_version
+from sudokupool.site import STATIC_DIR, asset_version
 
 JS_TESTS = Path(__file__).parent / "js"
 MODULES = sorted(path.name for path in STATIC_DIR.glob("*.js"))

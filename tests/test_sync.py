@@ -13,15 +13,16 @@ import anyio
 import httpx
 import pytest
 
-from sudokupool import runtime, sync
+from sudokupool import state
 from sudokupool.app import SudokuPool, create_app
 from sudokupool.config import BadLineLimit, Settings
-from sudokupool.export import record_line
-from sudokupool.loader import LoadError
-from sudokupool.runtime import Runtime
+from sudokupool.loading import sync
+from sudokupool.loading.export import record_line
+from sudokupool.loading.loader import LoadError
+from sudokupool.loading.sync import Backoff, PoolSync, export_order
+from sudokupool.state import Runtime
 from sudokupool.storage.base import ExportListing, StorageError
 from sudokupool.storage.local import LocalStore
-from sudokupool.sync import Backoff, PoolSync, export_order
 from tests.factories import write_export
 
 pytestmark = pytest.mark.anyio
@@ -129,7 +130,7 @@ async def test_a_newer_export_is_swapped_in(
     tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     trims: list[str] = []
-    monkeypatch.setattr(runtime, "release_free_memory", lambda: trims.append("trim") or True)
+    monkeypatch.setattr(state, "release_free_memory", lambda: trims.append("trim") or True)
     loads: list[tuple[bool, int | None]] = []
     real_load = sync.load_export
 

@@ -20,24 +20,24 @@ from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sudokupool.activity import make_activity
-from sudokupool.clientip import ClientAddresses
+from sudokupool.api.clientip import ClientAddresses
+from sudokupool.api.cors import CORS, CROSS_ORIGIN, PREFLIGHT
+from sudokupool.api.endpoints import Endpoints
+from sudokupool.api.errors import JsonErrors, error_body, error_headers
+from sudokupool.api.openapi import openapi_body
+from sudokupool.api.routes import ApiRouter, api_routes, puzzle_routes
 from sudokupool.config import Settings, SettingsError, listen_port
-from sudokupool.cors import CORS, CROSS_ORIGIN, PREFLIGHT
-from sudokupool.endpoints import Endpoints
-from sudokupool.errors import JsonErrors, error_body, error_headers
 from sudokupool.keys import Keyring
-from sudokupool.loader import LoadError
+from sudokupool.loading.loader import LoadError
+from sudokupool.loading.pool import Pool
+from sudokupool.loading.sync import PoolSync
 from sudokupool.logs import AccessLog, configure_service_logging, install_redaction
 from sudokupool.metrics.requests import UNMATCHED, RequestTally, Route
-from sudokupool.openapi import openapi_body
-from sudokupool.pool import Pool
 from sudokupool.ratelimit import LimiterStore, Limits, RateLimiter, make_store
 from sudokupool.redisclient import Outages
-from sudokupool.routes import ApiRouter, api_routes, puzzle_routes
-from sudokupool.runtime import Runtime
+from sudokupool.site import STATIC_DIR, web_routes
+from sudokupool.state import Runtime
 from sudokupool.storage import open_store
-from sudokupool.sync import PoolSync
-from sudokupool.web import STATIC_DIR, web_routes
 
 if TYPE_CHECKING:
     from sudokupool.metrics.endpoint import MetricsServer
@@ -160,7 +160,7 @@ class Front:
     """The HTTP entry: CORS, the client's address, then the app for the path's prefix: ``/api/v2/*``,
     ``/api/v1/*``, other ``/api/*`` paths, and the site (the web page) for the rest.
 
-    One ASGI layer that asks :class:`~sudokupool.cors.CORS` and :class:`~sudokupool.clientip.ClientAddresses`
+    One ASGI layer that asks :class:`~sudokupool.api.cors.CORS` and :class:`~sudokupool.api.clientip.ClientAddresses`
     in turn, rather than a middleware layer each: every layer's coroutine cost 0.4 µs a request, and the
     prefix tests are the cheapest router there is for these hot paths (docs/benchmarks.md).
     """

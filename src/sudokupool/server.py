@@ -8,7 +8,7 @@ server's configuration with the same bounds:
 - a connection that sends nothing is closed after ``SUDOKUPOOL_FIRST_REQUEST_TIMEOUT`` seconds;
 - a shutdown (SIGTERM) lets requests in flight finish and takes at most ``SUDOKUPOOL_SHUTDOWN_TIMEOUT``
   seconds; connections still busy then are closed;
-- the server never rewrites the client address from forwarded headers (:mod:`sudokupool.clientip` does)
+- the server never rewrites the client address from forwarded headers (:mod:`sudokupool.api.clientip` does)
   and, on uvicorn, sends no ``Server`` header.
 
 On uvicorn the bounds and the quiet handling of clients that hang up live in

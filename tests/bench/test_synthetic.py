@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from sudokupool.commands.check import check_file
-from sudokupool.export import parse_record, record_line
+from sudokupool.loading.export import parse_record, record_line
 from sudokupool.sudoku.canonical import canonical_form
 from sudokupool.sudoku.ids import puzzle_id
 from sudokupool.sudoku.symmetry import symmetry_class

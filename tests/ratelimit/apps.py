@@ -11,16 +11,16 @@ import os
 import orjson
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from sudokupool.api.clientip import ClientAddresses
+from sudokupool.api.endpoints import JSON, Reply, header
+from sudokupool.api.errors import NotFound, send_error
+from sudokupool.api.routes import ApiRouter
 from sudokupool.app import Front
-from sudokupool.clientip import ClientAddresses
 from sudokupool.config import Settings
-from sudokupool.endpoints import JSON, Reply, header
-from sudokupool.errors import NotFound, send_error
 from sudokupool.keys import Keyring
 from sudokupool.logs import AccessLog, install_redaction
 from sudokupool.ratelimit import Limits, RateLimiter, make_store
 from sudokupool.ratelimit.store import LimiterStore
-from sudokupool.routes import ApiRouter
 
 
 def health(scope: Scope, param: str | None) -> Reply:

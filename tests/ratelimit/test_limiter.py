@@ -7,7 +7,7 @@ import httpx
 import orjson
 import pytest
 
-from sudokupool.clientip import CLIENT_ID
+from sudokupool.api.clientip import CLIENT_ID
 from sudokupool.config import Settings
 from sudokupool.keys import Keyring, digest
 from sudokupool.ratelimit import Limits, MemoryStore, RateLimiter

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from sudokupool.config import BadLineLimit, Settings, SettingsError
-from sudokupool.export import LineError
-from sudokupool.loader import LoadError, LoadLimits, LoadReport, load_export, parse_export
-from sudokupool.pack import PackError
-from sudokupool.pool import Pool
+from sudokupool.loading.export import LineError
+from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, load_export, parse_export
+from sudokupool.loading.pack import PackError
+from sudokupool.loading.pool import Pool
 from sudokupool.storage.base import ExportObject, StorageError, is_export_name, pack_key
 from sudokupool.storage.local import LocalStore
 

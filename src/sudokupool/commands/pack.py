@@ -7,7 +7,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from sudokupool.loader import LoadError, LoadLimits, LoadReport, parse_export
+from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, parse_export
 from sudokupool.storage.base import StorageError, is_export_name, pack_key
 from sudokupool.storage.local import LocalStore
 

@@ -22,9 +22,9 @@ from urllib.parse import unquote_to_bytes
 import orjson
 from starlette.types import Scope
 
-from sudokupool.clientip import client_id
+from sudokupool.api.clientip import client_id
+from sudokupool.api.errors import error_body, error_headers
 from sudokupool.config import Settings
-from sudokupool.errors import error_body, error_headers
 from sudokupool.keys import Keyring, Tier
 from sudokupool.ratelimit.store import LimiterStore, LimiterUnavailable
 from sudokupool.ratelimit.window import WINDOW_SECONDS, Decision, seconds_to_reset, wall_clock

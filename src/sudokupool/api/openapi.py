@@ -16,7 +16,7 @@ from typing import Any, Final
 import orjson
 
 from sudokupool import __version__
-from sudokupool.schemas import SCHEMAS, ref
+from sudokupool.api.schemas import SCHEMAS, ref
 
 JSON: Final = "application/json"
 RATE_HEADERS: Final = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")

@@ -1,4 +1,4 @@
-"""The pool: immutable indexes over prepared response bodies, read from a pack (``sudokupool.pack``).
+"""The pool: immutable indexes over prepared response bodies, read from a pack (``sudokupool.loading.pack``).
 
 A :class:`Pool` serves from one mapped pack and is never changed; a reload maps a new one and the app
 swaps a single reference, so readers never see half a pool. There is one kind of pool: an export without
@@ -31,9 +31,9 @@ from zlib import adler32, crc32
 
 import orjson
 
-from sudokupool import pack
-from sudokupool.compression import final_block, inflate, open_member, trailer
-from sudokupool.export import DIFFICULTIES, DIFFICULTY_LEVEL, PUBLIC_FIELD_NAMES
+from sudokupool.api.compression import final_block, inflate, open_member, trailer
+from sudokupool.loading import pack
+from sudokupool.loading.export import DIFFICULTIES, DIFFICULTY_LEVEL, PUBLIC_FIELD_NAMES
 from sudokupool.sudoku.ids import normalise_id
 
 _SOLUTION_PREFIX: Final = b'{"canonical_id":"'
@@ -93,7 +93,7 @@ def _etag(body: bytes) -> bytes:
 def prepare(records: Iterable[dict[str, Any]]) -> Part:
     """Serialize and compress validated records into a :class:`Part`, consuming them.
 
-    Each record must be as :func:`sudokupool.export.parse_record` returns it (the public fields in
+    Each record must be as :func:`sudokupool.loading.export.parse_record` returns it (the public fields in
     order, then ``solution``); ``solution`` and ``synced_at`` are taken out of it. Records are done with
     one at a time: given a generator, the loader parses each line into memory the last one freed.
 
@@ -169,7 +169,7 @@ class Pool:
     )
 
     def __init__(self, data: mmap.mmap, header: pack.PackHeader, info: PoolInfo) -> None:
-        """A pool over ``data``, a pack already checked (:func:`sudokupool.pack.check`)."""
+        """A pool over ``data``, a pack already checked (:func:`sudokupool.loading.pack.check`)."""
         self.info = info
         self.header = header
         self._data = data
@@ -219,8 +219,8 @@ class Pool:
         background: bool = False,
     ) -> Pool:
         """Map the pack at ``path``, check it (made from ``export_key`` of ``export_size`` bytes, unless
-        ``check_export`` is false; ``background``: beside a serving loop, see :func:`~sudokupool.pack.check`)
-        and serve it. Raise :class:`~sudokupool.pack.PackError`."""
+        ``check_export`` is false; ``background``: beside a serving loop, see :func:`~sudokupool.loading.pack.check`)
+        and serve it. Raise :class:`~sudokupool.loading.pack.PackError`."""
         return cls.from_pack(
             pack.map_file(path),
             source=source,

@@ -1,19 +1,12 @@
-"""Aggregate play and download counters for ``/api/v2/stats/activity``: counts only, no personal data.
+"""The process-local play and download counters, and the response shape both counters share.
 
 The process-local counter covers this instance since it started, and says so in its response.
-With ``SUDOKUPOOL_REDIS_URL`` set, :func:`make_activity` returns the cluster-wide counter of
-:mod:`sudokupool.activity_redis` instead; both have the same interface, so handlers and the lifespan
-have one code path.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Final, Literal
-
-if TYPE_CHECKING:
-    from sudokupool.config import Settings
-    from sudokupool.redisclient import Outages
+from typing import Any, Final, Literal
 
 Event = Literal["random", "by_id", "solution", "image_puzzle", "image_solution", "exports_listing"]
 
@@ -48,25 +41,6 @@ class Activity:
 
     async def aclose(self) -> None:
         """Called at shutdown; the Redis-backed counter flushes what it still holds here."""
-
-
-def make_activity(settings: Settings, *, outages: Outages | None = None) -> Activity:
-    """Counters in Redis when ``SUDOKUPOOL_REDIS_URL`` is set, else in process memory. Opens no connection yet.
-
-    ``outages``: the log of Redis outages this process shares with its rate limiter.
-    """
-    if settings.redis_url:
-        # Imported here so a process-local deployment never imports redis-py.
-        from sudokupool.activity_redis import RedisActivity
-
-        return RedisActivity.from_url(
-            settings.redis_url,
-            timeout=settings.redis_timeout,
-            mode=settings.redis_mode,
-            flush_seconds=settings.activity_flush_seconds,
-            outages=outages,
-        )
-    return Activity()
 
 
 def shape(scope: str, covers: str, since: int | None, counts: dict[str, int]) -> dict[str, Any]:

@@ -1,6 +1,6 @@
-"""Load one export from a store into a new :class:`~sudokupool.pool.Pool`: its pack, or parse it.
+"""Load one export from a store into a new :class:`~sudokupool.loading.pool.Pool`: its pack, or parse it.
 
-An export with a valid pack beside it (``sudokupool.pack``) is loaded by mapping the pack: a header
+An export with a valid pack beside it (``sudokupool.loading.pack``) is loaded by mapping the pack: a header
 check and a checksum, no work per record. A pack that is damaged or made from another export is
 refused with one log line, and the export is parsed instead.
 
@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sudokupool import cache
 from sudokupool.config import BadLineLimit, Settings
-from sudokupool.export import MIN_RECORD_BYTES, ExportError, LineError, LineReader, Lines, parse_record
-from sudokupool.pack import PackError
-from sudokupool.pool import Part, Pool, PoolBuilder, prepare
+from sudokupool.loading import cache
+from sudokupool.loading.export import MIN_RECORD_BYTES, ExportError, LineError, LineReader, Lines, parse_record
+from sudokupool.loading.pack import PackError
+from sudokupool.loading.pool import Part, Pool, PoolBuilder, prepare
 from sudokupool.storage.base import ExportObject, ExportStore, StorageError, is_export_name, pack_key
 
 logger = logging.getLogger("sudokupool.loader")
@@ -143,7 +143,7 @@ def prepare_lines(lines: Lines, max_record_bytes: int, give_up: int, verify: Ver
 
     A bad line is skipped; past ``give_up`` bad lines the rest is not read. Anything else that fails on
     a line (a record that cannot be served, memory running out) raises
-    :class:`~sudokupool.export.ExportError` naming that line: the export is refused.
+    :class:`~sudokupool.loading.export.ExportError` naming that line: the export is refused.
     """
     numbers: list[int] = []
     problems: list[tuple[int, str, str]] = []
@@ -405,7 +405,7 @@ async def parse_export(
     whole (one chunk per worker left workers idle: 13.3 s against 11.8 s for the 1M bench export).
     Without workers, threads do it.
     ``verify`` may check each parsed record further (``sudokupool check`` replays solve paths) and
-    raise :class:`~sudokupool.export.LineError` to skip it; it needs a thread (``workers=0``).
+    raise :class:`~sudokupool.loading.export.LineError` to skip it; it needs a thread (``workers=0``).
 
     ``background`` (a live reload beside a serving event loop) runs the threads and worker processes
     ``niceness`` (default :data:`BACKGROUND_NICENESS`) steps nicer, so the CPU goes to requests first;

@@ -12,13 +12,13 @@ from typing import Any
 
 import orjson
 
-from sudokupool.activity import Activity
+from sudokupool.activity.counters import Activity
+from sudokupool.api.listing import ExportsListing
 from sudokupool.config import Settings
-from sudokupool.listing import ExportsListing
-from sudokupool.memory import release_free_memory
+from sudokupool.heap import release_free_memory
+from sudokupool.images.cache import CacheTally, RenderCache
+from sudokupool.loading.pool import Pool
 from sudokupool.outage import OutageLog
-from sudokupool.pool import Pool
-from sudokupool.rendercache import CacheTally, RenderCache
 from sudokupool.storage.base import ExportListing, ExportStore
 
 #: How long a swap waits for the requests that still use the old pool before dropping it anyway (a
@@ -96,8 +96,8 @@ class Runtime:
         return pool
 
     async def exports_body(self) -> bytes:
-        """The ``pool-exports`` body (see :class:`~sudokupool.listing.ExportsListing`); raise
-        :class:`~sudokupool.listing.ListingUnavailable` while storage fails or is slow to answer."""
+        """The ``pool-exports`` body (see :class:`~sudokupool.api.listing.ExportsListing`); raise
+        :class:`~sudokupool.api.listing.ListingUnavailable` while storage fails or is slow to answer."""
         return await self.listing.body()
 
     async def _list_exports(self) -> bytes:

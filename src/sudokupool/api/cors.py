@@ -14,7 +14,7 @@ from typing import Final, Literal
 
 from starlette.types import Message, Scope, Send
 
-from sudokupool.errors import error_body, error_headers
+from sudokupool.api.errors import error_body, error_headers
 
 #: What :meth:`CORS.inspect` finds: no ``Origin`` header, a cross-origin request, a preflight.
 SAME_ORIGIN: Final = 0

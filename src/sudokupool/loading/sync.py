@@ -25,9 +25,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sudokupool.loader import LoadError, LoadLimits, load_export, load_latest
-from sudokupool.pool import Pool
-from sudokupool.runtime import Runtime
+from sudokupool.loading.loader import LoadError, LoadLimits, load_export, load_latest
+from sudokupool.loading.pool import Pool
+from sudokupool.state import Runtime
 from sudokupool.storage.base import ExportListing, ExportObject, ExportStore, StorageError, is_export_name
 from sudokupool.storage.local import LocalStore
 

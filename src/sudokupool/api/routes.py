@@ -1,7 +1,7 @@
 """One route table, served at ``/api/v2``, ``/api/v1`` and (puzzle paths only) the unversioned ``/api``.
 
 :class:`ApiRouter` is a small pure-ASGI router: a dict lookup for fixed paths and one split for the
-``/puzzles/{id}...`` paths, then the handler's :class:`~sudokupool.endpoints.Reply` goes out with
+``/puzzles/{id}...`` paths, then the handler's :class:`~sudokupool.api.endpoints.Reply` goes out with
 prepared header bytes. Every failure, including unknown paths, other methods and unexpected
 exceptions, is answered with the one ``{"error": ...}`` body. It replaces Starlette's router on these
 paths because the general router's per-request objects cost more than the rest of the request.
@@ -17,8 +17,8 @@ from typing import Final, cast
 
 from starlette.types import Receive, Scope, Send
 
-from sudokupool.endpoints import NO_PUZZLE, AsyncHandler, Endpoints, Handler
-from sudokupool.errors import ApiError, send_error
+from sudokupool.api.endpoints import NO_PUZZLE, AsyncHandler, Endpoints, Handler
+from sudokupool.api.errors import ApiError, send_error
 from sudokupool.metrics.requests import UNMATCHED, RequestTally, Route
 from sudokupool.ratelimit.limiter import RateLimiter, Refusal
 

@@ -5,7 +5,7 @@ and is inflated for the others; both carry ``Vary: Accept-Encoding`` and the rec
 Short bodies (solutions, stats) and error bodies are always identity.
 
 A handler takes the ASGI scope and the path's id (or None) and returns a :class:`Reply`; the router in
-``routes.py`` sends it. Client errors are raised as :class:`~sudokupool.errors.ApiError`. Handlers work
+``routes.py`` sends it. Client errors are raised as :class:`~sudokupool.api.errors.ApiError`. Handlers work
 on the raw scope rather than Starlette's ``Request``/``Response`` objects: these are the hot paths, and
 the objects cost more than the rest of the request (see docs/benchmarks.md).
 """
@@ -21,14 +21,14 @@ from urllib.parse import unquote_plus
 import orjson
 from starlette.types import Scope
 
-from sudokupool.compression import accepts_gzip, compress
-from sudokupool.errors import ApiError, BadRequest, NotFound
-from sudokupool.export import DIFFICULTIES
-from sudokupool.listing import ListingUnavailable
-from sudokupool.pool import Pool
-from sudokupool.render import VARIANTS, render_png
-from sudokupool.runtime import Runtime
-from sudokupool.sync import export_order
+from sudokupool.api.compression import accepts_gzip, compress
+from sudokupool.api.errors import ApiError, BadRequest, NotFound
+from sudokupool.api.listing import ListingUnavailable
+from sudokupool.images.render import VARIANTS, render_png
+from sudokupool.loading.export import DIFFICULTIES
+from sudokupool.loading.pool import Pool
+from sudokupool.loading.sync import export_order
+from sudokupool.state import Runtime
 
 Header = tuple[bytes, bytes]
 JSON: Final[Header] = (b"content-type", b"application/json")
@@ -78,7 +78,7 @@ def header(scope: Scope, name: bytes) -> str | None:
 
 
 def gzip_accepted(scope: Scope) -> bool:
-    """Whether the client takes a gzip-coded body (see :func:`~sudokupool.compression.accepts_gzip`)."""
+    """Whether the client takes a gzip-coded body (see :func:`~sudokupool.api.compression.accepts_gzip`)."""
     return accepts_gzip(header(scope, b"accept-encoding"))
 
 

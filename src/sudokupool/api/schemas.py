@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from sudokupool.activity import DOWNLOADS, PLAYS
-from sudokupool.export import DIFFICULTIES
+from sudokupool.activity.counters import DOWNLOADS, PLAYS
+from sudokupool.loading.export import DIFFICULTIES
 from sudokupool.sudoku.symmetry import SYMMETRIES
 
 CODE_PATTERN: Final = "^[0-9A-HJKMNP-TV-Z]{13}$"

@@ -1,6 +1,6 @@
 """Activity counters shared by every instance through Redis: cluster-wide, since the shared counters started.
 
-``record`` stays the in-memory increment of :class:`~sudokupool.activity.Activity`: a request never
+``record`` stays the in-memory increment of :class:`~sudokupool.activity.counters.Activity`: a request never
 waits for Redis. A background flusher sends what this instance counted since its last flush every
 ``flush_seconds``, as one Lua script call: ``HSETNX`` and ``HINCRBY``s on one key, in one round trip,
 applied atomically, and the same on one server and on a Redis Cluster (whose redis-py client leaves a
@@ -35,7 +35,7 @@ from typing import Any
 
 from redis.asyncio.cluster import RedisCluster
 
-from sudokupool.activity import DOWNLOADS, PLAYS, Activity, shape
+from sudokupool.activity.counters import DOWNLOADS, PLAYS, Activity, shape
 from sudokupool.redisclient import Client, Mode, Outages, connect, server_name
 
 logger = logging.getLogger(__name__)

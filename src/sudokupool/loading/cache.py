@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import IO
 
-from sudokupool.pack import map_file
+from sudokupool.loading.pack import map_file
 
 logger = logging.getLogger("sudokupool.loader")
 

@@ -20,7 +20,7 @@ from typing import IO, Final
 
 from isal import isal_zlib
 
-from sudokupool.export import DIFFICULTIES
+from sudokupool.loading.export import DIFFICULTIES
 
 MAGIC: Final = b"SUDOKUPK"
 VERSION: Final = 1

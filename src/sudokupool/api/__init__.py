@@ -1,0 +1,1 @@
+"""The HTTP front: routes, endpoints, errors, CORS, client address, content negotiation, OpenAPI."""

@@ -1,0 +1,1 @@
+"""Puzzle and solution images: the renderer and its cache."""

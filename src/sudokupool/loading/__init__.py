@@ -1,0 +1,1 @@
+"""From storage to memory: export parsing and naming, the loader's strategies, the pool and its cache."""
