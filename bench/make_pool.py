@@ -38,7 +38,8 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path[:0] = [str(BENCH), str(ROOT)]
 
-from sudokupool.loading.export import export_filename, parse_record  # noqa: E402
+from sudokupool.loading.export import parse_record  # noqa: E402
+from sudokupool.naming import export_filename  # noqa: E402
 from sudokupool.sudoku.transform import Transform, random_transform  # noqa: E402
 from synthetic import Template, compile_record, synthetic_line, token_table  # noqa: E402
 

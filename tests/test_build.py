@@ -9,7 +9,7 @@ import pytest
 from sudokupool.cli import main
 from sudokupool.commands.build import puzzle_seed
 from sudokupool.loading.export import PUBLIC_FIELD_NAMES, parse_record
-from sudokupool.storage.base import pack_key
+from sudokupool.naming import pack_key
 from sudokupool.sudoku.canonical import canonical_form
 from sudokupool.sudoku.generator import generate
 from sudokupool.sudoku.ids import canonical_id, puzzle_id

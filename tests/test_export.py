@@ -16,10 +16,10 @@ from sudokupool.loading.export import (
     LineError,
     LineReader,
     Lines,
-    export_filename,
     parse_record,
     record_line,
 )
+from sudokupool.naming import export_filename
 from sudokupool.sudoku import grid
 from tests.factories import make_records
 

@@ -10,9 +10,9 @@ from openapi_spec_validator import validate
 from sudokupool.api.openapi import METHODS_NOTE, document
 from sudokupool.app import create_app
 from sudokupool.config import Settings
-from sudokupool.loading.export import DIFFICULTIES
 from sudokupool.loading.pool import Pool
 from sudokupool.storage.base import StorageError
+from sudokupool.sudoku import DIFFICULTIES
 from tests.servers import free_port
 
 pytestmark = pytest.mark.anyio

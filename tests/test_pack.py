@@ -21,12 +21,13 @@ from sudokupool.cli import main
 from sudokupool.commands.pack import write_pack
 from sudokupool.config import Settings
 from sudokupool.loading import pack
-from sudokupool.loading.export import DIFFICULTIES
 from sudokupool.loading.loader import LoadReport, load_export, load_latest, parse_export
 from sudokupool.loading.pool import Pool
+from sudokupool.naming import pack_key
 from sudokupool.state import listing_json
-from sudokupool.storage.base import ExportObject, pack_key
+from sudokupool.storage.base import ExportObject
 from sudokupool.storage.local import LocalStore
+from sudokupool.sudoku import DIFFICULTIES
 from tests.factories import write_export
 
 pytestmark = pytest.mark.anyio

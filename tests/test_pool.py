@@ -7,8 +7,9 @@ from typing import Any
 
 import orjson
 
-from sudokupool.loading.export import DIFFICULTIES, PUBLIC_FIELD_NAMES
+from sudokupool.loading.export import PUBLIC_FIELD_NAMES
 from sudokupool.loading.pool import Part, Pool, PoolBuilder, prepare
+from sudokupool.sudoku import DIFFICULTIES
 from tests.conftest import build_pool
 
 

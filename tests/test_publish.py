@@ -13,7 +13,7 @@ from sudokupool.cli import main
 from sudokupool.commands.publish import PublishError, publish
 from sudokupool.config import Settings
 from sudokupool.loading import pack
-from sudokupool.storage.base import pack_key
+from sudokupool.naming import pack_key
 from sudokupool.storage.s3 import parse_s3_url
 from tests.factories import write_export
 from tests.seaweed import SeaweedS3, free_port_pairs

@@ -19,7 +19,8 @@ from sudokupool.config import BadLineLimit, Settings
 from sudokupool.loading import sync
 from sudokupool.loading.export import record_line
 from sudokupool.loading.loader import LoadError
-from sudokupool.loading.sync import Backoff, PoolSync, export_order
+from sudokupool.loading.sync import Backoff, PoolSync
+from sudokupool.naming import export_order
 from sudokupool.state import Runtime
 from sudokupool.storage.base import ExportListing, StorageError
 from sudokupool.storage.local import LocalStore

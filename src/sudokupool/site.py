@@ -18,7 +18,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from sudokupool.api.endpoints import etag_matches
+from sudokupool.api.conditional import etag_matches
 
 STATIC_DIR: Final = Path(__file__).parent / "static"
 VERSION_MARK: Final = "?v=dev"

@@ -12,8 +12,8 @@ import pytest
 from sudokupool.commands.pack import write_pack
 from sudokupool.config import Settings
 from sudokupool.loading.loader import load_export
+from sudokupool.naming import pack_key
 from sudokupool.state import listing_json
-from sudokupool.storage.base import pack_key
 from sudokupool.storage.s3 import S3Store
 from tests.factories import write_export
 from tests.seaweed import SeaweedS3

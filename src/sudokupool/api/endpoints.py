@@ -22,13 +22,14 @@ import orjson
 from starlette.types import Scope
 
 from sudokupool.api.compression import accepts_gzip, compress
+from sudokupool.api.conditional import etag_matches
 from sudokupool.api.errors import ApiError, BadRequest, NotFound
 from sudokupool.api.listing import ListingUnavailable
 from sudokupool.images.render import VARIANTS, render_png
-from sudokupool.loading.export import DIFFICULTIES
 from sudokupool.loading.pool import Pool
-from sudokupool.loading.sync import export_order
+from sudokupool.naming import export_order
 from sudokupool.state import Runtime
+from sudokupool.sudoku import DIFFICULTIES
 
 Header = tuple[bytes, bytes]
 JSON: Final[Header] = (b"content-type", b"application/json")
@@ -53,14 +54,6 @@ class Reply(NamedTuple):
 
 Handler = Callable[[Scope, str | None], Reply]
 AsyncHandler = Callable[[Scope, str | None], Awaitable[Reply]]
-
-
-def etag_matches(if_none_match: str, etag: str) -> bool:
-    """Weak comparison of an ``If-None-Match`` header against one ETag (RFC 9110, 13.1.2)."""
-    if if_none_match.strip() == "*":
-        return True
-    opaque = etag.removeprefix("W/")
-    return any(part.strip().removeprefix("W/") == opaque for part in if_none_match.split(","))
 
 
 def header(scope: Scope, name: bytes) -> str | None:

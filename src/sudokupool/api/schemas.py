@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from sudokupool.activity.counters import DOWNLOADS, PLAYS
-from sudokupool.loading.export import DIFFICULTIES
+from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.symmetry import SYMMETRIES
 
 CODE_PATTERN: Final = "^[0-9A-HJKMNP-TV-Z]{13}$"

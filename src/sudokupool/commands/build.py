@@ -28,9 +28,10 @@ from typing import Any
 
 from sudokupool.commands.pack import write_pack
 from sudokupool.commands.progress import Progress
-from sudokupool.loading.export import DIFFICULTIES, export_filename, record_line
+from sudokupool.loading.export import record_line
 from sudokupool.loading.loader import LoadError
-from sudokupool.storage.base import is_export_name
+from sudokupool.naming import export_filename, is_export_name
+from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.canonical import canonical_form
 from sudokupool.sudoku.generator import DEFAULT_SYMMETRY, generate
 from sudokupool.sudoku.grader import Grade, grade

@@ -22,7 +22,8 @@ from sudokupool.loading.export import LineError
 from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, load_export, parse_export
 from sudokupool.loading.pack import PackError
 from sudokupool.loading.pool import Pool
-from sudokupool.storage.base import ExportObject, StorageError, is_export_name, pack_key
+from sudokupool.naming import is_export_name, pack_key
+from sudokupool.storage.base import ExportObject, StorageError
 from sudokupool.storage.local import LocalStore
 
 

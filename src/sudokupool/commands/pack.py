@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, parse_export
-from sudokupool.storage.base import StorageError, is_export_name, pack_key
+from sudokupool.naming import is_export_name, pack_key
+from sudokupool.storage.base import StorageError
 from sudokupool.storage.local import LocalStore
 
 

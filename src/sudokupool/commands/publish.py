@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING
 from sudokupool.commands.check import add_bad_lines_option, check_file, limits_from, print_problems
 from sudokupool.commands.pack import write_pack
 from sudokupool.config import Settings, SettingsError
-from sudokupool.loading.export import export_filename
 from sudokupool.loading.loader import LoadError, LoadLimits
-from sudokupool.storage.base import StorageError, pack_key
+from sudokupool.naming import export_filename, pack_key
+from sudokupool.storage.base import StorageError
 from sudokupool.storage.s3 import S3Location, S3Store, describe_failure, parse_s3_url
 
 if TYPE_CHECKING:

@@ -9,16 +9,14 @@ import itertools
 import operator
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from types import NoneType
 from typing import Any, Final, NamedTuple, cast
 
 import orjson
 from isal import isal_zlib
 
-from sudokupool.sudoku import symmetry
+from sudokupool.sudoku import DIFFICULTIES, symmetry
 
-DIFFICULTIES: Final = ("Easy", "Medium", "Hard", "Expert")
 DIFFICULTY_LEVEL: Final = {name: level for level, name in enumerate(DIFFICULTIES, start=1)}
 #: The ten symmetry classes of a clue pattern, as ``sudoku.symmetry`` names them.
 SYMMETRIES: Final = frozenset(symmetry.SYMMETRIES)
@@ -357,12 +355,6 @@ def record_line(record: dict[str, Any]) -> bytes:
     ordered = {name: record[name] for name in PUBLIC_FIELD_NAMES}
     ordered["solution"] = record["solution"]
     return orjson.dumps(ordered, option=orjson.OPT_APPEND_NEWLINE)
-
-
-def export_filename(when: datetime, *, gzip: bool = True) -> str:
-    """``pool-YYYYMMDDTHHMMSSZ.ndjson.gz`` (or ``.ndjson``) for the UTC time ``when``."""
-    stamp = when.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return f"pool-{stamp}.ndjson{'.gz' if gzip else ''}"
 
 
 class Lines(NamedTuple):

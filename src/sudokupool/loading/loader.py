@@ -34,7 +34,8 @@ from sudokupool.loading import cache
 from sudokupool.loading.export import MIN_RECORD_BYTES, ExportError, LineError, LineReader, Lines, parse_record
 from sudokupool.loading.pack import PackError
 from sudokupool.loading.pool import Part, Pool, PoolBuilder, prepare
-from sudokupool.storage.base import ExportObject, ExportStore, StorageError, is_export_name, pack_key
+from sudokupool.naming import is_export_name, pack_key
+from sudokupool.storage.base import ExportObject, ExportStore, StorageError
 
 logger = logging.getLogger("sudokupool.loader")
 

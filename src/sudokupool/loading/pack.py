@@ -20,7 +20,7 @@ from typing import IO, Final
 
 from isal import isal_zlib
 
-from sudokupool.loading.export import DIFFICULTIES
+from sudokupool.sudoku import DIFFICULTIES
 
 MAGIC: Final = b"SUDOKUPK"
 VERSION: Final = 1

@@ -33,7 +33,8 @@ import orjson
 
 from sudokupool.api.compression import final_block, inflate, open_member, trailer
 from sudokupool.loading import pack
-from sudokupool.loading.export import DIFFICULTIES, DIFFICULTY_LEVEL, PUBLIC_FIELD_NAMES
+from sudokupool.loading.export import DIFFICULTY_LEVEL, PUBLIC_FIELD_NAMES
+from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.ids import normalise_id
 
 _SOLUTION_PREFIX: Final = b'{"canonical_id":"'

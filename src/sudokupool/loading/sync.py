@@ -23,12 +23,13 @@ import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sudokupool.loading.loader import LoadError, LoadLimits, load_export, load_latest
 from sudokupool.loading.pool import Pool
+from sudokupool.naming import export_order, is_export_name
 from sudokupool.state import Runtime
-from sudokupool.storage.base import ExportListing, ExportObject, ExportStore, StorageError, is_export_name
+from sudokupool.storage.base import ExportListing, ExportObject, ExportStore, StorageError
 from sudokupool.storage.local import LocalStore
 
 logger = logging.getLogger("sudokupool.sync")
@@ -43,8 +44,6 @@ INTERVAL_JITTER = 0.1
 
 #: A startup listing gets at least this long, even when the retry budget is nearly spent.
 MIN_ATTEMPT_SECONDS = 5.0
-
-_EPOCH = datetime.fromtimestamp(0, UTC)
 
 
 class StorageUnreachable(Exception):
@@ -65,13 +64,6 @@ class Backoff:
         while True:
             yield step * (0.5 + 0.5 * rng())
             step = min(step * self.factor, self.cap)
-
-
-def export_order(key: str) -> tuple[datetime, bool, str] | None:
-    """The sort key of the export named ``key`` (see :attr:`ExportObject.order`); None for other names."""
-    if not is_export_name(key):
-        return None
-    return ExportObject(key=key, size=0, uploaded=_EPOCH).order
 
 
 class _ReadWatch:

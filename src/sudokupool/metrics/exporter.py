@@ -30,11 +30,11 @@ from prometheus_client.multiprocess import MultiProcessCollector, mark_process_d
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 
-from sudokupool.loading.export import DIFFICULTIES
-from sudokupool.loading.sync import export_order
 from sudokupool.metrics.requests import BUCKETS, RequestTally
+from sudokupool.naming import export_order
 from sudokupool.ratelimit.limiter import RateLimiter
 from sudokupool.state import Runtime
+from sudokupool.sudoku import DIFFICULTIES
 
 #: Seconds between the flushes of each worker when several share the metrics.
 FLUSH_SECONDS = 1.0

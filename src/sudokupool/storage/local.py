@@ -8,16 +8,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sudokupool.storage.base import (
-    CHUNK,
-    ExportListing,
-    ExportObject,
-    StorageError,
-    is_export_name,
-    is_pack_name,
-    newest_first,
-    pack_key,
-)
+from sudokupool.naming import is_export_name, is_pack_name, pack_key
+from sudokupool.storage.base import CHUNK, ExportListing, ExportObject, StorageError, newest_first
 
 
 class LocalStore:

@@ -22,15 +22,8 @@ from aiobotocore.session import get_session
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sudokupool.config import Settings
-from sudokupool.storage.base import (
-    CHUNK,
-    ExportListing,
-    ExportObject,
-    StorageError,
-    is_export_name,
-    is_pack_name,
-    newest_first,
-)
+from sudokupool.naming import is_export_name, is_pack_name
+from sudokupool.storage.base import CHUNK, ExportListing, ExportObject, StorageError, newest_first
 
 if TYPE_CHECKING:
     from types_aiobotocore_s3 import S3Client

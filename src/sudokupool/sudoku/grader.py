@@ -9,14 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.candidates import Candidates
 from sudokupool.sudoku.grid import GridError, first_conflict, parse_grid
 from sudokupool.sudoku.solver import solutions
 from sudokupool.sudoku.techniques import ADVANCED, SCORES, Step
 from sudokupool.sudoku.techniques.last_resort import brute_force
 from sudokupool.sudoku.techniques.singles import full_house, hidden_single, naked_single
-
-DIFFICULTIES: Final = ("Easy", "Medium", "Hard", "Expert")
 
 # The difficulty level (1-4) each technique implies: HoDoKu's level for the step, with its UNFAIR and
 # EXTREME both Expert (sudoku/Options.java, DEFAULT_SOLVER_STEPS).
