@@ -15,7 +15,8 @@ from sudokupool.app import create_app
 from sudokupool.config import Settings
 from sudokupool.loading.export import record_line
 from tests.factories import write_export
-from tests.servers import command, free_port, run_server
+from tests.helpers import free_port
+from tests.servers import command, run_server
 
 
 def test_serves_the_latest_export_from_a_directory(

@@ -92,11 +92,6 @@ def test_apply_without_trusted_hops_keeps_the_peer() -> None:
     assert scope[CLIENT_ID] == "10.0.0.2"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 FACTORIES = [
     pytest.param("tests.ratelimit.apps:create_test_app", id="limiter-test-app"),
     pytest.param("sudokupool.app:create_app", id="create_app"),

@@ -12,7 +12,8 @@ import pytest
 
 from sudokupool.app import create_app
 from sudokupool.config import SETTINGS, BadLineLimit, Settings, SettingsError, listen_port, markdown_table
-from tests.servers import command, free_port
+from tests.helpers import free_port
+from tests.servers import command
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -12,7 +12,7 @@ import pytest
 from uvicorn.logging import AccessFormatter
 
 from sudokupool.logs import RedactApiKeys, log_config, redact
-from tests.servers import free_port
+from tests.helpers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "s3cr3t-key-value"

@@ -23,7 +23,8 @@ from sudokupool.keys import digest
 from sudokupool.loading.pool import Pool
 from sudokupool.metrics.requests import BUCKETS, RequestTally
 from tests.factories import write_export
-from tests.servers import ROOT, command, free_port, run_server
+from tests.helpers import free_port
+from tests.servers import ROOT, command, run_server
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ from sudokupool.config import Settings
 from sudokupool.loading.pool import Pool
 from sudokupool.storage.base import StorageError
 from sudokupool.sudoku import DIFFICULTIES
-from tests.servers import free_port
+from tests.helpers import free_port
 
 pytestmark = pytest.mark.anyio
 

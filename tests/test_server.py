@@ -205,7 +205,8 @@ def test_the_access_log_is_off_by_default_and_redacts_keys_when_on(tmp_path: Pat
 
 @pytest.mark.parametrize("name", SERVERS)
 def test_a_failed_startup_exits_non_zero_without_a_traceback(tmp_path: Path, name: str) -> None:
-    from tests.servers import command, free_port
+    from tests.helpers import free_port
+    from tests.servers import command
 
     env = {**os.environ, "SUDOKUPOOL_SERVER": name, "SUDOKUPOOL_EXPORTS": str(tmp_path / "nowhere")}
     done = subprocess.run(command(free_port()), env=env, capture_output=True, text=True, timeout=60, check=False)

@@ -22,11 +22,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from synthetic import compile_record, synthetic_line, token_table, tokenize_text
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _synthetic(records: list[dict[str, Any]], transform: Transform) -> list[dict[str, Any]]:
     table = token_table(transform)
     lines = [

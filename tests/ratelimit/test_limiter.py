@@ -13,19 +13,14 @@ from sudokupool.keys import Keyring, digest
 from sudokupool.ratelimit import Limits, MemoryStore, RateLimiter
 from sudokupool.ratelimit.limiter import presented_key
 from sudokupool.ratelimit.redis import RedisStore
+from tests.helpers import MINUTE
 from tests.ratelimit.apps import create_test_app
 from tests.valkey import ValkeyServer
 
 KEYED = "keyed-test-key-0123456789abcdef"
 PRO = "pro-test-key-0123456789abcdef"
 SETTINGS = Settings(limit_anonymous=3, limit_keyed=5, limit_pro=7, api_keys=f"{digest(KEYED)}, {digest(PRO)}:pro")
-MINUTE = 1_800_000_000 - 1_800_000_000 % 60
 RATE_HEADERS = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset")
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def fixed(now: float) -> Callable[[], float]:

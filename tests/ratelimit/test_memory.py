@@ -9,8 +9,7 @@ from hypothesis import strategies as st
 
 from sudokupool.ratelimit.memory import MemoryStore
 from sudokupool.ratelimit.window import decide, window_index
-
-MINUTE = 1_800_000_000 - 1_800_000_000 % 60
+from tests.helpers import MINUTE
 
 
 class FakeClock:
@@ -19,11 +18,6 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.now
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def test_counts_per_identity_and_refuses_past_the_limit() -> None:

@@ -11,14 +11,8 @@ import pytest
 from sudokupool.ratelimit.redis import RedisStore
 from sudokupool.ratelimit.store import LimiterUnavailable
 from sudokupool.ratelimit.window import Decision
+from tests.helpers import MINUTE, free_port
 from tests.valkey import ValkeyCluster, ValkeyServer
-
-MINUTE = 1_800_000_000 - 1_800_000_000 % 60
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def fixed(now: float) -> Callable[[], float]:
@@ -74,16 +68,9 @@ async def test_two_stores_sharing_redis_admit_exactly_the_limit(valkey: ValkeySe
     assert sum(store.calls for store in stores) <= 4
 
 
-def _unused_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.mark.anyio
 async def test_open_mode_limits_per_process_while_redis_is_down(caplog: pytest.LogCaptureFixture) -> None:
-    store = RedisStore.from_url(f"redis://127.0.0.1:{_unused_port()}/0", timeout=0.5, failure_mode="open")
+    store = RedisStore.from_url(f"redis://127.0.0.1:{free_port()}/0", timeout=0.5, failure_mode="open")
     try:
         with caplog.at_level(logging.WARNING, logger="sudokupool.ratelimit.redis"):
             decisions = [await store.hit("ip:192.0.2.7", 3) for _ in range(5)]
@@ -96,7 +83,7 @@ async def test_open_mode_limits_per_process_while_redis_is_down(caplog: pytest.L
 
 @pytest.mark.anyio
 async def test_closed_mode_raises_while_redis_is_down() -> None:
-    store = RedisStore.from_url(f"redis://127.0.0.1:{_unused_port()}/0", timeout=0.5, failure_mode="closed")
+    store = RedisStore.from_url(f"redis://127.0.0.1:{free_port()}/0", timeout=0.5, failure_mode="closed")
     try:
         with pytest.raises(LimiterUnavailable):
             await store.hit("ip:192.0.2.7", 3)

@@ -5,8 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sudokupool.ratelimit.window import Decision, decide, seconds_to_reset, window_index
-
-MINUTE = 1_800_000_000 - 1_800_000_000 % 60  # a whole clock minute
+from tests.helpers import MINUTE
 
 
 @pytest.mark.parametrize(

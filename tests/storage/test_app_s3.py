@@ -19,8 +19,9 @@ import httpx
 import pytest
 
 from tests.factories import write_export
+from tests.helpers import free_port
 from tests.seaweed import SeaweedS3, free_port_pairs
-from tests.servers import Server, command, free_port, run_server
+from tests.servers import Server, command, run_server
 
 OLDEST = "pool-20251201T000000Z.ndjson.gz"
 OLD = "pool-20260101T000000Z.ndjson.gz"

@@ -21,11 +21,6 @@ WAIT = 10.0  # seconds a test waits for another thread before it fails instead o
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def executor() -> Iterator[concurrent.futures.ThreadPoolExecutor]:
     with concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="render-test") as pool:
         yield pool
