@@ -523,8 +523,8 @@ async def _prepare_in_child(
 
     Inflating, splitting and passing lines to workers here held the GIL (and so the serving loop) in
     pieces of a few milliseconds per chunk; in the child they cost the serving loop nothing. Side by side
-    on the 1M bench export (``bench/swap_ab.py``), p99 during a reload fell from 3.24x and 3.02x to
-    2.49x and 2.35x steady (docs/benchmarks.md, "Swap under load").
+    on the 1M bench export, p99 during a reload was 2.49x and 2.35x steady, against 3.24x and 3.02x with
+    that work in the serving process.
     """
     context = multiprocessing.get_context("spawn")
     ours, theirs = context.Pipe()
