@@ -1,17 +1,15 @@
 """How long a live reload holds up the serving event loop, with no requests to blur it.
 
-    python bench/loop_lag.py [--pool 1m-lean] [--niceness 10] [--rounds 2] [--stage full|receive|work]
+    python bench/loop_lag.py [--pool 1m-lean] [--niceness 10] [--rounds 2]
 
 Loads the pool's latest export once (as startup does), then, with a probe task on the loop that sleeps
 1 ms and records how late it wakes, loads it again as a live sync does (``background=True``, the
-loader's processes ``--niceness`` steps nicer) and drops the old pool. It prints the probe's lateness
+loader's threads and processes ``--niceness`` steps nicer) and drops the old pool. An export with a
+pack beside it reloads by mapping the pack. It prints the probe's lateness
 in steady state and during the reload (p50, p99, p99.9, max) and the reload's time. A late wake-up is
 time the loop could not serve a request: the loader's own work on the loop, or the GIL held by one of
 its threads. CPU taken by the loader's other processes shows too, but far less (see docs/benchmarks.md,
 "Swap under load").
-
-``--stage`` runs part of a reload instead (bench/lag_stages.py): ``receive`` receives and drops the
-prepared parts (no indexing), ``work`` has the load process do all its work but send nothing back.
 """
 
 from __future__ import annotations
@@ -27,7 +25,6 @@ BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH)]
 
 from harness import pool_dir  # noqa: E402
-from lag_stages import reload_stage  # noqa: E402
 from sudokupool import loader  # noqa: E402
 from sudokupool.loader import load_latest  # noqa: E402
 from sudokupool.storage.local import LocalStore  # noqa: E402
@@ -42,7 +39,7 @@ def quantiles(lags: list[float]) -> str:
     return f"p50 {at(0.5):.2f} p99 {at(0.99):.2f} p99.9 {at(0.999):.2f} max {ordered[-1]:.2f} ms"
 
 
-async def measure(directory: Path, rounds: int, stage: str = "full") -> None:
+async def measure(directory: Path, rounds: int) -> None:
     store = LocalStore(directory)
     pool, _ = await load_latest(store)
     gc.collect()
@@ -61,11 +58,6 @@ async def measure(directory: Path, rounds: int, stage: str = "full") -> None:
     for n in range(rounds):
         lags.clear()
         started = time.perf_counter()
-        if stage != "full":
-            await reload_stage(store, stage, niceness=loader.BACKGROUND_NICENESS)
-            seconds = time.perf_counter() - started
-            print(f"{stage} {n + 1} ({seconds:.1f} s, {len(lags)} wake-ups): {quantiles(lags)}", flush=True)
-            continue
         fresh, _ = await load_latest(store, background=True)
         seconds = time.perf_counter() - started
         during = list(lags)
@@ -84,12 +76,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pool", default="1m-lean")
     parser.add_argument("--niceness", type=int, default=loader.BACKGROUND_NICENESS)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--stage", choices=("full", "receive", "work"), default="full",
-                        help="the whole reload, or only part of it (bench/lag_stages.py)")  # fmt: skip
     args = parser.parse_args(argv)
     loader.BACKGROUND_NICENESS = args.niceness
-    print(f"pool {args.pool}, background loads {args.niceness} steps nicer, stage {args.stage}")
-    asyncio.run(measure(pool_dir(args.pool), args.rounds, args.stage))
+    print(f"pool {args.pool}, background loads {args.niceness} steps nicer")
+    asyncio.run(measure(pool_dir(args.pool), args.rounds))
     return 0
 
 

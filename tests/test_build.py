@@ -9,6 +9,7 @@ import pytest
 from sudokupool.cli import main
 from sudokupool.commands.build import puzzle_seed
 from sudokupool.export import PUBLIC_FIELD_NAMES, parse_record
+from sudokupool.storage.base import pack_key
 from sudokupool.sudoku.canonical import canonical_form
 from sudokupool.sudoku.generator import generate
 from sudokupool.sudoku.ids import canonical_id, puzzle_id
@@ -46,7 +47,7 @@ def test_build_writes_a_valid_export(tmp_path: Path) -> None:
         assert record["puzzle_id"] == puzzle_id(record["puzzle"])
         assert record["symmetry"] == symmetry_class(record["puzzle"])
         assert record["symmetry"] != "none"
-        assert record["source"] == "sudokupool-build/2.0.0"
+        assert record["source"] == "sudokupool-build/2.1.0"
         assert record["tags"] == ["demo"]
         assert record["volume"] == "demo"
         assert record["used_at"] is None
@@ -119,8 +120,9 @@ def test_an_output_path_ending_in_a_slash_is_a_directory(tmp_path: Path) -> None
     out = tmp_path / "pools"
     assert main(["build", "--out", f"{out}/", "--count", "1", "--seed", "5", "--jobs", "1"]) == 0
     assert out.is_dir()
-    [path] = out.iterdir()
+    [path] = (p for p in out.iterdir() if not p.name.endswith(".pack"))
     assert path.name.startswith("pool-") and path.name.endswith("Z.ndjson.gz")
+    assert path.with_name(pack_key(path.name)).is_file()  # its pack beside it
 
 
 def test_a_directory_path_whose_parent_is_missing_is_refused(

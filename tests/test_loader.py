@@ -1,14 +1,12 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import gzip
 import logging
 import multiprocessing
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import AsyncIterator
 from concurrent.futures import ProcessPoolExecutor
@@ -340,31 +338,6 @@ def test_worker_processes_are_lowered_in_their_initializer() -> None:
         assert lowered.submit(os.nice, 0).result() == os.nice(0) + BACKGROUND_NICENESS
 
 
-async def test_a_load_pauses_the_cyclic_gc_and_overlapping_loads_resume_it_once(
-    tmp_path: Path, records: list[dict[str, Any]]
-) -> None:
-    write_export(tmp_path / "pool-20260101T000000Z.ndjson", records[:4])
-    store = LocalStore(tmp_path)
-    export = (await store.list_exports(1)).objects[0]
-    assert gc.isenabled()
-    seen: list[bool] = []
-    first_started, second_done = threading.Event(), threading.Event()
-
-    def first_verify(record: dict[str, Any]) -> None:
-        seen.append(gc.isenabled())
-        first_started.set()
-        second_done.wait(10)  # the first load is still running when the second ends
-
-    first = asyncio.create_task(load_export(store, export, workers=0, verify=first_verify))
-    await asyncio.to_thread(first_started.wait, 10)
-    await load_export(store, export, workers=0, verify=lambda record: seen.append(gc.isenabled()))
-    assert not gc.isenabled()  # the first load still runs
-    second_done.set()
-    await first
-    assert gc.isenabled()
-    assert len(seen) == 8 and not any(seen)
-
-
 async def no_children_left(seconds: float = 10) -> bool:
     """Whether every process this one started has ended (and been reaped) within ``seconds``."""
     for _ in range(int(seconds / 0.05)):
@@ -476,24 +449,27 @@ async def main():
     load = asyncio.create_task(load_export(store, export, workers=2, background=True))
     while not multiprocessing.active_children():
         await asyncio.sleep(0.05)
-    [child] = multiprocessing.active_children()
-    await asyncio.sleep(1)  # the load process and its workers are up, parsing the first chunk
+    await asyncio.sleep(1)  # the workers are up, parsing the first chunk
     load.cancel()  # as the live sync is at shutdown
     await asyncio.gather(load, return_exceptions=True)
-    print("exit code", child.exitcode)
+    for _ in range(200):  # the workers end by themselves once their executor is shut down
+        if not multiprocessing.active_children():
+            break
+        await asyncio.sleep(0.05)
+    print("children left", len(multiprocessing.active_children()))
 
 asyncio.run(main())
 """
 
 
 def test_a_stopped_background_load_leaves_no_semaphores_behind(tmp_path: Path, records: list[dict[str, Any]]) -> None:
-    # Killed, the load process left its executor's semaphores to the resource tracker, which warned at
-    # shutdown: "resource_tracker: There appear to be 5 leaked semaphore objects".
+    # Killed, a load's worker processes left their executor's semaphores to the resource tracker, which
+    # warned at shutdown: "resource_tracker: There appear to be 5 leaked semaphore objects".
     write_export(tmp_path / "pool-20260101T000000Z.ndjson", records * 3)  # several chunks (duplicates are fine)
     result = subprocess.run(
         [sys.executable, "-c", _STOPPED_LOAD, str(tmp_path)], capture_output=True, text=True, timeout=120, check=False
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "exit code 0\n"  # it ended by itself, not killed (-9)
+    assert result.stdout == "children left 0\n"  # they ended by themselves, not killed
     assert "leaked" not in result.stderr
     assert result.stderr == ""

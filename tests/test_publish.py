@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
+from sudokupool import pack
 from sudokupool.cli import main
 from sudokupool.commands.publish import PublishError, publish
 from sudokupool.config import Settings
+from sudokupool.storage.base import pack_key
 from sudokupool.storage.s3 import parse_s3_url
 from tests.factories import write_export
 from tests.seaweed import SeaweedS3, free_port_pairs
@@ -58,8 +60,12 @@ def test_publish_uploads_under_a_time_stamped_key(
     out = capsys.readouterr()
     assert code == 0, out.err
     objects = published(s3_settings, bucket, "exports/")
-    assert len(objects) == 1
-    [(key, body)] = objects.items()
+    packs = {k: v for k, v in objects.items() if k.endswith(".pack")}
+    [(key, body)] = ((k, v) for k, v in objects.items() if not k.endswith(".pack"))
+    # The export goes up with its pack, made for the export as uploaded (its new name and size).
+    assert list(packs) == [pack_key(key)]
+    mapped = pack.read_header(packs[pack_key(key)], len(packs[pack_key(key)]))
+    assert (mapped.export_name, mapped.export_size, mapped.count) == (key.removeprefix("exports/"), len(body), 8)
     assert out.out == f"s3://{bucket}/{key}\n"
     assert key.startswith("exports/pool-")
     assert key.endswith(suffix)
@@ -99,7 +105,8 @@ def test_publish_applies_the_services_bound_on_bad_lines(
     assert code == 0
     assert "line 4: not-an-object" in out.err
     assert "loaded 3 puzzles, skipped 1" in out.err
-    assert len(published(s3_settings, bucket, "")) == 1
+    # The export and its pack, made within the same bound.
+    assert sorted(key.rsplit(".", 1)[-1] for key in published(s3_settings, bucket, "")) == ["gz", "pack"]
 
 
 def test_publish_refuses_a_file_that_is_not_there(s3_settings: SeaweedS3, tmp_path: Path) -> None:
@@ -148,8 +155,12 @@ async def test_publish_refuses_when_an_export_as_new_is_there(s3_env: SeaweedS3,
     settings = Settings(s3_endpoint_url=s3_env.endpoint_url)
 
     with pytest.raises(PublishError, match=r"pool-20270101T000000Z\.ndjson\.gz is not older than 2027-01-01T00:00:00Z"):
-        await publish(path, parse_s3_url(f"s3://{bucket}/"), settings, now=datetime(2027, 1, 1, tzinfo=UTC))
-    key = await publish(path, parse_s3_url(f"s3://{bucket}/"), settings, now=datetime(2027, 1, 1, 0, 0, 1, tzinfo=UTC))
+        await publish(
+            path, parse_s3_url(f"s3://{bucket}/"), settings, now=datetime(2027, 1, 1, tzinfo=UTC), with_pack=False
+        )
+    key = await publish(
+        path, parse_s3_url(f"s3://{bucket}/"), settings, now=datetime(2027, 1, 1, 0, 0, 1, tzinfo=UTC), with_pack=False
+    )
 
     assert key == "pool-20270101T000001Z.ndjson.gz"
 
@@ -164,7 +175,9 @@ async def test_large_files_go_up_in_parts(s3_env: SeaweedS3, tmp_path: Path, mon
     path.write_bytes(body)
     settings = Settings(s3_endpoint_url=s3_env.endpoint_url)
 
-    key = await publish(path, parse_s3_url(f"s3://{bucket}/p/"), settings, now=datetime(2026, 5, 1, tzinfo=UTC))
+    key = await publish(
+        path, parse_s3_url(f"s3://{bucket}/p/"), settings, now=datetime(2026, 5, 1, tzinfo=UTC), with_pack=False
+    )
 
     assert key == "p/pool-20260501T000000Z.ndjson.gz"
     assert published(s3_env, bucket, "p/") == {key: body}

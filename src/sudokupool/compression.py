@@ -16,6 +16,7 @@ Bodies shorter than :data:`MIN_SIZE` stay raw: a solution (127 B) deflates to 11
 from __future__ import annotations
 
 import re
+import struct
 from functools import lru_cache
 from typing import Final
 
@@ -32,6 +33,29 @@ _GZIP_WBITS: Final = 31
 def compress(body: bytes) -> bytes:
     """``body`` as one gzip member (no file name, modification time 0: the same body gives the same bytes)."""
     return isal_zlib.compress(body, LEVEL, _GZIP_WBITS)
+
+
+def open_member(body: bytes) -> bytes:
+    """The start of a gzip member of ``body`` that more can follow: the header and the deflate stream
+    up to a sync flush, with no final block and no trailer (see :func:`close_member`).
+
+    A pack holds records this way without their last bytes (``,"synced_at":T}``), so each instance can
+    end them with its own load time. Compressing to a sync flush costs 2-3 us a record more than
+    :func:`compress`, for 0.174 of the identity bytes on the demo pool (a few bytes more per record).
+    """
+    compressor = isal_zlib.compressobj(LEVEL, isal_zlib.DEFLATED, _GZIP_WBITS)
+    return compressor.compress(body) + compressor.flush(isal_zlib.Z_SYNC_FLUSH)
+
+
+def final_block(tail: bytes) -> bytes:
+    """``tail`` (at most 65,535 bytes) as a final stored deflate block, to follow :func:`open_member`
+    (a sync flush leaves the stream on a byte boundary, so the block starts on one)."""
+    return b"\x01" + struct.pack("<HH", len(tail), len(tail) ^ 0xFFFF) + tail
+
+
+def trailer(crc: int, length: int) -> bytes:
+    """A gzip trailer: the CRC-32 and the length (mod 2**32) of the whole identity body."""
+    return struct.pack("<II", crc, length & 0xFFFFFFFF)
 
 
 def identity_length(member: bytes) -> int:

@@ -371,6 +371,14 @@ SETTINGS: tuple[Setting, ...] = (
         "How many steps nicer than requests a live reload's CPU work runs (0-19, Unix; 0: same priority).",
         _int(0, 19),
     ),
+    Setting(
+        "cache_dir",
+        "",
+        "A local directory for pool packs: the pack of an export from object storage is downloaded here, and "
+        "an export without a pack gets one written here, so the next boot maps it and workers on one machine "
+        "share one copy. Empty: a temporary file per process.",
+        _text,
+    ),
     Setting("storage_retry_seconds", "30", "How long startup retries unreachable storage before giving up.", _float(0)),
     Setting(
         "max_record_bytes",
@@ -437,6 +445,7 @@ class Settings:
     s3_addressing_style: str = "auto"
     sync_interval: float = 300.0
     sync_niceness: int = 10
+    cache_dir: str = ""
     storage_retry_seconds: float = 30.0
     max_record_bytes: int = 1 << 20
     max_export_bytes: int = 4 << 30

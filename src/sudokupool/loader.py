@@ -1,45 +1,44 @@
-"""Load one export from a store into a new :class:`~sudokupool.pool.Pool`: stream, validate, build.
+"""Load one export from a store into a new :class:`~sudokupool.pool.Pool`: its pack, or parse it.
 
-Loading is one pass over the stream: chunks are decompressed, split into lines and parsed as they
-arrive, so the whole file is never held in memory. The CPU work runs off the event loop, in worker
-processes for large exports, so it uses every core. A live reload of a large export runs in a load
-process of its own, which leaves the serving process's GIL alone: the serving process only reads the
-stored chunks and indexes the prepared parts, a few hundred records between two turns of its event
-loop, so the reload holds up requests as little as it can.
+An export with a valid pack beside it (``sudokupool.pack``) is loaded by mapping the pack: a header
+check and a checksum, no work per record. A pack that is damaged or made from another export is
+refused with one log line, and the export is parsed instead.
+
+Parsing is one pass over the stream: chunks are decompressed, split into lines and parsed as they
+arrive, so the whole file is never held in memory; the prepared records go into a pack written to a
+temporary file (or to the cache directory, for the next boot) and that pack is mapped as above. The CPU
+work runs off the event loop, in worker processes for large exports, so it uses every core.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import functools
 import gc
 import logging
 import multiprocessing
 import os
-import signal
-import socket
-import sys
+import threading
 import time
 from collections import Counter, deque
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from collections.abc import AsyncGenerator, Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
-from typing import Any, ParamSpec, TypeVar
+from pathlib import Path
+from typing import Any
 
+from sudokupool import cache
 from sudokupool.config import BadLineLimit, Settings
 from sudokupool.export import MIN_RECORD_BYTES, ExportError, LineError, LineReader, Lines, parse_record
+from sudokupool.pack import PackError
 from sudokupool.pool import Part, Pool, PoolBuilder, prepare
-from sudokupool.storage.base import ExportObject, ExportStore, StorageError
+from sudokupool.storage.base import ExportObject, ExportStore, StorageError, is_export_name, pack_key
 
 logger = logging.getLogger("sudokupool.loader")
 
 Verify = Callable[[dict[str, Any]], None]
-P = ParamSpec("P")
-T = TypeVar("T")
 
 #: Bad lines logged (and kept in the report) one by one; the rest are only counted.
 MAX_LOGGED_LINES = 20
@@ -48,10 +47,6 @@ WORKER_THRESHOLD = 16 * 1024 * 1024
 #: How much nicer than the server a background load's threads and worker processes run by default
 #: (Unix; the live sync passes ``SUDOKUPOOL_SYNC_NICENESS``).
 BACKGROUND_NICENESS = 10
-#: How long a load process that is told to stop may take to shut its workers down before it is killed
-#: (a worker finishes the chunk it has: well under a second for the chunks of a normal export).
-STOP_SECONDS = 10.0
-_PR_SET_PDEATHSIG = 1
 
 
 class LoadError(Exception):
@@ -100,6 +95,8 @@ class LoadReport:
     skipped: Counter[str] = field(default_factory=Counter)
     problems: list[tuple[int, str]] = field(default_factory=list)
     seconds: float = 0.0
+    #: Loaded from the export's pack rather than parsed.
+    packed: bool = False
 
     @property
     def skipped_total(self) -> int:
@@ -108,6 +105,8 @@ class LoadReport:
     def summary(self) -> str:
         reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(self.skipped.items()))
         skipped = f"skipped {self.skipped_total} ({reasons})" if self.skipped else "skipped 0"
+        if self.packed:
+            return f"{self.key}: loaded {self.loaded} puzzles from its pack in {self.seconds:.2f} s"
         return f"{self.key}: loaded {self.loaded} puzzles, {skipped}, in {self.seconds:.2f} s"
 
     def first_bad_line(self) -> str:
@@ -139,9 +138,7 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-def prepare_lines(
-    lines: Lines, loaded_at: int, max_record_bytes: int, give_up: int, verify: Verify | None = None
-) -> Prepared:
+def prepare_lines(lines: Lines, max_record_bytes: int, give_up: int, verify: Verify | None = None) -> Prepared:
     """Parse, validate and serialize ``lines`` (see :class:`Prepared`). Runs in worker processes.
 
     A bad line is skipped; past ``give_up`` bad lines the rest is not read. Anything else that fails on
@@ -184,7 +181,7 @@ def prepare_lines(
             yield record
 
     try:
-        part = prepare(records(), loaded_at)
+        part = prepare(records())
     except Exception as exc:
         raise ExportError(f"line {current}: {_describe(exc)}") from None
     if count > give_up:
@@ -269,59 +266,20 @@ def lower_priority(niceness: int) -> None:
 
 
 def _start_worker(niceness: int) -> None:
-    """A load process only parses and serializes acyclic records: refcounting frees all of it. It dies
-    with its parent (Linux), so a load that is stopped, or whose parent is killed, leaves no process behind."""
+    """A worker only parses and serializes acyclic records: refcounting frees all of it. It exits when
+    its parent does, so a server that is killed mid-load leaves no process behind."""
     gc.disable()
     lower_priority(niceness)
-    _die_with_parent()
+    parent = multiprocessing.parent_process()
+    if parent is not None and parent.pid is not None:
+        threading.Thread(target=_exit_when_orphaned, args=(parent.pid,), daemon=True).start()
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to kill this process when its parent exits (``PR_SET_PDEATHSIG``); elsewhere a no-op."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        parent = multiprocessing.parent_process()
-        if parent is not None and os.getppid() != parent.pid:
-            os._exit(1)  # the parent died while this process was starting, before the request could count
-
-
-_loads_running = 0
-_gc_was_enabled = True
-
-
-def _gc_paused(load: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
-    """Run the coroutine function ``load`` inside :func:`_no_cyclic_gc`."""
-
-    @functools.wraps(load)
-    async def paused(*args: P.args, **kwargs: P.kwargs) -> T:
-        with _no_cyclic_gc():
-            return await load(*args, **kwargs)
-
-    return paused
-
-
-@contextlib.contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a load runs; overlapping loads resume it once, at the end.
-
-    Parsed records are trees of dicts and lists, freed by refcounting as soon as they are serialized,
-    yet every full collection during a load traverses them, holding the GIL: measured on the demo
-    export, collections of 40 to 140 ms that found nothing stalled the event loop beside the load
-    (worst loop lag 122 ms; 22 ms without them) and doubled the load time. Cyclic garbage that requests
-    make meanwhile waits for the collection after the load.
-    """
-    global _loads_running, _gc_was_enabled
-    if _loads_running == 0:
-        _gc_was_enabled = gc.isenabled()
-    _loads_running += 1
-    gc.disable()
-    try:
-        yield
-    finally:
-        _loads_running -= 1
-        if _loads_running == 0 and _gc_was_enabled:
-            gc.enable()
+def _exit_when_orphaned(parent: int) -> None:
+    """Exit once this process is re-parented (its parent died, even by SIGKILL); checked every second."""
+    while os.getppid() == parent:
+        time.sleep(1)
+    os._exit(1)
 
 
 def _worker_count(export: ExportObject, workers: int | None, *, background: bool) -> int:
@@ -334,7 +292,6 @@ def _worker_count(export: ExportObject, workers: int | None, *, background: bool
     return 1 if background else 0
 
 
-@_gc_paused
 async def load_export(
     store: ExportStore,
     export: ExportObject,
@@ -345,23 +302,115 @@ async def load_export(
     workers: int | None = None,
     background: bool = False,
     niceness: int | None = None,
+    cache_dir: str | Path | None = None,
     limits: LoadLimits | None = None,
+) -> tuple[Pool, LoadReport]:
+    """Load ``export`` from ``store``: map its pack when it has a valid one, else parse it.
+
+    The pack is looked for in ``cache_dir`` (when set) and beside the export; a pack from remote storage
+    is streamed to ``cache_dir`` (or to a temporary file) and mapped from there. Without a usable pack
+    the export is parsed (:func:`parse_export`); with ``cache_dir`` the pack that makes is kept there
+    for the next load. ``verify`` always parses (``sudokupool check``).
+
+    Raise :class:`LoadError` when the export is unreadable, truncated, or holds no valid puzzle.
+    """
+    stamp = int(time.time()) if loaded_at is None else loaded_at
+    parse = functools.partial(
+        parse_export,
+        store,
+        export,
+        loaded_at=stamp,
+        log_lines=log_lines,
+        background=background,
+        niceness=niceness,
+        limits=limits,
+    )
+    if verify is not None:
+        return await parse(verify=verify, workers=0)
+    if not is_export_name(export.key):
+        cache_dir = None  # a single file of another name: no pack is looked for or kept
+    async with cache.lock(cache_dir, pack_key(export.key) if cache_dir else ""):
+        started = time.perf_counter()
+        pool = await _load_pack(store, export, stamp, cache_dir, background=background)
+        if pool is not None:
+            report = LoadReport(key=export.key, loaded=len(pool), packed=True)
+            report.seconds = time.perf_counter() - started
+            return pool, report
+        return await parse(workers=workers, cache_dir=cache_dir)
+
+
+def _export_name(store: ExportStore, key: str) -> str:
+    # Local keys are file names under the store's path; S3 keys already include the store's prefix.
+    where = store.description
+    file_name = key.rsplit("/", 1)[-1]
+    return where if where.endswith(file_name) else f"{where.rstrip('/')}/{file_name}"
+
+
+async def _load_pack(
+    store: ExportStore, export: ExportObject, stamp: int, cache_dir: str | Path | None, *, background: bool
+) -> Pool | None:
+    """The pool of ``export``'s pack: the copy in ``cache_dir``, else the store's. None when there is no
+    pack, or it is refused (one log line; a refused copy in the cache is deleted)."""
+    found = export.pack
+    cached = Path(cache_dir) / pack_key(export.key).rsplit("/", 1)[-1] if cache_dir else None
+    source, key, size = store.description, export.key, export.size
+    opened = functools.partial(Pool.open, source=source, export_key=key, export_size=size, background=background)
+    if cached is not None and cached.is_file():
+        try:
+            return await asyncio.to_thread(opened, cached, loaded_at=stamp)
+        except PackError as exc:
+            logger.warning("refused pack %s: %s; trying the next source", cached, exc)
+            with contextlib.suppress(OSError):
+                cached.unlink()
+    if found is None:
+        return None
+    where = _export_name(store, found.key)
+    path_of: Callable[[str], Path] | None = getattr(store, "path_of", None)
+    try:
+        if path_of is not None:
+            return await asyncio.to_thread(opened, path_of(found.key), loaded_at=stamp)
+        data = await cache.download(store.open(found.key), cached)
+        mapped = functools.partial(
+            Pool.from_pack, source=source, export_key=key, export_size=size, background=background
+        )
+        return await asyncio.to_thread(mapped, data, loaded_at=stamp)
+    except PackError as exc:
+        logger.warning("refused pack %s: %s; loading the export instead", where, exc)
+        if cached is not None and path_of is None:
+            with contextlib.suppress(OSError):
+                cached.unlink()  # the copy just downloaded: not worth trying at the next boot
+    except (StorageError, OSError) as exc:
+        logger.warning("cannot read pack %s: %s; loading the export instead", where, exc)
+    return None
+
+
+async def parse_export(
+    store: ExportStore,
+    export: ExportObject,
+    *,
+    loaded_at: int | None = None,
+    log_lines: bool = True,
+    verify: Verify | None = None,
+    workers: int | None = None,
+    background: bool = False,
+    niceness: int | None = None,
+    limits: LoadLimits | None = None,
+    cache_dir: str | Path | None = None,
 ) -> tuple[Pool, LoadReport]:
     """Stream ``export`` from ``store``, validate every line and build a pool of the good ones.
 
     With ``workers`` processes (default: one per core for exports of at least 16 MiB, else none, or one
     in the background), chunks are decompressed and cut at their last newline, and the workers parse
     them, at most two chunks per worker ahead, so neither the file nor the parsed records are ever held
-    whole (one chunk per worker left workers idle: 13.3 s against 11.8 s for the 1M bench export). A
-    background load does all of that in a load process of its own (:func:`_prepare_in_child`), the
-    startup load in a thread here (:func:`_prepare_here`). Without workers, threads do it.
+    whole (one chunk per worker left workers idle: 13.3 s against 11.8 s for the 1M bench export).
+    Without workers, threads do it.
     ``verify`` may check each parsed record further (``sudokupool check`` replays solve paths) and
     raise :class:`~sudokupool.export.LineError` to skip it; it needs a thread (``workers=0``).
 
-    ``background`` (a live reload beside a serving event loop) runs the threads and load processes
+    ``background`` (a live reload beside a serving event loop) runs the threads and worker processes
     ``niceness`` (default :data:`BACKGROUND_NICENESS`) steps nicer, so the CPU goes to requests first;
-    the startup load runs at full priority, as nothing is served yet. The cyclic garbage collector is
-    paused meanwhile (see :func:`_no_cyclic_gc`).
+    the startup load runs at full priority, as nothing is served yet. The prepared records become a
+    pack in a temporary file; with ``cache_dir`` it is kept there as ``pool-<ts>.pack`` for the next load.
 
     Whatever fails while loading, the answer is one :class:`LoadError` whose one-line message names
     the export and the reason (the first bad line, when lines are to blame): the export is unreadable,
@@ -372,12 +421,11 @@ async def load_export(
     started = time.perf_counter()
     stamp = int(time.time()) if loaded_at is None else loaded_at
     limits = limits or LoadLimits()
-    builder = PoolBuilder(loaded_at=stamp)
+    keep = Path(cache_dir) / pack_key(export.key).rsplit("/", 1)[-1] if cache_dir and verify is None else None
+    file, written = cache.new_file(keep)
+    builder = PoolBuilder(loaded_at=stamp, file=file)
     report = LoadReport(key=export.key)
-    # Local keys are file names under the store's path; S3 keys already include the store's prefix.
-    where = store.description
-    file_name = export.key.rsplit("/", 1)[-1]
-    name = where if where.endswith(file_name) else f"{where.rstrip('/')}/{file_name}"
+    name = _export_name(store, export.key)
     give_up = limits.give_up(export)
     collector = _Collector(name, builder, report, limits.max_bad_lines, give_up, log_lines=log_lines)
     count = 0 if verify is not None else _worker_count(export, workers, background=background)
@@ -386,17 +434,17 @@ async def load_export(
     elif niceness is None:
         niceness = BACKGROUND_NICENESS
     try:
-        if count and background:
-            prepared = _prepare_in_child(store, export.key, stamp, count, niceness, limits, give_up)
-        else:
-            prepared = _prepare_here(
-                store, export.key, stamp, limits, give_up, workers=count, niceness=niceness, verify=verify
-            )
+        prepared = _prepare_here(store, export.key, limits, give_up, workers=count, niceness=niceness, verify=verify)
         async with contextlib.aclosing(prepared):
             async for found in prepared:
                 await collector.add(found)
         report.seconds = time.perf_counter() - started
         collector.finish()
+        source, key, size = store.description, export.key, export.size
+        pool = await asyncio.to_thread(builder.build, source=source, export_key=key, export_size=size)
+        if written is not None and keep is not None:
+            cache.keep(written, keep)
+            written = None
     except LoadError:
         raise
     except (StorageError, ExportError) as exc:
@@ -409,14 +457,16 @@ async def load_export(
         # Anything else is refused the same way: one line, and the pool in service (if any) stays.
         logger.debug("loading %s failed", name, exc_info=True)
         raise LoadError(f"cannot load export {name}: {_describe(exc)} after line {report.last_line}", report) from None
-    pool = builder.build(source=store.description, export_key=export.key, export_size=export.size)
+    finally:
+        file.close()
+        if written is not None:
+            written.unlink(missing_ok=True)
     return pool, report
 
 
 async def _prepare_here(
     store: ExportStore,
     key: str,
-    stamp: int,
     limits: LoadLimits,
     give_up: int,
     *,
@@ -425,11 +475,7 @@ async def _prepare_here(
     verify: Verify | None,
 ) -> AsyncGenerator[Prepared, None]:
     """Inflate and split in a thread of this process; parse in ``workers`` processes, or without them in
-    a thread (small exports, and ``verify``).
-
-    The startup load of a large export runs here rather than in :func:`_prepare_in_child`: nothing is
-    served yet, so the loop's pauses cost nothing, and this is 8-15 % faster (every part passes
-    through one process fewer)."""
+    a thread (small exports, and ``verify``)."""
     # Own threads rather than the loop's default executor, so their priority can be lowered and
     # requests that use the default executor (image renders) never wait behind a load's chunks.
     threads = ThreadPoolExecutor(2, "sudokupool-load", initializer=lower_priority, initargs=(niceness,))
@@ -446,9 +492,9 @@ async def _prepare_here(
         if not lines:
             return
         if executor is not None:
-            pending.append(loop.run_in_executor(executor, prepare_lines, lines, stamp, most, give_up))
+            pending.append(loop.run_in_executor(executor, prepare_lines, lines, most, give_up))
         else:
-            pending.append(loop.run_in_executor(threads, prepare_lines, lines, stamp, most, give_up, verify))
+            pending.append(loop.run_in_executor(threads, prepare_lines, lines, most, give_up, verify))
 
     try:
         async for chunk in store.open(key):
@@ -465,129 +511,6 @@ async def _prepare_here(
             future.cancel()
         if executor is not None:
             executor.shutdown(wait=False, cancel_futures=True)
-        threads.shutdown(wait=False, cancel_futures=True)
-
-
-def _child_main(
-    conn: Connection, key: str, stamp: int, workers: int, niceness: int, limits: LoadLimits, give_up: int
-) -> None:
-    """The load process: inflates and splits the chunks it receives, has ``workers`` processes of its own
-    parse them, and sends back each prepared part in order, then ``("done", None)``; or ``("error",
-    message)`` for an unreadable stream, ``("died", None)`` when a worker died. An empty chunk ends the
-    stream. When the server goes away (its end of the pipe closes), it stops."""
-    _start_worker(niceness)
-    reader = limits.reader(key)
-    context = multiprocessing.get_context("spawn")
-    # The workers inherit this process's priority (nice is relative: 0 more).
-    executor = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(0,))
-    pending: deque[Future[Prepared]] = deque()
-    try:
-        while True:
-            chunk = conn.recv_bytes()
-            if chunk:
-                reader.push(chunk)
-            for lines in iter(reader.pull, None) if chunk else (reader.finish(),):
-                if lines:
-                    pending.append(executor.submit(prepare_lines, lines, stamp, limits.max_record_bytes, give_up))
-                # Send what is ready; wait only when two chunks per worker are in flight.
-                while pending and (pending[0].done() or len(pending) > 2 * workers):
-                    conn.send(("part", pending.popleft().result()))
-            if not chunk:
-                while pending:
-                    conn.send(("part", pending.popleft().result()))
-                break
-        conn.send(("done", None))
-    except (EOFError, OSError):
-        pass  # the server stopped the load (it hung up the pipe), or went away
-    except BrokenProcessPool:
-        conn.send(("died", None))
-    except Exception as exc:  # ExportError, or anything else: the export is refused with its reason
-        conn.send(("error", str(exc) if isinstance(exc, ExportError) else _describe(exc)))
-    finally:
-        executor.shutdown(wait=True, cancel_futures=True)
-
-
-def _hang_up(conn: Connection) -> None:
-    """Shut the pipe down both ways. Closing it would not do: a receive blocked on it in another thread
-    holds the socket open, so neither that receive nor the other end would see the end of the stream."""
-    with contextlib.suppress(OSError), socket.socket(fileno=os.dup(conn.fileno())) as sock:
-        sock.shutdown(socket.SHUT_RDWR)
-
-
-async def _prepare_in_child(
-    store: ExportStore, key: str, stamp: int, workers: int, niceness: int, limits: LoadLimits, give_up: int
-) -> AsyncGenerator[Prepared, None]:
-    """Large exports in the background (a live reload): a child process inflates, splits and (with
-    ``workers`` processes of its own) parses; this process only reads the stored chunks, passes them on
-    and receives the prepared parts.
-
-    Inflating, splitting and passing lines to workers here held the GIL (and so the serving loop) in
-    pieces of a few milliseconds per chunk; in the child they cost the serving loop nothing. Side by side
-    on the 1M bench export, p99 during a reload was 2.49x and 2.35x steady, against 3.24x and 3.02x with
-    that work in the serving process.
-    """
-    context = multiprocessing.get_context("spawn")
-    ours, theirs = context.Pipe()
-    child = context.Process(
-        target=_child_main, args=(theirs, key, stamp, workers, niceness, limits, give_up), name="sudokupool-load"
-    )
-    child.start()
-    theirs.close()
-    # Two threads: one blocks sending chunks, the other receiving parts.
-    threads = ThreadPoolExecutor(2, "sudokupool-load", initializer=lower_priority, initargs=(niceness,))
-    loop = asyncio.get_running_loop()
-
-    async def send(data: bytes) -> bool:
-        try:
-            await loop.run_in_executor(threads, ours.send_bytes, data)
-        except OSError:  # the child is gone; receiving says why
-            return False
-        return True
-
-    async def pump() -> None:
-        async for chunk in store.open(key):
-            if not await send(chunk):
-                return
-        await send(b"")
-
-    sending = asyncio.ensure_future(pump())
-    receiving: asyncio.Future[Any] | None = None
-    finished = False
-    try:
-        while True:
-            receiving = loop.run_in_executor(threads, ours.recv)
-            await asyncio.wait((receiving, sending), return_when=asyncio.FIRST_COMPLETED)
-            if sending.done() and (failed := sending.exception()) is not None:
-                raise failed  # the store failed
-            try:
-                kind, value = await receiving
-            except EOFError:  # the child died
-                raise BrokenProcessPool from None
-            if kind == "part":
-                yield value
-            elif kind == "done":
-                finished = True
-                return
-            elif kind == "error":
-                raise ExportError(value)
-            else:
-                raise BrokenProcessPool
-    finally:
-        sending.cancel()
-        if receiving is not None:
-            receiving.cancel()  # a receive still waiting ends with the pipe (below), unheard
-        if not finished:
-            # Tell the load process to stop: it sees the end of the stream (EOFError, or BrokenPipeError on its
-            # next send), shuts its workers down and exits. Killed instead, it left its executor's semaphores
-            # behind ("resource_tracker: There appear to be 5 leaked semaphore objects" at shutdown).
-            _hang_up(ours)
-        # Either way it is shutting its workers down: wait, off the loop (the load's own threads may still
-        # be returning from the pipe).
-        await asyncio.to_thread(child.join, STOP_SECONDS)
-        ours.close()
-        if child.is_alive():
-            child.kill()  # its workers die with it (_start_worker)
-        child.join(1)
         threads.shutdown(wait=False, cancel_futures=True)
 
 

@@ -84,6 +84,8 @@ class _ReadWatch:
     def __init__(self, store: ExportStore) -> None:
         self.store = store
         self.failure: StorageError | None = None
+        # A local store's files are mapped where they are, not streamed (see loader._load_pack).
+        self.path_of = getattr(store, "path_of", None)
 
     @property
     def description(self) -> str:
@@ -98,7 +100,8 @@ class _ReadWatch:
             async for chunk in stream:
                 yield chunk
         except StorageError as exc:
-            self.failure = exc
+            if is_export_name(key):  # a pack that cannot be read is passed over; its export is read next
+                self.failure = exc
             raise
         finally:
             # Close the inner stream now (an S3 body gives its connection back) rather than at garbage collection.
@@ -116,6 +119,7 @@ async def load_checked(
     *,
     background: bool = False,
     niceness: int | None = None,
+    cache_dir: str | None = None,
     limits: LoadLimits | None = None,
 ) -> Pool:
     """Load and validate ``export`` as startup does, within ``limits``; log the load report. ``background``:
@@ -126,7 +130,9 @@ async def load_checked(
     """
     watched = _ReadWatch(store)
     try:
-        pool, report = await load_export(watched, export, background=background, niceness=niceness, limits=limits)
+        pool, report = await load_export(
+            watched, export, background=background, niceness=niceness, cache_dir=cache_dir or None, limits=limits
+        )
     except LoadError as exc:
         if watched.failure is not None:
             raise StorageUnreachable(str(exc)) from None
@@ -249,7 +255,7 @@ class PoolSync:
         if latest is None:
             raise LoadError(f"no export (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz]) found in {store.description}")
         try:
-            return await load_checked(store, latest, limits=self.limits)
+            return await load_checked(store, latest, cache_dir=self.runtime.settings.cache_dir, limits=self.limits)
         except LoadError as exc:
             # Remembered, so that a sync while serving the fallback does not load it again.
             self._refused[(latest.key, latest.size, latest.uploaded)] = f"refused {exc}"
@@ -307,7 +313,12 @@ class PoolSync:
                 try:
                     niceness = self.runtime.settings.sync_niceness
                     pool = await load_checked(
-                        self.store, export, background=True, niceness=niceness, limits=self.limits
+                        self.store,
+                        export,
+                        background=True,
+                        niceness=niceness,
+                        cache_dir=self.runtime.settings.cache_dir,
+                        limits=self.limits,
                     )
                 except StorageUnreachable as exc:
                     self._unreachable(str(exc))

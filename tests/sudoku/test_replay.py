@@ -105,3 +105,19 @@ def test_bad_puzzle_or_solution() -> None:
 
 def test_empty_path_leaves_cells_empty() -> None:
     assert replay(PUZZLE, SOLUTION, []) == [f"the path leaves {PUZZLE.count('.')} cell(s) empty"]
+
+
+def test_a_true_elimination_its_cells_do_not_prove_is_caught(path: list[dict[str, object]]) -> None:
+    # 1 is not r1c1's digit (8), but nothing about r9c9 rules it out.
+    claim = {
+        "technique": "X-Wing",
+        "score": 140,
+        "placements": [],
+        "eliminations": [{"cell": "r1c1", "digit": 1}],
+        "cells": ["r9c9"],
+        "houses": [],
+        "digits": [1],
+        "explanation": "Trust me.",
+    }
+    errors = replay(PUZZLE, SOLUTION, [claim, *copy.deepcopy(path)])
+    assert errors == ["step 1 (X-Wing): its cells do not rule out 1 in r1c1"]

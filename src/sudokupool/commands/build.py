@@ -10,6 +10,7 @@ full, with ``--per-difficulty``), and its canonical form is new.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gzip
 import hashlib
 import multiprocessing
@@ -25,9 +26,11 @@ from multiprocessing.pool import AsyncResult
 from pathlib import Path
 from typing import Any
 
-from sudokupool import __version__
+from sudokupool.commands.pack import write_pack
 from sudokupool.commands.progress import Progress
 from sudokupool.export import DIFFICULTIES, export_filename, record_line
+from sudokupool.loader import LoadError
+from sudokupool.storage.base import is_export_name
 from sudokupool.sudoku.canonical import canonical_form
 from sudokupool.sudoku.generator import DEFAULT_SYMMETRY, generate
 from sudokupool.sudoku.grader import Grade, grade
@@ -35,7 +38,10 @@ from sudokupool.sudoku.grid import clue_count
 from sudokupool.sudoku.ids import canonical_id, puzzle_id
 from sudokupool.sudoku.symmetry import SYMMETRIES, symmetry_class
 
-SOURCE = f"sudokupool-build/{__version__}"
+# The builder's own version, in every record's `source`: bumped when the grading changes, so records
+# from different graders can be told apart (2.1.0: HoDoKu's order, levels and the full technique set).
+BUILD_VERSION = "2.1.0"
+SOURCE = f"sudokupool-build/{BUILD_VERSION}"
 CHUNK = 4  # puzzles per task sent to a worker: large enough to amortise IPC, small enough to stay ordered
 _UNSOLVED = "unsolved"
 
@@ -320,6 +326,13 @@ def run(args: argparse.Namespace) -> int:
         f"in {elapsed:.1f} s ({path.stat().st_size / 1e6:.2f} MB)",
         file=sys.stderr,
     )
+    if is_export_name(path.name) and kept:
+        try:
+            packed, _ = asyncio.run(write_pack(path))
+        except LoadError as exc:
+            print(f"sudokupool build: no pack written: {exc}", file=sys.stderr)
+            return 1
+        print(f"wrote its pack {packed} ({packed.stat().st_size / 1e6:.2f} MB)", file=sys.stderr)
     if timed_out:
         short = (
             ", ".join(f"{d} {kept_by[d]}/{quotas[d]}" for d in wanted if kept_by[d] < quotas[d])

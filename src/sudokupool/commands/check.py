@@ -4,6 +4,8 @@ Beyond the loader's checks it replays every solve path and confirms each puzzle 
 ``--canonical`` also recomputes canonical forms, share codes and symmetry. The service's bounds apply
 (``SUDOKUPOOL_MAX_BAD_LINES``, ``SUDOKUPOOL_MAX_RECORD_BYTES``, ``SUDOKUPOOL_MAX_EXPORT_BYTES``): exit 1,
 with one line saying why, when the service would refuse the export; bad lines within the bound are listed.
+When the export has a pack beside it, the pack must be whole and hold exactly what parsing the export
+gives: exit 1 when it does not.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from typing import Any
 
 from sudokupool.config import BadLineLimit, Settings, SettingsError
 from sudokupool.export import LineError
-from sudokupool.loader import LoadError, LoadLimits, LoadReport, load_export
-from sudokupool.storage.base import StorageError
+from sudokupool.loader import LoadError, LoadLimits, LoadReport, load_export, parse_export
+from sudokupool.pack import PackError
+from sudokupool.pool import Pool
+from sudokupool.storage.base import ExportObject, StorageError, is_export_name, pack_key
 from sudokupool.storage.local import LocalStore
 
 
@@ -92,16 +96,60 @@ def verifier(*, canonical: bool) -> Any:
 
 async def check_file(path: Path, *, canonical: bool = False, limits: LoadLimits | None = None) -> LoadReport:
     """Validate ``path`` within ``limits``; raise :class:`LoadError` when the service would refuse it."""
+    report, _ = await check_export(path, canonical=canonical, limits=limits, pack=False)
+    return report
+
+
+async def check_export(
+    path: Path, *, canonical: bool = False, limits: LoadLimits | None = None, pack: bool = True
+) -> tuple[LoadReport, str | None]:
+    """:func:`check_file`, and with ``pack`` the export's pack if it has one: the report, and what is
+    wrong with the pack (None when it matches or there is none)."""
     store = LocalStore(path)
     try:
         listing = await store.list_exports(limit=1)
     except StorageError as exc:
         raise LoadError(str(exc)) from None
-    if listing.latest is None:
+    export = listing.latest
+    if export is None:
         raise LoadError(f"{path}: not an export")
     verify = verifier(canonical=canonical)
-    _, report = await load_export(store, listing.latest, log_lines=False, verify=verify, limits=limits)
-    return report
+    _, report = await load_export(store, export, log_lines=False, verify=verify, limits=limits)
+    problem = None
+    if pack and export.pack is not None:
+        problem = await check_pack(store, export, limits)
+    return report, problem
+
+
+async def check_pack(store: LocalStore, export: ExportObject, limits: LoadLimits | None = None) -> str | None:
+    """What is wrong with ``export``'s pack: damaged, made from another export, or holding other records
+    than parsing the export gives. None when it matches."""
+    assert export.pack is not None
+    try:
+        packed = Pool.open(
+            store.path_of(export.pack.key), source="", export_key=export.key, export_size=export.size, loaded_at=0
+        )
+    except PackError as exc:
+        return str(exc)
+    parsed, _ = await parse_export(store, export, loaded_at=0, log_lines=False, limits=limits)
+    if len(packed) != len(parsed):
+        return f"holds {len(packed)} puzzles, the export {len(parsed)}"
+    for i in range(len(parsed)):
+        same = (
+            packed.body(i) == parsed.body(i)
+            and packed.solution_body(i) == parsed.solution_body(i)
+            and packed.etag(i) == parsed.etag(i)
+            and packed.etag(i, solution=True) == parsed.etag(i, solution=True)
+            and packed.puzzle(i) == parsed.puzzle(i)
+        )
+        if not same:
+            return f"puzzle {i} differs from the export's"
+        canonical_id = parsed.body(i)[17:30].decode()
+        if packed.find(canonical_id) != i:
+            return f"the id index does not find {canonical_id}"
+    if packed.stats_body != parsed.stats_body:
+        return "its counts differ from the export's"
+    return None
 
 
 def print_problems(report: LoadReport, *, file: Any = None) -> None:
@@ -119,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"sudokupool check: {exc}", file=sys.stderr)
         return 2
     try:
-        report = asyncio.run(check_file(args.file, canonical=args.canonical, limits=limits))
+        report, problem = asyncio.run(check_export(args.file, canonical=args.canonical, limits=limits))
     except LoadError as exc:
         if exc.report is not None:
             print_problems(exc.report)
@@ -127,4 +175,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     print_problems(report)
     print(report.summary())
-    return 0
+    pack = LocalStore(args.file).path_of(pack_key(args.file.name)) if is_export_name(args.file.name) else None
+    if pack is not None and pack.exists():
+        matches = f"matches the export ({report.loaded} puzzles)"
+        print(f"pack {pack.name}: {problem or matches}")
+    return 1 if problem else 0

@@ -48,6 +48,10 @@ class Progress:
         self.last = now
         self._show(self.line(done, extra, eta_seconds))
 
+    def final(self, done: int, extra: str = "") -> None:
+        """Print the last state whatever the interval, so a log always ends with the totals."""
+        self._show(self.line(done, extra))
+
     def _show(self, text: str) -> None:
         if self.tty:
             # Pad with spaces so a shorter line fully overwrites the previous one.

@@ -1,8 +1,11 @@
-"""``sudokupool publish FILE --to s3://bucket/prefix/``: check an export, then upload it under a time-stamped key.
+"""``sudokupool publish FILE --to s3://bucket/prefix/``: check an export, then upload it and its pack under a
+time-stamped key.
 
 The key is ``prefix + pool-YYYYMMDDTHHMMSSZ.ndjson.gz`` for the current UTC time, so operators never
 hand-name exports and the newest upload is the one the service loads. A plain ``.ndjson`` file is
-gzip-compressed on the way (``--no-gzip`` keeps it plain). The S3 client is configured exactly as the
+gzip-compressed on the way (``--no-gzip`` keeps it plain). The pack (``pool-YYYYMMDDTHHMMSSZ.pack``) is
+made for the file as uploaded, under its new name, and goes up first: an instance that lists the new
+export finds its pack beside it. The S3 client is configured exactly as the
 service's (``SUDOKUPOOL_S3_*`` settings, credentials from the standard AWS chain).
 """
 
@@ -21,10 +24,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sudokupool.commands.check import add_bad_lines_option, check_file, limits_from, print_problems
+from sudokupool.commands.pack import write_pack
 from sudokupool.config import Settings, SettingsError
 from sudokupool.export import export_filename
-from sudokupool.loader import LoadError
-from sudokupool.storage.base import StorageError
+from sudokupool.loader import LoadError, LoadLimits
+from sudokupool.storage.base import StorageError, pack_key
 from sudokupool.storage.s3 import S3Location, S3Store, describe_failure, parse_s3_url
 
 if TYPE_CHECKING:
@@ -52,20 +56,28 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=run)
 
 
+def _link_or_copy(source: Path, target: Path) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+
+
 def _gzip_copy(source: Path, target: Path) -> None:
     with source.open("rb") as raw, gzip.open(target, "wb", compresslevel=6) as packed:
         shutil.copyfileobj(raw, packed, 1 << 20)
 
 
 async def _upload(client: S3Client, bucket: str, key: str, path: Path) -> None:
+    kind = "application/octet-stream" if key.endswith(".pack") else "application/x-ndjson"
     size = (await asyncio.to_thread(path.stat)).st_size
     handle = await asyncio.to_thread(path.open, "rb")
     try:
         if size <= PART_SIZE:
             body = await asyncio.to_thread(handle.read)
-            await client.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/x-ndjson")
+            await client.put_object(Bucket=bucket, Key=key, Body=body, ContentType=kind)
             return
-        upload = await client.create_multipart_upload(Bucket=bucket, Key=key, ContentType="application/x-ndjson")
+        upload = await client.create_multipart_upload(Bucket=bucket, Key=key, ContentType=kind)
         upload_id = upload["UploadId"]
         try:
             parts: list[CompletedPartTypeDef] = []
@@ -89,9 +101,17 @@ async def _upload(client: S3Client, bucket: str, key: str, path: Path) -> None:
 
 
 async def publish(
-    path: Path, location: S3Location, settings: Settings, *, compress: bool = True, now: datetime | None = None
+    path: Path,
+    location: S3Location,
+    settings: Settings,
+    *,
+    compress: bool = True,
+    now: datetime | None = None,
+    with_pack: bool = True,
+    limits: LoadLimits | None = None,
 ) -> str:
-    """Upload the (already checked) export ``path`` under ``location`` with a key for ``now``; return the key.
+    """Upload the (already checked) export ``path`` under ``location`` with a key for ``now``, after its
+    pack unless ``with_pack`` is false; return the export's key.
 
     Raise :class:`PublishError` when storage cannot be reached, or an export as new as ``now`` is there
     already (the service would not prefer the new file, or it would be overwritten).
@@ -111,14 +131,26 @@ async def publish(
                 "a new upload would not be the latest (clock skew, or two publishes within one second)"
             )
         with tempfile.TemporaryDirectory(prefix="sudokupool-publish-") as scratch:
-            upload = path
+            # The export under its new name (a link, or a gzip copy), so its pack names it.
+            upload = Path(scratch) / key.rsplit("/", 1)[-1]
             if gzipped and not path.name.endswith(".gz"):
-                upload = Path(scratch) / "export.ndjson.gz"
                 await asyncio.to_thread(_gzip_copy, path, upload)
-            try:
-                await _upload(await store.client(), location.bucket, key, upload)
-            except Exception as exc:
-                raise PublishError(f"s3://{location.bucket}/{key}: upload failed ({describe_failure(exc)})") from None
+            else:
+                await asyncio.to_thread(_link_or_copy, path, upload)
+            uploads = [(upload, key)]
+            if with_pack:
+                try:
+                    packed, _ = await write_pack(upload, limits)
+                except LoadError as exc:
+                    raise PublishError(f"cannot make the pack: {exc}") from None
+                uploads.insert(0, (packed, pack_key(key)))
+            client = await store.client()
+            for file, object_key in uploads:
+                try:
+                    await _upload(client, location.bucket, object_key, file)
+                except Exception as exc:
+                    failure = describe_failure(exc)
+                    raise PublishError(f"s3://{location.bucket}/{object_key}: upload failed ({failure})") from None
     return key
 
 
@@ -131,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"sudokupool publish: {exc}", file=sys.stderr)
         return 2
     try:
+        # A pack beside the file is not uploaded (publish makes one for the new name), so not checked either.
         report = asyncio.run(check_file(args.file, canonical=args.canonical, limits=limits))
     except LoadError as exc:
         # The service would refuse it: the same rule, the same one line.
@@ -141,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
     print_problems(report, file=sys.stderr)
     print(report.summary(), file=sys.stderr)
     try:
-        key = asyncio.run(publish(args.file, location, settings, compress=not args.no_gzip))
+        key = asyncio.run(publish(args.file, location, settings, compress=not args.no_gzip, limits=limits))
     except PublishError as exc:
         print(f"sudokupool publish: {exc}", file=sys.stderr)
         return 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -17,6 +17,8 @@ from typing import Protocol
 CHUNK = 256 << 10
 
 EXPORT_NAME = re.compile(r"(?:^|/)pool-(\d{8}T\d{6}Z)\.ndjson(\.gz)?$")
+#: ``pool-YYYYMMDDTHHMMSSZ.pack``: the pack beside the export of that name (see docs/export-format.md).
+PACK_NAME = re.compile(r"(?:^|/)pool-(\d{8}T\d{6}Z)\.pack$")
 
 
 class StorageError(Exception):
@@ -25,11 +27,13 @@ class StorageError(Exception):
 
 @dataclass(frozen=True)
 class ExportObject:
-    """One export file: its key (file name or object key), size in bytes and upload time (UTC)."""
+    """One export file: its key (file name or object key), size in bytes and upload time (UTC); and the
+    pack stored beside it, if any (never listed as an export of its own)."""
 
     key: str
     size: int
     uploaded: datetime
+    pack: ExportObject | None = None
 
     @property
     def timestamp(self) -> datetime:
@@ -47,6 +51,24 @@ class ExportObject:
 
 def is_export_name(key: str) -> bool:
     return EXPORT_NAME.search(key) is not None
+
+
+def is_pack_name(key: str) -> bool:
+    return PACK_NAME.search(key) is not None
+
+
+def pack_key(export_key: str) -> str:
+    """The key of the pack beside the export ``export_key``: ``.../pool-<ts>.pack``."""
+    if not is_export_name(export_key):
+        raise ValueError(f"{export_key!r} is not an export name")
+    return export_key.removesuffix(".gz").removesuffix(".ndjson") + ".pack"
+
+
+def newest_first(exports: list[ExportObject], packs: dict[str, ExportObject], limit: int) -> ExportListing:
+    """The listing of ``exports``, newest first, each with its pack from ``packs`` (by key) attached."""
+    exports.sort(key=lambda o: o.order, reverse=True)
+    chosen = tuple(replace(e, pack=packs.get(pack_key(e.key))) for e in exports[:limit])
+    return ExportListing(chosen, truncated=len(exports) > limit)
 
 
 @dataclass(frozen=True)

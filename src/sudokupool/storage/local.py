@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sudokupool.storage.base import CHUNK, ExportListing, ExportObject, StorageError, is_export_name
+from sudokupool.storage.base import (
+    CHUNK,
+    ExportListing,
+    ExportObject,
+    StorageError,
+    is_export_name,
+    is_pack_name,
+    newest_first,
+    pack_key,
+)
 
 
 class LocalStore:
@@ -27,22 +37,36 @@ class LocalStore:
     def _list(self, limit: int) -> ExportListing:
         try:
             if self.path.is_file():
-                return ExportListing((self._object(self.path),), truncated=False)
+                export = self._object(self.path)
+                if is_export_name(self.path.name):
+                    beside = self.path.with_name(pack_key(self.path.name))
+                    if beside.is_file():
+                        export = replace(export, pack=self._object(beside))
+                return ExportListing((export,), truncated=False)
             if not self.path.is_dir():
                 raise StorageError(f"{self.path}: no such file or directory")
-            objects = [self._object(p) for p in self.path.iterdir() if p.is_file() and is_export_name(p.name)]
+            exports: list[ExportObject] = []
+            packs: dict[str, ExportObject] = {}
+            for path in self.path.iterdir():
+                if is_export_name(path.name) and path.is_file():
+                    exports.append(self._object(path))
+                elif is_pack_name(path.name) and path.is_file():
+                    packs[path.name] = self._object(path)
         except OSError as exc:
             raise StorageError(f"{self.path}: {exc.strerror or exc}") from None
-        objects.sort(key=lambda o: o.order, reverse=True)
-        return ExportListing(tuple(objects[:limit]), truncated=len(objects) > limit)
+        return newest_first(exports, packs, limit)
 
     async def list_exports(self, limit: int) -> ExportListing:
         return await asyncio.to_thread(self._list, limit)
 
     def _file(self, key: str) -> Path:
         if self.path.is_file():
-            return self.path
+            return self.path if key == self.path.name else self.path.with_name(Path(key).name)
         return self.path / Path(key).name
+
+    def path_of(self, key: str) -> Path:
+        """The local file of ``key`` (an export or a pack), to map rather than stream."""
+        return self._file(key)
 
     async def open(self, key: str) -> AsyncIterator[bytes]:
         path = self._file(key)

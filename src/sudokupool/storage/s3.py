@@ -22,7 +22,15 @@ from aiobotocore.session import get_session
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sudokupool.config import Settings
-from sudokupool.storage.base import CHUNK, ExportListing, ExportObject, StorageError, is_export_name
+from sudokupool.storage.base import (
+    CHUNK,
+    ExportListing,
+    ExportObject,
+    StorageError,
+    is_export_name,
+    is_pack_name,
+    newest_first,
+)
 
 if TYPE_CHECKING:
     from types_aiobotocore_s3 import S3Client
@@ -170,6 +178,7 @@ class S3Store:
     async def list_exports(self, limit: int) -> ExportListing:
         bucket, prefix = self.location.bucket, self.location.prefix
         objects: list[ExportObject] = []
+        packs: dict[str, ExportObject] = {}
         more = False
         try:
             # Delimiter "/" keeps the listing to the prefix's direct children, as a local directory is;
@@ -189,14 +198,17 @@ class S3Store:
                     if is_export_name(key):
                         uploaded = item["LastModified"].astimezone(UTC)
                         objects.append(ExportObject(key=key, size=item["Size"], uploaded=uploaded))
+                    elif is_pack_name(key):
+                        uploaded = item["LastModified"].astimezone(UTC)
+                        packs[key] = ExportObject(key=key, size=item["Size"], uploaded=uploaded)
                 read += 1
                 if read >= MAX_LIST_PAGES and page.get("IsTruncated"):
                     more = True
                     break
         except _FAILURES as exc:
             raise StorageError(f"{self.description}: {describe_failure(exc)}") from None
-        objects.sort(key=lambda o: o.order, reverse=True)
-        return ExportListing(tuple(objects[:limit]), truncated=more or len(objects) > limit)
+        listing = newest_first(objects, packs, limit)
+        return ExportListing(listing.objects, truncated=more or listing.truncated)
 
     async def open(self, key: str) -> AsyncIterator[bytes]:
         bucket = self.location.bucket

@@ -7,16 +7,19 @@ technique used; ``tier`` and ``stars`` are bands of the score (docs/grading.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Literal
 
 from sudokupool.sudoku.candidates import Candidates
-from sudokupool.sudoku.grid import is_complete_solution, parse_grid
+from sudokupool.sudoku.grid import GridError, first_conflict, parse_grid
+from sudokupool.sudoku.solver import solutions
 from sudokupool.sudoku.techniques import ADVANCED, SCORES, Step
+from sudokupool.sudoku.techniques.last_resort import brute_force
 from sudokupool.sudoku.techniques.singles import full_house, hidden_single, naked_single
 
 DIFFICULTIES: Final = ("Easy", "Medium", "Hard", "Expert")
 
-# The difficulty level (1-4) each technique implies.
+# The difficulty level (1-4) each technique implies: HoDoKu's level for the step, with its UNFAIR and
+# EXTREME both Expert (sudoku/Options.java, DEFAULT_SOLVER_STEPS).
 LEVEL: Final[dict[str, int]] = {
     "Full House": 1,
     "Naked Single": 1,
@@ -32,16 +35,44 @@ LEVEL: Final[dict[str, int]] = {
     "X-Wing": 3,
     "Swordfish": 3,
     "Jellyfish": 3,
+    "Bivalue Universal Grave + 1": 3,
     "Skyscraper": 3,
     "2-String Kite": 3,
     "Turbot Fish": 3,
+    "Empty Rectangle": 3,
     "W-Wing": 3,
     "XY-Wing": 3,
     "XYZ-Wing": 3,
+    "Uniqueness Test 1": 3,
+    "Uniqueness Test 2": 3,
+    "Uniqueness Test 3": 3,
+    "Uniqueness Test 4": 3,
+    "Hidden Rectangle": 3,
+    "Finned X-Wing": 3,
+    "Sashimi X-Wing": 3,
+    "Finned Swordfish": 4,
+    "Sashimi Swordfish": 4,
+    "Finned Jellyfish": 4,
+    "Sashimi Jellyfish": 4,
     "Simple Colors": 3,
     "X-Chain": 4,
     "XY-Chain": 4,
+    "AIC": 4,
+    "Discontinuous Nice Loop": 4,
+    "Grouped AIC": 4,
+    "Grouped Discontinuous Nice Loop": 4,
+    "Almost Locked Set XZ-Rule": 4,
+    "Almost Locked Set XY-Wing": 4,
+    "Almost Locked Set XY-Chain": 4,
+    "Forcing Chain Contradiction": 4,
+    "Forcing Chain Verity": 4,
+    "Forcing Net Contradiction": 4,
+    "Forcing Net Verity": 4,
+    "Brute Force": 4,
 }
+# HoDoKu raises a puzzle's level while its score exceeds the level's maximum (EASY 800, MEDIUM 1000,
+# HARD 1600; UNFAIR's 1800 leads to EXTREME, which is Expert too).
+MAX_SCORE: Final = {1: 800, 2: 1000, 3: 1600}
 assert LEVEL.keys() == SCORES.keys()
 
 # (lowest score, tier name) and (lowest score, stars); see docs/grading.md.
@@ -57,17 +88,45 @@ TIERS: Final = (
 STARS: Final = ((0, 1), (400, 2), (600, 3), (900, 4), (1300, 5))
 
 
+Status = Literal["solved", "no-solution", "multiple-solutions", "invalid"]
+
+
 @dataclass(frozen=True)
 class Grade:
-    solved: bool  # the grader solved the puzzle completely
+    """The grader's answer for one puzzle.
+
+    ``status`` is ``solved`` for a puzzle with exactly one solution (the grader then always finishes
+    it), or says why there is no grade: ``invalid`` (not an 81-cell grid of 1-9 and '.'/'0', or
+    clashing givens), ``no-solution`` or ``multiple-solutions``; ``reason`` says what is wrong and is
+    None when solved. Only a solved puzzle carries a difficulty, score, tier, stars and a path.
+    """
+
+    status: Status
+    reason: str | None
     difficulty: str | None  # "Easy" | "Medium" | "Hard" | "Expert"
     difficulty_level: int | None  # 1..4
-    score: int
+    score: int | None
     tier: str | None
     stars: int | None
     hardest_technique: str | None
     techniques: list[str]  # distinct names in order of first use
     solve_path: list[dict[str, object]]
+
+    @property
+    def solved(self) -> bool:
+        return self.status == "solved"
+
+
+def _ungraded(status: Status, reason: str) -> Grade:
+    return Grade(status, reason, None, None, None, None, None, None, [], [])
+
+
+def level_of(techniques: list[str], score: int) -> int:
+    """The difficulty level (1-4): the hardest technique's, raised while ``score`` exceeds its maximum."""
+    level = max((LEVEL[t] for t in techniques), default=1)
+    while level in MAX_SCORE and score > MAX_SCORE[level]:
+        level += 1
+    return level
 
 
 def tier_of(score: int) -> str:
@@ -78,51 +137,62 @@ def stars_of(score: int) -> int:
     return [stars for low, stars in STARS if score >= low][-1]
 
 
-def solve_steps(puzzle: str) -> tuple[list[Step], bool]:
-    """The steps the grader takes on ``puzzle`` and whether they solve it completely."""
-    cg = Candidates.from_puzzle(parse_grid(puzzle))
+def solve_steps(puzzle: str, solution: str) -> list[Step]:
+    """The steps the grader takes on ``puzzle`` (unique, with ``solution``) until the grid is full.
+
+    The techniques are tried easiest first; when none applies, :func:`brute_force` places one cell
+    from the solution, so the path always ends at the solution.
+    """
+    cg = Candidates.from_puzzle(puzzle)
     steps: list[Step] = []
     empty = cg.values.count(0)
     while empty:
         step = full_house(cg) or naked_single(cg) or hidden_single(cg)
         if step is None:
-            if cg.is_broken():
-                return steps, False
             for finder in ADVANCED:
                 step = finder(cg)
                 if step is not None:
                     break
             else:
-                return steps, False
+                step = brute_force(cg, solution)
         for cell, digit in step.placements:
             cg.place(cell, digit)
             empty -= 1
         for cell, digit in step.eliminations:
             cg.eliminate(cell, digit)
         steps.append(step)
-    return steps, is_complete_solution(cg.grid())
+    return steps
 
 
-def grade(puzzle: str) -> Grade:
-    """Grade ``puzzle`` by solving it like a human would, easiest technique first.
+def grade(text: str) -> Grade:
+    """Grade the puzzle ``text`` (81 cells, '.' or '0' for empty) by solving it like a human would.
 
-    ``solved`` is False when the techniques run out before the grid is full (the puzzle then
-    carries no difficulty, tier or stars). Raises :class:`~sudokupool.sudoku.grid.GridError` for a
-    malformed grid or clashing givens.
+    Never raises for bad input: a malformed grid, clashing givens, no solution or several solutions
+    come back as a :class:`Grade` with that status and a reason, and no score.
     """
-    steps, solved = solve_steps(puzzle)
+    try:
+        puzzle = parse_grid(text)
+    except GridError as exc:
+        return _ungraded("invalid", str(exc))
+    clash = first_conflict(puzzle)
+    if clash is not None:
+        return _ungraded("invalid", f"the givens clash: {clash}")
+    count, solution = solutions(puzzle, 2)
+    if count == 0 or solution is None:
+        return _ungraded("no-solution", "no grid completes these givens")
+    if count > 1:
+        return _ungraded("multiple-solutions", "the givens allow more than one solution")
+    steps = solve_steps(puzzle, solution)
     techniques: list[str] = []
     for step in steps:
         if step.technique not in techniques:
             techniques.append(step.technique)
     score = sum(step.score for step in steps)
-    path = [step.to_dict() for step in steps]
-    if not solved:
-        return Grade(False, None, None, score, None, None, None, techniques, path)
     hardest = max(techniques, key=lambda t: SCORES[t]) if techniques else None
-    level = max((LEVEL[t] for t in techniques), default=1)
+    level = level_of(techniques, score)
     return Grade(
-        solved=True,
+        status="solved",
+        reason=None,
         difficulty=DIFFICULTIES[level - 1],
         difficulty_level=level,
         score=score,
@@ -130,5 +200,5 @@ def grade(puzzle: str) -> Grade:
         stars=stars_of(score),
         hardest_technique=hardest,
         techniques=techniques,
-        solve_path=path,
+        solve_path=[step.to_dict() for step in steps],
     )

@@ -65,11 +65,21 @@ def parse_grid(text: str) -> str:
 
 def has_conflict(grid: str) -> bool:
     """True when some digit appears twice in a row, column or box."""
-    for house in HOUSES:
-        seen = [grid[i] for i in house if grid[i] != EMPTY]
-        if len(seen) != len(set(seen)):
-            return True
-    return False
+    return first_conflict(grid) is not None
+
+
+def first_conflict(grid: str) -> str | None:
+    """``digit 5 appears twice in row 1`` for the first clash of givens (rows, then columns, then boxes), or None."""
+    for index, house in enumerate(HOUSES):
+        seen: set[str] = set()
+        for i in house:
+            ch = grid[i]
+            if ch == EMPTY:
+                continue
+            if ch in seen:
+                return f"digit {ch} appears twice in {house_name(index)}"
+            seen.add(ch)
+    return None
 
 
 def is_complete_solution(grid: str) -> bool:

@@ -4,7 +4,8 @@ Starting from the puzzle's candidates (the digits not already in a cell's row, c
 each step's placements fill cells (removing the digit from their peers) and its eliminations
 remove candidates. The path is sound when no step places a wrong digit, places a cell twice,
 removes a candidate the solution needs or removes something that is not there, every step
-changes something, and the grid ends at the solution.
+changes something, and the grid ends at the solution. Each step must also be justified by the
+cells it names (:mod:`sudokupool.sudoku.justify`), whatever technique it claims.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Final
 
 from sudokupool.sudoku.candidates import Candidates
 from sudokupool.sudoku.grid import EMPTY, GridError, parse_grid
+from sudokupool.sudoku.justify import unjustified
 
 _CELL: Final = re.compile(r"r([1-9])c([1-9])")
 _HOUSE: Final = re.compile(r"(row|column|box) [1-9]")
@@ -101,10 +103,13 @@ def replay(puzzle: str, solution: str, solve_path: list[dict[str, object]]) -> l
             return errors
         technique = step.get("technique") if isinstance(step, dict) else None
         where = f"step {index} ({technique})"
+        before = len(errors)
         if not _check_structure(step, where, errors):
             continue
         placements = _moves(step, "placements", where, errors)
         eliminations = _moves(step, "eliminations", where, errors)
+        if len(errors) == before:
+            errors.extend(f"{where}: {problem}" for problem in unjustified(cg, step))
         changed = False
         for cell, digit in placements:
             name = f"r{cell // 9 + 1}c{cell % 9 + 1}"

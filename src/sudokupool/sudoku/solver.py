@@ -108,6 +108,16 @@ def count_solutions(grid: str, limit: int = 2) -> int:
     return search.found
 
 
+def solutions(grid: str, limit: int = 2) -> tuple[int, str | None]:
+    """How many solutions ``grid`` has (counting at most ``limit``) and the first one found."""
+    search = _Search(limit, None)
+    empties = search.place(grid)
+    if empties is None:
+        return 0, None
+    search.count(empties)
+    return search.found, search.first_solution()
+
+
 def solve(grid: str) -> str | None:
     """The solution of ``grid`` (the first one found if there are several), or None if it has none."""
     search = _Search(1, None)

@@ -54,3 +54,23 @@ class Pencil:
 def moves(pairs: Iterable[tuple[int, int]]) -> set[tuple[str, int]]:
     """(cell name, digit) for a step's placements or eliminations."""
     return {(cell_name(c), d) for c, d in pairs}
+
+
+def from_pencilmarks(text: str) -> Candidates:
+    """A candidate grid from a pencil-mark diagram (rows of ``|``-separated cells, as HoDoKu prints
+    them): a cell showing one digit is filled, any other lists its candidates."""
+    values: list[int] = []
+    cands: list[int] = []
+    for line in text.splitlines():
+        if not line.strip().startswith("|"):
+            continue
+        for token in line.replace("|", " ").split():
+            digits = [int(ch) for ch in token if ch.isdigit()]
+            if len(digits) == 1:
+                values.append(digits[0])
+                cands.append(0)
+            else:
+                values.append(0)
+                cands.append(sum(BIT[d] for d in digits))
+    assert len(values) == 81, len(values)
+    return Candidates(values, cands)

@@ -1,4 +1,4 @@
-"""Basic fish: X-Wing, Swordfish and Jellyfish.
+"""Fish: X-Wing, Swordfish and Jellyfish, plain, finned and sashimi.
 
 When a digit's candidates in n rows all lie in the same n columns, each of those columns gets
 its copy of the digit from one of the n rows, so the columns' other cells lose the digit (and
@@ -11,7 +11,8 @@ from collections.abc import Callable
 from itertools import combinations
 
 from sudokupool.sudoku.candidates import BIT, POPCOUNT, Candidates
-from sudokupool.sudoku.techniques.step import Step, join, removal_text
+from sudokupool.sudoku.grid import BOX_OF, cell_name
+from sudokupool.sudoku.techniques.step import Step, join, names, removal_text
 
 _NAMES = {2: "X-Wing", 3: "Swordfish", 4: "Jellyfish"}
 
@@ -76,3 +77,95 @@ def _sized(size: int) -> Callable[[Candidates], Step | None]:
 x_wing = _sized(2)
 swordfish = _sized(3)
 jellyfish = _sized(4)
+
+
+_FINNED = {2: "X-Wing", 3: "Swordfish", 4: "Jellyfish"}
+MAX_FINS = 5
+
+
+def finned_fish(cg: Candidates, size: int, sashimi: bool) -> Step | None:
+    """A fish whose base lines also hold the digit outside the cover lines ("fins"), all in one box.
+
+    Either a fin holds the digit, or the fish does; so a cell in a cover line that also sees every
+    fin (it lies in the fins' box) cannot. Sashimi: some base line has one cell left in the covers,
+    so without its fins it would not even be a fish.
+    """
+    cands = cg.cands
+    name = f"{'Sashimi' if sashimi else 'Finned'} {_FINNED[size]}"
+    for digit in range(1, 10):
+        bit = BIT[digit]
+        for by_rows in (True, False):
+
+            def at(i: int, j: int, by_rows: bool = by_rows) -> int:
+                return i * 9 + j if by_rows else j * 9 + i
+
+            lines = [sum(1 << j for j in range(9) if cands[at(i, j)] & bit) for i in range(9)]
+            pool = [i for i in range(9) if 1 <= POPCOUNT[lines[i]] <= size + 3]
+            for base in combinations(pool, size):
+                union = 0
+                for i in base:
+                    union |= lines[i]
+                if not size < POPCOUNT[union] <= size + 3:
+                    continue
+                # The fins lie in one box, so every union line outside one stack of three is a cover.
+                for stack in range(3):
+                    in_stack = 0b111 << (3 * stack)
+                    required = union & ~in_stack
+                    need = size - POPCOUNT[required]
+                    if need < 0:
+                        continue
+                    optional = [j for j in range(9) if (union & in_stack) >> j & 1]
+                    for extra in combinations(optional, need):
+                        cover = required | sum(1 << j for j in extra)
+                        fin_lines = [i for i in base if lines[i] & ~cover]
+                        if not fin_lines or len({i // 3 for i in fin_lines}) != 1:
+                            continue
+                        inside = min(POPCOUNT[lines[i] & cover] for i in base)
+                        if inside == 0 or (inside == 1) != sashimi:
+                            continue
+                        band = fin_lines[0] // 3
+                        elim = [
+                            (at(i, j), digit)
+                            for i in range(3 * band, 3 * band + 3)
+                            if i not in base
+                            for j in range(3 * stack, 3 * stack + 3)
+                            if cover >> j & 1 and lines[i] >> j & 1
+                        ]
+                        if not elim:
+                            continue
+                        cover_lines = [j for j in range(9) if cover >> j & 1]
+                        fins = [at(i, j) for i in fin_lines for j in range(9) if (lines[i] & ~cover) >> j & 1]
+                        fin_box = BOX_OF[fins[0]]
+                        body = [at(i, j) for i in base for j in cover_lines if lines[i] >> j & 1]
+                        base_kind, cover_kind = ("rows", "columns") if by_rows else ("columns", "rows")
+                        return Step(
+                            name,
+                            eliminations=elim,
+                            cells=sorted(body) + sorted(fins),
+                            houses=[i if by_rows else 9 + i for i in base]
+                            + [9 + j if by_rows else j for j in cover_lines],
+                            digits=[digit],
+                            explanation=f"In {base_kind} {join([str(i + 1) for i in base])}, {digit} fits only in "
+                            f"{cover_kind} {join([str(j + 1) for j in cover_lines])} apart from the fin"
+                            f"{'s' if len(fins) > 1 else ''} {join([cell_name(f) for f in fins])} "
+                            f"in box {fin_box + 1}: "
+                            f"either a fin is {digit} or the fish is, and {names(c for c, _ in elim)} see"
+                            f"{'s' if len(elim) == 1 else ''} both, so remove {removal_text(elim)}.",
+                        )
+    return None
+
+
+def _finned(size: int, sashimi: bool) -> Callable[[Candidates], Step | None]:
+    def finder(cg: Candidates) -> Step | None:
+        return finned_fish(cg, size, sashimi)
+
+    finder.__name__ = f"{'sashimi' if sashimi else 'finned'}_{_FINNED[size].lower().replace('-', '_')}"
+    return finder
+
+
+finned_x_wing = _finned(2, False)
+sashimi_x_wing = _finned(2, True)
+finned_swordfish = _finned(3, False)
+sashimi_swordfish = _finned(3, True)
+finned_jellyfish = _finned(4, False)
+sashimi_jellyfish = _finned(4, True)

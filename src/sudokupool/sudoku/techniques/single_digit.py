@@ -87,3 +87,49 @@ def two_string_kite(cg: Candidates) -> Step | None:
 
 def turbot_fish(cg: Candidates) -> Step | None:
     return _find(cg, "Turbot Fish")
+
+
+def empty_rectangle(cg: Candidates) -> Step | None:
+    """A box whose candidates for a digit all lie on one row and one column through it (the empty
+    rectangle), and a strong link outside the box with one end on that row (or column): if that end
+    is not the digit, the other end is; if it is, the box's digit is in the column (row). Either way
+    the cell where the other end's line crosses the box's column (row) loses the digit."""
+    cands = cg.cands
+    for digit in range(1, 10):
+        bit = BIT[digit]
+        links = strong_links(cg, digit)
+        for box in range(9):
+            spots = [c for c in HOUSES[18 + box] if cands[c] & bit]
+            if len(spots) < 3:
+                continue  # two spots make a Skyscraper, Kite or Turbot Fish instead
+            rows = {ROW_OF[c] for c in spots}
+            cols = {COL_OF[c] for c in spots}
+            for r in rows:
+                for c in cols:
+                    if any(ROW_OF[x] != r and COL_OF[x] != c for x in spots):
+                        continue
+                    if all(ROW_OF[x] == r for x in spots) or all(COL_OF[x] == c for x in spots):
+                        continue  # all in one line: Locked Candidates
+                    for house, p, q in links:
+                        for near, far in ((p, q), (q, p)):
+                            if 9 <= house < 18 and ROW_OF[near] == r and BOX_OF[near] != box and BOX_OF[far] != box:
+                                target = ROW_OF[far] * 9 + c
+                            elif house < 9 and COL_OF[near] == c and BOX_OF[near] != box and BOX_OF[far] != box:
+                                target = r * 9 + COL_OF[far]
+                            else:
+                                continue
+                            if BOX_OF[target] == box or not cands[target] & bit or target in (near, far):
+                                continue
+                            elim = [(target, digit)]
+                            return Step(
+                                "Empty Rectangle",
+                                eliminations=elim,
+                                cells=[*sorted(spots), near, far],
+                                houses=[18 + box, house],
+                                digits=[digit],
+                                explanation=f"In box {box + 1}, {digit} lies only on row {r + 1} and column {c + 1}; "
+                                f"{digit} is in {cell_name(near)} or {cell_name(far)} ({house_name(house)}), and "
+                                f"either way {cell_name(target)} cannot be {digit} (if {cell_name(near)} is {digit}, "
+                                f"the box's {digit} is on its other line): remove {removal_text(elim)}.",
+                            )
+    return None

@@ -1,0 +1,152 @@
+"""``sudokupool grade``: grade puzzles with the human-style grader, as text or one JSON object a line.
+
+Puzzles come from the arguments, from ``--file F`` or from standard input (``-``), one a line; the
+first whitespace-separated field of a line is the puzzle, so rated lists such as ``PUZZLE 7.2`` work
+as they are, and blank lines are skipped. Answers keep the input order. Exit 0 when every puzzle was
+solved, 1 when any was not (invalid, no solution, several solutions), 2 when the input cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TextIO
+
+import orjson
+
+from sudokupool.commands.progress import Progress
+from sudokupool.sudoku.grader import Grade, grade
+
+#: Inputs at least this long report progress on stderr.
+PROGRESS_FROM = 100
+_CHUNK = 8
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``grade`` subcommand."""
+    parser = subparsers.add_parser(
+        "grade",
+        help="grade puzzles: difficulty, score, tier and the step-by-step path",
+        description=(
+            "Grade each PUZZLE (81 characters, row-major: 1-9 for givens, '.' or '0' for empty) with the "
+            "human-style grader: its status, difficulty, score, tier, hardest technique and numbered steps. "
+            "Read puzzles one a line from --file F or from standard input ('-'). Exit 1 when any puzzle "
+            "is invalid or has no or several solutions."
+        ),
+    )
+    parser.add_argument("puzzles", metavar="PUZZLE", nargs="*", help="a puzzle, or '-' for standard input")
+    parser.add_argument("--file", metavar="F", help="read puzzles from F, one a line ('-': standard input)")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object per puzzle (puzzle, status, reason, difficulty, ..., solve_path)",
+    )
+    parser.add_argument("--jobs", type=int, default=1, metavar="N", help="grade in N processes (default 1)")
+    parser.set_defaults(func=run)
+
+
+def _puzzles(lines: Iterable[str]) -> list[str]:
+    out = []
+    for line in lines:
+        fields = line.split()
+        if fields:
+            out.append(fields[0])
+    return out
+
+
+def as_json(puzzle: str, g: Grade) -> dict[str, object]:
+    """The ``--json`` object for one puzzle, in a fixed key order."""
+    return {
+        "puzzle": puzzle,
+        "status": g.status,
+        "reason": g.reason,
+        "difficulty": g.difficulty,
+        "difficulty_level": g.difficulty_level,
+        "score": g.score,
+        "tier": g.tier,
+        "stars": g.stars,
+        "hardest_technique": g.hardest_technique,
+        "techniques": g.techniques,
+        "solve_path": g.solve_path,
+    }
+
+
+def as_text(puzzle: str, g: Grade) -> str:
+    """A readable report: the grade, then the numbered steps."""
+    lines = [f"puzzle:     {puzzle}", f"status:     {g.status}"]
+    if not g.solved:
+        lines.append(f"reason:     {g.reason}")
+        return "\n".join(lines)
+    lines += [
+        f"difficulty: {g.difficulty} (level {g.difficulty_level})",
+        f"score:      {g.score}",
+        f"tier:       {g.tier} ({g.stars} star{'s' if g.stars != 1 else ''})",
+        f"hardest:    {g.hardest_technique}",
+        f"steps:      {len(g.solve_path)}",
+    ]
+    width = len(str(len(g.solve_path)))
+    for number, step in enumerate(g.solve_path, start=1):
+        lines.append(f"  {number:>{width}}. {step['technique']} ({step['score']}): {step['explanation']}")
+    return "\n".join(lines)
+
+
+def _grades(puzzles: list[str], jobs: int) -> Iterator[Grade]:
+    if jobs <= 1 or len(puzzles) < 2:
+        yield from map(grade, puzzles)
+        return
+    with multiprocessing.get_context().Pool(jobs) as pool:
+        yield from pool.imap(grade, puzzles, chunksize=_CHUNK)
+
+
+def _read(source: str) -> list[str]:
+    if source == "-":
+        return _puzzles(sys.stdin)
+    with Path(source).open(encoding="utf-8") as handle:
+        return _puzzles(handle)
+
+
+def grade_all(puzzles: list[str], out: TextIO, err: TextIO, *, json: bool, jobs: int) -> int:
+    """Grade ``puzzles`` and write the answers to ``out`` in order; the exit code of ``run``."""
+    progress = Progress(len(puzzles), err) if len(puzzles) >= PROGRESS_FROM else None
+    unsolved = 0
+    for done, (puzzle, g) in enumerate(zip(puzzles, _grades(puzzles, jobs), strict=True), start=1):
+        if not g.solved:
+            unsolved += 1
+        if json:
+            out.write(orjson.dumps(as_json(puzzle, g)).decode() + "\n")
+        else:
+            out.write(("\n" if done > 1 else "") + as_text(puzzle, g) + "\n")
+        if progress is not None:
+            progress.update(done, f"{unsolved} not solved" if unsolved else "")
+    if progress is not None:
+        progress.final(len(puzzles), f"{unsolved} not solved" if unsolved else "")
+        progress.close()
+    out.flush()
+    return 1 if unsolved else 0
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.jobs < 1:
+        print("sudokupool grade: --jobs must be at least 1", file=sys.stderr)
+        return 2
+    sources = [args.file] if args.file else []
+    inline = []
+    for item in args.puzzles:
+        if item == "-":
+            sources.append("-")
+        else:
+            inline.append(item)
+    if not sources and not inline:
+        print("sudokupool grade: give puzzles, --file F, or '-' for standard input", file=sys.stderr)
+        return 2
+    puzzles = list(inline)
+    for source in sources:
+        try:
+            puzzles += _read(source)
+        except (OSError, UnicodeDecodeError) as exc:
+            print(f"sudokupool grade: cannot read {source}: {exc}", file=sys.stderr)
+            return 2
+    return grade_all(puzzles, sys.stdout, sys.stderr, json=args.json, jobs=args.jobs)

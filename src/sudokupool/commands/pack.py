@@ -1,0 +1,47 @@
+"""``sudokupool pack EXPORT``: write the pack beside an export (``pool-<ts>.pack``), for fast loads."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from sudokupool.loader import LoadError, LoadLimits, LoadReport, parse_export
+from sudokupool.storage.base import StorageError, is_export_name, pack_key
+from sudokupool.storage.local import LocalStore
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("pack", help="write the pack beside an export (pool-<ts>.pack)")
+    parser.add_argument("export", type=Path, help="an export: pool-YYYYMMDDTHHMMSSZ.ndjson[.gz]")
+    parser.set_defaults(func=run)
+
+
+async def write_pack(path: Path, limits: LoadLimits | None = None) -> tuple[Path, LoadReport]:
+    """Parse the export at ``path`` as the service does (within ``limits``) and write its pack beside it
+    (replacing any).
+
+    Raise :class:`LoadError` when the export cannot be used; the pack is then not written.
+    """
+    if not is_export_name(path.name):
+        raise LoadError(f"{path}: not an export name (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz])")
+    store = LocalStore(path)
+    try:
+        listing = await store.list_exports(limit=1)
+    except StorageError as exc:
+        raise LoadError(str(exc)) from None
+    export = listing.objects[0]
+    _, report = await parse_export(store, export, log_lines=False, cache_dir=path.parent, limits=limits)
+    return path.with_name(pack_key(path.name)), report
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        written, report = asyncio.run(write_pack(args.export))
+    except LoadError as exc:
+        print(f"sudokupool pack: {exc}", file=sys.stderr)
+        return 1
+    print(report.summary())
+    print(f"wrote {written} ({written.stat().st_size} bytes)")
+    return 0

@@ -1,0 +1,227 @@
+"""Alternating inference chains (AIC) and discontinuous nice loops, plain and grouped.
+
+A node is "digit d in one of these cells": a single cell, or a group of two or three cells of one
+box on one line. A strong link (one of two nodes is true) joins the only two places of a digit in a
+house, or the two candidates of a bivalue cell; a weak link (not both true) joins nodes of one digit
+whose cells all see each other, or two candidates of one cell. Starting from "the first node is
+false" and alternating strong and weak links, a chain ending at "the last node is true" proves that
+one of its two ends is true: a candidate that sees both ends goes. When both ends lie in one cell
+(HoDoKu's discontinuous nice loop) the cell keeps only those two digits, or the start itself is
+proved true when the chain comes back to it.
+
+The search is breadth first from every node, so the shortest chain is found first.
+"""
+
+from __future__ import annotations
+
+from sudokupool.sudoku.candidates import BIT, DIGITS_OF, Candidates
+from sudokupool.sudoku.grid import BOX_OF, COL_OF, HOUSES, PEERS, ROW_OF, cell_name
+from sudokupool.sudoku.techniques.step import Step, join, removal_text
+
+MAX_NODES = 16
+_PEER_MASK = tuple(sum(1 << p for p in PEERS[c]) for c in range(81))
+
+
+class _Graph:
+    """The nodes of a candidate grid and their strong and weak links."""
+
+    def __init__(self, cg: Candidates, grouped: bool) -> None:
+        cands = cg.cands
+        self.cells: list[tuple[int, ...]] = []
+        self.digit: list[int] = []
+        self.index: dict[tuple[int, tuple[int, ...]], int] = {}
+        for c in range(81):
+            for d in DIGITS_OF[cands[c]]:
+                self._node(d, (c,))
+        if grouped:
+            for d in range(1, 10):
+                bit = BIT[d]
+                for box in range(9):
+                    spots = [c for c in HOUSES[18 + box] if cands[c] & bit]
+                    for line_of in (ROW_OF, COL_OF):
+                        for line in {line_of[c] for c in spots}:
+                            group = tuple(c for c in spots if line_of[c] == line)
+                            if len(group) >= 2:
+                                self._node(d, group)
+        n = len(self.cells)
+        self.mask = [sum(1 << c for c in cells) for cells in self.cells]
+        self.seen = []
+        for cells in self.cells:
+            m = (1 << 81) - 1
+            for c in cells:
+                m &= _PEER_MASK[c]
+            self.seen.append(m)
+        self.strong: list[list[int]] = [[] for _ in range(n)]
+        self.weak: list[list[int]] = [[] for _ in range(n)]
+        by_digit: dict[int, list[int]] = {}
+        for i in range(n):
+            by_digit.setdefault(self.digit[i], []).append(i)
+        # Weak links between nodes of one digit: disjoint, and every cell of one sees every cell of the other.
+        for nodes in by_digit.values():
+            for i in nodes:
+                for j in nodes:
+                    if i != j and not self.mask[i] & self.mask[j] and self.mask[j] & ~self.seen[i] == 0:
+                        self.weak[i].append(j)
+        # Strong links of one digit: a house whose places for it are exactly two nodes.
+        for d in by_digit:
+            bit = BIT[d]
+            for h, house in enumerate(HOUSES):
+                spots = [c for c in house if cands[c] & bit]
+                if len(spots) < 2:
+                    continue
+                for line_of in (ROW_OF, COL_OF, BOX_OF) if h >= 18 else (BOX_OF,):
+                    parts: dict[int, list[int]] = {}
+                    for c in spots:
+                        parts.setdefault(line_of[c], []).append(c)
+                    if len(parts) != 2:
+                        continue
+                    a, b = (self.index.get((d, tuple(p))) for p in parts.values())
+                    if a is not None and b is not None and b not in self.strong[a]:
+                        self.strong[a].append(b)
+                        self.strong[b].append(a)
+        # Links inside a cell: two candidates never both hold; in a bivalue cell one of them does.
+        for c in range(81):
+            here = [self.index[(d, (c,))] for d in DIGITS_OF[cands[c]]]
+            for i in here:
+                for j in here:
+                    if i != j:
+                        self.weak[i].append(j)
+                        if len(here) == 2:
+                            self.strong[i].append(j)
+
+    def _node(self, digit: int, cells: tuple[int, ...]) -> None:
+        key = (digit, cells)
+        if key not in self.index:
+            self.index[key] = len(self.cells)
+            self.cells.append(cells)
+            self.digit.append(digit)
+
+    def name(self, i: int) -> str:
+        return "/".join(cell_name(c) for c in self.cells[i])
+
+
+Found = tuple[list[int], list[tuple[int, int]], list[tuple[int, int]]]  # path, placements, eliminations
+
+
+def _conclude(g: _Graph, cg: Candidates, start: int, end: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """What "start is true or end is true" removes (or places)."""
+    cands = cg.cands
+    ds, de = g.digit[start], g.digit[end]
+    if start == end:
+        return ([(g.cells[start][0], ds)], []) if len(g.cells[start]) == 1 else ([], [])
+    if ds == de:
+        if g.mask[start] & g.mask[end]:
+            return [], []
+        targets = g.seen[start] & g.seen[end]
+        bit = BIT[ds]
+        return [], [(c, ds) for c in range(81) if targets >> c & 1 and cands[c] & bit]
+    if len(g.cells[start]) != 1 or len(g.cells[end]) != 1:
+        return [], []
+    (cs,), (ce,) = g.cells[start], g.cells[end]
+    if cs == ce:
+        return [], [(cs, d) for d in DIGITS_OF[cands[cs]] if d not in (ds, de)]
+    if ce in PEERS[cs]:
+        elim = []
+        if cands[ce] & BIT[ds]:
+            elim.append((ce, ds))
+        if cands[cs] & BIT[de]:
+            elim.append((cs, de))
+        return [], elim
+    return [], []
+
+
+def _search(cg: Candidates, grouped: bool) -> tuple[_Graph, Found] | None:
+    g = _Graph(cg, grouped)
+    best: Found | None = None
+    for start in range(len(g.cells)):
+        if not g.strong[start]:
+            continue
+        # States: node * 2 + 1 for "node true", node * 2 for "node false"; the start is false.
+        parent: dict[int, int] = {start * 2: -1}
+        frontier = [start * 2]
+        depth = 1
+        limit = MAX_NODES if best is None else len(best[0]) - 1
+        found: Found | None = None
+        while frontier and found is None and depth < limit:
+            depth += 1
+            nxt = []
+            for state in frontier:
+                node, on = divmod(state, 2)
+                for other in g.weak[node] if on else g.strong[node]:
+                    child = other * 2 + (0 if on else 1)
+                    if child in parent:
+                        continue
+                    parent[child] = state
+                    nxt.append(child)
+                    if on or depth < 4:
+                        continue
+                    placements, elim = _conclude(g, cg, start, other)
+                    if placements or elim:
+                        path = [child]
+                        while parent[path[-1]] != -1:
+                            path.append(parent[path[-1]])
+                        found = ([s // 2 for s in reversed(path)], placements, elim)
+                        break
+                if found is not None:
+                    break
+            frontier = nxt
+        if found is not None:
+            best = found
+    return (g, best) if best is not None else None
+
+
+def _name(g: _Graph, path: list[int], grouped: bool) -> str:
+    same_cell = len(g.cells[path[0]]) == 1 and g.cells[path[0]] == g.cells[path[-1]]
+    if same_cell:
+        return "Grouped Discontinuous Nice Loop" if grouped else "Discontinuous Nice Loop"
+    return "Grouped AIC" if grouped else "AIC"
+
+
+def _chain(cg: Candidates, grouped: bool) -> Step | None:
+    found = _search(cg, grouped)
+    if found is None:
+        return None
+    g, (path, placements, elim) = found
+    uses_groups = any(len(g.cells[i]) > 1 for i in path)
+    if grouped and not uses_groups:
+        grouped = False  # found in the grouped search, but needs no group
+    technique = _name(g, path, grouped)
+    steps = []
+    for k, node in enumerate(path):
+        verb = "is not" if k % 2 == 0 else "is"
+        where = g.name(node)
+        steps.append(
+            f"{where} {verb} {g.digit[node]}"
+            if len(g.cells[node]) == 1
+            else f"{g.digit[node]} {'is not in' if k % 2 == 0 else 'is in'} {where}"
+        )
+    first, last = steps[0], steps[-1]
+    start, end = path[0], path[-1]
+    if placements:
+        outcome = f"so {g.name(start)} = {g.digit[start]}"
+    else:
+        either = f"{g.name(start)} holds {g.digit[start]} or {g.name(end)} holds {g.digit[end]}"
+        outcome = f"so {either}: remove {removal_text(elim)}"
+    cells: list[int] = []
+    for node in path:
+        for c in g.cells[node]:
+            if c not in cells:
+                cells.append(c)
+    return Step(
+        technique,
+        placements=placements,
+        eliminations=elim,
+        cells=cells,
+        digits=sorted({g.digit[i] for i in path}),
+        explanation=f"If {first}, then {join([*steps[1:-1], last]) if len(steps) > 2 else last}; {outcome}.",
+    )
+
+
+def aic(cg: Candidates) -> Step | None:
+    """An alternating inference chain (or discontinuous nice loop) over single cells."""
+    return _chain(cg, grouped=False)
+
+
+def grouped_aic(cg: Candidates) -> Step | None:
+    """The same with group nodes (two or three cells of a box on one line)."""
+    return _chain(cg, grouped=True)

@@ -1,0 +1,198 @@
+"""Almost Locked Sets: ALS-XZ, ALS-XY-Wing and ALS chains (HoDoKu's ALS-XY-Chain).
+
+An almost locked set (ALS) is N unfilled cells of one house holding N + 1 digits between them: take
+any one digit away and the other N are locked in those cells. Two ALSs A and B share a *restricted
+common* digit x when every x of A sees every x of B, so x is in at most one of them; the other one
+is then locked and holds all its other digits. With a second common digit z: whichever set loses
+x keeps z, so z is in A or in B, and a cell that sees every z of both sets cannot be z (ALS-XZ).
+ALS-XY-Wing and ALS chains link more sets the same way, each link a different restricted common.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+from sudokupool.sudoku.candidates import BIT, DIGITS_OF, POPCOUNT, Candidates
+from sudokupool.sudoku.grid import HOUSES, PEERS
+from sudokupool.sudoku.techniques.step import Step, digit_list, names, removal_text
+
+MAX_SIZE = 5
+MAX_CHAIN = 4  # sets in an ALS chain (two and three are ALS-XZ and ALS-XY-Wing)
+MAX_WORK = 20_000  # partial chains an ALS-chain search extends before it gives up
+_PEER_MASK = tuple(sum(1 << p for p in PEERS[c]) for c in range(81))
+_EVERYWHERE = (1 << 81) - 1
+
+
+@dataclass(frozen=True)
+class Als:
+    cells: tuple[int, ...]
+    house: int
+    digits: int  # candidate mask
+    where: int  # cells as a bitmask
+    spots: dict[int, int]  # digit -> its cells in the set, as a bitmask
+    sees: dict[int, int]  # digit -> cells that see every one of its cells in the set
+
+    def text(self) -> str:
+        return f"{names(self.cells)} ({digit_list(DIGITS_OF[self.digits])})"
+
+
+def _seen_by_all(mask: int) -> int:
+    seen = _EVERYWHERE
+    while mask:
+        low = mask & -mask
+        seen &= _PEER_MASK[low.bit_length() - 1]
+        mask ^= low
+    return seen
+
+
+_cache: dict[tuple[int, ...], tuple[list[Als], dict[int, list[tuple[int, int]]], list[int]]] = {}
+
+
+def _state(cg: Candidates) -> tuple[list[Als], dict[int, list[tuple[int, int]]], list[int]]:
+    """The sets, their restricted-common links and each digit's cells (as bitmasks) for ``cg``,
+    kept for the last candidate state: the ALS techniques are tried one after another on it."""
+    key = tuple(cg.cands)
+    if key not in _cache:
+        alses = find_alses(cg)
+        links: dict[int, list[tuple[int, int]]] = {}
+        for i, a in enumerate(alses):
+            for j, b in enumerate(alses):
+                if i != j and not a.where & b.where and a.digits & b.digits:
+                    for x in _restricted(a, b):
+                        links.setdefault(i, []).append((j, x))
+        masks = [0] + [sum(1 << c for c, m in enumerate(cg.cands) if m & BIT[d]) for d in range(1, 10)]
+        _cache.clear()
+        _cache[key] = (alses, links, masks)
+    return _cache[key]
+
+
+def find_alses(cg: Candidates) -> list[Als]:
+    cands = cg.cands
+    found: dict[tuple[int, ...], Als] = {}
+    for h, house in enumerate(HOUSES):
+        empty = [c for c in house if cands[c]]
+        for size in range(1, min(MAX_SIZE, len(empty) - 1) + 1):
+            for cells in combinations(empty, size):
+                digits = 0
+                for c in cells:
+                    digits |= cands[c]
+                if POPCOUNT[digits] != size + 1 or cells in found:
+                    continue
+                spots = {}
+                for d in DIGITS_OF[digits]:
+                    spots[d] = sum(1 << c for c in cells if cands[c] & BIT[d])
+                found[cells] = Als(
+                    cells,
+                    h,
+                    digits,
+                    sum(1 << c for c in cells),
+                    spots,
+                    {d: _seen_by_all(m) for d, m in spots.items()},
+                )
+    return list(found.values())
+
+
+def _restricted(a: Als, b: Als) -> list[int]:
+    """The restricted common digits of two disjoint sets."""
+    return [x for x in DIGITS_OF[a.digits & b.digits] if b.spots[x] & ~a.sees[x] == 0]
+
+
+def _targets(masks: list[int], a: Als, b: Als, z: int) -> list[tuple[int, int]]:
+    mask = a.sees[z] & b.sees[z] & masks[z] & ~(a.where | b.where)
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append((low.bit_length() - 1, z))
+        mask ^= low
+    return out
+
+
+def als_xz(cg: Candidates) -> Step | None:
+    alses, links, masks = _state(cg)
+    for i, around in links.items():
+        a = alses[i]
+        for j, x in around:
+            if j < i:
+                continue
+            b = alses[j]
+            for z in DIGITS_OF[a.digits & b.digits & ~BIT[x]]:
+                elim = _targets(masks, a, b, z)
+                if elim:
+                    return Step(
+                        "Almost Locked Set XZ-Rule",
+                        eliminations=elim,
+                        cells=[*a.cells, *b.cells],
+                        houses=[a.house, b.house],
+                        digits=[x, z],
+                        explanation=f"A = {a.text()} and B = {b.text()} each hold one digit more than cells; their "
+                        f"{x}s all see each other, so one set has no {x} and is locked, and either way {z} is in A "
+                        f"or B: remove {removal_text(elim)}.",
+                    )
+    return None
+
+
+def als_xy_wing(cg: Candidates) -> Step | None:
+    alses, links, masks = _state(cg)
+    for pivot, around in links.items():
+        c = alses[pivot]
+        for (i, x), (j, y) in combinations(around, 2):
+            if x == y or i == j:
+                continue
+            a, b = alses[i], alses[j]
+            if a.where & b.where:
+                continue
+            for z in DIGITS_OF[a.digits & b.digits & ~BIT[x] & ~BIT[y]]:
+                elim = [(cell, d) for cell, d in _targets(masks, a, b, z) if not c.where >> cell & 1]
+                if elim:
+                    return Step(
+                        "Almost Locked Set XY-Wing",
+                        eliminations=elim,
+                        cells=[*a.cells, *b.cells, *c.cells],
+                        houses=[a.house, b.house, c.house],
+                        digits=[x, y, z],
+                        explanation=f"C = {c.text()} shares a restricted {x} with A = {a.text()} and a restricted "
+                        f"{y} with B = {b.text()}; C cannot hold both, so A or B is locked without its link, and "
+                        f"{z} is in A or B: remove {removal_text(elim)}.",
+                    )
+    return None
+
+
+def als_chain(cg: Candidates) -> Step | None:
+    """A chain of sets A1 -x1- A2 -x2- ... An, each link a restricted common different from the one
+    before; z common to A1 and An (and not their links) is in A1 or An."""
+    alses, links, masks = _state(cg)
+    work = 0
+    for length in range(4, MAX_CHAIN + 1):
+        for start in links:
+            stack: list[tuple[list[int], list[int], int]] = [([start], [], alses[start].where)]
+            while stack and work < MAX_WORK:
+                work += 1
+                path, via, used = stack.pop()
+                last = path[-1]
+                if len(path) == length:
+                    first, end = alses[path[0]], alses[last]
+                    free = first.digits & end.digits & ~BIT[via[0]] & ~BIT[via[-1]]
+                    for z in DIGITS_OF[free]:
+                        elim = [(c, d) for c, d in _targets(masks, first, end, z) if not used >> c & 1]
+                        if elim:
+                            sets = [alses[i] for i in path]
+                            chain = sets[0].text() + "".join(
+                                f" -{x}- {s.text()}" for x, s in zip(via, sets[1:], strict=True)
+                            )
+                            return Step(
+                                "Almost Locked Set XY-Chain",
+                                eliminations=elim,
+                                cells=[c for s in sets for c in s.cells],
+                                houses=[s.house for s in sets],
+                                digits=sorted({*via, z}),
+                                explanation=f"The sets {chain} are linked by restricted commons "
+                                f"({', '.join(map(str, via))}); each link takes its digit from at most one side, "
+                                f"so {z} is in the first or the last set: remove {removal_text(elim)}.",
+                            )
+                    continue
+                for nxt, x in links.get(last, ()):
+                    if alses[nxt].where & used or (via and x == via[-1]):
+                        continue
+                    stack.append(([*path, nxt], [*via, x], used | alses[nxt].where))
+    return None

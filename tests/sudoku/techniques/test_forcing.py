@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+from pencil import Pencil, from_pencilmarks, moves
+
+from sudokupool.sudoku.candidates import DIGITS_OF
+from sudokupool.sudoku.justify import unjustified
+from sudokupool.sudoku.techniques.forcing import Run, _verity, forcing_chain, forcing_net
+
+
+def test_forcing_chain_contradiction() -> None:
+    # r1c1 and r1c2 hold 1/2; if r1c3 were 1, r1c1 would be 2 and r1c2 would have nothing left.
+    p = Pencil().set("r1c1", (1, 2)).set("r1c2", (1, 2)).set("r1c3", (1, 2, 3))
+    step = forcing_chain(p.cg)
+    assert step is not None
+    assert step.technique == "Forcing Chain Contradiction"
+    assert step.score == 500
+    assert moves(step.eliminations) == {("r1c3", 1)}
+    assert step.explanation == (
+        "If r1c3 were 1, then r1c1 = 2, and r1c2 would have no candidate left; so r1c3 is not 1."
+    )
+    assert unjustified(p.cg, step.to_dict()) == []
+
+
+def xy_ring() -> Pencil:
+    # r5c5 is 4 or 6; r5c1 holds 4/7, r5c9 6/7 and r5c3 7/8.
+    return Pencil().set("r5c5", (4, 6)).set("r5c1", (4, 7)).set("r5c9", (6, 7)).set("r5c3", (7, 8))
+
+
+def test_the_shortest_proof_wins() -> None:
+    # r5c2 = 4 would force r5c1 = 7 and r5c5 = 6, leaving r5c9 nothing: seven facts. Every other
+    # contradiction or verity takes at least as many, and r5c2 comes first.
+    p = xy_ring()
+    step = forcing_chain(p.cg)
+    assert step is not None
+    assert step.technique == "Forcing Chain Contradiction"
+    assert moves(step.eliminations) == {("r5c2", 4)}
+    assert step.explanation == (
+        "If r5c2 were 4, then r5c1 = 7 and r5c5 = 6, and r5c9 would have no candidate left; so r5c2 is not 4."
+    )
+    assert unjustified(p.cg, step.to_dict()) == []
+
+
+def test_forcing_chain_verity() -> None:
+    # Whichever of 4 and 7 r5c1 holds, r5c5 or r5c9 becomes 6, and both see r5c8.
+    p = xy_ring()
+    runs = {(c, d): Run(p.cg, c, d, chain=True) for c in range(81) for d in DIGITS_OF[p.cg.cands[c]]}
+    found = _verity(p.cg, runs, "Forcing Chain")
+    assert found is not None
+    size, step = found
+    assert step.technique == "Forcing Chain Verity"
+    assert moves(step.eliminations) == {("r5c8", 6)}
+    assert size == 8
+    assert step.explanation == (
+        "Whichever of 4 or 7 r5c1 holds, r5c8 is not 6 (if r5c1 = 4: r5c5 = 6; if r5c1 = 7: r5c9 = 6); "
+        "so r5c8 is not 6."
+    )
+    assert unjustified(p.cg, step.to_dict()) == []
+
+
+# Reached by the grader on Arto Inkala's puzzle, published in 2012 as "the world's hardest sudoku"
+# (8..........36......7..9.2...5...7.......457.....1...3...1....68..85...1..9....4..): no chain left.
+INKALA_STATE = """
+|8      1246   24569  2347   12357  1234   1356   4579   1345679|
+|12459  124    3      6      12578  1248   158    45789  14579 |
+|1456   7      456    348    9      1348   2      458    13456 |
+|123469 5      2469   2389   2368   7      168    2489   12469 |
+|12369  12368  269    2389   4      5      7      289    1269  |
+|24679  2468   24679  1      268    2689   568    3      24569 |
+|23457  234    1      23479  237    2349   35     6      8     |
+|23467  2346   8      5      2367   2346   9      1      237   |
+|23567  9      2567   2378   123678 12368  4      257    2357  |
+"""
+
+
+def test_forcing_net_where_no_chain_is_left() -> None:
+    cg = from_pencilmarks(INKALA_STATE)
+    assert forcing_chain(cg) is None
+    step = forcing_net(cg)
+    assert step is not None
+    assert step.technique == "Forcing Net Contradiction"
+    assert step.score == 700
+    assert moves(step.eliminations) == {("r7c6", 3)}
+    assert step.explanation == (
+        "If r7c6 were 3, then r7c4 = 9, r6c6 = 9, r1c7 = 3, r8c6 = 4, r3c4 = 3, r9c6 = 6, r1c4 = 4, r9c5 = 1 and "
+        "r9c4 = 7, and row 9 would have no place for 8; so r7c6 is not 3."
+    )
+    assert unjustified(cg, step.to_dict()) == []

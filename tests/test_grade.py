@@ -1,0 +1,122 @@
+"""``sudokupool grade``: statuses, text and JSON output, input order, stdin and files, jobs, progress."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from sudokupool.cli import main
+from sudokupool.sudoku.grader import grade
+from sudokupool.sudoku.replay import replay
+from sudokupool.sudoku.solver import solve
+
+EASY = "003020600900305001001806400008102900700000008006708200002609500800203009005010300"
+HARD = "6.45....2...4...9.....71.4...716..83.51...96.36..497...8.61.....4...8...9....46.8"
+TWO_SOLUTIONS = "." * 81
+CLASH = "11" + "." * 79
+KEYS = [
+    "puzzle",
+    "status",
+    "reason",
+    "difficulty",
+    "difficulty_level",
+    "score",
+    "tier",
+    "stars",
+    "hardest_technique",
+    "techniques",
+    "solve_path",
+]
+
+
+def test_text_output_has_the_grade_and_numbered_steps(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["grade", HARD]) == 0
+    out = capsys.readouterr().out
+    g = grade(HARD)
+    assert f"puzzle:     {HARD}\n" in out
+    assert "status:     solved\n" in out
+    assert f"difficulty: {g.difficulty} (level {g.difficulty_level})\n" in out
+    assert f"score:      {g.score}\n" in out
+    assert f"tier:       {g.tier} ({g.stars} star" in out
+    assert f"hardest:    {g.hardest_technique}\n" in out
+    first = g.solve_path[0]
+    last = g.solve_path[-1]
+    width = len(str(len(g.solve_path)))
+    assert f"  {1:>{width}}. {first['technique']} ({first['score']}): {first['explanation']}\n" in out
+    assert f"  {len(g.solve_path)}. {last['technique']} ({last['score']}): {last['explanation']}\n" in out
+
+
+def test_text_output_of_an_unsolvable_puzzle_gives_the_reason(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["grade", CLASH]) == 1
+    out = capsys.readouterr().out
+    assert out == (
+        f"puzzle:     {CLASH}\nstatus:     invalid\nreason:     the givens clash: digit 1 appears twice in row 1\n"
+    )
+
+
+def test_json_is_one_object_per_input_line_in_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "puzzles.txt"
+    path.write_text(f"{HARD} 3.2\n\n{CLASH}\n{EASY.replace('0', '.')}\n{TWO_SOLUTIONS}\nshort\n")
+    assert main(["grade", "--file", str(path), "--json"]) == 1
+    rows = [orjson.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [row["puzzle"] for row in rows] == [HARD, CLASH, EASY.replace("0", "."), TWO_SOLUTIONS, "short"]
+    assert [row["status"] for row in rows] == ["solved", "invalid", "solved", "multiple-solutions", "invalid"]
+    assert all(list(row) == KEYS for row in rows)
+    solution = solve(HARD)
+    assert solution is not None
+    assert replay(HARD, solution, rows[0]["solve_path"]) == []
+    assert rows[0]["score"] == grade(HARD).score
+    assert rows[1]["reason"] == "the givens clash: digit 1 appears twice in row 1"
+    assert rows[3]["score"] is None and rows[3]["solve_path"] == []
+    assert rows[4]["reason"] == "a grid has 81 cells, got 5"
+
+
+def test_zeros_and_dots_grade_alike(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["grade", "--json", EASY, EASY.replace("0", ".")]) == 0
+    first, second = (orjson.loads(line) for line in capsys.readouterr().out.splitlines())
+    assert first["status"] == "solved"
+    assert {**first, "puzzle": None} == {**second, "puzzle": None}
+
+
+def test_no_input_and_a_missing_file_are_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["grade"]) == 2
+    assert capsys.readouterr().err.startswith("sudokupool grade: give puzzles")
+    assert main(["grade", "--file", str(tmp_path / "nope.txt")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"sudokupool grade: cannot read {tmp_path / 'nope.txt'}") and "Traceback" not in err
+    assert main(["grade", "--jobs", "0", EASY]) == 2
+
+
+def _run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sudokupool", "grade", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_stdin_with_jobs_keeps_order_and_reports_progress() -> None:
+    # 100 lines reach the progress threshold; two processes must still answer in input order.
+    lines = [EASY, CLASH, HARD, TWO_SOLUTIONS] * 25
+    done = _run("-", "--json", "--jobs", "2", stdin="\n".join(lines) + "\n")
+    assert done.returncode == 1
+    rows = [orjson.loads(line) for line in done.stdout.splitlines()]
+    assert [row["puzzle"] for row in rows] == lines
+    assert [row["status"] for row in rows[:4]] == ["solved", "invalid", "solved", "multiple-solutions"]
+    assert rows[2] == rows[6]
+    assert "progress: 100/100" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_subprocess_text_output_and_exit_code() -> None:
+    done = _run(EASY)
+    assert done.returncode == 0
+    assert done.stdout.startswith(f"puzzle:     {EASY}\nstatus:     solved\ndifficulty: Easy (level 1)\n")
+    assert done.stderr == ""

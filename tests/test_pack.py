@@ -1,0 +1,326 @@
+"""The pool pack: written beside an export, mapped instead of parsing it, refused when damaged or mismatched."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import shutil
+import struct
+import weakref
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from sudokupool import pack
+from sudokupool.app import create_app
+from sudokupool.cli import main
+from sudokupool.commands.pack import write_pack
+from sudokupool.config import Settings
+from sudokupool.export import DIFFICULTIES
+from sudokupool.loader import LoadReport, load_export, load_latest, parse_export
+from sudokupool.pool import Pool
+from sudokupool.runtime import listing_json
+from sudokupool.storage.base import ExportObject, pack_key
+from sudokupool.storage.local import LocalStore
+from tests.factories import write_export
+
+pytestmark = pytest.mark.anyio
+
+EXPORT = "pool-20260101T000000Z.ndjson.gz"
+OTHER = "pool-20260201T000000Z.ndjson.gz"
+
+
+async def newest(directory: Path) -> ExportObject:
+    export = (await LocalStore(directory).list_exports(1)).latest
+    assert export is not None
+    return export
+
+
+async def packed(directory: Path, records: list[dict[str, Any]], name: str = EXPORT) -> Path:
+    """An export of ``records`` in ``directory`` with its pack beside it; the pack's path."""
+    write_export(directory / name, records)
+    path, report = await write_pack(directory / name)
+    assert report.loaded == len(records)
+    return path
+
+
+async def load(directory: Path, **options: Any) -> tuple[Pool, LoadReport]:
+    return await load_export(LocalStore(directory), await newest(directory), loaded_at=77, **options)
+
+
+def same_pool(one: Pool, two: Pool) -> None:
+    assert len(one) == len(two)
+    for i in range(len(one)):
+        assert one.body(i) == two.body(i)
+        assert one.solution_body(i) == two.solution_body(i)
+        assert one.etag(i) == two.etag(i)
+        assert one.etag(i, solution=True) == two.etag(i, solution=True)
+        assert one.puzzle(i) == two.puzzle(i)
+        assert one.solution(i) == two.solution(i)
+    assert one.stats_body == two.stats_body
+    assert {d: one.count(d) for d in DIFFICULTIES} == {d: two.count(d) for d in DIFFICULTIES}
+
+
+def flip(path: Path, at: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[at] ^= 0x10
+    path.write_bytes(bytes(data))
+
+
+async def test_a_pack_serves_what_parsing_the_export_serves(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    path = await packed(tmp_path, records)
+    assert path.name == "pool-20260101T000000Z.pack"
+    mapped, report = await load(tmp_path)
+    assert report.packed
+    assert "from its pack" in report.summary()
+    parsed, parsed_report = await parse_export(LocalStore(tmp_path), await newest(tmp_path), loaded_at=77)
+    assert not parsed_report.packed
+    same_pool(mapped, parsed)
+    for i, record in enumerate(records):
+        assert mapped.find(record["canonical_id"]) == i
+        assert mapped.find(record["canonical_id"].lower()) == i
+    assert mapped.find("0000000000000") is None
+    assert mapped.find("not an id") is None
+    assert mapped.find("  " + records[0]["canonical_id"][2:]) is None  # int() would read this one
+    assert mapped.info.loaded_at == 77
+
+
+async def test_each_instance_serves_its_own_load_time_from_one_pack(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    await packed(tmp_path, records)
+    export = await newest(tmp_path)
+    first, _ = await load_export(LocalStore(tmp_path), export, loaded_at=1)
+    second, _ = await load_export(LocalStore(tmp_path), export, loaded_at=2)
+    assert first.body(0).endswith(b',"synced_at":1}')
+    assert second.body(0).endswith(b',"synced_at":2}')
+    assert first.etag(0) != second.etag(0)
+    assert first.etag(0, solution=True) == second.etag(0, solution=True)
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        pytest.param(lambda size: 3, id="magic"),
+        pytest.param(lambda size: 12, id="header-field"),
+        pytest.param(lambda size: pack.HEADER_SIZE + 100, id="a-body"),
+        pytest.param(lambda size: size - 1, id="last-byte"),
+    ],
+)
+async def test_a_damaged_pack_is_refused_with_one_line_and_the_export_is_parsed(
+    tmp_path: Path, records: list[dict[str, Any]], caplog: pytest.LogCaptureFixture, where: Any
+) -> None:
+    path = await packed(tmp_path, records)
+    flip(path, where(path.stat().st_size))
+    with caplog.at_level(logging.WARNING, logger="sudokupool.loader"):
+        pool, report = await load(tmp_path)
+    assert not report.packed
+    assert len(pool) == report.loaded == len(records)
+    refusals = [r.getMessage() for r in caplog.records]
+    assert len(refusals) == 1
+    assert refusals[0].startswith(f"refused pack {path}: ")
+    assert refusals[0].endswith("; loading the export instead")
+
+
+async def test_a_truncated_pack_is_refused(
+    tmp_path: Path, records: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
+) -> None:
+    path = await packed(tmp_path, records)
+    path.write_bytes(path.read_bytes()[:-64])
+    with caplog.at_level(logging.WARNING, logger="sudokupool.loader"):
+        _, report = await load(tmp_path)
+    assert not report.packed
+    assert "refused pack" in caplog.text
+
+
+async def test_a_pack_of_another_version_is_refused(
+    tmp_path: Path, records: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
+) -> None:
+    path = await packed(tmp_path, records)
+    data = bytearray(path.read_bytes())
+    struct.pack_into("<I", data, 8, pack.VERSION + 1)
+    path.write_bytes(bytes(data))
+    with caplog.at_level(logging.WARNING, logger="sudokupool.loader"):
+        _, report = await load(tmp_path)
+    assert not report.packed
+    assert f"pack format version {pack.VERSION + 1}" in caplog.text
+
+
+async def test_a_pack_made_from_another_export_is_refused(
+    tmp_path: Path, records: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    made = await packed(other, records[:5], OTHER)
+    write_export(tmp_path / OTHER, records[:6])
+    # The pack of another export of the same name (another size), then of another name.
+    shutil.copy(made, tmp_path / pack_key(OTHER))
+    with caplog.at_level(logging.WARNING, logger="sudokupool.loader"):
+        pool, report = await load(tmp_path)
+    assert not report.packed and len(pool) == 6
+    assert "made from an export of" in caplog.text
+    caplog.clear()
+    (other / OTHER).rename(other / EXPORT)
+    await write_pack(other / EXPORT)
+    shutil.copy(other / pack_key(EXPORT), tmp_path / pack_key(OTHER))
+    with caplog.at_level(logging.WARNING, logger="sudokupool.loader"):
+        _, report = await load(tmp_path)
+    assert not report.packed
+    assert f"made from {EXPORT}, not {OTHER}" in caplog.text
+
+
+async def test_a_pack_without_its_export_is_neither_listed_nor_loaded(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    await packed(tmp_path, records[:5], OTHER)
+    (tmp_path / OTHER).unlink()
+    write_export(tmp_path / EXPORT, records[:3])
+    listing = await LocalStore(tmp_path).list_exports(10)
+    assert [item["key"] for item in listing_json(listing)["objects"]] == [EXPORT]
+    assert listing.objects[0].pack is None
+    pool, report = await load_latest(LocalStore(tmp_path))
+    assert len(pool) == 3 and not report.packed
+
+
+async def test_the_cache_dir_keeps_a_pack_for_the_next_load(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    exports, cache = tmp_path / "exports", tmp_path / "cache"
+    exports.mkdir()
+    write_export(exports / EXPORT, records)
+    first, report = await load(exports, cache_dir=cache)
+    assert not report.packed
+    assert sorted(p.name for p in cache.iterdir()) == [f".{pack_key(EXPORT)}.lock", pack_key(EXPORT)]
+    second, report = await load(exports, cache_dir=cache)
+    assert report.packed
+    same_pool(first, second)
+
+
+async def test_a_damaged_pack_in_the_cache_is_replaced(
+    tmp_path: Path, records: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
+) -> None:
+    exports, cache = tmp_path / "exports", tmp_path / "cache"
+    exports.mkdir()
+    write_export(exports / EXPORT, records)
+    await load(exports, cache_dir=cache)
+    flip(cache / pack_key(EXPORT), pack.HEADER_SIZE + 10)
+    with caplog.at_level(logging.WARNING, logger="sudokupool.loader"):
+        _, report = await load(exports, cache_dir=cache)
+    assert not report.packed
+    assert f"refused pack {cache / pack_key(EXPORT)}: checksum mismatch" in caplog.text
+    _, report = await load(exports, cache_dir=cache)
+    assert report.packed
+
+
+def test_the_pack_command_writes_a_pack_that_check_accepts(
+    tmp_path: Path, records: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_export(tmp_path / EXPORT, records[:6])
+    assert main(["pack", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote {tmp_path / pack_key(EXPORT)}" in out
+    assert main(["check", str(path)]) == 0
+    assert f"pack {pack_key(EXPORT)}: matches the export (6 puzzles)" in capsys.readouterr().out
+    flip(tmp_path / pack_key(EXPORT), pack.HEADER_SIZE + 10)
+    assert main(["check", str(path)]) == 1
+    assert f"pack {pack_key(EXPORT)}: checksum mismatch" in capsys.readouterr().out
+
+
+def test_the_pack_command_refuses_a_file_that_is_not_an_export(
+    tmp_path: Path, records: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_export(tmp_path / "notes.ndjson", records[:2])
+    assert main(["pack", str(path)]) == 1
+    assert "not an export name" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == [path]
+
+
+async def test_a_live_swap_to_a_newer_pack_keeps_every_request_served_and_releases_the_old_mapping(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    exports, staging = tmp_path / "exports", tmp_path / "staging"
+    exports.mkdir()
+    staging.mkdir()
+    await packed(exports, records[:20])
+    app = create_app(Settings(exports=str(exports), sync_interval=0.1))
+    await app.startup()
+    try:
+        old = app.runtime.current()
+        assert old.info.export_key == EXPORT and len(old) == 20
+        released = weakref.ref(old)
+        mapping = weakref.ref(old._data)
+        del old
+        transport = httpx.ASGITransport(app=app)
+        statuses: list[int] = []
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver/api/v1") as client:
+            running = True
+
+            async def hammer() -> None:
+                n = 0
+                while running:
+                    # Ids in both exports, so every request must succeed before, during and after the swap.
+                    for path in (f"/puzzles/{records[5 + n % 10]['canonical_id']}", "/puzzles/random", "/stats"):
+                        statuses.append((await client.get(path)).status_code)
+                    n += 1
+                    await asyncio.sleep(0)  # requests through ASGITransport never wait on a socket
+
+            task = asyncio.create_task(hammer())
+            # The pack goes in first, then its export, as publish uploads them.
+            path = await packed(staging, records[5:40], OTHER)
+            path.rename(exports / path.name)
+            (staging / OTHER).rename(exports / OTHER)
+            with anyio.fail_after(10):
+                # Polling is the point: the swap is what requests see, there is no event to wait on.
+                while app.runtime.current().info.export_key != OTHER:  # noqa: ASYNC110
+                    await asyncio.sleep(0.05)
+            await asyncio.sleep(0.3)  # more requests against the new pool
+            running = False
+            await task
+            new = app.runtime.current()
+            assert len(new) == 35
+            assert new.header.export_name == OTHER  # served from the pack, not parsed
+            assert (await client.get(f"/puzzles/{records[39]['canonical_id']}")).status_code == 200
+        assert len(statuses) > 30
+        assert set(statuses) == {200}
+        # The swap drops the old pool in a thread once no request holds it (unmapping is slow).
+        with anyio.fail_after(10):
+            while released() is not None or mapping() is not None:
+                gc.collect()
+                await asyncio.sleep(0.05)
+    finally:
+        await app.shutdown()
+
+
+class RemoteStore(LocalStore):
+    """A directory that is read as object storage is (streamed, never mapped), counting what it streams."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.opened: list[str] = []
+
+    @property
+    def path_of(self) -> None:  # type: ignore[override]
+        return None
+
+    async def open(self, key: str) -> AsyncIterator[bytes]:
+        self.opened.append(key)
+        async for chunk in super().open(key):
+            yield chunk
+
+
+async def test_workers_sharing_a_cache_dir_download_the_pack_once_and_map_one_file(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    exports, cache = tmp_path / "exports", tmp_path / "cache"
+    exports.mkdir()
+    await packed(exports, records)
+    store = RemoteStore(exports)
+    export = await newest(exports)
+    loads = [load_export(store, export, cache_dir=cache) for _ in range(3)]
+    pools = await asyncio.gather(*loads)
+    assert all(report.packed for _, report in pools)
+    assert store.opened == [pack_key(EXPORT)]
+    assert (cache / pack_key(EXPORT)).exists()
