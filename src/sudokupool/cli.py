@@ -1,4 +1,4 @@
-"""The ``sudokupool`` command line: ``serve``, ``check``, ``pack``, ``canonical``, ``grade``, ``build``, ``publish``, ``keys``."""
+"""The ``sudokupool`` command line: serve, check, pack, canonical, grade, build, publish, keys, settings."""
 
 from __future__ import annotations
 

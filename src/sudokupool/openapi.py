@@ -84,6 +84,12 @@ _CACHE_HEADERS = {
     "Cache-Control": {"$ref": "#/components/headers/Cache-Control"},
 }
 
+#: By-id, random and this document are sent gzip-coded to clients that accept it (docs/api.md).
+_ENCODING_HEADERS = {
+    "Content-Encoding": {"$ref": "#/components/headers/Content-Encoding"},
+    "Vary": {"$ref": "#/components/headers/Vary"},
+}
+
 _TAGS = [
     {"name": "puzzles", "description": "Puzzles: a random one, one by its share code, its solution, its image."},
     {"name": "stats", "description": "Counts of the pool and of its use."},
@@ -121,6 +127,11 @@ def _components() -> dict[str, Any]:
             "Retry-After": {"description": "Seconds to wait before retrying.", "schema": {"type": "integer"}},
             "ETag": {"description": "Weak validator for If-None-Match.", "schema": {"type": "string"}},
             "Cache-Control": {"description": "How long caches may keep the response.", "schema": {"type": "string"}},
+            "Content-Encoding": {
+                "description": "`gzip` when the request's Accept-Encoding takes gzip; absent otherwise.",
+                "schema": {"type": "string", "enum": ["gzip"]},
+            },
+            "Vary": {"description": "Always `Accept-Encoding`.", "schema": {"type": "string"}},
         },
         "responses": {
             "NotModified": {
@@ -187,7 +198,7 @@ def document() -> dict[str, Any]:
             "randomPuzzle",
             "puzzles",
             "A random puzzle, optionally of one difficulty",
-            _json("PuzzlePublicRecord", "A puzzle (never cached)."),
+            _json("PuzzlePublicRecord", "A puzzle (never cached).", **_ENCODING_HEADERS),
             400,
             404,
             params=[difficulty],
@@ -196,7 +207,7 @@ def document() -> dict[str, Any]:
             "getPuzzle",
             "puzzles",
             "A puzzle by its canonical_id (share code)",
-            _json("PuzzlePublicRecord", "The puzzle.", **_CACHE_HEADERS),
+            _json("PuzzlePublicRecord", "The puzzle.", **_CACHE_HEADERS, **_ENCODING_HEADERS),
             304,
             404,
             params=[_ID_PARAM, _IF_NONE_MATCH],
@@ -239,6 +250,7 @@ def document() -> dict[str, Any]:
                 "responses": {
                     "200": {
                         "description": "The OpenAPI 3.0.3 document.",
+                        "headers": _ENCODING_HEADERS,
                         "content": {JSON: {"schema": ref("OpenApiDocument")}},
                     }
                 },

@@ -133,7 +133,10 @@ SCHEMAS: dict[str, Any] = {
     ),
     "LoadedExport": _object(
         {
-            "source": {"type": "string", "description": "Where exports are read from."},
+            "source": {
+                "type": "string",
+                "description": "Where exports are read from: the configured source, or `snapshots` (the demo pool).",
+            },
             "key": {
                 "type": "string",
                 "description": "The loaded export's name.",

@@ -3,7 +3,7 @@
 Playwright's own browser download does not work here, so the system browser is launched by path. One
 browser serves the whole module (the sync API runs its own event loop, so it is closed before any other
 module's async tests run). Screenshots go to a temporary directory, or to ``$SUDOKUPOOL_SCREENSHOTS``
-(``SUDOKUPOOL_SCREENSHOTS=docs/images pytest -m browser`` refreshes the README's pictures).
+to look at them (the README's pictures, of the demo pool, come from ``scripts/screenshots.py``).
 """
 
 from __future__ import annotations

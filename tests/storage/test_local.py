@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from sudokupool.config import Settings
+from sudokupool.storage import open_store
 from sudokupool.storage.base import StorageError
 from sudokupool.storage.local import CHUNK, LocalStore
 
@@ -108,3 +110,9 @@ async def test_open_only_reads_inside_the_directory(tmp_path: Path) -> None:
 
     with pytest.raises(StorageError):
         await read_all(LocalStore(tmp_path / "exports"), "../secret.ndjson")
+
+
+def test_the_bundled_demo_pool_is_named_snapshots_and_any_other_source_by_its_path(tmp_path: Path) -> None:
+    settings = Settings.from_environ({})
+    assert open_store(settings.exports_source, settings).description == "snapshots"
+    assert open_store(str(tmp_path), settings).description == str(tmp_path)

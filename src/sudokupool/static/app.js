@@ -1,16 +1,31 @@
-// The page that plays the pool. Plain ES modules, no build step; it calls only the unversioned API.
+// The page that plays the pool: it keeps the game's state and wires the buttons, keys and panels to it.
+// Plain ES modules, no build step: board.js draws the grid and the pad; sudoku.js (grid and hints),
+// game.js (the moves and undo), api.js (the unversioned API), store.js (saved games and the clock),
+// keys.js (key presses to actions) and labels.js (what the page says) leave the DOM alone.
 // The grid lives in `state`; every change goes through `commit`, which saves, re-renders and checks for
-// a solved grid. `render` derives every class and label from `state`, so the DOM never holds game state.
+// a solved grid. The board derives every class and label from `state`, so the DOM never holds game state.
 
-// Load the grid logic with this file's own ?v= so both are cached (and replaced) together.
-const sudoku = await import(`./sudoku.js${new URL(import.meta.url).search}`);
-const { CELLS, PEERS, cellName, conflicts, candidateMask, isSolved, parseGrid, rowOf, colOf } = sudoku;
-const { nextHint, solutionFromPath, stepCells } = sudoku;
+// Load the modules with this file's own ?v= so they are cached (and replaced) together with it. A static
+// `import` cannot carry the version, and an unversioned URL would be revalidated on every visit.
+const version = new URL(import.meta.url).search;
+const [sudoku, game, boardModule, api, store, keys, labels] = await Promise.all(
+  ["sudoku", "game", "board", "api", "store", "keys", "labels"].map((name) => import(`./${name}.js${version}`)),
+);
+const { cellName, isSolved, nextHint, parseGrid, solutionFromPath } = sudoku;
+const { Board } = boardModule;
+const { fetchPuzzle, fetchSolution, fetchStats, imageUrl } = api;
+const { Timer, formatTime, loadGame, saveGame } = store;
+const { detailRows, requestedId, capitalise } = labels;
 
 const $ = (id) => document.getElementById(id);
-const STORE = "sudokupool:game:";
-const UNDO_LIMIT = 300;
-const KEEP_GAMES = 50;
+// Saved games live in localStorage; where it is disabled (reading it throws), nothing is kept.
+const storage = (() => {
+  try {
+    return localStorage;
+  } catch {
+    return null;
+  }
+})();
 
 const state = {
   record: null,
@@ -24,196 +39,31 @@ const state = {
   revealed: new Set(),
   revealedAll: false,
   solved: false,
-  elapsed: 0, // milliseconds before `runningSince`
-  runningSince: null,
+  timer: new Timer(),
   undo: [],
   hint: null,
   hintSeen: new Set(), // removal-only steps already shown
   lastRequest: null,
 };
 
-class ApiError extends Error {
-  constructor(message, status) {
-    super(message);
-    this.status = status;
-  }
-}
-
-async function api(path) {
-  let response;
-  try {
-    response = await fetch(path, { headers: { accept: "application/json" } });
-  } catch {
-    throw new ApiError("Could not reach the server: it may be stopped, or you may be offline.", 0);
-  }
-  let body = null;
-  try {
-    body = await response.json();
-  } catch {
-    body = null;
-  }
-  if (!response.ok) throw new ApiError(body?.error ?? `the server answered ${response.status}`, response.status);
-  if (body === null) throw new ApiError("The server sent an answer this page cannot read.", response.status);
-  return body;
-}
-
-// ---- the grid's elements ---------------------------------------------------------------------------
-
-const cellEls = [];
-
-function buildGrid() {
-  const grid = $("grid");
-  for (let r = 0; r < 9; r++) {
-    const row = document.createElement("div");
-    row.className = "row";
-    row.setAttribute("role", "row");
-    for (let c = 0; c < 9; c++) {
-      const i = r * 9 + c;
-      const el = document.createElement("div");
-      el.className = "cell";
-      el.setAttribute("role", "gridcell");
-      el.tabIndex = i === 0 ? 0 : -1;
-      el.dataset.cell = cellName(i);
-      el.dataset.index = String(i);
-      row.append(el);
-      cellEls.push(el);
-    }
-    grid.append(row);
-  }
-  grid.addEventListener("click", (event) => {
-    const el = event.target.closest(".cell");
-    if (el) select(Number(el.dataset.index));
-  });
-  const digits = document.querySelector(".pad .digits");
-  for (let d = 1; d <= 9; d++) {
-    const button = document.createElement("button");
-    button.type = "button";
-    button.dataset.digit = String(d);
-    button.textContent = String(d);
-    button.setAttribute("aria-label", `Digit ${d}`);
-    button.addEventListener("click", () => input(d, false));
-    digits.append(button);
-  }
-}
+// ---- the board -------------------------------------------------------------------------------------
 
 function select(i, focus = true) {
   state.selected = i;
-  for (const el of cellEls) el.tabIndex = -1;
-  cellEls[i].tabIndex = 0;
-  if (focus) cellEls[i].focus();
+  board.tabTo(i, focus);
   render();
 }
 
-// ---- rendering -------------------------------------------------------------------------------------
-
-function cellLabel(i, v, isGiven, marks, notes) {
-  const where = `Row ${rowOf(i) + 1}, column ${colOf(i) + 1}`;
-  let what = "empty";
-  if (isGiven) what = `given ${v}`;
-  else if (v) what = String(v);
-  else if (marks) what = `empty, pencil marks ${digitsOf(marks).join(" ")}`;
-  return [where, what, ...notes].join(", ");
-}
-
-const digitsOf = (mask) => [1, 2, 3, 4, 5, 6, 7, 8, 9].filter((d) => mask & (1 << d));
-
 function render() {
-  if (!state.record) return;
-  const { values, marks, selected } = state;
-  const clash = conflicts(values);
-  const peers = new Set(selected >= 0 ? PEERS[selected] : []);
-  const selectedValue = selected >= 0 ? values[selected] : 0;
-  const step = state.hint?.kind === "step" ? stepCells(state.hint.step) : null;
-  const elimBits = new Map();
-  if (step) {
-    for (const { cell, digit } of state.hint.step.eliminations ?? []) {
-      const i = sudoku.cellIndex(cell);
-      elimBits.set(i, (elimBits.get(i) ?? 0) | (1 << digit));
-    }
-  }
-  for (const i of CELLS) {
-    const el = cellEls[i];
-    const v = values[i];
-    const isGiven = state.givens[i] > 0;
-    const classes = ["cell"];
-    const notes = [];
-    if (isGiven) classes.push("given");
-    else if (state.revealed.has(i)) classes.push("revealed");
-    else if (v) classes.push("entered");
-    if (i === selected) classes.push("selected");
-    else if (peers.has(i)) classes.push("peer");
-    if (selectedValue && v === selectedValue && i !== selected) classes.push("same");
-    const flag = (cls, note) => {
-      classes.push(cls);
-      if (note) notes.push(note);
-    };
-    if (clash.has(i)) flag("conflict", "conflict");
-    if (state.wrong.has(i)) flag("wrong", "wrong");
-    if (step?.houses.has(i)) flag("hint-house", "in a house the hint names");
-    if (step?.cells.has(i)) flag("hint-cell", "named by the hint");
-    if (step?.placements.has(i)) flag("hint-place", "the hint fills this cell");
-    if (step?.eliminations.has(i)) flag("hint-elim", "the hint removes a candidate here");
-    el.className = classes.join(" ");
-    const shownMarks = v ? 0 : marks[i];
-    const struck = v ? 0 : (elimBits.get(i) ?? 0);
-    const key = `${v}|${shownMarks}|${struck}`;
-    if (el.dataset.key !== key) {
-      el.dataset.key = key;
-      el.replaceChildren(v ? valueNode(v) : marksNode(shownMarks, struck));
-    }
-    el.setAttribute("aria-label", cellLabel(i, v, isGiven, shownMarks, notes));
-    el.setAttribute("aria-selected", String(i === selected));
-    el.setAttribute("aria-readonly", String(isGiven));
-    if (clash.has(i) || state.wrong.has(i)) el.setAttribute("aria-invalid", "true");
-    else el.removeAttribute("aria-invalid");
-  }
-  $("grid").classList.toggle("solved", state.solved);
-  $("grid").classList.toggle("pencil-mode", state.pencil);
-  $("pencil").setAttribute("aria-pressed", String(state.pencil));
-  $("undo").disabled = state.undo.length === 0 || state.solved;
-  for (const id of ["pencil", "erase", "hint", "check", "reveal-cell", "reveal-all", "automarks"]) {
-    $(id).disabled = state.solved;
-  }
-  for (const button of document.querySelectorAll(".pad .digits button")) {
-    const d = Number(button.dataset.digit);
-    const placed = values.filter((v) => v === d).length;
-    button.classList.toggle("complete", placed >= 9);
-    button.disabled = state.solved;
-  }
-}
-
-function valueNode(v) {
-  const span = document.createElement("span");
-  span.className = "value";
-  span.textContent = String(v);
-  return span;
-}
-
-function marksNode(mask, struck) {
-  const box = document.createElement("span");
-  box.className = "marks";
-  box.setAttribute("aria-hidden", "true");
-  for (let d = 1; d <= 9; d++) {
-    const span = document.createElement("span");
-    const bit = 1 << d;
-    if (struck & bit) span.className = "x";
-    span.textContent = (mask | struck) & bit ? String(d) : "";
-    box.append(span);
-  }
-  return box;
+  if (state.record) board.render(state);
 }
 
 // ---- playing ---------------------------------------------------------------------------------------
 
-function snapshot() {
-  state.undo.push({ values: [...state.values], marks: [...state.marks] });
-  if (state.undo.length > UNDO_LIMIT) state.undo.shift();
-}
-
 /** Every change ends here: it forgets stale marks of wrong cells, saves, renders and checks for a win. */
 function commit({ valuesChanged }) {
   if (valuesChanged) {
-    state.wrong = new Set([...state.wrong].filter((i) => state.values[i] && state.values[i] !== state.solution?.[i]));
+    state.wrong = new Set(game.wrongCells(state.values, state.solution, [...state.wrong]));
     hideHint();
   }
   if (!state.solved && isSolved(state.values)) finish();
@@ -226,43 +76,26 @@ function input(digit, forcePencil) {
   if (!state.record || state.solved) return;
   if (i < 0) return say("Select a cell first (click it, or move there with the arrow keys).");
   if (state.givens[i]) return say(`${cellName(i)} is a given: it cannot change.`);
-  snapshot();
   if (forcePencil || state.pencil) {
-    if (state.values[i]) return state.undo.pop();
-    state.marks[i] ^= 1 << digit;
-    return commit({ valuesChanged: false });
+    if (game.toggleMark(state, i, digit)) commit({ valuesChanged: false });
+    return;
   }
-  state.values[i] = digit;
-  state.revealed.delete(i);
-  // A placed digit can no longer be a candidate of its peers; strike it from their pencil marks.
-  for (const j of PEERS[i]) state.marks[j] &= ~(1 << digit);
+  game.enterDigit(state, i, digit);
   commit({ valuesChanged: true });
 }
 
 function erase() {
   const i = state.selected;
   if (!state.record || state.solved || i < 0 || state.givens[i]) return;
-  if (!state.values[i] && !state.marks[i]) return;
-  snapshot();
-  if (state.values[i]) state.values[i] = 0;
-  else state.marks[i] = 0;
-  state.revealed.delete(i);
-  commit({ valuesChanged: true });
+  if (game.eraseCell(state, i)) commit({ valuesChanged: true });
 }
 
 function undo() {
-  const last = state.undo.pop();
-  if (!last || state.solved) return;
-  state.values = last.values;
-  state.marks = last.marks;
-  commit({ valuesChanged: true });
+  if (game.undo(state)) commit({ valuesChanged: true });
 }
 
 function move(dr, dc) {
-  const i = state.selected < 0 ? 0 : state.selected;
-  const r = Math.min(8, Math.max(0, rowOf(i) + dr));
-  const c = Math.min(8, Math.max(0, colOf(i) + dc));
-  select(r * 9 + c);
+  select(game.moveFrom(state.selected, dr, dc));
 }
 
 function togglePencil() {
@@ -273,34 +106,23 @@ function togglePencil() {
 
 function autoMarks() {
   if (!state.record || state.solved) return;
-  snapshot();
-  for (const i of CELLS) state.marks[i] = state.values[i] ? 0 : candidateMask(state.values, i);
+  game.fillMarks(state);
   say("Every empty cell now shows its candidates.");
   commit({ valuesChanged: false });
 }
 
 // ---- timer -----------------------------------------------------------------------------------------
 
-const elapsed = () => state.elapsed + (state.runningSince === null ? 0 : Date.now() - state.runningSince);
-
-function formatTime(ms) {
-  const s = Math.floor(ms / 1000);
-  const pad = (n) => String(n).padStart(2, "0");
-  const hours = Math.floor(s / 3600);
-  return hours ? `${hours}:${pad(Math.floor(s / 60) % 60)}:${pad(s % 60)}` : `${pad(Math.floor(s / 60))}:${pad(s % 60)}`;
-}
-
 function startTimer() {
-  if (state.runningSince === null && !state.solved && !document.hidden) state.runningSince = Date.now();
+  if (!state.solved && !document.hidden) state.timer.start();
 }
 
 function stopTimer() {
-  state.elapsed = elapsed();
-  state.runningSince = null;
+  state.timer.stop();
 }
 
 function tick() {
-  $("timer").textContent = formatTime(elapsed());
+  $("timer").textContent = formatTime(state.timer.read());
 }
 
 // ---- the solution: check, reveal, win ----------------------------------------------------------------
@@ -309,9 +131,8 @@ async function needSolution({ quiet = false } = {}) {
   if (state.solution) return state.solution;
   const record = state.record;
   try {
-    const body = await api(`/api/puzzles/${encodeURIComponent(record.canonical_id)}/solution`);
-    if (typeof body.solution !== "string" || !/^[1-9]{81}$/.test(body.solution)) throw new ApiError("bad solution", 0);
-    if (state.record === record) state.solution = parseGrid(body.solution);
+    const solution = parseGrid(await fetchSolution(record.canonical_id));
+    if (state.record === record) state.solution = solution;
   } catch (error) {
     // The solve path spells out the same solution, so a server gone mid-game does not stop the game.
     const fromPath = solutionFromPath(record.puzzle, record.solve_path);
@@ -329,7 +150,7 @@ async function check() {
   if (!state.record) return;
   const solution = await needSolution();
   if (!solution) return;
-  state.wrong = new Set(CELLS.filter((i) => state.values[i] && state.values[i] !== solution[i]));
+  state.wrong = new Set(game.wrongCells(state.values, solution));
   const left = state.values.filter((v) => !v).length;
   if (state.wrong.size) {
     const n = state.wrong.size;
@@ -345,10 +166,7 @@ async function revealCell() {
   if (i < 0 || state.givens[i]) return say("Select an empty or entered cell to reveal.");
   const solution = await needSolution();
   if (!solution) return;
-  snapshot();
-  state.values[i] = solution[i];
-  state.revealed.add(i);
-  for (const j of PEERS[i]) state.marks[j] &= ~(1 << solution[i]);
+  game.revealCell(state, i, solution);
   say(`${cellName(i)} is ${solution[i]}.`);
   commit({ valuesChanged: true });
 }
@@ -376,11 +194,7 @@ async function revealAll() {
   if (!state.record || state.solved) return;
   const solution = await needSolution();
   if (!solution) return;
-  snapshot();
-  for (const i of CELLS) {
-    if (state.values[i] !== solution[i]) state.revealed.add(i);
-    state.values[i] = solution[i];
-  }
+  game.revealAll(state, solution);
   state.revealedAll = true;
   commit({ valuesChanged: true });
 }
@@ -400,7 +214,7 @@ function finish() {
   if (state.revealedAll) banner.textContent = "The solution is revealed. Try another puzzle!";
   else {
     const helped = state.revealed.size ? ` (with ${state.revealed.size} revealed)` : "";
-    banner.textContent = `Solved in ${formatTime(state.elapsed)}${helped}. Well done!`;
+    banner.textContent = `Solved in ${formatTime(state.timer.read())}${helped}. Well done!`;
   }
   banner.hidden = false;
 }
@@ -465,17 +279,7 @@ function hideHint() {
 function applyHint() {
   const hint = state.hint;
   if (hint?.kind !== "step" || state.solved) return;
-  snapshot();
-  for (const { cell, digit } of hint.step.placements ?? []) {
-    const i = sudoku.cellIndex(cell);
-    state.values[i] = digit;
-    for (const j of PEERS[i]) state.marks[j] &= ~(1 << digit);
-  }
-  for (const { cell, digit } of hint.step.eliminations ?? []) {
-    const i = sudoku.cellIndex(cell);
-    // A cell without pencil marks gets its candidates written, so the removal shows (and stays done).
-    if (!state.values[i]) state.marks[i] = (state.marks[i] || candidateMask(state.values, i)) & ~(1 << digit);
-  }
+  game.followStep(state, hint.step);
   commit({ valuesChanged: true });
 }
 
@@ -500,26 +304,14 @@ function hideError() {
 
 // ---- loading a puzzle ------------------------------------------------------------------------------
 
-function validRecord(record) {
-  return (
-    typeof record?.canonical_id === "string" &&
-    typeof record.puzzle === "string" &&
-    /^[1-9.0]{81}$/.test(record.puzzle)
-  );
-}
-
 async function load(request) {
   state.lastRequest = request;
   $("main").setAttribute("aria-busy", "true");
   document.body.classList.add("loading");
   try {
-    const path = request.id
-      ? `/api/puzzles/${encodeURIComponent(request.id)}`
-      : `/api/puzzles/random${request.difficulty ? `?difficulty=${request.difficulty}` : ""}`;
-    const record = await api(path);
-    if (!validRecord(record)) throw new ApiError("The server sent a puzzle this page cannot read.", 0);
+    const record = await fetchPuzzle(request);
     hideError();
-    begin(record, restore(record.canonical_id));
+    begin(record, loadGame(storage, record.canonical_id));
     const url = `/p/${record.canonical_id}`;
     if (location.pathname !== url || location.search) {
       history[request.push ? "pushState" : "replaceState"]({ id: record.canonical_id }, "", url);
@@ -546,8 +338,6 @@ function reportLoadError(error, request) {
   document.body.classList.toggle("empty", !state.record);
 }
 
-const capitalise = (text) => text.charAt(0).toUpperCase() + text.slice(1);
-
 function begin(record, saved) {
   state.record = record;
   state.givens = parseGrid(record.puzzle);
@@ -556,8 +346,7 @@ function begin(record, saved) {
   state.revealed = new Set(saved?.revealed ?? []);
   state.revealedAll = saved?.revealedAll ?? false;
   state.solved = false;
-  state.elapsed = saved?.elapsed ?? 0;
-  state.runningSince = null;
+  state.timer.reset(saved?.elapsed ?? 0);
   state.wrong = new Set();
   state.undo = [];
   state.hintSeen = new Set();
@@ -567,8 +356,7 @@ function begin(record, saved) {
   say("");
   $("success").hidden = true;
   document.body.classList.remove("empty");
-  for (const el of cellEls) el.tabIndex = -1;
-  cellEls[state.givens.findIndex((v) => !v) >= 0 ? state.givens.findIndex((v) => !v) : 0].tabIndex = 0;
+  board.tabTo(state.givens.findIndex((v) => !v) >= 0 ? state.givens.findIndex((v) => !v) : 0);
   if (isSolved(state.values)) finish();
   else startTimer();
   tick();
@@ -584,16 +372,7 @@ function showDetails(record) {
   $("status-difficulty").textContent = record.difficulty ?? "?";
   $("status-difficulty").dataset.level = String(record.difficulty_level ?? "");
   $("status-code").textContent = record.canonical_id;
-  const rows = [["Difficulty", record.difficulty]];
-  if (Number.isInteger(record.stars)) {
-    rows.push(["Stars", `${"★".repeat(record.stars)}${"☆".repeat(Math.max(0, 5 - record.stars))}`, `${record.stars} of 5 stars`]);
-  }
-  if (record.tier) rows.push(["Tier", record.score != null ? `${record.tier} (score ${record.score})` : record.tier]);
-  rows.push(["Clues", String(record.clue_count ?? state.givens.filter(Boolean).length)]);
-  if (record.symmetry) rows.push(["Symmetry", record.symmetry]);
-  if (record.hardest_technique) rows.push(["Hardest technique", record.hardest_technique]);
-  if (record.techniques?.length) rows.push(["Techniques", record.techniques.join(", ")]);
-  if (Array.isArray(record.solve_path)) rows.push(["Solve path", `${record.solve_path.length} steps`]);
+  const rows = detailRows(record, state.givens.filter(Boolean).length);
   const list = $("details");
   list.replaceChildren();
   for (const [term, value, label] of rows) {
@@ -611,10 +390,9 @@ function showShare(record) {
   const id = record.canonical_id;
   $("share-code").textContent = id;
   $("share-link").value = `${location.origin}/p/${id}`;
-  const image = (variant) => `/api/puzzles/${encodeURIComponent(id)}/image?variant=${variant}`;
-  $("download-puzzle").href = image("puzzle");
+  $("download-puzzle").href = imageUrl(id, "puzzle");
   $("download-puzzle").download = `sudoku-${id}.png`;
-  $("download-solution").href = image("solution");
+  $("download-solution").href = imageUrl(id, "solution");
   $("download-solution").download = `sudoku-${id}-solution.png`;
 }
 
@@ -639,98 +417,29 @@ async function copyLink() {
 
 function save() {
   if (!state.record) return;
-  const data = {
-    values: state.values.join(""),
-    marks: state.marks,
-    revealed: [...state.revealed],
-    revealedAll: state.revealedAll,
-    elapsed: elapsed(),
-    savedAt: Date.now(),
-  };
-  try {
-    localStorage.setItem(STORE + state.record.canonical_id, JSON.stringify(data));
-    prune();
-  } catch {
-    // Storage full or disabled: the game simply is not kept across reloads.
-  }
-}
-
-/** Keeps the most recent games only, so a long-time player's storage does not grow without end. */
-function prune() {
-  const keys = Object.keys(localStorage).filter((key) => key.startsWith(STORE));
-  if (keys.length <= KEEP_GAMES) return;
-  const when = (key) => {
-    try {
-      return JSON.parse(localStorage.getItem(key) ?? "{}")?.savedAt ?? 0;
-    } catch {
-      return 0; // unreadable: the first to go
-    }
-  };
-  const oldest = keys.map((key) => [when(key), key]).sort((a, b) => a[0] - b[0]);
-  for (const [, key] of oldest.slice(0, keys.length - KEEP_GAMES)) localStorage.removeItem(key);
-}
-
-function restore(id) {
-  try {
-    const data = JSON.parse(localStorage.getItem(STORE + id) ?? "null");
-    if (!data || typeof data.values !== "string" || data.values.length !== 81) return null;
-    return {
-      values: parseGrid(data.values),
-      marks: Array.isArray(data.marks) && data.marks.length === 81 ? data.marks.map(Number) : null,
-      revealed: Array.isArray(data.revealed) ? data.revealed : [],
-      revealedAll: Boolean(data.revealedAll),
-      elapsed: Number(data.elapsed) || 0,
-    };
-  } catch {
-    return null;
-  }
+  const { values, marks, revealed, revealedAll } = state;
+  saveGame(storage, state.record.canonical_id, { values, marks, revealed, revealedAll, elapsed: state.timer.read() });
 }
 
 // ---- wiring ----------------------------------------------------------------------------------------
 
-function digitOf(event) {
-  const m = /^(?:Digit|Numpad)([0-9])$/.exec(event.code ?? "") ?? /^([0-9])$/.exec(event.key);
-  return m ? Number(m[1]) : null;
-}
-
-const MOVES = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
-
 function onKey(event) {
-  if (event.target.closest?.("input, textarea, select") || event.altKey) return;
-  if (event.ctrlKey || event.metaKey) {
-    if (event.key.toLowerCase() === "z") {
-      event.preventDefault();
-      undo();
-    }
-    return;
-  }
-  const digit = digitOf(event);
-  if (digit !== null && state.selected >= 0) {
-    event.preventDefault();
-    if (digit === 0) erase();
-    else input(digit, event.shiftKey);
-    return;
-  }
+  const inField = Boolean(event.target.closest?.("input, textarea, select"));
   const inGrid = Boolean(event.target.closest?.(".grid"));
-  if (MOVES[event.key] && inGrid) {
-    event.preventDefault();
-    move(...MOVES[event.key]);
-  } else if ((event.key === "Backspace" || event.key === "Delete") && state.selected >= 0) {
-    event.preventDefault();
-    erase();
-  } else if (event.key === "p" || event.key === "P") togglePencil();
-  else if (event.key === "h" || event.key === "H") showHint();
-}
-
-function requestedId() {
-  const m = /^\/p\/([^/]+)$/.exec(location.pathname);
-  if (m) return decodeURIComponent(m[1]).trim();
-  return new URLSearchParams(location.search).get("id")?.trim() || null;
+  const key = keys.keyAction(event, { selected: state.selected, inField, inGrid });
+  if (!key) return;
+  if (key.prevent) event.preventDefault();
+  if (key.action === "undo") undo();
+  else if (key.action === "erase") erase();
+  else if (key.action === "input") input(key.digit, key.pencil);
+  else if (key.action === "move") move(key.dr, key.dc);
+  else if (key.action === "pencil") togglePencil();
+  else if (key.action === "hint") showHint();
 }
 
 async function showStats() {
   try {
-    const stats = await api("/api/v1/stats");
+    const stats = await fetchStats();
     const parts = Object.entries(stats.by_difficulty ?? {}).map(([name, n]) => `${n.toLocaleString()} ${name}`);
     $("pool-stats").textContent = `The pool holds ${stats.total.toLocaleString()} puzzles${parts.length ? `: ${parts.join(" · ")}` : ""}.`;
     for (const button of document.querySelectorAll("[data-difficulty]")) {
@@ -771,7 +480,7 @@ function wire() {
     if (code) load({ id: code, push: true });
   });
   window.addEventListener("popstate", () => {
-    const id = requestedId();
+    const id = requestedId(location.pathname, location.search);
     if (id && id.toUpperCase() !== state.record?.canonical_id) load({ id });
   });
   document.addEventListener("visibilitychange", () => {
@@ -784,8 +493,8 @@ function wire() {
   setInterval(() => state.record && !state.solved && save(), 5000);
 }
 
-buildGrid();
+const board = new Board({ onSelect: (i) => select(i), onDigit: (d) => input(d, false) });
 wire();
-const first = requestedId();
+const first = requestedId(location.pathname, location.search);
 load(first ? { id: first } : {});
 showStats();

@@ -51,6 +51,30 @@ export function candidateMask(values, i) {
   return mask;
 }
 
+/** The digits 1-9 set in a bit mask (bit d for digit d). */
+export const digitsOf = (mask) => [1, 2, 3, 4, 5, 6, 7, 8, 9].filter((d) => mask & (1 << d));
+
+/** Every empty cell's candidates as pencil marks (0 for a filled cell). */
+export const candidateMarks = (values) => CELLS.map((i) => (values[i] ? 0 : candidateMask(values, i)));
+
+/** Places a digit in cell i, in place: it can no longer be a candidate of its peers, so it leaves their marks. */
+export function placeDigit(values, marks, i, digit) {
+  values[i] = digit;
+  for (const j of PEERS[i]) marks[j] &= ~(1 << digit);
+}
+
+/**
+ * Carries out a solve-path step on the grid and its pencil marks, in place. A removal in an empty cell without
+ * pencil marks writes that cell's candidates first, so the removal shows (and stays done).
+ */
+export function applyStep(values, marks, step) {
+  for (const { cell, digit } of step.placements ?? []) placeDigit(values, marks, cellIndex(cell), digit);
+  for (const { cell, digit } of step.eliminations ?? []) {
+    const i = cellIndex(cell);
+    if (!values[i]) marks[i] = (marks[i] || candidateMask(values, i)) & ~(1 << digit);
+  }
+}
+
 /** True when every cell holds a digit and no digit repeats: with a unique solution, that is the solution. */
 export const isSolved = (values) => values.every((v) => v > 0) && conflicts(values).size === 0;
 

@@ -23,12 +23,14 @@ from sudokupool.storage.base import (
 class LocalStore:
     """A directory of ``pool-*.ndjson[.gz]`` files, or a single export file of any name."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, name: str | None = None) -> None:
         self.path = Path(path)
+        # What logs and health call it: the path, unless a name is given (the bundled demo pool's).
+        self.name = name
 
     @property
     def description(self) -> str:
-        return str(self.path)
+        return self.name or str(self.path)
 
     def _object(self, path: Path) -> ExportObject:
         stat = path.stat()

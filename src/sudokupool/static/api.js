@@ -1,0 +1,64 @@
+// The API client: the few unversioned /api/puzzles/... calls the page makes, and the checks on what comes back.
+// Every failure is an ApiError whose message a player can read; `status` is 0 when no HTTP answer came.
+
+export class ApiError extends Error {
+  constructor(message, status) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/** GET a JSON body; `fetchImpl` is there for tests (the page uses the browser's fetch). */
+export async function getJson(path, fetchImpl = globalThis.fetch) {
+  let response;
+  try {
+    response = await fetchImpl(path, { headers: { accept: "application/json" } });
+  } catch {
+    throw new ApiError("Could not reach the server: it may be stopped, or you may be offline.", 0);
+  }
+  let body = null;
+  try {
+    body = await response.json();
+  } catch {
+    body = null;
+  }
+  if (!response.ok) throw new ApiError(body?.error ?? `the server answered ${response.status}`, response.status);
+  if (body === null) throw new ApiError("The server sent an answer this page cannot read.", response.status);
+  return body;
+}
+
+/** The path of a puzzle by its code (`{ id }`), or of a random one (`{ difficulty }`, "" or absent for any). */
+export function puzzlePath(request) {
+  return request.id
+    ? `/api/puzzles/${encodeURIComponent(request.id)}`
+    : `/api/puzzles/random${request.difficulty ? `?difficulty=${request.difficulty}` : ""}`;
+}
+
+/** True for a record the page can play: a code and an 81-cell puzzle. */
+export function validRecord(record) {
+  return (
+    typeof record?.canonical_id === "string" &&
+    typeof record.puzzle === "string" &&
+    /^[1-9.0]{81}$/.test(record.puzzle)
+  );
+}
+
+/** The puzzle record for a request (see `puzzlePath`). */
+export async function fetchPuzzle(request, fetchImpl = globalThis.fetch) {
+  const record = await getJson(puzzlePath(request), fetchImpl);
+  if (!validRecord(record)) throw new ApiError("The server sent a puzzle this page cannot read.", 0);
+  return record;
+}
+
+/** A puzzle's solution as its 81-digit string. */
+export async function fetchSolution(id, fetchImpl = globalThis.fetch) {
+  const body = await getJson(`/api/puzzles/${encodeURIComponent(id)}/solution`, fetchImpl);
+  if (typeof body.solution !== "string" || !/^[1-9]{81}$/.test(body.solution)) throw new ApiError("bad solution", 0);
+  return body.solution;
+}
+
+/** The pool's counts (`total`, `by_difficulty`). */
+export const fetchStats = (fetchImpl = globalThis.fetch) => getJson("/api/v1/stats", fetchImpl);
+
+/** The link to a puzzle's PNG, `variant` "puzzle" or "solution". */
+export const imageUrl = (id, variant) => `/api/puzzles/${encodeURIComponent(id)}/image?variant=${variant}`;

@@ -1,0 +1,70 @@
+// The API client (static/api.js) against stand-in fetch functions.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import * as api from "../../src/sudokupool/static/api.js";
+
+const PUZZLE = "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79";
+
+/** A fetch that records the paths asked for and answers `status` with `body` (a string is sent as is). */
+function answering(status, body) {
+  const asked = [];
+  const fetchImpl = async (path, init) => {
+    asked.push([path, init.headers.accept]);
+    return new Response(typeof body === "string" ? body : JSON.stringify(body), { status });
+  };
+  return { asked, fetchImpl };
+}
+
+async function rejects(promise, message, status) {
+  await assert.rejects(promise, (error) => {
+    assert.ok(error instanceof api.ApiError);
+    assert.equal(error.message, message);
+    assert.equal(error.status, status);
+    return true;
+  });
+}
+
+test("puzzles are asked for by code or at random, by difficulty", () => {
+  assert.equal(api.puzzlePath({ id: "AB C/1" }), "/api/puzzles/AB%20C%2F1");
+  assert.equal(api.puzzlePath({ difficulty: "hard" }), "/api/puzzles/random?difficulty=hard");
+  assert.equal(api.puzzlePath({ difficulty: "" }), "/api/puzzles/random");
+  assert.equal(api.puzzlePath({}), "/api/puzzles/random");
+  assert.equal(api.imageUrl("ABC", "solution"), "/api/puzzles/ABC/image?variant=solution");
+});
+
+test("a good answer comes back as its JSON body", async () => {
+  const { asked, fetchImpl } = answering(200, { canonical_id: "ABC", puzzle: PUZZLE });
+  assert.deepEqual(await api.fetchPuzzle({ id: "ABC" }, fetchImpl), { canonical_id: "ABC", puzzle: PUZZLE });
+  assert.deepEqual(asked, [["/api/puzzles/ABC", "application/json"]]);
+});
+
+test("an error answer carries the server's message and status", async () => {
+  await rejects(api.getJson("/x", answering(404, { error: "no puzzle matches" }).fetchImpl), "no puzzle matches", 404);
+  await rejects(api.getJson("/x", answering(502, "<html>").fetchImpl), "the server answered 502", 502);
+});
+
+test("no answer, or one the page cannot read, is a clear error", async () => {
+  const offline = async () => {
+    throw new TypeError("Failed to fetch");
+  };
+  await rejects(api.getJson("/x", offline), "Could not reach the server: it may be stopped, or you may be offline.", 0);
+  await rejects(api.getJson("/x", answering(200, "not json").fetchImpl), "The server sent an answer this page cannot read.", 200);
+  const unreadable = "The server sent a puzzle this page cannot read.";
+  await rejects(api.fetchPuzzle({}, answering(200, { canonical_id: "ABC", puzzle: "123" }).fetchImpl), unreadable, 0);
+  await rejects(api.fetchPuzzle({}, answering(200, [1]).fetchImpl), unreadable, 0);
+});
+
+test("a solution is its 81-digit string", async () => {
+  const digits = "534678912672195348198342567859761423426853791713924856961537284287419635345286179";
+  const { asked, fetchImpl } = answering(200, { solution: digits });
+  assert.equal(await api.fetchSolution("A B", fetchImpl), digits);
+  assert.deepEqual(asked, [["/api/puzzles/A%20B/solution", "application/json"]]);
+  await rejects(api.fetchSolution("ABC", answering(200, { solution: PUZZLE }).fetchImpl), "bad solution", 0);
+});
+
+test("stats come from /api/v1/stats", async () => {
+  const { asked, fetchImpl } = answering(200, { total: 3, by_difficulty: { easy: 3 } });
+  assert.deepEqual(await api.fetchStats(fetchImpl), { total: 3, by_difficulty: { easy: 3 } });
+  assert.equal(asked[0][0], "/api/v1/stats");
+});

@@ -1,0 +1,52 @@
+// Key presses to game actions (static/keys.js).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { digitOf, keyAction } from "../../src/sudokupool/static/keys.js";
+
+const press = (key, extra = {}) => ({ key, code: "", altKey: false, ctrlKey: false, metaKey: false, shiftKey: false, ...extra });
+const inGrid = { selected: 10, inField: false, inGrid: true };
+
+test("digits come from the key or, whatever the layout, the physical key", () => {
+  assert.equal(digitOf(press("7")), 7);
+  assert.equal(digitOf(press("&", { code: "Digit7" })), 7); // Shift+7 on a US layout
+  assert.equal(digitOf(press("End", { code: "Numpad1" })), 1);
+  assert.equal(digitOf(press("a", { code: "KeyA" })), null);
+});
+
+test("a digit fills the selected cell; Shift pencils; 0 erases", () => {
+  assert.deepEqual(keyAction(press("5"), inGrid), { action: "input", digit: 5, pencil: false, prevent: true });
+  assert.deepEqual(keyAction(press("%", { code: "Digit5", shiftKey: true }), inGrid), {
+    action: "input",
+    digit: 5,
+    pencil: true,
+    prevent: true,
+  });
+  assert.deepEqual(keyAction(press("0"), inGrid), { action: "erase", prevent: true });
+  assert.equal(keyAction(press("5"), { ...inGrid, selected: -1 }), null);
+});
+
+test("arrows move only in the grid; Backspace and Delete erase a selected cell", () => {
+  assert.deepEqual(keyAction(press("ArrowUp"), inGrid), { action: "move", dr: -1, dc: 0, prevent: true });
+  assert.deepEqual(keyAction(press("ArrowRight"), inGrid), { action: "move", dr: 0, dc: 1, prevent: true });
+  assert.equal(keyAction(press("ArrowUp"), { ...inGrid, inGrid: false }), null);
+  assert.deepEqual(keyAction(press("Delete"), inGrid), { action: "erase", prevent: true });
+  assert.equal(keyAction(press("Backspace"), { ...inGrid, selected: -1 }), null);
+});
+
+test("Ctrl+Z or Cmd+Z undoes; other shortcuts stay the browser's", () => {
+  assert.deepEqual(keyAction(press("z", { ctrlKey: true }), inGrid), { action: "undo", prevent: true });
+  assert.deepEqual(keyAction(press("Z", { metaKey: true, shiftKey: true }), inGrid), { action: "undo", prevent: true });
+  assert.equal(keyAction(press("c", { ctrlKey: true }), inGrid), null);
+  assert.equal(keyAction(press("5", { ctrlKey: true }), inGrid), null);
+});
+
+test("P and H work anywhere but in a text field, and not with Alt", () => {
+  const nowhere = { selected: -1, inField: false, inGrid: false };
+  assert.deepEqual(keyAction(press("p"), nowhere), { action: "pencil", prevent: false });
+  assert.deepEqual(keyAction(press("H"), nowhere), { action: "hint", prevent: false });
+  assert.equal(keyAction(press("h"), { ...nowhere, inField: true }), null);
+  assert.equal(keyAction(press("5"), { ...inGrid, inField: true }), null);
+  assert.equal(keyAction(press("h", { altKey: true }), nowhere), null);
+  assert.equal(keyAction(press("x"), nowhere), null);
+});
