@@ -151,7 +151,7 @@ def valkey(log: Path) -> Iterator[tuple[str, int]]:
 
 @contextlib.contextmanager
 def baseline_tree(revision: str) -> Iterator[Path]:
-    """A temporary git worktree of ``revision`` (for ab.py and swap_ab.py), removed afterwards."""
+    """A temporary git worktree of ``revision`` (for the side-by-side scripts), removed afterwards."""
     with tempfile.TemporaryDirectory(prefix="sudokupool-baseline-") as tmp:
         tree = Path(tmp) / "baseline"
         subprocess.run(["git", "-C", str(BENCH.parent), "worktree", "add", "-q", "--detach", str(tree), revision],

@@ -162,7 +162,7 @@ class Front:
 
     One ASGI layer that asks :class:`~sudokupool.api.cors.CORS` and :class:`~sudokupool.api.clientip.ClientAddresses`
     in turn, rather than a middleware layer each: every layer's coroutine cost 0.4 µs a request, and the
-    prefix tests are the cheapest router there is for these hot paths (docs/benchmarks.md).
+    prefix tests are the cheapest router there is for these hot paths.
     """
 
     def __init__(
