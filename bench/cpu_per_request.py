@@ -28,7 +28,7 @@ sys.path[:0] = [str(BENCH)]
 
 from harness import KEY, OUT, pool_dir, service, valkey  # noqa: E402
 from load import Target, wrk  # noqa: E402
-from servers import Server, uvicorn  # noqa: E402
+from servers import Server, redis_outages, uvicorn  # noqa: E402
 
 REDIS_RANDOM = "v2 random, key, Redis limiter"
 
@@ -68,8 +68,7 @@ def script_calls(url: str) -> int:
 
 
 def _check_no_outage(server: Server) -> None:
-    assert server.log is not None
-    if " unavailable (" in server.log.read_text(errors="replace"):
+    if redis_outages(server):
         print(f"warning: Redis outages during the run (requests answered without Redis); see {server.log}")
 
 

@@ -28,6 +28,13 @@ def free_port() -> int:
         return port
 
 
+def redis_outages(server: Server) -> int:
+    """How many Redis outages the service ``server`` logged (each is a line when it starts and one when it ends)."""
+    assert server.log is not None
+    lines = server.log.read_text(errors="replace").splitlines()
+    return sum(" unreachable: " in line and "Redis " in line for line in lines)
+
+
 def proc_status(pid: int) -> dict[str, int]:
     """VmRSS and VmHWM (peak RSS) of ``pid`` in bytes."""
     values: dict[str, int] = {}
