@@ -36,6 +36,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "bench")]
+
+from servers import free_port  # noqa: E402
+
 DEMO = next((ROOT / "snapshots").glob("pool-*.ndjson.gz"))
 OLD_NAME = "pool-20261101T000000Z.ndjson.gz"
 NEW_NAME = "pool-20261201T000000Z.ndjson.gz"
@@ -113,15 +117,6 @@ def _environ(extra: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _uvicorn(port: int) -> list[str]:
     # The Procfile's command line, on a loopback port.
     return [sys.executable, "-m", "uvicorn", "--factory", "sudokupool.app:create_app", "--host", "127.0.0.1",
@@ -166,7 +161,7 @@ def run_startup(bomb: Path, env: dict[str, str], limit: float, scratch: Path) ->
     started = time.perf_counter()
     with log.open("w") as out:
         process = subprocess.Popen(
-            _uvicorn(_free_port()), env=_environ({**env, "SUDOKUPOOL_EXPORTS": str(directory)}),
+            _uvicorn(free_port()), env=_environ({**env, "SUDOKUPOOL_EXPORTS": str(directory)}),
             stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
     sampler = Sampler(process.pid)
@@ -214,7 +209,7 @@ def run_sync(bomb: Path, env: dict[str, str], limit: float, scratch: Path) -> di
     directory.mkdir()
     shutil.copy(DEMO, directory / OLD_NAME)
     log = scratch / "sync.log"
-    port = _free_port()
+    port = free_port()
     with log.open("w") as out:
         process = subprocess.Popen(
             _uvicorn(port),
