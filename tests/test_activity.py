@@ -2,22 +2,20 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
 import anyio
-import httpx
 import pytest
 import redis
 
 from sudokupool.activity import make_activity
 from sudokupool.activity.counters import Activity
 from sudokupool.activity.redis import RedisActivity
-from sudokupool.app import SudokuPool, create_app
+from sudokupool.app import create_app
 from sudokupool.config import Settings
 from sudokupool.loading.pool import Pool
+from tests.helpers import running
 from tests.valkey import ValkeyCluster, ValkeyServer
 
 pytestmark = pytest.mark.anyio
@@ -29,18 +27,6 @@ SINCE = 1_795_000_000
 def redis_settings(server: ValkeyServer, *, flush_seconds: float = 3600.0) -> Settings:
     # Live sync off: these tests own the lifespan and want no other background task in it.
     return Settings(redis_url=server.url, redis_timeout=2.0, activity_flush_seconds=flush_seconds, sync_interval=0)
-
-
-@asynccontextmanager
-async def running(app: SudokuPool) -> AsyncIterator[httpx.AsyncClient]:
-    """The app between its lifespan's startup and shutdown (httpx's ASGITransport runs no lifespan)."""
-    await app.startup()
-    try:
-        transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 4321))
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            yield client
-    finally:
-        await app.shutdown()
 
 
 def totals(server: ValkeyServer) -> dict[str, int]:
