@@ -60,6 +60,8 @@ LEVEL: Final[dict[str, int]] = {
     "Discontinuous Nice Loop": 4,
     "Grouped AIC": 4,
     "Grouped Discontinuous Nice Loop": 4,
+    "Continuous Nice Loop": 4,
+    "Grouped Continuous Nice Loop": 4,
     "Almost Locked Set XZ-Rule": 4,
     "Almost Locked Set XY-Wing": 4,
     "Almost Locked Set XY-Chain": 4,

@@ -49,6 +49,8 @@ SCORES: dict[str, int] = {
     "Discontinuous Nice Loop": 280,
     "Grouped AIC": 300,
     "Grouped Discontinuous Nice Loop": 300,
+    "Continuous Nice Loop": 280,
+    "Grouped Continuous Nice Loop": 300,
     "Almost Locked Set XZ-Rule": 300,
     "Almost Locked Set XY-Wing": 320,
     "Almost Locked Set XY-Chain": 340,
