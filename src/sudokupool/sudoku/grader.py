@@ -53,6 +53,7 @@ LEVEL: Final[dict[str, int]] = {
     "Sashimi Swordfish": 4,
     "Finned Jellyfish": 4,
     "Sashimi Jellyfish": 4,
+    "Sue de Coq": 4,
     "Simple Colors": 3,
     "X-Chain": 4,
     "XY-Chain": 4,

@@ -45,6 +45,7 @@ SCORES: dict[str, int] = {
     "Sashimi Swordfish": 240,
     "Finned Jellyfish": 250,
     "Sashimi Jellyfish": 260,
+    "Sue de Coq": 250,
     "AIC": 280,
     "Discontinuous Nice Loop": 280,
     "Grouped AIC": 300,
