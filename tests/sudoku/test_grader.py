@@ -133,21 +133,25 @@ def test_easy_path_uses_only_singles() -> None:
     )
 
 
-# Arto Inkala's "world's hardest sudoku" (SE 10.5): twice on its path no technique of the grader,
-# forcing nets included, applies, so the last resort has to finish it.
+# Arto Inkala's "world's hardest sudoku" (SE 10.5) and Easter Monster (SE 11.9): twice and once on
+# their paths no forcing net of singles applies; nets that follow locked candidates and nested nets
+# finish them, so neither needs Brute Force.
 BEYOND = "8..........36......7..9.2...5...7.......457.....1...3...1....68..85...1..9....4.."
+EASTER_MONSTER = "1.......2.9.4...5...6...7...5.9.3.......7.......85..4.7.....6...3...9.8...2.....1"
 
 
-def test_a_puzzle_beyond_the_patterns_is_still_finished() -> None:
-    g = grade(BEYOND)
+@pytest.mark.parametrize("puzzle", [BEYOND, EASTER_MONSTER], ids=["inkala", "easter-monster"])
+def test_the_hardest_known_puzzles_get_a_human_style_path(puzzle: str) -> None:
+    g = grade(puzzle)
     assert g.status == "solved"
     assert g.reason is None
-    solution = solve(BEYOND)
+    solution = solve(puzzle)
     assert solution is not None
-    assert replay(BEYOND, solution, g.solve_path) == []
-    assert "Brute Force" in g.techniques
-    assert g.hardest_technique == "Brute Force"
-    assert g.score == 10 * 10000 + sum(step["score"] for step in g.solve_path) // 10  # type: ignore[misc]
+    assert replay(puzzle, solution, g.solve_path) == []
+    assert "Brute Force" not in g.techniques
+    assert g.hardest_technique == "Forcing Net Contradiction"
+    assert any("since assuming" in str(step["explanation"]) for step in g.solve_path)
+    assert g.score == 10 * 700 + sum(step["score"] for step in g.solve_path) // 10  # type: ignore[misc]
     assert (g.difficulty, g.tier, g.stars) == ("Expert", "Diabolical", 5)
 
 

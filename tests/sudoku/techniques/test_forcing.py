@@ -4,7 +4,15 @@ from pencil import Pencil, from_pencilmarks, moves
 
 from sudokupool.sudoku.candidates import DIGITS_OF
 from sudokupool.sudoku.justify import unjustified
-from sudokupool.sudoku.techniques.forcing import Run, _verity, forcing_chain, forcing_net
+from sudokupool.sudoku.solver import solve
+from sudokupool.sudoku.techniques.forcing import (
+    Run,
+    _verity,
+    forcing_chain,
+    forcing_net,
+    locked_forcing_net,
+    nested_forcing_net,
+)
 
 
 def test_forcing_chain_contradiction() -> None:
@@ -85,3 +93,60 @@ def test_forcing_net_where_no_chain_is_left() -> None:
         "r9c4 = 7, and row 9 would have no place for 8; so r7c6 is not 3."
     )
     assert unjustified(cg, step.to_dict()) == []
+
+
+INKALA = "8..........36......7..9.2...5...7.......457.....1...3...1....68..85...1..9....4.."
+# Later on the grader's path for Inkala's puzzle: no forcing net of singles applies.
+INKALA_LOCKED = """
+|8      1246   24569  2347   12357  1234   13569  4579   1345679|
+|12459  124    3      6      12578  1248   1589   45789  14579 |
+|1456   7      456    348    9      1348   2      458    13456 |
+|123469 5      2469   2389   2368   7      1689   2489   12469 |
+|12369  12368  269    2389   4      5      7      289    1269  |
+|24679  2468   24679  1      268    2689   5689   3      24569 |
+|23457  234    1      23479  237    2349   359    6      8     |
+|23467  2346   8      5      2367   23469  39     1      2379  |
+|23567  9      2567   2378   123678 12368  4      257    2357  |
+"""
+# Three forcing-net steps later: no net applies, even one that follows locked candidates.
+INKALA_NESTED = INKALA_LOCKED.replace("2347   12357", "247    12357").replace("13569  4579", "1356   4579")
+INKALA_NESTED = INKALA_NESTED.replace("|24679  2468   24679", "|2479   2468   2479 ")
+
+
+def test_a_net_that_follows_locked_candidates() -> None:
+    cg = from_pencilmarks(INKALA_LOCKED)
+    assert forcing_net(cg) is None
+    step = locked_forcing_net(cg)
+    assert step is not None
+    assert step.technique == "Forcing Net Contradiction"
+    assert step.score == 700
+    assert moves(step.eliminations) == {("r1c4", 3)}
+    solution = solve(INKALA)
+    assert solution is not None and solution[3] != "3"
+    # If r1c4 were 3, 3 in box 3 is confined to r3c9 ... : the proof goes through locked candidates, whose
+    # cells the step names, and the justifier accepts it from them.
+    assert step.explanation.startswith("If r1c4 were 3, then r3c9 = 3, r4c5 = 3")
+    assert unjustified(cg, step.to_dict()) == []
+
+
+def test_a_nested_net_where_no_other_net_applies() -> None:
+    cg = from_pencilmarks(INKALA_NESTED)
+    assert forcing_net(cg) is None
+    assert locked_forcing_net(cg) is None
+    step = nested_forcing_net(cg)
+    assert step is not None
+    assert step.technique == "Forcing Net Contradiction"
+    assert moves(step.eliminations) == {("r8c7", 3)}
+    solution = solve(INKALA)
+    assert solution is not None and solution[7 * 9 + 6] != "3"
+    assert step.explanation.startswith("If r8c7 were 3, then r7c2 = 3")
+    assert "(inside this case, r6c3 is not 2, " in step.explanation
+    assert step.explanation.endswith(
+        "since assuming each leads to a contradiction), and row 7 would have no place for 9; so r8c7 is not 3."
+    )
+    data = step.to_dict()
+    assert unjustified(cg, data) == []
+    # The cells the nested assumptions looked at are part of the proof: without them it does not hold.
+    placed = {f"r{c // 9 + 1}c{c % 9 + 1}" for c, _ in step.eliminations}
+    outer = [name for name in data["cells"] if f"{name} = " in step.explanation.split(" (inside")[0] or name in placed]
+    assert unjustified(cg, {**data, "cells": outer}) == ["its cells do not rule out 3 in r8c7"]

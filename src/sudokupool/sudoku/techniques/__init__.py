@@ -75,6 +75,8 @@ ADVANCED: tuple[Finder, ...] = (
     als.als_chain,  # 5900
     forcing.forcing_chain,  # 8500
     forcing.forcing_net,  # 8600
+    forcing.locked_forcing_net,  # 8600, when the nets of singles find nothing
+    forcing.nested_forcing_net,  # 8600, the last resort before Brute Force
 )
 
 __all__ = ["ADVANCED", "SCORES", "SINGLES", "Finder", "Step"]

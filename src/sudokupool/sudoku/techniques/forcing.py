@@ -11,22 +11,36 @@ for every fact the facts it came from. Two outcomes give a step:
 It is a *forcing chain* (HoDoKu: 500) when every inference rests on one earlier fact: a cell left
 with two candidates or a house with two places for a digit, as in an alternating chain; otherwise a
 *forcing net* (700), where a single may need several earlier facts. The shortest proof is chosen.
+
+Two stronger nets follow, tried only when those find nothing (so only the hardest puzzles meet
+them), both named and scored as HoDoKu's forcing nets:
+
+- a net whose assumptions also follow **locked candidates** (a digit's places in a box all on one
+  line, or in a line all in one box, leave the rest of the other house); the step then names the
+  cells that hold the digit, so its proof can be checked from its cells;
+- a **nested** net: inside an assumption, when nothing else follows, a candidate whose own
+  assumption leads by singles to a contradiction is removed, and the propagation goes on; the first
+  contradiction found is taken, cells with the fewest candidates first. This finishes the hardest
+  published puzzles (Inkala's, Easter Monster) without Brute Force.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterable
+from collections import ChainMap, deque
+from collections.abc import Iterable, MutableMapping
 
 from sudokupool.sudoku.candidates import BIT, DIGITS_OF, PEER_LISTS, POPCOUNT, Candidates
 from sudokupool.sudoku.grid import BOX_OF, COL_OF, HOUSES, ROW_OF, cell_name, house_name
 from sudokupool.sudoku.techniques.step import Step, join
 
-# A fact: (kind, cell, digit) with kind 1 for "cell holds digit", 0 for "cell does not hold digit".
+# A fact: (kind, cell, digit) with kind 1 for "cell holds digit", 0 for "cell does not hold digit",
+# 2 for "the argument looks at this candidate of this cell": the places of a digit locked candidates
+# rest on, the cells a nested assumption went through. Kind 2 facts only make a step name its cells.
 Fact = tuple[int, int, int]
 MAX_BRANCHES = 4
 
 
+EMPTY_GRID = Candidates.from_puzzle("." * 81)
 _HOUSES_OF = tuple((ROW_OF[c], 9 + COL_OF[c], 18 + BOX_OF[c]) for c in range(81))
 
 
@@ -50,26 +64,110 @@ class Tally:
 class Run:
     """The consequences of one assumption, with where each fact came from."""
 
-    __slots__ = ("base", "cands", "contradiction", "order", "parents", "values")
+    __slots__ = ("base", "cands", "contradiction", "nested_out", "order", "parents", "values")
 
-    def __init__(self, cg: Candidates, cell: int, digit: int, *, chain: bool, tally: Tally | None = None) -> None:
-        self.base = cg.cands
-        self.cands = list(cg.cands)
-        self.values = list(cg.values)
-        self.parents: dict[Fact, tuple[Fact, ...]] = {}
+    def __init__(
+        self,
+        cg: Candidates,
+        cell: int,
+        digit: int,
+        *,
+        chain: bool,
+        tally: Tally | None = None,
+        locked: bool = False,
+        nested: bool = False,
+        inside: tuple[Run, list[int], list[bool]] | None = None,
+    ) -> None:
         self.order: list[Fact] = []  # placements in the order they were derived
+        self.nested_out: list[Fact] = []  # eliminations a nested assumption's contradiction gave
         self.contradiction: tuple[str, tuple[Fact, ...]] | None = None
-        self._propagate(cell, digit, chain, tally or Tally(cg))
+        if inside is None:
+            tally = tally or Tally(cg)
+            self.base = cg.cands
+            self.cands = list(cg.cands)
+            self.values = list(cg.values)
+            self.parents: MutableMapping[Fact, tuple[Fact, ...]] = {}
+            counts, placed, base_counts = list(tally.counts), list(tally.placed), tally.counts
+        else:
+            # A nested assumption, made inside the state ``outer`` reached: its facts rest on the outer
+            # run's facts, which it reads through but never changes.
+            outer, counts, placed = inside
+            self.base = outer.base
+            self.cands = list(outer.cands)
+            self.values = list(outer.values)
+            self.parents = ChainMap({}, outer.parents)
+            counts, placed, base_counts = list(counts), list(placed), counts
+        self._propagate(cell, digit, chain, counts, placed, base_counts, locked, nested)
 
     def _eliminated(self, cell: int, digits: Iterable[int]) -> tuple[Fact, ...]:
         return tuple((0, cell, d) for d in digits if (0, cell, d) in self.parents)
 
-    def _propagate(self, start: int, digit: int, chain: bool, tally: Tally) -> None:
-        cands, values, base, parents = self.cands, self.values, self.base, self.parents
-        base_counts = tally.counts
-        counts = list(base_counts)
-        placed = list(tally.placed)
+    def _propagate(
+        self,
+        start: int,
+        digit: int,
+        chain: bool,
+        counts: list[int],
+        placed: list[bool],
+        base_counts: list[int],
+        locked: bool,
+        nested: bool,
+    ) -> None:
         queue: deque[tuple[int, int, tuple[Fact, ...]]] = deque([(start, digit, ())])
+        self._singles(queue, counts, placed, chain, base_counts)
+        while (
+            locked
+            and self.contradiction is None
+            and (self._locked_candidates(queue, counts, placed) or (nested and self._nested(queue, counts, placed)))
+        ):
+            self._singles(queue, counts, placed, chain, base_counts)
+
+    def _nested(self, queue: deque[tuple[int, int, tuple[Fact, ...]]], counts: list[int], placed: list[bool]) -> bool:
+        """Remove the first candidate whose own assumption, made inside this one, leads by singles to a
+        contradiction (a nested forcing net). True when it removed something."""
+        cands = self.cands
+        for cell in sorted((c for c in range(81) if cands[c]), key=lambda c: (POPCOUNT[cands[c]], c)):
+            for d in DIGITS_OF[cands[cell]]:
+                inner = Run(EMPTY_GRID, cell, d, chain=False, inside=(self, counts, placed))
+                if inner.contradiction is None:
+                    continue
+                self.nested_out.append((0, cell, d))
+                self._remove(cell, d, inner.grounds(), queue, counts, placed)
+                return True
+        return False
+
+    def grounds(self) -> tuple[Fact, ...]:
+        """For a nested run's contradiction: the outer facts it rests on, and every cell it looks at
+        (as kind-2 facts, so that the step names them)."""
+        assert isinstance(self.parents, ChainMap) and self.contradiction is not None
+        own = self.parents.maps[0]
+        outer: set[Fact] = set()
+        looked: set[Fact] = set()
+        seen: set[Fact] = set()
+        stack = list(self.contradiction[1])
+        while stack:
+            fact = stack.pop()
+            if fact in seen:
+                continue
+            seen.add(fact)
+            if fact in own:
+                looked.add((2, fact[1], fact[2]))
+                stack.extend(own[fact])
+            elif fact[0] == 2:
+                looked.add(fact)
+            else:
+                outer.add(fact)
+        return tuple(sorted(outer)) + tuple(sorted(looked))
+
+    def _singles(
+        self,
+        queue: deque[tuple[int, int, tuple[Fact, ...]]],
+        counts: list[int],
+        placed: list[bool],
+        chain: bool,
+        base_counts: list[int],
+    ) -> None:
+        cands, values, base, parents = self.cands, self.values, self.base, self.parents
         while queue:
             cell, d, why = queue.popleft()
             bit = BIT[d]
@@ -123,6 +221,80 @@ class Run:
                         why_h = tuple((0, c, e) for c in house if base[c] & ebit and c != spot)
                         queue.append((spot, e, why_h))
 
+    def _locked_candidates(
+        self, queue: deque[tuple[int, int, tuple[Fact, ...]]], counts: list[int], placed: list[bool]
+    ) -> bool:
+        """Apply the first locked candidates (pointing or claiming) the run's state allows: a digit's
+        places in a house all lie in one other house, so the digit goes from that house's other cells.
+        True when it removed something (its singles are queued), or found a contradiction."""
+        cands, base = self.cands, self.base
+        for h in range(27):
+            house = HOUSES[h]
+            for e in range(1, 10):
+                k = h * 10 + e
+                if placed[k] or counts[k] < 2:
+                    continue
+                ebit = BIT[e]
+                spots = [c for c in house if cands[c] & ebit]
+                lines: tuple[set[int], ...] = (
+                    ({ROW_OF[c] for c in spots}, {9 + COL_OF[c] for c in spots})
+                    if h >= 18
+                    else ({18 + BOX_OF[c] for c in spots},)
+                )
+                for other in lines:
+                    if len(other) != 1:
+                        continue
+                    (o,) = other
+                    targets = [c for c in HOUSES[o] if cands[c] & ebit and c not in spots]
+                    if not targets:
+                        continue
+                    why = tuple((0, c, e) for c in house if base[c] & ebit and not cands[c] & ebit)
+                    why += tuple((2, c, e) for c in spots)
+                    for t in targets:
+                        if not self._remove(t, e, why, queue, counts, placed):
+                            return True
+                    return True
+        return False
+
+    def _remove(
+        self,
+        cell: int,
+        e: int,
+        why: tuple[Fact, ...],
+        queue: deque[tuple[int, int, tuple[Fact, ...]]],
+        counts: list[int],
+        placed: list[bool],
+    ) -> bool:
+        """Remove candidate ``e`` from ``cell`` because of ``why``, queueing the singles it leaves;
+        False on a contradiction."""
+        cands, base = self.cands, self.base
+        ebit = BIT[e]
+        if not cands[cell] & ebit:
+            return True
+        cands[cell] &= ~ebit
+        self.parents[(0, cell, e)] = why
+        left = cands[cell]
+        if not left:
+            self._contra(
+                f"{cell_name(cell)} would have no candidate left", None, self._eliminated(cell, DIGITS_OF[base[cell]])
+            )
+            return False
+        if POPCOUNT[left] == 1:
+            queue.append((cell, DIGITS_OF[left][0], self._eliminated(cell, DIGITS_OF[base[cell] & ~left])))
+        for h in _HOUSES_OF[cell]:
+            k = h * 10 + e
+            counts[k] -= 1
+            if placed[k] or counts[k] > 1:
+                continue
+            house = HOUSES[h]
+            if not counts[k]:
+                why_h = tuple((0, c, e) for c in house if base[c] & ebit and (0, c, e) in self.parents)
+                self._contra(f"{house_name(h)} would have no place for {e}", None, why_h)
+                return False
+            spot = next(c for c in house if cands[c] & ebit)
+            queue.append((spot, e, tuple((0, c, e) for c in house if base[c] & ebit and c != spot)))
+        return True
+
     def _contra(self, text: str, fact: Fact | None, why: tuple[Fact, ...]) -> None:
         self.contradiction = (text, why + ((fact,) if fact is not None else ()))
 
@@ -136,12 +308,22 @@ class Run:
                 continue
             seen.add(fact)
             stack.extend(self.parents.get(fact, ()))
-        return [f for f in self.order if f in seen] + sorted(f for f in seen if f[0] == 0)
+        return [f for f in self.order if f in seen] + sorted(f for f in seen if f[0] != 1)
 
 
 def _placements_text(proof: list[Fact], skip: int) -> str:
-    placed = [f"{cell_name(c)} = {d}" for kind, c, d in proof if kind and c != skip]
+    placed = [f"{cell_name(c)} = {d}" for kind, c, d in proof if kind == 1 and c != skip]
     return join(placed) if placed else "nothing new"
+
+
+def _nested_text(run: Run, proof: list[Fact]) -> str:
+    used = set(proof)
+    out = [f"{cell_name(c)} is not {d}" for _, c, d in run.nested_out if (0, c, d) in used]
+    if not out:
+        return ""
+    return (
+        f" (inside this case, {join(out)}, since assuming {'it' if len(out) == 1 else 'each'} leads to a contradiction)"
+    )
 
 
 def _either(words: Iterable[str]) -> str:
@@ -158,7 +340,9 @@ def _cells(proofs: Iterable[list[Fact]], first: Iterable[int]) -> list[int]:
     return out
 
 
-def _contradiction(cg: Candidates, runs: dict[tuple[int, int], Run], name: str) -> tuple[int, Step] | None:
+def _contradiction(
+    cg: Candidates, runs: dict[tuple[int, int], Run], name: str, nested: bool = False
+) -> tuple[int, Step] | None:
     best: tuple[int, Step] | None = None
     for (cell, digit), run in runs.items():
         if run.contradiction is None:
@@ -172,18 +356,21 @@ def _contradiction(cg: Candidates, runs: dict[tuple[int, int], Run], name: str) 
             eliminations=[(cell, digit)],
             cells=_cells([proof], [cell]),
             digits=[digit],
-            explanation=f"If {cell_name(cell)} were {digit}, then {_placements_text(proof, cell)}, and "
+            explanation=f"If {cell_name(cell)} were {digit}, then {_placements_text(proof, cell)}"
+            f"{_nested_text(run, proof) if nested else ''}, and "
             f"{text}; so {cell_name(cell)} is not {digit}.",
         )
         best = (len(proof), step)
     return best
 
 
-def _verity(cg: Candidates, runs: dict[tuple[int, int], Run], name: str) -> tuple[int, Step] | None:
+def _verity(
+    cg: Candidates, runs: dict[tuple[int, int], Run], name: str, branches_max: int = MAX_BRANCHES
+) -> tuple[int, Step] | None:
     cands = cg.cands
     groups: list[tuple[str, list[tuple[int, int]]]] = []
     for cell in range(81):
-        if 2 <= POPCOUNT[cands[cell]] <= MAX_BRANCHES:
+        if 2 <= POPCOUNT[cands[cell]] <= branches_max:
             groups.append(
                 (
                     f"Whichever of {_either(str(d) for d in DIGITS_OF[cands[cell]])} {cell_name(cell)} holds",
@@ -193,7 +380,7 @@ def _verity(cg: Candidates, runs: dict[tuple[int, int], Run], name: str) -> tupl
     for h, house in enumerate(HOUSES):
         for digit in range(1, 10):
             spots = [c for c in house if cands[c] & BIT[digit]]
-            if 2 <= len(spots) <= MAX_BRANCHES:
+            if 2 <= len(spots) <= branches_max:
                 groups.append(
                     (
                         f"Wherever the {digit} of {house_name(h)} goes ({_either(cell_name(c) for c in spots)})",
@@ -237,11 +424,19 @@ def _verity(cg: Candidates, runs: dict[tuple[int, int], Run], name: str) -> tupl
     return best
 
 
-def _forcing(cg: Candidates, *, chain: bool) -> Step | None:
+def _forcing(cg: Candidates, *, chain: bool, locked: bool = False) -> Step | None:
     name = "Forcing Chain" if chain else "Forcing Net"
     tally = Tally(cg)
-    runs = {(c, d): Run(cg, c, d, chain=chain, tally=tally) for c in range(81) for d in DIGITS_OF[cg.cands[c]]}
-    found = [x for x in (_contradiction(cg, runs, name), _verity(cg, runs, name)) if x is not None]
+    runs = {
+        (c, d): Run(cg, c, d, chain=chain, tally=tally, locked=locked)
+        for c in range(81)
+        for d in DIGITS_OF[cg.cands[c]]
+    }
+    found = [
+        x
+        for x in (_contradiction(cg, runs, name), _verity(cg, runs, name, 9 if locked else MAX_BRANCHES))
+        if x is not None
+    ]
     if not found:
         return None
     return min(found, key=lambda x: x[0])[1]
@@ -255,3 +450,24 @@ def forcing_chain(cg: Candidates) -> Step | None:
 def forcing_net(cg: Candidates) -> Step | None:
     """A contradiction or verity reached by singles that may rest on several earlier facts."""
     return _forcing(cg, chain=False)
+
+
+def locked_forcing_net(cg: Candidates) -> Step | None:
+    """A forcing net whose assumptions also follow locked candidates (pointing and claiming): tried
+    only when the nets of singles find nothing."""
+    return _forcing(cg, chain=False, locked=True)
+
+
+def nested_forcing_net(cg: Candidates) -> Step | None:
+    """A forcing net contradiction whose assumption also follows locked candidates and removes what
+    an assumption made inside it contradicts (a nested net). The last resort before Brute Force: the
+    first contradiction found is taken, trying cells with the fewest candidates first."""
+    tally = Tally(cg)
+    for cell in sorted(cg.empty_cells(), key=lambda c: (POPCOUNT[cg.cands[c]], c)):
+        for digit in DIGITS_OF[cg.cands[cell]]:
+            run = Run(cg, cell, digit, chain=False, tally=tally, locked=True, nested=True)
+            if run.contradiction is not None:
+                found = _contradiction(cg, {(cell, digit): run}, "Forcing Net", nested=True)
+                assert found is not None
+                return found[1]
+    return None
