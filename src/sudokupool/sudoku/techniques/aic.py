@@ -56,12 +56,24 @@ class _Graph:
         by_digit: dict[int, list[int]] = {}
         for i in range(n):
             by_digit.setdefault(self.digit[i], []).append(i)
-        # Weak links between nodes of one digit: disjoint, and every cell of one sees every cell of the other.
-        for nodes in by_digit.values():
+        # Weak links between nodes of one digit: disjoint, and every cell of one sees every cell of the
+        # other. In node order: the single cells (in cell order, found through the cells that see all of
+        # node i), then the groups.
+        mask, seen, index = self.mask, self.seen, self.index
+        # Each digit's places, as a cell bitmask.
+        self.places = [0] + [sum(1 << c for c in range(81) if cands[c] & BIT[d]) for d in range(1, 10)]
+        for d, nodes in by_digit.items():
+            places = self.places[d]
+            groups = [j for j in nodes if len(self.cells[j]) > 1]
             for i in nodes:
-                for j in nodes:
-                    if i != j and not self.mask[i] & self.mask[j] and self.mask[j] & ~self.seen[i] == 0:
-                        self.weak[i].append(j)
+                out = self.weak[i]
+                near = seen[i] & places
+                while near:
+                    low = near & -near
+                    near ^= low
+                    out.append(index[(d, (low.bit_length() - 1,))])
+                mi, si = mask[i], seen[i]
+                out.extend(j for j in groups if j != i and not mi & mask[j] and mask[j] & ~si == 0)
         # Strong links of one digit: a house whose places for it are exactly two nodes.
         for d in by_digit:
             bit = BIT[d]
@@ -117,14 +129,23 @@ def _loop_eliminations(g: _Graph, cg: Candidates, path: list[int]) -> list[tuple
     for u, v in weak:
         du, dv = g.digit[u], g.digit[v]
         if du == dv:
-            bit = BIT[du]
-            targets = g.seen[u] & g.seen[v] & ~(g.mask[u] | g.mask[v])
-            elim.update((c, du) for c in range(81) if targets >> c & 1 and cands[c] & bit)
+            targets = g.seen[u] & g.seen[v] & ~(g.mask[u] | g.mask[v]) & g.places[du]
+            elim.update(_bits(targets, du))
         elif len(g.cells[u]) == 1 and g.cells[u] == g.cells[v]:
             (cell,) = g.cells[u]
             elim.update((cell, d) for d in DIGITS_OF[cands[cell]] if d not in (du, dv))
     elim -= own
     return sorted(elim)
+
+
+def _bits(mask: int, digit: int) -> list[tuple[int, int]]:
+    """(cell, digit) for every cell of ``mask``, in cell order."""
+    out = []
+    while mask:
+        low = mask & -mask
+        mask ^= low
+        out.append((low.bit_length() - 1, digit))
+    return out
 
 
 def _conclude(g: _Graph, cg: Candidates, start: int, end: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -136,9 +157,8 @@ def _conclude(g: _Graph, cg: Candidates, start: int, end: int) -> tuple[list[tup
     if ds == de:
         if g.mask[start] & g.mask[end]:
             return [], []
-        targets = g.seen[start] & g.seen[end]
-        bit = BIT[ds]
-        return [], [(c, ds) for c in range(81) if targets >> c & 1 and cands[c] & bit]
+        targets = g.seen[start] & g.seen[end] & g.places[ds]
+        return [], _bits(targets, ds)
     if len(g.cells[start]) != 1 or len(g.cells[end]) != 1:
         return [], []
     (cs,), (ce,) = g.cells[start], g.cells[end]

@@ -185,7 +185,11 @@ def als_xy_wing(cg: Candidates) -> Step | None:
 
 def als_chain(cg: Candidates) -> Step | None:
     """A chain of sets A1 -x1- A2 -x2- ... An, each link a restricted common different from the one
-    before; z common to A1 and An (and not their links) is in A1 or An."""
+    before; z common to A1 and An (and not their links) is in A1 or An.
+
+    Depth first from each set in turn, at most MAX_WORK partial chains; the chains of full length
+    are checked as soon as their last set is found, in the order a stack would give them, and each
+    counts as one partial chain."""
     alses, links, masks = _state(cg)
     work = 0
     for length in range(4, MAX_CHAIN + 1):
@@ -195,29 +199,40 @@ def als_chain(cg: Candidates) -> Step | None:
                 work += 1
                 path, via, used = stack.pop()
                 last = path[-1]
-                if len(path) == length:
-                    first, end = alses[path[0]], alses[last]
-                    free = first.digits & end.digits & ~BIT[via[0]] & ~BIT[via[-1]]
-                    for z in DIGITS_OF[free]:
-                        elim = [(c, d) for c, d in _targets(masks, first, end, z) if not used >> c & 1]
-                        if elim:
-                            sets = [alses[i] for i in path]
-                            chain = sets[0].text() + "".join(
-                                f" -{x}- {s.text()}" for x, s in zip(via, sets[1:], strict=True)
-                            )
-                            return Step(
-                                "Almost Locked Set XY-Chain",
-                                eliminations=elim,
-                                cells=[c for s in sets for c in s.cells],
-                                houses=[s.house for s in sets],
-                                digits=sorted({*via, z}),
-                                explanation=f"The sets {chain} are linked by restricted commons "
-                                f"({', '.join(map(str, via))}); each link takes its digit from at most one side, "
-                                f"so {z} is in the first or the last set: remove {removal_text(elim)}.",
-                            )
+                if len(path) < length - 1:
+                    for nxt, x in links.get(last, ()):
+                        if alses[nxt].where & used or (via and x == via[-1]):
+                            continue
+                        stack.append(([*path, nxt], [*via, x], used | alses[nxt].where))
                     continue
-                for nxt, x in links.get(last, ()):
-                    if alses[nxt].where & used or (via and x == via[-1]):
+                first = alses[path[0]]
+                back = via[-1] if via else 0
+                for nxt, x in reversed(links.get(last, ())):
+                    end = alses[nxt]
+                    if end.where & used or x == back:
                         continue
-                    stack.append(([*path, nxt], [*via, x], used | alses[nxt].where))
+                    if work >= MAX_WORK:
+                        return None
+                    work += 1
+                    free = first.digits & end.digits & ~BIT[via[0]] & ~BIT[x]
+                    for z in DIGITS_OF[free]:
+                        if not first.sees[z] & end.sees[z] & masks[z] & ~(used | end.where):
+                            continue
+                        elim = _targets(masks, first, end, z)
+                        elim = [(c, d) for c, d in elim if not (used | end.where) >> c & 1]
+                        sets = [alses[i] for i in (*path, nxt)]
+                        links_used = [*via, x]
+                        chain = sets[0].text() + "".join(
+                            f" -{v}- {s.text()}" for v, s in zip(links_used, sets[1:], strict=True)
+                        )
+                        return Step(
+                            "Almost Locked Set XY-Chain",
+                            eliminations=elim,
+                            cells=[c for s in sets for c in s.cells],
+                            houses=[s.house for s in sets],
+                            digits=sorted({*links_used, z}),
+                            explanation=f"The sets {chain} are linked by restricted commons "
+                            f"({', '.join(map(str, links_used))}); each link takes its digit from at most one side, "
+                            f"so {z} is in the first or the last set: remove {removal_text(elim)}.",
+                        )
     return None
