@@ -2,6 +2,7 @@
 Spearman of score against the Sudoku Explainer (SE) rating, and level agreement with HoDoKu.
 
 Run:
+    python bench/bench_grader.py --file bench/data/sudoku-exchange-all-levels.txt [--replay]
     python bench/bench_grader.py --file bench/data/sudoku-exchange-se-sample.txt [--replay]
     python bench/bench_grader.py --seeds 300 --first-seed 1
     python bench/bench_grader.py --file F --hodoku VENV_DIR [--hodoku-limit N]
@@ -163,7 +164,10 @@ def main() -> None:
         print(f"level agreement with HoDoKu over {len(sample)}: {agree[True] / len(sample):.1%}")
         print(f"(ours, HoDoKu's): {dict(sorted(confusion.items()))}")
         hs = [1000 * float(str(h["seconds"])) for h in theirs]
-        print(f"HoDoKu CPU time per puzzle: median {statistics.median(hs):.1f} ms, p95 {pct(hs, 0.95):.0f} ms")
+        print(
+            f"HoDoKu CPU time per puzzle: median {statistics.median(hs):.1f} ms, p95 {pct(hs, 0.95):.0f} ms, "
+            f"max {max(hs):.0f} ms"
+        )
         scored = [(float(str(h["score"])), r) for (_, r, _), h in zip(sample, theirs, strict=True) if r is not None]
         if len(scored) > 2:
             print(f"HoDoKu Spearman(score, SE rating): {spearman([s for s, _ in scored], [r for _, r in scored]):.3f}")
