@@ -354,9 +354,9 @@ class FailingStore(LocalStore):
         super().__init__(path)
         self.chunks = chunks
 
-    async def open(self, key: str) -> AsyncIterator[bytes]:
+    async def open(self, key: str, start: int = 0, end: int | None = None) -> AsyncIterator[bytes]:
         sent = 0
-        async for chunk in super().open(key):
+        async for chunk in super().open(key, start, end):
             if sent == self.chunks:
                 raise StorageError(f"{key}: read failed (Connection reset)")
             sent += 1

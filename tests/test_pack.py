@@ -306,9 +306,9 @@ class RemoteStore(LocalStore):
     def path_of(self) -> None:  # type: ignore[override]
         return None
 
-    async def open(self, key: str) -> AsyncIterator[bytes]:
+    async def open(self, key: str, start: int = 0, end: int | None = None) -> AsyncIterator[bytes]:
         self.opened.append(key)
-        async for chunk in super().open(key):
+        async for chunk in super().open(key, start, end):
             yield chunk
 
 

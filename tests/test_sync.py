@@ -108,9 +108,9 @@ class FlakyStore:
             raise StorageError("s3://flaky/exports/: Connection refused")
         return await self.inner.list_exports(limit)
 
-    async def open(self, key: str) -> AsyncIterator[bytes]:
+    async def open(self, key: str, start: int = 0, end: int | None = None) -> AsyncIterator[bytes]:
         self.reads += 1
-        async for chunk in self.inner.open(key):
+        async for chunk in self.inner.open(key, start, end):
             if self.read_failures > 0:
                 self.read_failures -= 1
                 raise StorageError(f"s3://flaky/{key}: read failed after 0 bytes (Connection reset)")

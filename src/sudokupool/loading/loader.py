@@ -370,7 +370,7 @@ async def _load_pack(
     try:
         if path_of is not None:
             return await asyncio.to_thread(opened, path_of(found.key), loaded_at=stamp)
-        data = await cache.download(store.open(found.key), cached)
+        data = await cache.download(store, found.key, found.size, cached)
         mapped = functools.partial(
             Pool.from_pack, source=source, export_key=key, export_size=size, background=background
         )

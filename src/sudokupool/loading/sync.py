@@ -21,7 +21,7 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -86,8 +86,8 @@ class _ReadWatch:
     async def list_exports(self, limit: int) -> ExportListing:
         return await self.store.list_exports(limit)
 
-    async def open(self, key: str) -> AsyncIterator[bytes]:
-        stream = self.store.open(key)
+    async def open(self, key: str, start: int = 0, end: int | None = None) -> AsyncGenerator[bytes, None]:
+        stream = self.store.open(key, start, end)
         try:
             async for chunk in stream:
                 yield chunk
@@ -97,9 +97,7 @@ class _ReadWatch:
             raise
         finally:
             # Close the inner stream now (an S3 body gives its connection back) rather than at garbage collection.
-            aclose: Callable[[], Awaitable[None]] | None = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
+            await stream.aclose()
 
     async def close(self) -> None:
         await self.store.close()

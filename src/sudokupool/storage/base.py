@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Protocol
@@ -79,8 +79,9 @@ class ExportStore(Protocol):
         """
         ...
 
-    def open(self, key: str) -> AsyncIterator[bytes]:
-        """Stream the raw (possibly gzip-compressed) bytes of one export in chunks.
+    def open(self, key: str, start: int = 0, end: int | None = None) -> AsyncGenerator[bytes, None]:
+        """Stream the raw (possibly gzip-compressed) bytes of one object in chunks: all of it, or the
+        bytes from ``start`` up to ``end`` (exclusive), as a pack's parallel download asks for them.
 
         Raise :class:`StorageError` when the object cannot be read; a stream cut short raises too.
         """
