@@ -9,7 +9,6 @@ import orjson
 
 from sudokupool.loading.export import PUBLIC_FIELD_NAMES
 from sudokupool.loading.pool import Part, Pool, PoolBuilder, prepare
-from sudokupool.sudoku import DIFFICULTIES
 from tests.conftest import build_pool
 
 
@@ -104,7 +103,7 @@ def test_repr_stays_short_whatever_the_pool_holds(pool: Pool, records: list[dict
     assert len(repr(prepare(rows))) < 100
 
 
-def test_indexing_in_steps_builds_what_one_step_does(records: list[dict[str, Any]]) -> None:
+def test_duplicates_within_a_part_and_of_earlier_parts_are_skipped(records: list[dict[str, Any]]) -> None:
     # A chunk with a duplicate inside itself (position 5 repeats 1) and one of an earlier chunk (position 8).
     rows = [{name: r[name] for name in (*PUBLIC_FIELD_NAMES, "solution")} for r in records]
     first = [rows[0]]
@@ -112,18 +111,12 @@ def test_indexing_in_steps_builds_what_one_step_does(records: list[dict[str, Any
     whole = PoolBuilder(loaded_at=7)
     whole.add_part(prepare([dict(r) for r in first]))
     assert whole.add_part(prepare([dict(r) for r in chunk])) == [5, 8]
-    stepped = PoolBuilder(loaded_at=7)
-    stepped.add_part(prepare([dict(r) for r in first]))
-    steps = list(stepped.adding(prepare([dict(r) for r in chunk]), step=3))
-    assert steps == [[], [5], [8], [], []]  # positions 0-2, 3-5, 6-8, 9-11 and 12
-    one, two = (b.build(source="t", export_key="k", export_size=0) for b in (whole, stepped))
-    assert len(one) == len(two) == 12
-    assert [one.body(i) for i in range(12)] == [two.body(i) for i in range(12)]
-    assert {d: one.count(d) for d in DIFFICULTIES} == {d: two.count(d) for d in DIFFICULTIES}
-    assert all(one.find(r["canonical_id"]) == two.find(r["canonical_id"]) for r in rows[:12])
-    # A part whose lines were all bad is empty: nothing to index, in one step or many.
+    # A part whose lines were all bad is empty: nothing to index.
     assert whole.add_part(prepare([])) == []
-    assert list(stepped.adding(prepare([]))) == []
+    one = whole.build(source="t", export_key="k", export_size=0)
+    assert len(one) == 12
+    assert [one.find(r["canonical_id"]) for r in rows[:12]] == list(range(12))
+    assert [orjson.loads(one.body(i))["canonical_id"] for i in range(12)] == [r["canonical_id"] for r in rows[:12]]
 
 
 def test_a_prepared_part_holds_no_record_body_raw(records: list[dict[str, Any]]) -> None:

@@ -23,7 +23,7 @@ import struct
 import tempfile
 import time
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final
@@ -41,8 +41,6 @@ _SOLUTION_PREFIX: Final = b'{"canonical_id":"'
 SOLUTION_WIDTH: Final = len(b'{"canonical_id":"0123456789ABC","solution":"') + 81 + len(b'"}')
 _SOLUTION_AT: Final = SOLUTION_WIDTH - 81 - 2
 _ETAG_BYTES: Final = pack.ETAG_WIDTH
-#: Records added between two turns of the event loop during a load (:meth:`PoolBuilder.adding`).
-INDEX_STEP: Final = 256
 
 
 @dataclass(frozen=True)
@@ -59,7 +57,7 @@ class PoolInfo:
 class Part:
     """Prepared records of one chunk: open gzip members joined, the other columns at fixed widths.
 
-    Picklable, so worker processes can prepare parts. The ids are one string (split by :meth:`id_list`).
+    The ids are one string (split by :meth:`id_list`).
     A body is the public record without its last field, ``synced_at``, and without the closing brace, as
     an open gzip member; ``checks`` holds the CRC-32 and length (u32 little-endian each) of what it
     holds. The pool ends the member when it serves it, so a pack made once serves every instance's load
@@ -362,35 +360,24 @@ class PoolBuilder:
 
     def add_part(self, part: Part) -> list[int]:
         """Add the records of ``part``; return the positions (in the part) of duplicates, which are skipped."""
-        duplicates: list[int] = []
-        for found in self.adding(part, max(len(part), 1)):
-            duplicates += found
-        return duplicates
-
-    def adding(self, part: Part, step: int = INDEX_STEP) -> Iterator[list[int]]:
-        """:meth:`add_part` ``step`` records at a time, yielding the duplicates of each step, so a load
-        beside a serving event loop can give the loop back between steps."""
         ids, levels, bodies, ends = part.id_list(), part.levels, part.bodies, part.ends
         checks, solutions, etags, puzzles = part.checks, part.solutions, part.etags, part.puzzles
-        width = pack.CHECK_WIDTH
         if len(ids) != len(levels):
             raise ValueError(f"a part of {len(levels)} records has {len(ids)} ids")
-        add = self._writer.add
-        for start in range(0, len(ids), step):
-            duplicates = []
-            for position in range(start, min(start + step, len(ids))):
-                added = add(
-                    ids[position],
-                    levels[position],
-                    bodies[ends[position] : ends[position + 1]],
-                    checks[position * width : (position + 1) * width],
-                    solutions[position * SOLUTION_WIDTH : (position + 1) * SOLUTION_WIDTH],
-                    etags[position * _ETAG_BYTES : (position + 1) * _ETAG_BYTES],
-                    puzzles[position * pack.GRID_WIDTH : (position + 1) * pack.GRID_WIDTH],
-                )
-                if not added:
-                    duplicates.append(position)
-            yield duplicates
+        check, grid = pack.CHECK_WIDTH, pack.GRID_WIDTH
+        return [
+            i
+            for i in range(len(ids))
+            if not self._writer.add(
+                ids[i],
+                levels[i],
+                bodies[ends[i] : ends[i + 1]],
+                checks[i * check : (i + 1) * check],
+                solutions[i * SOLUTION_WIDTH : (i + 1) * SOLUTION_WIDTH],
+                etags[i * _ETAG_BYTES : (i + 1) * _ETAG_BYTES],
+                puzzles[i * grid : (i + 1) * grid],
+            )
+        ]
 
     def add(self, record: dict[str, Any]) -> None:
         """Add one validated record (a part of one); a duplicate ``canonical_id`` is skipped."""
