@@ -200,6 +200,23 @@ async def test_the_cache_dir_keeps_a_pack_for_the_next_load(tmp_path: Path, reco
     same_pool(first, second)
 
 
+async def test_the_cache_dir_keeps_only_the_newest_packs(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    exports, cache = tmp_path / "exports", tmp_path / "cache"
+    exports.mkdir()
+    cache.mkdir()
+    write_export(exports / EXPORT, records[:4])
+    older = [f"pool-2025010{n}T000000Z.pack" for n in range(1, 6)]
+    for name in [*older, "pool-20270101T000000Z.pack"]:  # one newer than the export loaded
+        (cache / name).write_bytes(b"old pack")
+        (cache / f".{name}.lock").touch()
+    (cache / "notes.txt").write_text("not a pack")
+    pool, _ = await load(exports, cache_dir=cache)
+    assert len(pool) == 4
+    kept = ["pool-20270101T000000Z.pack", pack_key(EXPORT), "pool-20250105T000000Z.pack"]
+    locks = [f".{name}.lock" for name in kept]
+    assert sorted(p.name for p in cache.iterdir()) == sorted([*kept, *locks, "notes.txt"])
+
+
 async def test_a_damaged_pack_in_the_cache_is_replaced(
     tmp_path: Path, records: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
 ) -> None:

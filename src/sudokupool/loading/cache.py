@@ -21,10 +21,14 @@ from pathlib import Path
 from typing import IO
 
 from sudokupool.loading.pack import map_file
+from sudokupool.naming import is_pack_name
 from sudokupool.storage.base import ExportStore, StorageError
 
 logger = logging.getLogger("sudokupool.loader")
 
+#: Packs the directory keeps, the newest by name (so by export time) and always the one just loaded:
+#: older ones are removed after each load, so the directory does not grow with every export synced.
+KEEP = 3
 #: A pack is downloaded in ranges of this many bytes, :data:`PARALLEL` of them at a time (see :func:`download`).
 PART_SIZE = 128 << 20
 PARALLEL = 8
@@ -68,6 +72,23 @@ def keep(written: Path, final: Path) -> None:
     """Make the whole pack ``written`` readable by all and rename it to ``final``."""
     written.chmod(0o644)
     os.replace(written, final)
+
+
+def prune(directory: Path, loaded: str) -> None:
+    """Remove all but the :data:`KEEP` newest packs in ``directory`` (never ``loaded``), and their locks.
+
+    A worker still serving a removed pack keeps its mapping (the file goes with the last one).
+    """
+    try:
+        packs = sorted((name for name in os.listdir(directory) if is_pack_name(name)), reverse=True)
+    except OSError:
+        return
+    for name in packs[KEEP:]:
+        if name != loaded:
+            with contextlib.suppress(OSError):
+                (directory / name).unlink()
+                (directory / f".{name}.lock").unlink(missing_ok=True)
+                logger.info("removed %s from the cache directory (it keeps the newest %d packs)", name, KEEP)
 
 
 async def download(store: ExportStore, key: str, size: int, cached: Path | None) -> mmap.mmap:

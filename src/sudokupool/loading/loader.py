@@ -28,7 +28,7 @@ from typing import Any
 from sudokupool.config import BadLineLimit, Settings
 from sudokupool.loading import cache
 from sudokupool.loading.export import MIN_RECORD_BYTES, ExportError, LineError, LineReader, Lines, parse_record
-from sudokupool.loading.pack import PackError
+from sudokupool.loading.pack import PackError, map_file
 from sudokupool.loading.pool import Pool, PoolBuilder, prepare
 from sudokupool.naming import is_export_name, pack_key
 from sudokupool.storage.base import ExportObject, ExportStore, StorageError
@@ -259,11 +259,14 @@ async def load_export(
     async with cache.lock(cache_dir, pack_key(export.key) if cache_dir else ""):
         started = time.perf_counter()
         pool = await _load_pack(store, export, stamp, cache_dir, background=background)
-        if pool is not None:
+        if pool is None:
+            pool, report = await parse(cache_dir=cache_dir, limits=limits)
+        else:
             report = LoadReport(key=export.key, loaded=len(pool), packed=True)
             report.seconds = time.perf_counter() - started
-            return pool, report
-        return await parse(cache_dir=cache_dir, limits=limits)
+        if cache_dir:
+            await asyncio.to_thread(cache.prune, Path(cache_dir), pack_key(export.key).rsplit("/", 1)[-1])
+        return pool, report
 
 
 def _export_name(store: ExportStore, key: str) -> str:
@@ -281,10 +284,12 @@ async def _load_pack(
     found = export.pack
     cached = Path(cache_dir) / pack_key(export.key).rsplit("/", 1)[-1] if cache_dir else None
     source, key, size = store.description, export.key, export.size
-    opened = functools.partial(Pool.open, source=source, export_key=key, export_size=size, background=background)
+    opened = functools.partial(
+        Pool.from_pack, source=source, export_key=key, export_size=size, loaded_at=stamp, background=background
+    )
     if cached is not None and cached.is_file():
         try:
-            return await asyncio.to_thread(opened, cached, loaded_at=stamp)
+            return await asyncio.to_thread(opened, map_file(cached))
         except PackError as exc:
             logger.warning("refused pack %s: %s; trying the next source", cached, exc)
             with contextlib.suppress(OSError):
@@ -295,12 +300,8 @@ async def _load_pack(
     path_of: Callable[[str], Path] | None = getattr(store, "path_of", None)
     try:
         if path_of is not None:
-            return await asyncio.to_thread(opened, path_of(found.key), loaded_at=stamp)
-        data = await cache.download(store, found.key, found.size, cached)
-        mapped = functools.partial(
-            Pool.from_pack, source=source, export_key=key, export_size=size, background=background
-        )
-        return await asyncio.to_thread(mapped, data, loaded_at=stamp)
+            return await asyncio.to_thread(opened, map_file(path_of(found.key)))
+        return await asyncio.to_thread(opened, await cache.download(store, found.key, found.size, cached))
     except PackError as exc:
         logger.warning("refused pack %s: %s; loading the export instead", where, exc)
         if cached is not None and path_of is None:
