@@ -21,6 +21,7 @@ from sudokupool.loading.loader import (
     LoadLimits,
     load_export,
     load_latest,
+    parse_export,
 )
 from sudokupool.storage.base import StorageError
 from sudokupool.storage.local import LocalStore
@@ -297,7 +298,7 @@ async def test_a_background_load_runs_its_threads_nicer_than_the_server(
     ours = os.nice(0)
     seen: list[int] = []
     verify = lambda record: seen.append(os.nice(0))  # noqa: E731 - runs in the loader's threads
-    pool, _ = await load_export(store, export, verify=verify, background=background, niceness=niceness)
+    pool, _ = await parse_export(store, export, verify=verify, background=background, niceness=niceness)
     assert len(pool) == 4
     assert set(seen) == {ours + lowered_by}
     assert os.nice(0) == ours  # the serving thread keeps its priority

@@ -12,7 +12,7 @@ import pytest
 from sudokupool.commands.pack import write_pack
 from sudokupool.config import Settings
 from sudokupool.loading import cache as pack_cache
-from sudokupool.loading.loader import load_export
+from sudokupool.loading.loader import load_export, parse_export
 from sudokupool.naming import pack_key
 from sudokupool.state import listing_json
 from sudokupool.storage.base import StorageError
@@ -117,7 +117,7 @@ async def test_a_pack_is_downloaded_in_parallel_ranges_written_in_place(
     parts = sorted(ranged.ranges)
     assert len(parts) == -(-len(data) // small_parts) > 3
     assert parts == [(start, min(start + small_parts, len(data))) for start in range(0, len(data), small_parts)]
-    assert pool.body(5) == (await load_export(store, export, verify=lambda record: None))[0].body(5)
+    assert pool.body(5) == (await parse_export(store, export))[0].body(5)
 
 
 @pytest.mark.parametrize("failure", ["dropped", "replaced-by-a-shorter-pack"])

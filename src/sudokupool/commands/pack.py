@@ -36,8 +36,9 @@ async def write_pack(path: Path, limits: LoadLimits | None = None) -> tuple[Path
     except StorageError as exc:
         raise LoadError(str(exc)) from None
     export = listing.objects[0]
-    _, report = await parse_export(store, export, log_lines=False, cache_dir=path.parent, limits=limits)
-    return path.with_name(pack_key(path.name)), report
+    packed = path.with_name(pack_key(path.name))
+    _, report = await parse_export(store, export, log_lines=False, keep=packed, limits=limits)
+    return packed, report
 
 
 def run(args: argparse.Namespace) -> int:

@@ -233,7 +233,6 @@ async def load_export(
     *,
     loaded_at: int | None = None,
     log_lines: bool = True,
-    verify: Verify | None = None,
     background: bool = False,
     niceness: int | None = None,
     cache_dir: str | Path | None = None,
@@ -244,7 +243,7 @@ async def load_export(
     The pack is looked for in ``cache_dir`` (when set) and beside the export; a pack from remote storage
     is downloaded to ``cache_dir`` (or to a temporary file) and mapped from there. Without a usable pack
     the export is parsed (:func:`parse_export`); with ``cache_dir`` the pack that makes is kept there
-    for the next load. ``verify`` always parses (``sudokupool check``).
+    for the next load.
 
     Raise :class:`LoadError` when the export is unreadable, truncated, or holds no valid puzzle.
     """
@@ -252,15 +251,14 @@ async def load_export(
     parse = functools.partial(
         parse_export, store, export, loaded_at=stamp, log_lines=log_lines, background=background, niceness=niceness
     )
-    if verify is not None:
-        return await parse(verify=verify, limits=limits)
     if not is_export_name(export.key):
         cache_dir = None  # a single file of another name: no pack is looked for or kept
     async with cache.lock(cache_dir, pack_key(export.key) if cache_dir else ""):
         started = time.perf_counter()
         pool = await _load_pack(store, export, stamp, cache_dir, background=background)
         if pool is None:
-            pool, report = await parse(cache_dir=cache_dir, limits=limits)
+            keep = Path(cache_dir) / pack_key(export.key).rsplit("/", 1)[-1] if cache_dir else None
+            pool, report = await parse(keep=keep, limits=limits)
         else:
             report = LoadReport(key=export.key, loaded=len(pool), packed=True)
             report.seconds = time.perf_counter() - started
@@ -322,13 +320,13 @@ async def parse_export(
     background: bool = False,
     niceness: int | None = None,
     limits: LoadLimits | None = None,
-    cache_dir: str | Path | None = None,
+    keep: Path | None = None,
 ) -> tuple[Pool, LoadReport]:
     """Stream ``export`` from ``store``, validate every line and build a pool of the good ones.
 
     One thread inflates, splits, parses, checks and serializes each chunk as it arrives (the next one is
     read meanwhile), so neither the file nor the parsed records are ever held whole; the prepared records
-    become a pack in a temporary file, or in ``cache_dir`` as ``pool-<ts>.pack`` for the next load.
+    become a pack in a temporary file, or in the file ``keep`` (for the next load, or to upload it).
     ``verify`` may check each parsed record further (``sudokupool check`` replays solve paths) and raise
     :class:`~sudokupool.loading.export.LineError` to skip it.
 
@@ -345,7 +343,6 @@ async def parse_export(
     started = time.perf_counter()
     stamp = int(time.time()) if loaded_at is None else loaded_at
     limits = limits or LoadLimits()
-    keep = Path(cache_dir) / pack_key(export.key).rsplit("/", 1)[-1] if cache_dir and verify is None else None
     file, written = cache.new_file(keep)
     builder = PoolBuilder(loaded_at=stamp, file=file)
     report = LoadReport(key=export.key)

@@ -191,14 +191,34 @@ class PackWriter:
             0,
             0,
         )
-        header += bytes(HEADER_SIZE - len(header))
-        header_crc = isal_zlib.crc32(header)
-        header = header[:_CRC_AT] + struct.pack("<II", self._crc, header_crc) + header[_CRC_AT + 8 :]
         self.file.flush()
         self.file.seek(0)
-        self.file.write(header)
+        self.file.write(_sealed(header, self._crc))
         self.file.flush()
         return position
+
+
+def _sealed(header: bytes, crc: int) -> bytes:
+    """``header`` (its two checksums zero) padded to :data:`HEADER_SIZE`, with ``crc`` (of the rest of
+    the file) and its own checksum filled in."""
+    header += bytes(HEADER_SIZE - len(header))
+    return header[:_CRC_AT] + struct.pack("<II", crc, isal_zlib.crc32(header)) + header[_CRC_AT + 8 :]
+
+
+def restamp(path: Path, *, export_name: str, export_size: int) -> None:
+    """Make the pack at ``path`` name another export of the same records (``publish`` uploads an export
+    under a new name, and gzipped): only the header changes. Raise :class:`PackError` if it is not a pack."""
+    name = export_name.rsplit("/", 1)[-1].encode()
+    if len(name) > _NAME_MAX:
+        raise ValueError(f"export name {export_name!r} is too long for a pack")
+    with open(path, "r+b") as file:
+        raw = file.read(HEADER_SIZE)
+        header = read_header(raw, path.stat().st_size)
+        fields = list(_HEADER.unpack_from(raw))
+        fields[6] = export_size
+        fields[-4:] = [len(name), name, 0, 0]
+        file.seek(0)
+        file.write(_sealed(_HEADER.pack(*fields), header.crc))
 
 
 @dataclass(frozen=True)
