@@ -154,10 +154,12 @@ class Pool:
         "_data",
         "_etags_at",
         "_ids_at",
+        "_key",
         "_mask",
         "_offsets",
         "_puzzles_at",
         "_rng",
+        "_shift",
         "_solutions_at",
         "_table",
         "_tail",
@@ -174,6 +176,7 @@ class Pool:
         self._data = data
         self._count = header.count
         self._mask = header.slots - 1
+        self._key, self._shift = header.table_key, 129 - header.slots.bit_length()
         view = memoryview(data)
         sections = header.sections
 
@@ -259,7 +262,8 @@ class Pool:
         if len(key) != pack.ID_WIDTH:
             return None
         try:
-            slot = int(key, 36) & self._mask
+            # pack.slot_of, inlined: this runs for every request by id.
+            slot = (self._key * int(key, 36) >> self._shift) & self._mask
         except ValueError:
             return None
         wanted = key.encode()
