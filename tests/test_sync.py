@@ -15,6 +15,7 @@ import pytest
 
 from sudokupool import state
 from sudokupool.app import SudokuPool, create_app
+from sudokupool.commands.pack import write_pack
 from sudokupool.config import BadLineLimit, Settings
 from sudokupool.loading import sync
 from sudokupool.loading.export import record_line
@@ -169,6 +170,33 @@ async def test_a_newer_export_is_swapped_in(
         await wait_for(trimmed_again)
         # Startup loads at full priority; the live reload at SUDOKUPOOL_SYNC_NICENESS.
         assert loads == [(False, None), (True, 7)]
+
+
+async def test_a_pack_swapped_in_is_not_followed_by_a_trim(
+    tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Mapping a pack frees no heap, and malloc_trim holds up the event loop while it runs.
+    trims: list[str] = []
+    monkeypatch.setattr(state, "release_free_memory", lambda: trims.append("trim") or True)
+    installed: list[tuple[str, bool]] = []
+    real_install = Runtime.install
+
+    async def spy(self: Runtime, pool: Any) -> None:
+        await real_install(self, pool)
+        installed.append((pool.info.export_key, pool.info.parsed))
+
+    monkeypatch.setattr(Runtime, "install", spy)
+    write_export(tmp_path / OLD, records[:5])
+    async with serving(tmp_path) as _:
+        write_export(tmp_path / NEW, records[5:12])
+        await write_pack(tmp_path / NEW)
+
+        async def swapped() -> bool:
+            return len(installed) == 2
+
+        await wait_for(swapped)
+    assert installed == [(OLD, True), (NEW, False)]
+    assert trims == ["trim"]  # after the startup parse only
 
 
 @pytest.mark.parametrize(

@@ -45,12 +45,14 @@ _ETAG_BYTES: Final = pack.ETAG_WIDTH
 
 @dataclass(frozen=True)
 class PoolInfo:
-    """Where a pool came from: the export's key and size, and when it was loaded (seconds, UTC)."""
+    """Where a pool came from: the export's key and size, when it was loaded (seconds, UTC), and whether
+    the export was parsed (its pack made here) rather than its pack mapped."""
 
     source: str
     export_key: str
     export_size: int
     loaded_at: int
+    parsed: bool = False
 
 
 @dataclass(frozen=True, eq=False, repr=False, slots=True)
@@ -397,5 +399,5 @@ class PoolBuilder:
         self.finish(export_key=export_key, export_size=export_size)
         data = mmap.mmap(self.file.fileno(), 0, access=mmap.ACCESS_READ)
         header = pack.read_header(data, len(data))
-        info = PoolInfo(source=source, export_key=export_key, export_size=export_size, loaded_at=self.loaded_at)
+        info = PoolInfo(source, export_key, export_size, self.loaded_at, parsed=True)
         return Pool(data, header, info)
