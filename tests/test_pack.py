@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 import random
 import shutil
 import struct
@@ -371,3 +372,33 @@ def test_ids_chosen_to_share_their_low_bits_do_not_crowd_the_id_index(records: l
         assert pool.find(canonical_id) == table[slot] - 1
     assert max(probes) <= 24  # random ids: 1.6 on average, rarely past 15 at this load
     assert len({pack.slot_of(i, header.table_key, header.slots) for i in ids}) > 60
+
+
+@pytest.mark.parametrize(("background", "lowered_by"), [(False, 0), (True, 10), (True, 3)])
+async def test_a_background_load_checks_its_pack_in_a_nicer_thread(
+    tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch, background: bool, lowered_by: int
+) -> None:
+    await packed(tmp_path, records[:6])
+    seen: list[int] = []
+    real = Pool.from_pack.__func__  # type: ignore[attr-defined]
+
+    def spy(cls: type[Pool], *args: Any, **kwargs: Any) -> Pool:
+        seen.append(os.nice(0))
+        return real(cls, *args, **kwargs)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(Pool, "from_pack", classmethod(spy))
+    niceness = None if lowered_by == 10 else lowered_by
+    pool, report = await load(tmp_path, background=background, niceness=niceness)
+    assert report.packed and len(pool) == 6
+    assert seen == [os.nice(0) + lowered_by]
+
+
+def test_dropping_a_pools_pages_keeps_what_it_serves(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    builder = PoolBuilder(loaded_at=3)
+    for record in records:
+        builder.add(record)
+    pool = builder.build(source="t", export_key=EXPORT, export_size=0)
+    bodies = [pool.gzip_body(i) for i in range(len(pool))]
+    pool.drop_pages(step=4096)
+    assert [pool.gzip_body(i) for i in range(len(pool))] == bodies
+    assert pool.find(records[7]["canonical_id"]) == 7

@@ -90,7 +90,7 @@ class Runtime:
         # Two references: the list's and getrefcount's argument. More: a request is still using it.
         while sys.getrefcount(old[0]) > 2 and time.monotonic() < deadline:  # noqa: ASYNC110 - no event to wait on
             await asyncio.sleep(0.02)
-        await asyncio.to_thread(old.clear)
+        await asyncio.to_thread(_release, old)
 
     def current(self) -> Pool:
         pool = self.pool
@@ -109,6 +109,12 @@ class Runtime:
         else:
             listing = await self.store.list_exports(self.settings.exports_list_max)
         return orjson.dumps(listing_json(listing))
+
+
+def _release(old: list[Pool]) -> None:
+    if sys.getrefcount(old[0]) <= 2:  # the list's and the argument's: no request reads it
+        old[0].drop_pages()
+    old.clear()
 
 
 def listing_json(listing: ExportListing) -> dict[str, Any]:

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import mmap
 import os
 import time
 from collections import Counter
@@ -255,7 +256,8 @@ async def load_export(
         cache_dir = None  # a single file of another name: no pack is looked for or kept
     async with cache.lock(cache_dir, pack_key(export.key) if cache_dir else ""):
         started = time.perf_counter()
-        pool = await _load_pack(store, export, stamp, cache_dir, background=background)
+        nice = (BACKGROUND_NICENESS if niceness is None else niceness) if background else 0
+        pool = await _load_pack(store, export, stamp, cache_dir, background=background, nice=nice)
         if pool is None:
             keep = Path(cache_dir) / pack_key(export.key).rsplit("/", 1)[-1] if cache_dir else None
             pool, report = await parse(keep=keep, limits=limits)
@@ -275,7 +277,13 @@ def _export_name(store: ExportStore, key: str) -> str:
 
 
 async def _load_pack(
-    store: ExportStore, export: ExportObject, stamp: int, cache_dir: str | Path | None, *, background: bool
+    store: ExportStore,
+    export: ExportObject,
+    stamp: int,
+    cache_dir: str | Path | None,
+    *,
+    background: bool,
+    nice: int,
 ) -> Pool | None:
     """The pool of ``export``'s pack: the copy in ``cache_dir``, else the store's. None when there is no
     pack, or it is refused (one log line; a refused copy in the cache is deleted)."""
@@ -287,7 +295,7 @@ async def _load_pack(
     )
     if cached is not None and cached.is_file():
         try:
-            return await asyncio.to_thread(opened, map_file(cached))
+            return await _nicer(nice, opened, map_file(cached))
         except PackError as exc:
             logger.warning("refused pack %s: %s; trying the next source", cached, exc)
             with contextlib.suppress(OSError):
@@ -298,8 +306,8 @@ async def _load_pack(
     path_of: Callable[[str], Path] | None = getattr(store, "path_of", None)
     try:
         if path_of is not None:
-            return await asyncio.to_thread(opened, map_file(path_of(found.key)))
-        return await asyncio.to_thread(opened, await cache.download(store, found.key, found.size, cached))
+            return await _nicer(nice, opened, map_file(path_of(found.key)))
+        return await _nicer(nice, opened, await cache.download(store, found.key, found.size, cached))
     except PackError as exc:
         logger.warning("refused pack %s: %s; loading the export instead", where, exc)
         if cached is not None and path_of is None:
@@ -308,6 +316,16 @@ async def _load_pack(
     except (StorageError, OSError) as exc:
         logger.warning("cannot read pack %s: %s; loading the export instead", where, exc)
     return None
+
+
+async def _nicer(niceness: int, check: Callable[[mmap.mmap], Pool], data: mmap.mmap) -> Pool:
+    """``check(data)`` (a pack's checksum: a pass over the whole file) in a thread of its own, ``niceness``
+    steps nicer, so that beside a serving loop on busy cores the CPU goes to requests first."""
+    thread = ThreadPoolExecutor(1, "sudokupool-load", initializer=lower_priority, initargs=(niceness,))
+    try:
+        return await asyncio.get_running_loop().run_in_executor(thread, check, data)
+    finally:
+        thread.shutdown(wait=False)
 
 
 async def parse_export(
