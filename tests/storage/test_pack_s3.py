@@ -111,13 +111,13 @@ async def test_a_pack_is_downloaded_in_parallel_ranges_written_in_place(
     async with RecordingStore(store) as ranged:
         export = (await ranged.list_exports(1)).objects[0]
         cache = tmp_path / "cache"
-        pool, report = await load_export(ranged, export, cache_dir=cache)
+        pool, report = await load_export(ranged, export, cache_dir=cache, loaded_at=1)
     assert report.packed and len(pool) == len(records)
     assert (cache / pack_key(EXPORT)).read_bytes() == data
     parts = sorted(ranged.ranges)
     assert len(parts) == -(-len(data) // small_parts) > 3
     assert parts == [(start, min(start + small_parts, len(data))) for start in range(0, len(data), small_parts)]
-    assert pool.body(5) == (await parse_export(store, export))[0].body(5)
+    assert pool.body(5) == (await parse_export(store, export, loaded_at=1))[0].body(5)
 
 
 @pytest.mark.parametrize("failure", ["dropped", "replaced-by-a-shorter-pack"])

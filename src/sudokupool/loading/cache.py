@@ -35,15 +35,14 @@ PARALLEL = 8
 
 
 @contextlib.asynccontextmanager
-async def lock(directory: str | Path | None, pack_key: str) -> AsyncIterator[None]:
-    """Hold ``directory``'s lock for the pack ``pack_key`` (``flock``; nothing without a directory)."""
-    if not directory:
+async def lock(pack: Path | None) -> AsyncIterator[None]:
+    """Hold the cache directory's lock for the pack ``pack`` (``flock``; nothing without a pack)."""
+    if pack is None:
         yield
         return
-    path = Path(directory)
     try:
-        await asyncio.to_thread(path.mkdir, parents=True, exist_ok=True)
-        handle = await asyncio.to_thread(open, path / f".{pack_key.rsplit('/', 1)[-1]}.lock", "ab")
+        await asyncio.to_thread(pack.parent.mkdir, parents=True, exist_ok=True)
+        handle = await asyncio.to_thread(open, pack.with_name(f".{pack.name}.lock"), "ab")
     except OSError:
         yield  # the pack cannot be kept there either (logged where it is written)
         return

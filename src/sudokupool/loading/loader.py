@@ -124,18 +124,10 @@ class _Parse:
     lines into the report, and the bound on bad lines (refusing at the first bad line past which no
     rest of the export could keep it)."""
 
-    def __init__(
-        self,
-        name: str,
-        builder: PoolBuilder,
-        report: LoadReport,
-        limits: LoadLimits,
-        give_up: int,
-        verify: Verify | None,
-    ) -> None:
-        self.name, self.builder, self.report, self.limits, self.give_up = name, builder, report, limits, give_up
-        self.verify = verify
-        self.reader = limits.reader(report.key)
+    def __init__(self, name: str, export: ExportObject, builder: PoolBuilder, limits: LoadLimits) -> None:
+        self.name, self.builder, self.limits, self.give_up = name, builder, limits, limits.give_up(export)
+        self.report, self.reader = LoadReport(key=export.key), limits.reader(export.key)
+        self.verify: Verify | None = None
 
     def push(self, chunk: bytes | None) -> None:
         """Parse the complete lines of ``chunk``; None: the end of the stream."""
@@ -249,23 +241,22 @@ async def load_export(
     Raise :class:`LoadError` when the export is unreadable, truncated, or holds no valid puzzle.
     """
     stamp = int(time.time()) if loaded_at is None else loaded_at
-    parse = functools.partial(
-        parse_export, store, export, loaded_at=stamp, log_lines=log_lines, background=background, niceness=niceness
+    # A single file of another name than an export's: no pack is looked for or kept.
+    cached = (
+        Path(cache_dir) / pack_key(export.key).rsplit("/", 1)[-1] if cache_dir and is_export_name(export.key) else None
     )
-    if not is_export_name(export.key):
-        cache_dir = None  # a single file of another name: no pack is looked for or kept
-    async with cache.lock(cache_dir, pack_key(export.key) if cache_dir else ""):
+    async with cache.lock(cached):
         started = time.perf_counter()
         nice = (BACKGROUND_NICENESS if niceness is None else niceness) if background else 0
-        pool = await _load_pack(store, export, stamp, cache_dir, background=background, nice=nice)
+        pool = await _load_pack(store, export, stamp, cached, background=background, nice=nice)
         if pool is None:
-            keep = Path(cache_dir) / pack_key(export.key).rsplit("/", 1)[-1] if cache_dir else None
-            pool, report = await parse(keep=keep, limits=limits)
+            parse = functools.partial(parse_export, loaded_at=stamp, log_lines=log_lines, limits=limits, keep=cached)
+            pool, report = await parse(store, export, background=background, niceness=niceness)
         else:
             report = LoadReport(key=export.key, loaded=len(pool), packed=True)
             report.seconds = time.perf_counter() - started
-        if cache_dir:
-            await asyncio.to_thread(cache.prune, Path(cache_dir), pack_key(export.key).rsplit("/", 1)[-1])
+        if cached is not None:
+            await asyncio.to_thread(cache.prune, cached.parent, cached.name)
         return pool, report
 
 
@@ -277,29 +268,21 @@ def _export_name(store: ExportStore, key: str) -> str:
 
 
 async def _load_pack(
-    store: ExportStore,
-    export: ExportObject,
-    stamp: int,
-    cache_dir: str | Path | None,
-    *,
-    background: bool,
-    nice: int,
+    store: ExportStore, export: ExportObject, stamp: int, cached: Path | None, *, background: bool, nice: int
 ) -> Pool | None:
-    """The pool of ``export``'s pack: the copy in ``cache_dir``, else the store's. None when there is no
-    pack, or it is refused (one log line; a refused copy in the cache is deleted)."""
+    """The pool of ``export``'s pack: the copy ``cached`` (in the cache directory), else the store's. None
+    when there is no pack, or it is refused (one log line; a refused copy in the cache is deleted)."""
     found = export.pack
-    cached = Path(cache_dir) / pack_key(export.key).rsplit("/", 1)[-1] if cache_dir else None
     source, key, size = store.description, export.key, export.size
     opened = functools.partial(
         Pool.from_pack, source=source, export_key=key, export_size=size, loaded_at=stamp, background=background
     )
-    if cached is not None and cached.is_file():
+    if cached is not None and await asyncio.to_thread(cached.is_file):
         try:
             return await _nicer(nice, opened, map_file(cached))
         except PackError as exc:
             logger.warning("refused pack %s: %s; trying the next source", cached, exc)
-            with contextlib.suppress(OSError):
-                cached.unlink()
+            await _discard(cached)
     if found is None:
         return None
     where = _export_name(store, found.key)
@@ -311,17 +294,26 @@ async def _load_pack(
     except PackError as exc:
         logger.warning("refused pack %s: %s; loading the export instead", where, exc)
         if cached is not None and path_of is None:
-            with contextlib.suppress(OSError):
-                cached.unlink()  # the copy just downloaded: not worth trying at the next boot
+            await _discard(cached)  # the copy just downloaded: not worth trying at the next boot
     except (StorageError, OSError) as exc:
         logger.warning("cannot read pack %s: %s; loading the export instead", where, exc)
     return None
 
 
+async def _discard(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        await asyncio.to_thread(path.unlink)
+
+
+def _thread(niceness: int) -> ThreadPoolExecutor:
+    """A thread of a load's own, ``niceness`` steps nicer (a live reload: on busy cores the CPU goes to
+    requests first); not the loop's default executor, where image renders would wait behind it."""
+    return ThreadPoolExecutor(1, "sudokupool-load", initializer=lower_priority, initargs=(niceness,))
+
+
 async def _nicer(niceness: int, check: Callable[[mmap.mmap], Pool], data: mmap.mmap) -> Pool:
-    """``check(data)`` (a pack's checksum: a pass over the whole file) in a thread of its own, ``niceness``
-    steps nicer, so that beside a serving loop on busy cores the CPU goes to requests first."""
-    thread = ThreadPoolExecutor(1, "sudokupool-load", initializer=lower_priority, initargs=(niceness,))
+    """``check(data)`` (a pass over the whole pack) in a :func:`_thread` ``niceness`` steps nicer."""
+    thread = _thread(niceness)
     try:
         return await asyncio.get_running_loop().run_in_executor(thread, check, data)
     finally:
@@ -342,34 +334,27 @@ async def parse_export(
 ) -> tuple[Pool, LoadReport]:
     """Stream ``export`` from ``store``, validate every line and build a pool of the good ones.
 
-    One thread inflates, splits, parses, checks and serializes each chunk as it arrives (the next one is
-    read meanwhile), so neither the file nor the parsed records are ever held whole; the prepared records
-    become a pack in a temporary file, or in the file ``keep`` (for the next load, or to upload it).
-    ``verify`` may check each parsed record further (``sudokupool check`` replays solve paths) and raise
-    :class:`~sudokupool.loading.export.LineError` to skip it.
+    One thread (``background``: ``niceness`` steps nicer, default :data:`BACKGROUND_NICENESS`) inflates,
+    splits, parses, checks and serializes each chunk as it arrives, the next one read meanwhile; the
+    records become a pack in a temporary file, or in the file ``keep``. ``verify`` may check each record
+    further (``sudokupool check``) and raise :class:`~sudokupool.loading.export.LineError` to skip it.
 
-    ``background`` (a live reload beside a serving event loop) runs that thread ``niceness`` (default
-    :data:`BACKGROUND_NICENESS`) steps nicer, so the CPU goes to requests first; the startup load runs at
-    full priority, as nothing is served yet.
-
-    Whatever fails while loading, the answer is one :class:`LoadError` whose one-line message names
-    the export and the reason (the first bad line, when lines are to blame): the export is unreadable,
-    truncated, inflates past ``limits.max_export_bytes``, holds no valid puzzle or more bad lines than
-    ``limits.max_bad_lines`` allows, a record cannot be served, memory runs out...
-    Memory beyond the pool stays bounded by the chunks in flight and the longest record allowed.
+    Whatever fails, the answer is one :class:`LoadError` whose one-line message names the export and the
+    reason (the first bad line, when lines are to blame): unreadable, truncated, inflating past
+    ``limits.max_export_bytes``, no valid puzzle or more bad lines than ``limits.max_bad_lines`` allows,
+    a record that cannot be served, memory running out... Memory beyond the pool stays bounded by the
+    chunks in flight and the longest record allowed.
     """
     started = time.perf_counter()
     stamp = int(time.time()) if loaded_at is None else loaded_at
     limits = limits or LoadLimits()
     file, written = cache.new_file(keep)
     builder = PoolBuilder(loaded_at=stamp, file=file)
-    report = LoadReport(key=export.key)
     name = _export_name(store, export.key)
-    parse = _Parse(name, builder, report, limits, limits.give_up(export), verify)
-    nice = (BACKGROUND_NICENESS if niceness is None else niceness) if background else 0
-    # Its own thread rather than the loop's default executor, so its priority can be lowered and
-    # requests that use the default executor (image renders) never wait behind a load's chunks.
-    thread = ThreadPoolExecutor(1, "sudokupool-load", initializer=lower_priority, initargs=(nice,))
+    parse = _Parse(name, export, builder, limits)
+    parse.verify = verify
+    report = parse.report
+    thread = _thread((BACKGROUND_NICENESS if niceness is None else niceness) if background else 0)
     loop = asyncio.get_running_loop()
     pending: asyncio.Future[None] | None = None
     try:
