@@ -24,6 +24,7 @@ from sudokupool.cli import main
 from sudokupool.commands.pack import write_pack
 from sudokupool.config import Settings
 from sudokupool.loading import pack
+from sudokupool.loading.export import PUBLIC_FIELD_NAMES
 from sudokupool.loading.loader import LoadReport, load_export, load_latest, parse_export
 from sudokupool.loading.pool import Pool, PoolBuilder
 from sudokupool.naming import pack_key
@@ -31,6 +32,7 @@ from sudokupool.state import listing_json
 from sudokupool.storage.base import ExportObject
 from sudokupool.storage.local import LocalStore
 from sudokupool.sudoku import DIFFICULTIES
+from tests.conftest import build_pool
 from tests.factories import write_export
 
 pytestmark = pytest.mark.anyio
@@ -355,7 +357,8 @@ def test_ids_chosen_to_share_their_low_bits_do_not_crowd_the_id_index(records: l
     ids = {"".join(rng.choices("0123456789ABCDEFGHJKMNPQRSTVWXYZ", k=7)) + "000000" for _ in range(120)}
     builder = PoolBuilder(loaded_at=1)
     for n, canonical_id in enumerate(sorted(ids)):
-        builder.add({**records[n % len(records)], "canonical_id": canonical_id})
+        row = {name: records[n % len(records)][name] for name in (*PUBLIC_FIELD_NAMES, "solution")}
+        builder.add({**row, "canonical_id": canonical_id})
     pool = builder.build(source="t", export_key=EXPORT, export_size=0)
     builder.file.seek(0)
     data = builder.file.read()
@@ -394,10 +397,7 @@ async def test_a_background_load_checks_its_pack_in_a_nicer_thread(
 
 
 def test_dropping_a_pools_pages_keeps_what_it_serves(tmp_path: Path, records: list[dict[str, Any]]) -> None:
-    builder = PoolBuilder(loaded_at=3)
-    for record in records:
-        builder.add(record)
-    pool = builder.build(source="t", export_key=EXPORT, export_size=0)
+    pool = build_pool(records)
     bodies = [pool.gzip_body(i) for i in range(len(pool))]
     pool.drop_pages(step=4096)
     assert [pool.gzip_body(i) for i in range(len(pool))] == bodies

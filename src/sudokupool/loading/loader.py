@@ -20,7 +20,7 @@ import mmap
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +30,7 @@ from sudokupool.config import BadLineLimit, Settings
 from sudokupool.loading import cache
 from sudokupool.loading.export import MIN_RECORD_BYTES, ExportError, LineError, LineReader, Lines, parse_record
 from sudokupool.loading.pack import PackError, map_file
-from sudokupool.loading.pool import Pool, PoolBuilder, prepare
+from sudokupool.loading.pool import Pool, PoolBuilder
 from sudokupool.naming import is_export_name, pack_key
 from sudokupool.storage.base import ExportObject, ExportStore, StorageError
 
@@ -147,39 +147,27 @@ class _Parse:
             raise self.refusal()
 
     def lines(self, lines: Lines) -> None:
-        report, builder, most = self.report, self.builder, self.limits.max_record_bytes
+        report, most = self.report, self.limits.max_record_bytes
         for number in lines.too_long:
             report.lines += 1
             self.bad(number, "too-long", f"too-long: more than the {most} bytes a record may take")
-        seen: set[str] = set()
-
-        def records() -> Iterator[dict[str, Any]]:
-            # One record at a time into prepare (see there why).
-            for number, line in lines.numbered():
-                report.lines += 1
-                report.last_line = number
-                try:
-                    record = parse_record(line, max_bytes=most)
-                    if self.verify is not None:
-                        self.verify(record)
-                except LineError as exc:
-                    self.bad(number, exc.reason, str(exc))
-                    continue
-                canonical_id = record["canonical_id"]
-                if canonical_id in seen or canonical_id in builder:
-                    self.bad(number, "duplicate-id", f"duplicate-id: {canonical_id} appeared before")
-                    continue
-                seen.add(canonical_id)
-                yield record
-
-        try:
-            part = prepare(records())
-        except LoadError:
-            raise
-        except Exception as exc:
-            raise ExportError(f"line {report.last_line}: {_describe(exc)}") from None
-        builder.add_part(part)
-        report.loaded += len(part)
+        for number, line in lines.numbered():
+            report.lines += 1
+            report.last_line = number
+            try:
+                record = parse_record(line, max_bytes=most)
+                if self.verify is not None:
+                    self.verify(record)
+                added = self.builder.add(record)
+            except LineError as exc:
+                self.bad(number, exc.reason, str(exc))
+                continue
+            except Exception as exc:  # a record that cannot be served, memory running out...
+                raise ExportError(f"line {number}: {_describe(exc)}") from None
+            if added:
+                report.loaded += 1
+            else:
+                self.bad(number, "duplicate-id", f"duplicate-id: {record['canonical_id']} appeared before")
         report.last_line = lines.first + lines.data.count(b"\n")
 
     def finish(self) -> None:

@@ -2,8 +2,8 @@
 
 A :class:`Pool` serves from one mapped pack and is never changed; a reload maps a new one and the app
 swaps a single reference, so readers never see half a pool. There is one kind of pool: an export without
-a pack is parsed into :class:`Part` s, written as a pack by a :class:`PoolBuilder` (into an anonymous
-temporary file, or into the cache directory for the next boot) and mapped like any other.
+a pack is parsed and written as a pack by a :class:`PoolBuilder` (into an anonymous temporary file, or
+into the cache directory for the next boot) and mapped like any other.
 
 A record's body is held as the start of one gzip member (``compression.open_member``) of the record
 without its last field, ``synced_at``: the pool ends each member with its own load time when it serves
@@ -22,8 +22,6 @@ import random
 import struct
 import tempfile
 import time
-from array import array
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final
@@ -33,7 +31,7 @@ import orjson
 
 from sudokupool.api.compression import final_block, inflate, open_member, trailer
 from sudokupool.loading import pack
-from sudokupool.loading.export import DIFFICULTY_LEVEL, PUBLIC_FIELD_NAMES
+from sudokupool.loading.export import DIFFICULTY_LEVEL
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.ids import normalise_id
 
@@ -55,91 +53,8 @@ class PoolInfo:
     parsed: bool = False
 
 
-@dataclass(frozen=True, eq=False, repr=False, slots=True)
-class Part:
-    """Prepared records of one chunk: open gzip members joined, the other columns at fixed widths.
-
-    The ids are one string (split by :meth:`id_list`).
-    A body is the public record without its last field, ``synced_at``, and without the closing brace, as
-    an open gzip member; ``checks`` holds the CRC-32 and length (u32 little-endian each) of what it
-    holds. The pool ends the member when it serves it, so a pack made once serves every instance's load
-    time. ``etags`` are the solutions' (8 bytes each).
-    """
-
-    ids: str
-    levels: bytes
-    bodies: bytes
-    ends: array[int]
-    checks: bytes
-    solutions: bytes
-    etags: bytes
-    puzzles: bytes
-
-    def __len__(self) -> int:
-        return len(self.levels)
-
-    def id_list(self) -> list[str]:
-        """The ``canonical_id`` of each record, in order."""
-        return self.ids.split()
-
-    # Not the generated repr: it would spell out every body.
-    def __repr__(self) -> str:
-        return f"<Part of {len(self)} puzzles, {len(self.bodies)} bytes>"
-
-
 def _etag(body: bytes) -> bytes:
     return (crc32(body) << 32 | adler32(body)).to_bytes(_ETAG_BYTES)
-
-
-def prepare(records: Iterable[dict[str, Any]]) -> Part:
-    """Serialize and compress validated records into a :class:`Part`, consuming them.
-
-    Each record must be as :func:`sudokupool.loading.export.parse_record` returns it (the public fields in
-    order, then ``solution``); ``solution`` and ``synced_at`` are taken out of it. Records are done with
-    one at a time: given a generator, the loader parses each line into memory the last one freed.
-
-    A record's ETag is the gzip trailer of its served body (CRC-32 and length), one for both encodings;
-    a solution's is CRC-32 and Adler-32 of its body (8 bytes). A weak validator only has to change when
-    the body does, and these take half the time of the shortest BLAKE2b.
-    """
-    ids: list[str] = []
-    levels = bytearray()
-    bodies: list[bytes] = []
-    checks: list[bytes] = []
-    solutions: list[bytes] = []
-    etags: list[bytes] = []
-    puzzles: list[str] = []
-    ends = array("I", [0])
-    end = 0
-    for record in records:
-        canonical_id = record["canonical_id"]
-        solution = b'%s%s","solution":"%s"}' % (
-            _SOLUTION_PREFIX,
-            canonical_id.encode(),
-            record.pop("solution").encode(),
-        )
-        del record["synced_at"]
-        raw = orjson.dumps(record)[:-1]
-        body = open_member(raw)
-        bodies.append(body)
-        checks.append(struct.pack("<II", crc32(raw), len(raw)))
-        solutions.append(solution)
-        etags.append(_etag(solution))
-        puzzles.append(record["puzzle"])
-        end += len(body)
-        ends.append(end)
-        ids.append(canonical_id)
-        levels.append(DIFFICULTY_LEVEL[record["difficulty"]])
-    return Part(
-        ids=" ".join(ids),
-        levels=bytes(levels),
-        bodies=b"".join(bodies),
-        ends=ends,
-        checks=b"".join(checks),
-        solutions=b"".join(solutions),
-        etags=b"".join(etags),
-        puzzles="".join(puzzles).encode(),
-    )
 
 
 class Pool:
@@ -363,8 +278,8 @@ class Pool:
 
 
 class PoolBuilder:
-    """Collects :class:`Part` s into a pack, written to ``file`` (default: an anonymous temporary file),
-    and maps it as a :class:`Pool`; a ``canonical_id`` seen before is skipped."""
+    """Serializes records into a pack, written to ``file`` (default: an anonymous temporary file), and
+    maps it as a :class:`Pool`."""
 
     def __init__(self, *, loaded_at: int, file: IO[bytes] | None = None) -> None:
         self.loaded_at = loaded_at
@@ -377,30 +292,31 @@ class PoolBuilder:
     def __contains__(self, canonical_id: str) -> bool:
         return canonical_id in self._writer
 
-    def add_part(self, part: Part) -> list[int]:
-        """Add the records of ``part``; return the positions (in the part) of duplicates, which are skipped."""
-        ids, levels, bodies, ends = part.id_list(), part.levels, part.bodies, part.ends
-        checks, solutions, etags, puzzles = part.checks, part.solutions, part.etags, part.puzzles
-        if len(ids) != len(levels):
-            raise ValueError(f"a part of {len(levels)} records has {len(ids)} ids")
-        check, grid = pack.CHECK_WIDTH, pack.GRID_WIDTH
-        return [
-            i
-            for i in range(len(ids))
-            if not self._writer.add(
-                ids[i],
-                levels[i],
-                bodies[ends[i] : ends[i + 1]],
-                checks[i * check : (i + 1) * check],
-                solutions[i * SOLUTION_WIDTH : (i + 1) * SOLUTION_WIDTH],
-                etags[i * _ETAG_BYTES : (i + 1) * _ETAG_BYTES],
-                puzzles[i * grid : (i + 1) * grid],
-            )
-        ]
+    def add(self, record: dict[str, Any]) -> bool:
+        """Serialize and compress one validated record into the pack; False (nothing added) when its
+        ``canonical_id`` was added before.
 
-    def add(self, record: dict[str, Any]) -> None:
-        """Add one validated record (a part of one); a duplicate ``canonical_id`` is skipped."""
-        self.add_part(prepare([{name: record[name] for name in (*PUBLIC_FIELD_NAMES, "solution")}]))
+        ``record`` must be as :func:`sudokupool.loading.export.parse_record` returns it (the public fields
+        in order, then ``solution``), and is consumed: ``solution`` and ``synced_at`` are taken out of it.
+        Its body is the record without ``synced_at``, as an open gzip member (the pool ends it when it
+        serves it); its ETag is that member's trailer, one for both encodings; a solution's is CRC-32 and
+        Adler-32 of its body. A weak validator only has to change when the body does, and these take half
+        the time of the shortest BLAKE2b.
+        """
+        canonical_id = record["canonical_id"]
+        if canonical_id in self._writer:
+            return False
+        solution = b'%s%s","solution":"%s"}' % (
+            _SOLUTION_PREFIX,
+            canonical_id.encode(),
+            record.pop("solution").encode(),
+        )
+        del record["synced_at"]
+        raw = orjson.dumps(record)[:-1]
+        level = DIFFICULTY_LEVEL[record["difficulty"]]
+        check = struct.pack("<II", crc32(raw), len(raw))
+        puzzle = record["puzzle"].encode()
+        return self._writer.add(canonical_id, level, open_member(raw), check, solution, _etag(solution), puzzle)
 
     def finish(self, *, export_key: str, export_size: int, made_at: int | None = None) -> int:
         """Write the pack's indexes and header; return its size. The file stays open."""
