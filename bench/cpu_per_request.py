@@ -28,16 +28,9 @@ sys.path[:0] = [str(BENCH)]
 
 from harness import KEY, OUT, pool_dir, service, valkey  # noqa: E402
 from load import Target, wrk  # noqa: E402
-from servers import Server, uvicorn  # noqa: E402
+from servers import Server, cpu_seconds, redis_outages, uvicorn  # noqa: E402
 
 REDIS_RANDOM = "v2 random, key, Redis limiter"
-
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def measure(
@@ -68,8 +61,7 @@ def script_calls(url: str) -> int:
 
 
 def _check_no_outage(server: Server) -> None:
-    assert server.log is not None
-    if " unavailable (" in server.log.read_text(errors="replace"):
+    if redis_outages(server):
         print(f"warning: Redis outages during the run (requests answered without Redis); see {server.log}")
 
 

@@ -25,10 +25,9 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH)]
 
-from cpu_per_request import cpu_seconds  # noqa: E402
 from harness import KEY, OUT, baseline_tree, latest_export, pool_dir, service  # noqa: E402
 from load import Target, sample_ids, wrk  # noqa: E402
-from servers import Server  # noqa: E402
+from servers import Server, cpu_seconds  # noqa: E402
 
 GZIP = {"Accept-Encoding": "gzip"}
 

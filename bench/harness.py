@@ -54,7 +54,7 @@ sys.path[:0] = [str(BENCH)]
 
 import datasette_peer  # noqa: E402
 from load import Run, Target, sample_ids, summarize, wrk  # noqa: E402
-from servers import Server, free_port, get, proc_status, procfile, uvicorn  # noqa: E402
+from servers import Server, free_port, get, proc_status, procfile, redis_outages, uvicorn  # noqa: E402
 from sudokupool.keys import digest  # noqa: E402
 from sudokupool.loading.loader import BACKGROUND_NICENESS as NICENESS  # noqa: E402
 
@@ -483,8 +483,8 @@ def main(argv: list[str] | None = None) -> int:
         results["throughput"] = {name: summarize(r) for name, r in runs.items()}
         results["service_rss"] = proc_status(svc.pid)
         if redis_svc is not None and redis_svc.log is not None:
-            # Each outage is two lines; requests answered meanwhile did not go to Redis (there should be none).
-            results["redis_outages"] = redis_svc.log.read_text(errors="replace").count(" unavailable (")
+            # Requests answered during an outage did not go to Redis (there should be none).
+            results["redis_outages"] = redis_outages(redis_svc)
         if args.profile:
             for target in (t for t in found if t.name in ("v2 by id", "v2 random")):
                 print(f"profiling {target.name}")

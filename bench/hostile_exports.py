@@ -36,6 +36,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "bench")]
+
+from servers import free_port, process_tree  # noqa: E402
+
 DEMO = next((ROOT / "snapshots").glob("pool-*.ndjson.gz"))
 OLD_NAME = "pool-20261101T000000Z.ndjson.gz"
 NEW_NAME = "pool-20261201T000000Z.ndjson.gz"
@@ -72,19 +76,6 @@ BOMBS: dict[str, Callable[[], Callable[[Path], None]]] = {
 }
 
 
-def _tree(pid: int) -> list[int]:
-    pids, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        pids.append(current)
-        try:
-            for task in Path(f"/proc/{current}/task").iterdir():
-                todo.extend(int(child) for child in (task / "children").read_text().split())
-        except (FileNotFoundError, ProcessLookupError, PermissionError):
-            continue
-    return pids
-
-
 def _status(pid: int, field: str) -> int:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -104,7 +95,7 @@ class Sampler:
         self.own = 0
 
     def sample(self) -> None:
-        self.peak = max(self.peak, sum(_status(p, "VmRSS") for p in _tree(self.pid)))
+        self.peak = max(self.peak, sum(_status(p, "VmRSS") for p in process_tree(self.pid)))
         self.own = max(self.own, _status(self.pid, "VmHWM"))
 
 
@@ -113,13 +104,15 @@ def _environ(extra: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, as a platform stops a dyno, then SIGKILL after 30 s (nothing if it has exited)."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def _uvicorn(port: int) -> list[str]:
@@ -166,7 +159,7 @@ def run_startup(bomb: Path, env: dict[str, str], limit: float, scratch: Path) ->
     started = time.perf_counter()
     with log.open("w") as out:
         process = subprocess.Popen(
-            _uvicorn(_free_port()), env=_environ({**env, "SUDOKUPOOL_EXPORTS": str(directory)}),
+            _uvicorn(free_port()), env=_environ({**env, "SUDOKUPOOL_EXPORTS": str(directory)}),
             stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
     sampler = Sampler(process.pid)
@@ -179,13 +172,7 @@ def run_startup(bomb: Path, env: dict[str, str], limit: float, scratch: Path) ->
         time.sleep(0.02)
     seconds = time.perf_counter() - started
     timed_out = process.poll() is None and not served
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    _stop(process)
     text = log.read_text()
     failure = [line for line in text.splitlines() if line.startswith("ERROR") and "startup failed. Exiting" not in line]
     return {
@@ -214,7 +201,7 @@ def run_sync(bomb: Path, env: dict[str, str], limit: float, scratch: Path) -> di
     directory.mkdir()
     shutil.copy(DEMO, directory / OLD_NAME)
     log = scratch / "sync.log"
-    port = _free_port()
+    port = free_port()
     with log.open("w") as out:
         process = subprocess.Popen(
             _uvicorn(port),
@@ -251,12 +238,7 @@ def run_sync(bomb: Path, env: dict[str, str], limit: float, scratch: Path) -> di
         for path in ("/api/v1/health", "/api/v1/puzzles/random"):
             statuses.add(_get(f"http://127.0.0.1:{port}{path}")[0])
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        _stop(process)
     text = log.read_text()
     refusals = [line for line in text.splitlines() if "refused" in line]
     return {

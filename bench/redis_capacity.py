@@ -14,26 +14,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT)]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 import redis  # noqa: E402
 from tests.valkey import ValkeyCluster, ValkeyServer  # noqa: E402
 
+from servers import cpu_seconds  # noqa: E402
 from sudokupool.ratelimit.redis import RedisStore  # noqa: E402
-
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 async def load(store: RedisStore, *, rounds: int, batch: int) -> tuple[int, float]:

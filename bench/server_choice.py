@@ -26,10 +26,9 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH)]
 
-from cpu_per_request import cpu_seconds  # noqa: E402
 from harness import KEY, OUT, body_size, latest_export, machine, pool_dir, service  # noqa: E402
 from load import Run, Target, sample_ids, summarize, wrk  # noqa: E402
-from servers import Server, proc_status, uvicorn  # noqa: E402
+from servers import Server, cpu_seconds, proc_status, process_tree, uvicorn  # noqa: E402
 
 VARIANTS = {
     "uvicorn": {"SUDOKUPOOL_SERVER": "uvicorn"},
@@ -53,22 +52,8 @@ def former_procfile(directory: Path, log: Path) -> Server:
     return Server("former Procfile", argv, env=env, probe="/api/v1/health", log=log)
 
 
-def tree(pid: int) -> list[int]:
-    """``pid`` and its descendants (a server and its workers)."""
-    found = [pid]
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
-            except (OSError, ValueError):
-                continue
-            if parent == pid:
-                found += tree(int(entry.name))
-    return found
-
-
 def tree_cpu(pid: int) -> float:
-    return sum(cpu_seconds(p) for p in tree(pid))
+    return sum(cpu_seconds(p) for p in process_tree(pid))
 
 
 def measure(found: list[tuple[Server, Target]], *, count: int, seconds: float, connections: int
@@ -80,7 +65,7 @@ def measure(found: list[tuple[Server, Target]], *, count: int, seconds: float, c
         wrk(target, seconds=1, connections=connections)
     for n in range(count):
         for server, target in found[n % len(found) :] + found[: n % len(found)]:
-            pids = tree(server.pid)
+            pids = process_tree(server.pid)
             before = sum(cpu_seconds(p) for p in pids)
             run = wrk(target, seconds=seconds, connections=connections)
             used = sum(cpu_seconds(p) for p in pids) - before
@@ -93,7 +78,7 @@ def measure(found: list[tuple[Server, Target]], *, count: int, seconds: float, c
 
 def tree_rss(pid: int) -> int:
     """Resident bytes of ``pid`` and its descendants (a server's workers)."""
-    return sum(proc_status(p).get("VmRSS", 0) for p in tree(pid))
+    return sum(proc_status(p).get("VmRSS", 0) for p in process_tree(pid))
 
 
 def workers_memory(directory: Path) -> dict[str, dict[str, int]]:

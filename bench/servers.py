@@ -28,6 +28,36 @@ def free_port() -> int:
         return port
 
 
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds ``pid`` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (a server, its workers and theirs); gone processes are left out."""
+    pids, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        pids.append(current)
+        try:
+            for task in Path(f"/proc/{current}/task").iterdir():
+                todo.extend(int(child) for child in (task / "children").read_text().split())
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+    return pids
+
+
+def redis_outages(server: Server) -> int:
+    """How many Redis outages the service ``server`` logged (each is a line when it starts and one when it ends)."""
+    assert server.log is not None
+    lines = server.log.read_text(errors="replace").splitlines()
+    return sum(" unreachable: " in line and "Redis " in line for line in lines)
+
+
 def proc_status(pid: int) -> dict[str, int]:
     """VmRSS and VmHWM (peak RSS) of ``pid`` in bytes."""
     values: dict[str, int] = {}

@@ -3,6 +3,14 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+import httpx
+
+if TYPE_CHECKING:
+    from sudokupool.app import SudokuPool
 
 #: A whole clock minute (a rate-limit window starts here).
 MINUTE = 1_800_000_000 - 1_800_000_000 % 60
@@ -14,3 +22,16 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+@asynccontextmanager
+async def running(app: SudokuPool) -> AsyncIterator[httpx.AsyncClient]:
+    """``app`` between its lifespan's startup and shutdown (httpx's ASGITransport runs no lifespan), with a
+    client that calls it from 203.0.113.7."""
+    await app.startup()
+    try:
+        transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 4321))
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            yield client
+    finally:
+        await app.shutdown()

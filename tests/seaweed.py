@@ -32,6 +32,8 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from tests.helpers import free_port
+
 ACCESS_KEY = "sudokupool-test"
 SECRET_KEY = "sudokupool-test-secret"
 REGION = "us-east-1"
@@ -68,9 +70,7 @@ def free_port_pairs(count: int) -> list[int]:
     """``count`` distinct loopback ports ``p`` such that ``p`` and ``p + GRPC_OFFSET`` are both free."""
     ports: list[int] = []
     for _ in range(1000):
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = int(sock.getsockname()[1])
+        port = free_port()
         if port + GRPC_OFFSET > 65535 or port in ports or port + GRPC_OFFSET in ports:
             continue
         if _port_is_free(port + GRPC_OFFSET):

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,12 +37,21 @@ def command(port: int, factory: str = APP) -> list[str]:
 
 
 @contextmanager
-def run_server(env: Mapping[str, str], log: Path, *, factory: str = APP, timeout: float = 30.0) -> Iterator[Server]:
-    """Start ``factory``'s app with ``env`` added to the environment; wait until ``/api/v1/health`` answers."""
+def run_server(
+    env: Mapping[str, str],
+    log: Path,
+    *,
+    factory: str = APP,
+    argv: Sequence[str] | None = None,
+    timeout: float = 30.0,
+) -> Iterator[Server]:
+    """Start ``factory``'s app with ``env`` added to the environment; wait until ``/api/v1/health`` answers.
+
+    ``argv``: another command line than the Procfile's, with ``{port}`` where the port goes."""
     port = free_port()
     handle = log.open("w")
     process = subprocess.Popen(
-        command(port, factory),
+        command(port, factory) if argv is None else [part.format(port=port) for part in argv],
         cwd=ROOT,
         env={**os.environ, **env},
         stdout=handle,

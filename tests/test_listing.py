@@ -6,7 +6,7 @@ import logging
 import pytest
 
 from sudokupool.api.listing import ExportsListing, ListingUnavailable
-from sudokupool.outage import OutageLog
+from sudokupool.outages import OutageLog, storage_outages
 from sudokupool.storage.base import StorageError
 
 pytestmark = pytest.mark.anyio
@@ -47,7 +47,7 @@ class Storage:
 
 
 def make(storage: Storage, clock: Clock, *, ttl: float = 60.0, wait: float = 5.0) -> tuple[ExportsListing, OutageLog]:
-    outage = OutageLog("storage", logging.getLogger("sudokupool.storage"), clock=clock)
+    outage = storage_outages(clock=clock)
     return ExportsListing(storage.fetch, ttl=ttl, outage=outage, failure_ttl=5.0, wait=wait, clock=clock), outage
 
 
@@ -103,7 +103,7 @@ async def test_an_outage_is_one_call_per_failure_period_and_answers_at_once(
     messages = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "sudokupool.storage"]
     assert messages == [
         ("WARNING", "storage unreachable: pool-exports listing: s3://bucket/exports/: Connection refused"),
-        ("INFO", "storage is reachable again after 12 s; 2 call(s) failed meanwhile"),
+        ("INFO", "storage is reachable again after 12.0 s; 2 call(s) failed meanwhile"),
     ]
 
 

@@ -1,10 +1,7 @@
 from __future__ import annotations
 
 import logging
-import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -12,9 +9,8 @@ import pytest
 from uvicorn.logging import AccessFormatter
 
 from sudokupool.logs import RedactApiKeys, log_config, redact
-from tests.helpers import free_port
+from tests.servers import run_server
 
-ROOT = Path(__file__).resolve().parents[1]
 SECRET = "s3cr3t-key-value"
 
 
@@ -72,31 +68,9 @@ uvicorn.run("tests.ratelimit.apps:create_test_app_without_redaction", factory=Tr
     ],
 )  # fmt: skip
 def test_a_real_access_log_never_contains_a_key(tmp_path: Path, command: list[str]) -> None:
-    port = free_port()
-    log = tmp_path / "server.log"
-    env = {**os.environ, "SUDOKUPOOL_LIMIT_ANONYMOUS": "1000"}
-    with log.open("w") as handle:
-        process = subprocess.Popen(
-            [part.format(port=port) for part in command], cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT
-        )
-        try:
-            url = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 30
-            while True:
-                if process.poll() is not None:
-                    raise AssertionError(f"server exited with {process.returncode}:\n{log.read_text()}")
-                try:
-                    httpx.get(f"{url}/api/v1/health", timeout=1)
-                    break
-                except httpx.TransportError:
-                    if time.monotonic() > deadline:
-                        raise AssertionError(f"server did not come up:\n{log.read_text()}") from None
-                    time.sleep(0.1)
-            unknown = httpx.get(f"{url}/api/v2/health?difficulty=easy&api_key={SECRET}")
-        finally:
-            process.terminate()
-            process.wait(10)
-    access = log.read_text()
+    with run_server({"SUDOKUPOOL_LIMIT_ANONYMOUS": "1000"}, tmp_path / "server.log", argv=command) as server:
+        unknown = httpx.get(f"{server.url}/api/v2/health?difficulty=easy&api_key={SECRET}")
+    access = server.output()
     assert unknown.status_code == 401
     assert SECRET not in access
     assert "GET /api/v2/health?difficulty=easy&api_key=REDACTED HTTP/1.1" in access

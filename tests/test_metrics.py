@@ -23,7 +23,7 @@ from sudokupool.keys import digest
 from sudokupool.loading.pool import Pool
 from sudokupool.metrics.requests import BUCKETS, RequestTally
 from tests.factories import write_export
-from tests.helpers import free_port
+from tests.helpers import free_port, running
 from tests.servers import ROOT, command, run_server
 
 pytestmark = pytest.mark.anyio
@@ -53,13 +53,8 @@ def request_labels(surface: str, route: str, method: str, status: str) -> tuple[
 async def metered(pool: Pool) -> AsyncIterator[tuple[SudokuPool, httpx.AsyncClient, str]]:
     port = free_port()
     app = create_app(Settings(metrics_port=port, api_keys=digest(KEY)), pool=pool)
-    await app.startup()
-    transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 4321))
-    try:
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            yield app, client, f"http://127.0.0.1:{port}/metrics"
-    finally:
-        await app.shutdown()
+    async with running(app) as client:
+        yield app, client, f"http://127.0.0.1:{port}/metrics"
 
 
 async def scrape(url: str) -> Samples:
@@ -317,12 +312,9 @@ async def test_a_redis_outage_shows_as_down_with_each_request_limited_in_memory(
     # Nothing listens on the Redis port: every call fails at once.
     settings = Settings(metrics_port=port, redis_url=f"redis://127.0.0.1:{free_port()}/0", redis_timeout=0.2)
     app = create_app(settings, pool=pool)
-    await app.startup()
-    try:
-        transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 4321))
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-            for _ in range(3):
-                assert (await client.get("/api/v2/puzzles/random")).status_code == 200
+    async with running(app) as client:
+        for _ in range(3):
+            assert (await client.get("/api/v2/puzzles/random")).status_code == 200
         samples = await scrape(f"http://127.0.0.1:{port}/metrics")
         assert samples[("sudokupool_redis_down", frozenset())] == 1
         assert samples[("sudokupool_limiter_redis_fallbacks_total", frozenset())] == 3
@@ -330,5 +322,3 @@ async def test_a_redis_outage_shows_as_down_with_each_request_limited_in_memory(
             ("sudokupool_limiter_decisions_total", frozenset({("tier", "anonymous"), ("outcome", "admitted")}))
         ]
         assert admitted == 3
-    finally:
-        await app.shutdown()

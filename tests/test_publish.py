@@ -19,7 +19,8 @@ from sudokupool.loading import pack
 from sudokupool.naming import pack_key
 from sudokupool.storage.s3 import parse_s3_url
 from tests.factories import write_export
-from tests.seaweed import SeaweedS3, free_port_pairs
+from tests.helpers import free_port
+from tests.seaweed import SeaweedS3
 
 KEY = re.compile(r"pool-\d{8}T\d{6}Z\.ndjson(\.gz)?")
 
@@ -139,7 +140,7 @@ def test_publish_reports_unreachable_storage_in_one_line(
     records: list[dict[str, Any]],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setenv("SUDOKUPOOL_S3_ENDPOINT_URL", f"http://127.0.0.1:{free_port_pairs(1)[0]}")
+    monkeypatch.setenv("SUDOKUPOOL_S3_ENDPOINT_URL", f"http://127.0.0.1:{free_port()}")
     path = write_export(tmp_path / "export.ndjson.gz", records[:1])
 
     code = main(["publish", str(path), "--to", "s3://bucket/exports/"])

@@ -18,7 +18,8 @@ import pytest
 from sudokupool.cli import build_parser
 from sudokupool.config import Settings
 from sudokupool.server import BoundedHttpToolsProtocol, granian_argv, launch, uvicorn_options
-from tests.servers import ROOT, Server, run_server
+from tests.helpers import free_port
+from tests.servers import ROOT, Server, command, run_server
 
 SERVERS = ["uvicorn", "granian"]
 REQUEST = b"GET /api/v1/puzzles/random HTTP/1.1\r\nHost: t\r\n\r\n"
@@ -205,9 +206,6 @@ def test_the_access_log_is_off_by_default_and_redacts_keys_when_on(tmp_path: Pat
 
 @pytest.mark.parametrize("name", SERVERS)
 def test_a_failed_startup_exits_non_zero_without_a_traceback(tmp_path: Path, name: str) -> None:
-    from tests.helpers import free_port
-    from tests.servers import command
-
     env = {**os.environ, "SUDOKUPOOL_SERVER": name, "SUDOKUPOOL_EXPORTS": str(tmp_path / "nowhere")}
     done = subprocess.run(command(free_port()), env=env, capture_output=True, text=True, timeout=60, check=False)
     output = done.stdout + done.stderr

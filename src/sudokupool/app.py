@@ -33,8 +33,8 @@ from sudokupool.loading.pool import Pool
 from sudokupool.loading.sync import PoolSync
 from sudokupool.logs import AccessLog, configure_service_logging, install_redaction
 from sudokupool.metrics.requests import UNMATCHED, RequestTally, Route
+from sudokupool.outages import OutageLog, redis_outages
 from sudokupool.ratelimit import LimiterStore, Limits, RateLimiter, make_store
-from sudokupool.redisclient import Outages
 from sudokupool.site import STATIC_DIR, web_routes
 from sudokupool.state import Runtime
 from sudokupool.storage import open_store
@@ -281,7 +281,7 @@ def _build(settings: Settings, pool: Pool | None) -> SudokuPool:
     access = AccessLog() if settings.access_log else None
     runtime = Runtime(settings, pool=pool)
     # One log of Redis outages for both users of Redis: an outage is one line when it starts, one when it ends.
-    outages = Outages()
+    outages = redis_outages()
     runtime.activity = make_activity(settings, outages=outages)
     endpoints = Endpoints(runtime, openapi_body())
     limiter_store = make_store(settings, outages=outages)
@@ -317,7 +317,7 @@ def _build(settings: Settings, pool: Pool | None) -> SudokuPool:
     return app
 
 
-def metrics_server(app: SudokuPool, limiter: RateLimiter, tally: RequestTally, outages: Outages) -> None:
+def metrics_server(app: SudokuPool, limiter: RateLimiter, tally: RequestTally, outages: OutageLog) -> None:
     """Give ``app`` its metrics port (prometheus-client is imported only when metrics are on)."""
     from sudokupool.metrics.endpoint import MetricsServer
     from sudokupool.metrics.exporter import Exporter, Sources

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import sys
 import time
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ from sudokupool.config import Settings
 from sudokupool.heap import release_free_memory
 from sudokupool.images.cache import CacheTally, RenderCache
 from sudokupool.loading.pool import Pool
-from sudokupool.outage import OutageLog
+from sudokupool.outages import storage_outages
 from sudokupool.storage.base import ExportListing, ExportStore
 
 #: How long a swap waits for the requests that still use the old pool before dropping it anyway (a
@@ -58,7 +57,7 @@ class Runtime:
         self.images = RenderCache(settings.image_cache_bytes, tally=self.image_tally)
         self.sync = SyncStatus()
         #: One line when storage becomes unreachable and one when it is back, whoever notices (listing, sync).
-        self.storage_outage = OutageLog("storage", logging.getLogger("sudokupool.storage"))
+        self.storage_outage = storage_outages()
         self.listing = ExportsListing(
             self._list_exports, ttl=settings.exports_list_cache_seconds, outage=self.storage_outage
         )

@@ -2,7 +2,18 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { capitalise, cellLabel, detailRows, requestedId } from "../../src/sudokupool/static/labels.js";
+import {
+  capitalise,
+  cellLabel,
+  checkMessage,
+  detailRows,
+  hasPuzzles,
+  loadFailure,
+  puzzleCode,
+  requestedId,
+  statsLine,
+  successText,
+} from "../../src/sudokupool/static/labels.js";
 
 test("a cell's label says where it is, what it holds and what is flagged", () => {
   assert.equal(cellLabel(0, 5, true, 0, []), "Row 1, column 1, given 5");
@@ -52,4 +63,66 @@ test("the requested code comes from /p/{code} or ?id=", () => {
 test("capitalise raises the first letter only", () => {
   assert.equal(capitalise("no puzzle matches"), "No puzzle matches");
   assert.equal(capitalise(""), "");
+});
+
+test("Check says how many entries are wrong, else how many cells are left", () => {
+  assert.equal(checkMessage(1, 40), "1 entry does not match the solution (marked in red).");
+  assert.equal(checkMessage(3, 40), "3 entries do not match the solution (marked in red).");
+  assert.equal(checkMessage(0, 1), "Everything so far is correct; 1 cell to go.");
+  assert.equal(checkMessage(0, 12), "Everything so far is correct; 12 cells to go.");
+  assert.equal(checkMessage(0, 0), "Everything is correct.");
+});
+
+test("the success banner gives the time and what was revealed", () => {
+  assert.equal(successText({ revealedAll: false, revealed: 0, time: "04:05" }), "Solved in 04:05. Well done!");
+  assert.equal(
+    successText({ revealedAll: false, revealed: 2, time: "04:05" }),
+    "Solved in 04:05 (with 2 revealed). Well done!",
+  );
+  assert.equal(
+    successText({ revealedAll: true, revealed: 51, time: "00:10" }),
+    "The solution is revealed. Try another puzzle!",
+  );
+});
+
+test("a failed load says why and offers the request that can work", () => {
+  const unknown = loadFailure({ status: 404, message: "no puzzle" }, { id: "ABC", push: true }, false);
+  assert.deepEqual(unknown, {
+    text: "No puzzle has the code “ABC”. Check the code, or play another puzzle.",
+    label: "Play a random puzzle",
+    retry: { push: true },
+  });
+  const expert = { difficulty: "expert" };
+  const empty = loadFailure({ status: 404, message: "no puzzle matches difficulty expert" }, expert, true);
+  assert.deepEqual(empty, {
+    text: "No puzzle matches difficulty expert. Your current game is still here.",
+    label: "Play any puzzle",
+    retry: { push: true },
+  });
+  const request = { difficulty: "easy", push: true };
+  assert.deepEqual(loadFailure({ status: 503, message: "storage is unreachable" }, request, false), {
+    text: "The server could not give a puzzle (storage is unreachable).",
+    label: "Try again",
+    retry: request,
+  });
+  // No status: the server did not answer; the message says so.
+  assert.equal(
+    loadFailure({ message: "The server did not answer." }, request, true).text,
+    "The server did not answer. Your current game is still here.",
+  );
+});
+
+test("the pool's counts and which difficulties have puzzles", () => {
+  const stats = { total: 12000, by_difficulty: { Easy: 10000, Hard: 2000, Expert: 0 } };
+  assert.equal(statsLine(stats), "The pool holds 12,000 puzzles: 10,000 Easy · 2,000 Hard · 0 Expert.");
+  assert.equal(statsLine({ total: 0 }), "The pool holds 0 puzzles.");
+  assert.deepEqual(
+    ["", "easy", "hard", "expert", "medium"].map((d) => hasPuzzles(stats, d)),
+    [true, true, true, false, false],
+  );
+});
+
+test("a typed code is spelt as the API spells it", () => {
+  assert.equal(puzzleCode(" htzy-pm3w fe49j "), "HTZYPM3WFE49J");
+  assert.equal(puzzleCode("--"), "");
 });

@@ -78,7 +78,7 @@ async def test_open_mode_limits_per_process_while_redis_is_down(caplog: pytest.L
         await store.aclose()
     assert [d.allowed for d in decisions] == [True, True, True, False, False]
     # One failure reached Redis; the rest skipped it for the retry interval. Logged once, not per request.
-    assert len([r for r in caplog.records if "unavailable" in r.getMessage()]) == 1
+    assert len([r for r in caplog.records if " unreachable: " in r.getMessage()]) == 1
 
 
 @pytest.mark.anyio
@@ -187,7 +187,7 @@ async def test_an_outage_is_one_line_when_it_starts_and_one_when_it_ends(
 ) -> None:
     store = RedisStore.from_url(valkey_restartable.url, timeout=0.5, retry_interval=0.0, clock=fixed(MINUTE + 1))
     try:
-        with caplog.at_level(logging.INFO, logger="sudokupool.redisclient"):
+        with caplog.at_level(logging.INFO, logger="sudokupool.redis"):
             await store.hit("k", 10)
             valkey_restartable.stop()
             during = [await store.hit("k", 10) for _ in range(3)]
@@ -200,10 +200,13 @@ async def test_an_outage_is_one_line_when_it_starts_and_one_when_it_ends(
     assert after_failures == 1
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) == 2
-    assert lines[0].startswith(f"Redis 127.0.0.1:{valkey_restartable.port} unavailable (rate limiter: ConnectionError")
-    assert lines[1].startswith(f"Redis 127.0.0.1:{valkey_restartable.port} is back after ")
-    assert lines[1].endswith("3 call(s) failed, 3 request(s) answered without it meanwhile.")
-    assert all(r.levelno == logging.WARNING for r in caplog.records)
+    assert lines[0].startswith(f"Redis 127.0.0.1:{valkey_restartable.port} unreachable: rate limiter: ConnectionError")
+    assert lines[0].endswith(
+        "; the rate limiter answers per its failure mode and the activity counters count per instance"
+    )
+    assert lines[1].startswith(f"Redis 127.0.0.1:{valkey_restartable.port} is reachable again after ")
+    assert lines[1].endswith(" s; 3 call(s) failed, 3 request(s) answered without it meanwhile")
+    assert [r.levelno for r in caplog.records] == [logging.WARNING, logging.INFO]
 
 
 @pytest.mark.anyio
@@ -249,7 +252,7 @@ async def test_a_cluster_node_failing_affects_only_its_identities(
         return {i: r for i, r in zip(identities, results, strict=True) if isinstance(r, Decision | Exception)}
 
     try:
-        with caplog.at_level(logging.INFO, logger="sudokupool.redisclient"):
+        with caplog.at_level(logging.INFO, logger="sudokupool.redis"):
             await round_of_hits()
             victim.stop()
             during = await round_of_hits()
@@ -277,5 +280,5 @@ async def test_a_cluster_node_failing_affects_only_its_identities(
         assert after[identity].remaining == 4
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) == 2
-    assert lines[0].startswith(f"Redis 127.0.0.1:{victim.port} unavailable (rate limiter: ")
-    assert lines[1].startswith(f"Redis 127.0.0.1:{victim.port} is back after ")
+    assert lines[0].startswith(f"Redis 127.0.0.1:{victim.port} unreachable: rate limiter: ")
+    assert lines[1].startswith(f"Redis 127.0.0.1:{victim.port} is reachable again after ")

@@ -20,7 +20,7 @@ import pytest
 
 from tests.factories import write_export
 from tests.helpers import free_port
-from tests.seaweed import SeaweedS3, free_port_pairs
+from tests.seaweed import SeaweedS3
 from tests.servers import Server, command, run_server
 
 OLDEST = "pool-20251201T000000Z.ndjson.gz"
@@ -42,7 +42,7 @@ NO_SERVER_AWS = {
 
 def app_env(server: SeaweedS3 | None, url: str, **extra: str) -> dict[str, str]:
     """The service's environment: exports at ``url``, credentials from the standard AWS variables."""
-    endpoint = server.endpoint_url if server is not None else f"http://127.0.0.1:{free_port_pairs(1)[0]}"
+    endpoint = server.endpoint_url if server is not None else f"http://127.0.0.1:{free_port()}"
     aws = server.environ() if server is not None else NO_SERVER_AWS
     return {
         **aws,

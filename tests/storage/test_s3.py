@@ -10,7 +10,8 @@ from sudokupool.config import Settings
 from sudokupool.storage import open_store
 from sudokupool.storage.base import CHUNK, StorageError
 from sudokupool.storage.s3 import S3Location, S3Store, parse_s3_url, resolve_region
-from tests.seaweed import SeaweedS3, free_port_pairs
+from tests.helpers import free_port
+from tests.seaweed import SeaweedS3
 
 EXPORTS = {
     "pool-20260101T000000Z.ndjson": b"plain",
@@ -229,7 +230,7 @@ async def test_wrong_credentials_raise_storage_error(s3_env: SeaweedS3, monkeypa
 
 @pytest.mark.anyio
 async def test_unreachable_endpoint_raises_storage_error(s3_env: SeaweedS3) -> None:
-    nowhere = f"http://127.0.0.1:{free_port_pairs(1)[0]}"
+    nowhere = f"http://127.0.0.1:{free_port()}"
 
     async with await S3Store.connect("s3://pool/exports/", Settings(s3_endpoint_url=nowhere)) as store:
         with pytest.raises(StorageError, match=r"s3://pool/exports/: Could not connect"):

@@ -13,10 +13,10 @@ from sudokupool.activity.counters import Activity
 
 if TYPE_CHECKING:
     from sudokupool.config import Settings
-    from sudokupool.redisclient import Outages
+    from sudokupool.outages import OutageLog
 
 
-def make_activity(settings: Settings, *, outages: Outages | None = None) -> Activity:
+def make_activity(settings: Settings, *, outages: OutageLog | None = None) -> Activity:
     """Counters in Redis when ``SUDOKUPOOL_REDIS_URL`` is set, else in process memory. Opens no connection yet.
 
     ``outages``: the log of Redis outages this process shares with its rate limiter.

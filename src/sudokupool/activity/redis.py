@@ -18,7 +18,7 @@ lives on the node its key maps to; every command names that one key.
 The endpoint reads the hash with one ``HGETALL``, cached for ``cache_seconds`` so API traffic cannot
 become Redis traffic, and adds what this instance has not flushed yet. When Redis cannot be read the
 endpoint reports this instance's counts with scope ``instance`` and says why. An outage is logged once
-when it starts and once when it ends (:class:`~sudokupool.redisclient.Outages`).
+when it starts and once when it ends (:class:`~sudokupool.outages.OutageLog`).
 
 A flush that times out after Redis applied it is sent again by the next flush (counted twice):
 a counter of plays may be off by one batch in that rare case, which is why this is not the limiter.
@@ -36,7 +36,8 @@ from typing import Any
 from redis.asyncio.cluster import RedisCluster
 
 from sudokupool.activity.counters import DOWNLOADS, PLAYS, Activity, shape
-from sudokupool.redisclient import Client, Mode, Outages, connect, server_name
+from sudokupool.outages import OutageLog, redis_outages
+from sudokupool.redisclient import Client, Mode, connect, server_name
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ class RedisActivity(Activity):
         flush_seconds: float = 5.0,
         cache_seconds: float = 1.0,
         retry_interval: float = 1.0,
-        outages: Outages | None = None,
+        outages: OutageLog | None = None,
         server: str = "redis",
         key: str = "sudokupool:activity",
         now: float | None = None,
@@ -90,7 +91,7 @@ class RedisActivity(Activity):
         self._lock = asyncio.Lock()
         self._cached: tuple[float, int, dict[str, int], dict[str, int]] | None = None
         self._down_until = float("-inf")
-        self._outages = outages if outages is not None else Outages()
+        self._outages = outages if outages is not None else redis_outages()
         self._server_name = server
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -124,9 +125,9 @@ class RedisActivity(Activity):
                 created = await self._flush_script(keys=[self._key], args=args)
             except Exception as exc:
                 # Whatever Redis does, the counts stay here for the next flush.
-                self._outages.failed(server, "activity flush", exc)
+                self._outages.failed("activity flush", error=exc, server=server)
                 return False
-            self._outages.succeeded(server)
+            self._outages.recovered(server)
             if created and self._since_written:
                 logger.warning(
                     "The activity counters in Redis were gone (Redis lost its data); they start again from %s.",
@@ -163,9 +164,9 @@ class RedisActivity(Activity):
                 values = {_text(field): int(value) for field, value in raw.items()}
             except Exception as exc:
                 self._down_until = self._monotonic() + self._retry_interval
-                self._outages.failed(server, "activity read", exc)
+                self._outages.failed("activity read", error=exc, server=server)
                 return None
-            self._outages.succeeded(server)
+            self._outages.recovered(server)
             since = values.get(SINCE_FIELD, self.since)
             totals = {name: values.get(name, 0) for name in EVENTS}
             flushed = dict(self._flushed)

@@ -22,7 +22,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from sudokupool.outage import OutageLog
+from sudokupool.outages import OutageLog
 from sudokupool.storage.base import StorageError
 
 #: How long a failed listing is remembered: at most one storage call per this many seconds in an outage.

@@ -8,11 +8,11 @@
 from __future__ import annotations
 
 from sudokupool.config import Settings
+from sudokupool.outages import OutageLog
 from sudokupool.ratelimit.limiter import Limits, RateLimiter, Refusal
 from sudokupool.ratelimit.memory import MemoryStore
 from sudokupool.ratelimit.store import LimiterStore, LimiterUnavailable
 from sudokupool.ratelimit.window import Decision
-from sudokupool.redisclient import Outages
 
 __all__ = [
     "Decision",
@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-def make_store(settings: Settings, *, outages: Outages | None = None) -> LimiterStore:
+def make_store(settings: Settings, *, outages: OutageLog | None = None) -> LimiterStore:
     """Redis when ``SUDOKUPOOL_REDIS_URL`` is set, else process memory. Opens no connection yet.
 
     ``outages``: the log of Redis outages this process shares with its activity counters.

@@ -19,7 +19,7 @@ Redis failing never becomes a 500. After a failed call the store stops asking th
 ``retry_interval`` seconds (so a dead Redis costs no timeout per request) and, per
 ``SUDOKUPOOL_REDIS_FAILURE_MODE``, either counts in process memory meanwhile (``open``: the limits
 then hold per instance, not per fleet) or raises :class:`LimiterUnavailable` (``closed``: 503).
-An outage is logged once when it starts and once when it ends (:class:`~sudokupool.redisclient.Outages`).
+An outage is logged once when it starts and once when it ends (:class:`~sudokupool.outages.OutageLog`).
 """
 
 from __future__ import annotations
@@ -34,10 +34,11 @@ from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.connection import AbstractConnection
 from redis.exceptions import NoScriptError, ResponseError
 
+from sudokupool.outages import OutageLog, redis_outages
 from sudokupool.ratelimit.memory import MemoryStore
 from sudokupool.ratelimit.store import LimiterUnavailable
 from sudokupool.ratelimit.window import WINDOW_SECONDS, Clock, Decision, decide, wall_clock, window_index
-from sudokupool.redisclient import Client, Mode, Outages, connect, server_name
+from sudokupool.redisclient import Client, Mode, connect, server_name
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ class RedisStore:
         clock: Clock = wall_clock,
         key_prefix: str = "sudokupool:rl:",
         retry_interval: float = 1.0,
-        outages: Outages | None = None,
+        outages: OutageLog | None = None,
         server: str = "redis",
     ) -> None:
         if failure_mode not in ("open", "closed"):
@@ -91,7 +92,7 @@ class RedisStore:
         self._clock = clock
         self._prefix = key_prefix
         self._retry_interval = retry_interval
-        self._outages = outages if outages is not None else Outages()
+        self._outages = outages if outages is not None else redis_outages()
         self._server = server
         self._fallback = MemoryStore(clock=clock)
         self._down_until: dict[str, float] = {}
@@ -166,7 +167,7 @@ class RedisStore:
         now = time.monotonic()
         if now < self._down_until.get(self._server, 0.0):
             # No map of the cluster at the last try: skip it like a failed server.
-            self._outages.skipped(self._server, sum(map(len, batch.values())))
+            self._outages.skipped(sum(map(len, batch.values())), server=self._server)
             _settle(batch, None)
             return
         if self._refresh_map and now >= self._next_refresh:
@@ -194,7 +195,7 @@ class RedisStore:
     async def _send(self, server: str, batch: Batch, node: Any) -> None:
         """Count ``batch`` on ``server`` (the client, or one node of the cluster) and settle its hits."""
         if time.monotonic() < self._down_until.get(server, 0.0):
-            self._outages.skipped(server, sum(map(len, batch.values())))
+            self._outages.skipped(sum(map(len, batch.values())), server=server)
             _settle(batch, None)
             return
         try:
@@ -204,7 +205,7 @@ class RedisStore:
             self._failed(server, exc, batch)
             return
         self._down_until.pop(server, None)
-        self._outages.succeeded(server)
+        self._outages.recovered(server)
         _settle(batch, totals)
 
     async def _count(self, batch: Batch, node: Any) -> list[int]:
@@ -264,8 +265,8 @@ class RedisStore:
     def _failed(self, server: str, exc: Exception, batch: Batch) -> None:
         self._down_until[server] = time.monotonic() + self._retry_interval
         self._refresh_map = self._cluster
-        self._outages.failed(server, "rate limiter", exc)
-        self._outages.skipped(server, sum(map(len, batch.values())))
+        self._outages.failed("rate limiter", error=exc, server=server)
+        self._outages.skipped(sum(map(len, batch.values())), server=server)
         _settle(batch, None)
 
     def _unavailable(self, identity: str, limit: int) -> Decision:

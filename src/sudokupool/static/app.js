@@ -1,21 +1,26 @@
 // The page that plays the pool: it keeps the game's state and wires the buttons, keys and panels to it.
-// Plain ES modules, no build step: board.js draws the grid and the pad; sudoku.js (grid and hints),
-// game.js (the moves and undo), api.js (the unversioned API), store.js (saved games and the clock),
-// keys.js (key presses to actions) and labels.js (what the page says) leave the DOM alone.
+// Plain ES modules, no build step. Views: board.js draws the grid and the pad, panels.js the hint, details
+// and share cards, messages.js the status line and the banners. Pure logic, unit-tested, no DOM:
+// sudoku.js (grid and hints), game.js (the moves and undo), api.js (the unversioned API), store.js (saved
+// games and the clock), keys.js (key presses to actions), labels.js and hints.js (what the page says).
 // The grid lives in `state`; every change goes through `commit`, which saves, re-renders and checks for
 // a solved grid. The board derives every class and label from `state`, so the DOM never holds game state.
 
 // Load the modules with this file's own ?v= so they are cached (and replaced) together with it. A static
 // `import` cannot carry the version, and an unversioned URL would be revalidated on every visit.
 const version = new URL(import.meta.url).search;
-const [sudoku, game, boardModule, api, store, keys, labels] = await Promise.all(
-  ["sudoku", "game", "board", "api", "store", "keys", "labels"].map((name) => import(`./${name}.js${version}`)),
+const [sudoku, game, boardModule, api, store, keys, labels, hints, panels, messages] = await Promise.all(
+  ["sudoku", "game", "board", "api", "store", "keys", "labels", "hints", "panels", "messages"].map((name) =>
+    import(`./${name}.js${version}`),
+  ),
 );
 const { cellName, isSolved, nextHint, parseGrid, solutionFromPath } = sudoku;
 const { Board } = boardModule;
 const { fetchPuzzle, fetchSolution, fetchStats, imageUrl } = api;
 const { Timer, formatTime, loadGame, saveGame } = store;
-const { detailRows, requestedId, capitalise } = labels;
+const { checkMessage, detailRows, hasPuzzles, loadFailure, puzzleCode, requestedId, statsLine, successText } = labels;
+const { hintView } = hints;
+const { say, showError, hideError, confirmFirst } = messages;
 
 const $ = (id) => document.getElementById(id);
 // Saved games live in localStorage; where it is disabled (reading it throws), nothing is kept.
@@ -151,12 +156,7 @@ async function check() {
   const solution = await needSolution();
   if (!solution) return;
   state.wrong = new Set(game.wrongCells(state.values, solution));
-  const left = state.values.filter((v) => !v).length;
-  if (state.wrong.size) {
-    const n = state.wrong.size;
-    say(`${n} ${n === 1 ? "entry does" : "entries do"} not match the solution (marked in red).`);
-  } else if (left) say(`Everything so far is correct; ${left} ${left === 1 ? "cell" : "cells"} to go.`);
-  else say("Everything is correct.");
+  say(checkMessage(state.wrong.size, state.values.filter((v) => !v).length));
   render();
 }
 
@@ -169,25 +169,6 @@ async function revealCell() {
   game.revealCell(state, i, solution);
   say(`${cellName(i)} is ${solution[i]}.`);
   commit({ valuesChanged: true });
-}
-
-let confirmTimer = null;
-
-/** Destructive buttons ask for a second click within a few seconds instead of a blocking dialog. */
-function confirmFirst(button, question, action) {
-  if (button.dataset.confirming === "yes") {
-    clearTimeout(confirmTimer);
-    button.dataset.confirming = "";
-    button.textContent = button.dataset.label;
-    return action();
-  }
-  button.dataset.label ??= button.textContent;
-  button.dataset.confirming = "yes";
-  button.textContent = question;
-  confirmTimer = setTimeout(() => {
-    button.dataset.confirming = "";
-    button.textContent = button.dataset.label;
-  }, 4000);
 }
 
 async function revealAll() {
@@ -210,13 +191,8 @@ function finish() {
   stopTimer();
   tick();
   state.selected = -1;
-  const banner = $("success");
-  if (state.revealedAll) banner.textContent = "The solution is revealed. Try another puzzle!";
-  else {
-    const helped = state.revealed.size ? ` (with ${state.revealed.size} revealed)` : "";
-    banner.textContent = `Solved in ${formatTime(state.timer.read())}${helped}. Well done!`;
-  }
-  banner.hidden = false;
+  const { revealedAll, revealed } = state;
+  messages.showSuccess(successText({ revealedAll, revealed: revealed.size, time: formatTime(state.timer.read()) }));
 }
 
 // ---- hints -----------------------------------------------------------------------------------------
@@ -227,53 +203,14 @@ function showHint() {
   const hint = nextHint(record.puzzle, state.values, state.marks, record.solve_path, state.solution, state.hintSeen);
   state.hint = hint;
   if (hint.kind === "step" && !hint.step.placements?.length) state.hintSeen.add(hint.index);
-  const technique = $("hint-technique");
-  const text = $("hint-text");
-  const legend = $("hint-legend");
-  $("hint-apply").hidden = hint.kind !== "step";
-  legend.replaceChildren();
-  if (hint.kind === "mistake") {
-    state.wrong = new Set(hint.cells);
-    technique.textContent = "Fix a mistake first";
-    const names = hint.cells.map(cellName).join(", ");
-    text.textContent = `${names} ${hint.cells.length === 1 ? "does" : "do"} not match the solution (marked in red). Erase before the next step.`;
-  } else if (hint.kind === "step") {
-    const { step, index } = hint;
-    technique.textContent = `Step ${index + 1} of ${record.solve_path.length}: ${step.technique}`;
-    text.textContent = step.explanation;
-    legend.append(...legendItems(step));
-  } else if (hint.kind === "done") {
-    technique.textContent = "No step left";
-    text.textContent = "Every step of the solve path is done: fill in what is left.";
-  } else {
-    technique.textContent = "No explained path";
-    text.textContent = "This puzzle has no solve path, so there is no hint. Check or Reveal cell can still help.";
-  }
-  $("hint-panel").hidden = false;
+  if (hint.kind === "mistake") state.wrong = new Set(hint.cells);
+  panels.showHint(hintView(hint, record.solve_path?.length ?? 0));
   render();
-  // On a phone the panel sits below the grid: bring the explanation into view.
-  $("hint-panel").scrollIntoView({ block: "nearest" });
-}
-
-function legendItems(step) {
-  const items = [];
-  const add = (cls, label) => {
-    const span = document.createElement("span");
-    span.className = `key ${cls}`;
-    span.textContent = label;
-    items.push(span);
-  };
-  if (step.houses?.length) add("hint-house", step.houses.join(", "));
-  const targets = new Set([...(step.placements ?? []), ...(step.eliminations ?? [])].map((x) => x.cell));
-  if (step.cells?.some((c) => !targets.has(c))) add("hint-cell", "cells that explain it");
-  if (step.placements?.length) add("hint-place", "to fill");
-  if (step.eliminations?.length) add("hint-elim", "candidates to remove");
-  return items;
 }
 
 function hideHint() {
   state.hint = null;
-  $("hint-panel").hidden = true;
+  panels.hideHint();
 }
 
 function applyHint() {
@@ -281,25 +218,6 @@ function applyHint() {
   if (hint?.kind !== "step" || state.solved) return;
   game.followStep(state, hint.step);
   commit({ valuesChanged: true });
-}
-
-// ---- messages --------------------------------------------------------------------------------------
-
-function say(text) {
-  $("message").textContent = text;
-}
-
-let errorAction = null;
-
-function showError(text, action) {
-  $("error-text").textContent = text;
-  errorAction = action;
-  $("error-retry").textContent = action.label;
-  $("error").hidden = false;
-}
-
-function hideError() {
-  $("error").hidden = true;
 }
 
 // ---- loading a puzzle ------------------------------------------------------------------------------
@@ -325,16 +243,8 @@ async function load(request) {
 }
 
 function reportLoadError(error, request) {
-  const kept = state.record ? " Your current game is still here." : "";
-  if (error.status === 404 && request.id) {
-    const action = { label: "Play a random puzzle", run: () => load({ push: true }) };
-    showError(`No puzzle has the code “${request.id}”. Check the code, or play another puzzle.${kept}`, action);
-  } else if (error.status === 404) {
-    showError(`${capitalise(error.message)}.${kept}`, { label: "Play any puzzle", run: () => load({ push: true }) });
-  } else {
-    const text = error.status ? `The server could not give a puzzle (${error.message}).` : error.message;
-    showError(`${text}${kept}`, { label: "Try again", run: () => load(request) });
-  }
+  const { text, label, retry } = loadFailure(error, request, Boolean(state.record));
+  showError(text, { label, run: () => load(retry) });
   document.body.classList.toggle("empty", !state.record);
 }
 
@@ -354,63 +264,23 @@ function begin(record, saved) {
   state.solution = null;
   hideHint();
   say("");
-  $("success").hidden = true;
+  messages.hideSuccess();
   document.body.classList.remove("empty");
   board.tabTo(state.givens.findIndex((v) => !v) >= 0 ? state.givens.findIndex((v) => !v) : 0);
   if (isSolved(state.values)) finish();
   else startTimer();
   tick();
-  showDetails(record);
-  showShare(record);
+  panels.showDetails(record, detailRows(record, state.givens.filter(Boolean).length));
+  const id = record.canonical_id;
+  panels.showShare(id, { puzzle: imageUrl(id, "puzzle"), solution: imageUrl(id, "solution") });
   save();
   render();
   // Fetched now so Check and Reveal still work if the server goes away mid-game.
   needSolution({ quiet: true });
 }
 
-function showDetails(record) {
-  $("status-difficulty").textContent = record.difficulty ?? "?";
-  $("status-difficulty").dataset.level = String(record.difficulty_level ?? "");
-  $("status-code").textContent = record.canonical_id;
-  const rows = detailRows(record, state.givens.filter(Boolean).length);
-  const list = $("details");
-  list.replaceChildren();
-  for (const [term, value, label] of rows) {
-    const dt = document.createElement("dt");
-    dt.textContent = term;
-    const dd = document.createElement("dd");
-    dd.textContent = value;
-    dd.dataset.field = term.toLowerCase().replaceAll(" ", "-");
-    if (label) dd.setAttribute("aria-label", label);
-    list.append(dt, dd);
-  }
-}
-
-function showShare(record) {
-  const id = record.canonical_id;
-  $("share-code").textContent = id;
-  $("share-link").value = `${location.origin}/p/${id}`;
-  $("download-puzzle").href = imageUrl(id, "puzzle");
-  $("download-puzzle").download = `sudoku-${id}.png`;
-  $("download-solution").href = imageUrl(id, "solution");
-  $("download-solution").download = `sudoku-${id}-solution.png`;
-}
-
 async function copyLink() {
-  const field = $("share-link");
-  const button = $("copy-link");
-  let copied = false;
-  try {
-    await navigator.clipboard.writeText(field.value);
-    copied = true;
-  } catch {
-    // The clipboard API needs a secure context; plain http on another host falls back to a selection.
-    field.select();
-    copied = document.execCommand?.("copy") ?? false;
-  }
-  say(copied ? "Link copied." : "Select the link and copy it.");
-  button.textContent = copied ? "Copied ✓" : "Copy link";
-  setTimeout(() => (button.textContent = "Copy link"), 2000);
+  say((await panels.copyLink()) ? "Link copied." : "Select the link and copy it.");
 }
 
 // ---- saving progress (per puzzle, in this browser only) ----------------------------------------------
@@ -440,13 +310,7 @@ function onKey(event) {
 async function showStats() {
   try {
     const stats = await fetchStats();
-    const parts = Object.entries(stats.by_difficulty ?? {}).map(([name, n]) => `${n.toLocaleString()} ${name}`);
-    $("pool-stats").textContent = `The pool holds ${stats.total.toLocaleString()} puzzles${parts.length ? `: ${parts.join(" · ")}` : ""}.`;
-    for (const button of document.querySelectorAll("[data-difficulty]")) {
-      const name = button.dataset.difficulty;
-      const key = Object.keys(stats.by_difficulty ?? {}).find((k) => k.toLowerCase() === name);
-      if (name && !stats.by_difficulty?.[key]) button.disabled = true;
-    }
+    panels.showStats(statsLine(stats), (difficulty) => hasPuzzles(stats, difficulty));
   } catch {
     // The counts are a nicety; the game does not need them.
   }
@@ -472,11 +336,11 @@ function wire() {
     render();
   });
   $("copy-link").addEventListener("click", copyLink);
-  $("error-retry").addEventListener("click", () => errorAction?.run());
+  $("error-retry").addEventListener("click", messages.runErrorAction);
   $("error-close").addEventListener("click", hideError);
   $("open-form").addEventListener("submit", (event) => {
     event.preventDefault();
-    const code = $("open-code").value.replace(/[\s-]+/g, "").toUpperCase();
+    const code = puzzleCode($("open-code").value);
     if (code) load({ id: code, push: true });
   });
   window.addEventListener("popstate", () => {

@@ -1,4 +1,5 @@
-// What the page says about a cell and a puzzle: the screen-reader label of a cell and the rows of the details card.
+// What the page says: the label of a cell, the rows of the details card, and its messages (Check, a win, a
+// failed load, the pool's counts).
 
 // Load the grid logic with this file's own ?v= so the page's modules are cached (and replaced) together.
 const { colOf, digitsOf, rowOf } = await import(`./sudoku.js${new URL(import.meta.url).search}`);
@@ -36,3 +37,52 @@ export function requestedId(pathname, search) {
 }
 
 export const capitalise = (text) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/** What Check says: how many entries are wrong, or how many cells are left. */
+export function checkMessage(wrong, left) {
+  if (wrong) return `${wrong} ${wrong === 1 ? "entry does" : "entries do"} not match the solution (marked in red).`;
+  if (left) return `Everything so far is correct; ${left} ${left === 1 ? "cell" : "cells"} to go.`;
+  return "Everything is correct.";
+}
+
+/** The banner over a finished grid: the time and the cells revealed, or that the solution was revealed. */
+export function successText({ revealedAll, revealed, time }) {
+  if (revealedAll) return "The solution is revealed. Try another puzzle!";
+  const helped = revealed ? ` (with ${revealed} revealed)` : "";
+  return `Solved in ${time}${helped}. Well done!`;
+}
+
+/** What the page says when `request` (`{id?, difficulty?}`) got no puzzle (`error.status`: the HTTP status,
+ *  none if the server did not answer), and what its button does: `{ text, label, retry }`, where `retry`
+ *  is the request to load next. `kept`: a game is still on the page. */
+export function loadFailure(error, request, kept) {
+  const still = kept ? " Your current game is still here." : "";
+  if (error.status === 404 && request.id) {
+    return {
+      text: `No puzzle has the code “${request.id}”. Check the code, or play another puzzle.${still}`,
+      label: "Play a random puzzle",
+      retry: { push: true },
+    };
+  }
+  if (error.status === 404) {
+    return { text: `${capitalise(error.message)}.${still}`, label: "Play any puzzle", retry: { push: true } };
+  }
+  const text = error.status ? `The server could not give a puzzle (${error.message}).` : error.message;
+  return { text: `${text}${still}`, label: "Try again", retry: request };
+}
+
+/** The footer line about the pool, from `/api/stats`. */
+export function statsLine(stats) {
+  const parts = Object.entries(stats.by_difficulty ?? {}).map(([name, n]) => `${n.toLocaleString()} ${name}`);
+  return `The pool holds ${stats.total.toLocaleString()} puzzles${parts.length ? `: ${parts.join(" · ")}` : ""}.`;
+}
+
+/** Whether the pool has puzzles of `difficulty` (any case; "" is any difficulty). */
+export function hasPuzzles(stats, difficulty) {
+  if (!difficulty) return true;
+  const key = Object.keys(stats.by_difficulty ?? {}).find((k) => k.toLowerCase() === difficulty);
+  return Boolean(stats.by_difficulty?.[key]);
+}
+
+/** A code as typed or pasted ("htzy-pm3w fe49j") as the API spells it ("HTZYPM3WFE49J"). */
+export const puzzleCode = (text) => text.replace(/[\s-]+/g, "").toUpperCase();

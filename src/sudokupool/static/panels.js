@@ -1,0 +1,81 @@
+// The cards beside the board and the footer: the hint panel, the puzzle's details, the share card and the
+// pool's counts. Each shows what it is given (texts from labels.js and hints.js); none holds game state.
+
+const $ = (id) => document.getElementById(id);
+
+/** Shows the hint panel with `view` (hints.js's `hintView`) and brings it into view. */
+export function showHint(view) {
+  $("hint-technique").textContent = view.technique;
+  $("hint-text").textContent = view.text;
+  $("hint-apply").hidden = !view.apply;
+  $("hint-legend").replaceChildren(
+    ...view.legend.map(([cls, label]) => {
+      const span = document.createElement("span");
+      span.className = `key ${cls}`;
+      span.textContent = label;
+      return span;
+    }),
+  );
+  const panel = $("hint-panel");
+  panel.hidden = false;
+  // On a phone the panel sits below the grid: bring the explanation into view.
+  panel.scrollIntoView({ block: "nearest" });
+}
+
+export function hideHint() {
+  $("hint-panel").hidden = true;
+}
+
+/** The status bar's difficulty and code, and the details card's `rows` (labels.js's `detailRows`). */
+export function showDetails(record, rows) {
+  $("status-difficulty").textContent = record.difficulty ?? "?";
+  $("status-difficulty").dataset.level = String(record.difficulty_level ?? "");
+  $("status-code").textContent = record.canonical_id;
+  const list = $("details");
+  list.replaceChildren();
+  for (const [term, value, label] of rows) {
+    const dt = document.createElement("dt");
+    dt.textContent = term;
+    const dd = document.createElement("dd");
+    dd.textContent = value;
+    dd.dataset.field = term.toLowerCase().replaceAll(" ", "-");
+    if (label) dd.setAttribute("aria-label", label);
+    list.append(dt, dd);
+  }
+}
+
+/** The share card of puzzle `id`: its code, its link and its two pictures (`images.puzzle`, `images.solution`). */
+export function showShare(id, images) {
+  $("share-code").textContent = id;
+  $("share-link").value = `${location.origin}/p/${id}`;
+  $("download-puzzle").href = images.puzzle;
+  $("download-puzzle").download = `sudoku-${id}.png`;
+  $("download-solution").href = images.solution;
+  $("download-solution").download = `sudoku-${id}-solution.png`;
+}
+
+/** Copies the share link; true if it reached the clipboard. The button says so for two seconds. */
+export async function copyLink() {
+  const field = $("share-link");
+  const button = $("copy-link");
+  let copied = false;
+  try {
+    await navigator.clipboard.writeText(field.value);
+    copied = true;
+  } catch {
+    // The clipboard API needs a secure context; plain http on another host falls back to a selection.
+    field.select();
+    copied = document.execCommand?.("copy") ?? false;
+  }
+  button.textContent = copied ? "Copied ✓" : "Copy link";
+  setTimeout(() => (button.textContent = "Copy link"), 2000);
+  return copied;
+}
+
+/** The footer's `line` about the pool; the New puzzle buttons of difficulties without puzzles are disabled. */
+export function showStats(line, hasPuzzles) {
+  $("pool-stats").textContent = line;
+  for (const button of document.querySelectorAll("[data-difficulty]")) {
+    if (!hasPuzzles(button.dataset.difficulty)) button.disabled = true;
+  }
+}

@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from sudokupool.outages import REDIS_MEANWHILE, redis_outages, storage_outages
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 500.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def lines(caplog: pytest.LogCaptureFixture, logger: str) -> list[tuple[str, str]]:
+    return [(r.levelname, r.getMessage()) for r in caplog.records if r.name == logger]
+
+
+def test_an_outage_is_one_line_when_it_starts_and_one_when_it_ends(caplog: pytest.LogCaptureFixture) -> None:
+    clock = Clock()
+    log = storage_outages(clock=clock)
+    with caplog.at_level(logging.INFO, logger="sudokupool.storage"):
+        log.recovered()  # not down: nothing to say
+        assert not log.down
+        log.failed("sync: Connection refused")
+        clock.now += 2.5
+        log.failed("pool-exports listing: Connection refused")
+        log.failed("sync: timed out")
+        assert log.down
+        clock.now += 1.0
+        log.recovered()
+        log.recovered()
+        assert not log.down
+    assert lines(caplog, "sudokupool.storage") == [
+        ("WARNING", "storage unreachable: sync: Connection refused"),
+        ("INFO", "storage is reachable again after 3.5 s; 3 call(s) failed meanwhile"),
+    ]
+
+
+def test_a_failure_the_caller_logged_starts_the_outage_silently(caplog: pytest.LogCaptureFixture) -> None:
+    clock = Clock()
+    log = storage_outages(clock=clock)
+    with caplog.at_level(logging.INFO, logger="sudokupool.storage"):
+        log.failed("FALLBACK: serving the fallback", logged=True)
+        log.failed("sync: still down")
+        clock.now += 60
+        log.recovered()
+    assert lines(caplog, "sudokupool.storage") == [
+        ("INFO", "storage is reachable again after 60.0 s; 2 call(s) failed meanwhile"),
+    ]
+
+
+def test_each_server_has_its_own_outage_with_the_error_and_the_requests_answered_without_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = Clock()
+    log = redis_outages(clock=clock)
+    with caplog.at_level(logging.INFO, logger="sudokupool.redis"):
+        log.skipped(5, server="10.0.0.1:6379")  # not down: not counted
+        log.failed("rate limiter", error=ConnectionError("refused"), server="10.0.0.1:6379")
+        log.skipped(7, server="10.0.0.1:6379")
+        log.failed("activity read", error=TimeoutError("timed out"), server="10.0.0.2:6379")
+        clock.now += 0.5
+        log.recovered("10.0.0.1:6379")
+        assert log.down  # the second server is still failing
+        log.recovered("10.0.0.2:6379")
+        assert not log.down
+    assert lines(caplog, "sudokupool.redis") == [
+        ("WARNING", f"Redis 10.0.0.1:6379 unreachable: rate limiter: ConnectionError: refused; {REDIS_MEANWHILE}"),
+        ("WARNING", f"Redis 10.0.0.2:6379 unreachable: activity read: TimeoutError: timed out; {REDIS_MEANWHILE}"),
+        (
+            "INFO",
+            "Redis 10.0.0.1:6379 is reachable again after 0.5 s; 1 call(s) failed, 7 request(s) answered without it"
+            " meanwhile",
+        ),
+        ("INFO", "Redis 10.0.0.2:6379 is reachable again after 0.5 s; 1 call(s) failed meanwhile"),
+    ]
