@@ -13,7 +13,7 @@ import mmap
 import secrets
 import struct
 import sys
-import zlib
+import time
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +52,8 @@ CHECK_WIDTH: Final = 8
 _HEADER: Final = struct.Struct(f"<8sIIIIIQQ16s4I{2 * len(SECTIONS)}QH256sII")
 _CRC_AT: Final = _HEADER.size - 8
 _NAME_MAX: Final = 256
+#: Bytes the checksum of a live swap reads between two chances for the serving loop to take the GIL.
+_SLICE: Final = 1 << 20
 #: Bytes the writer buffers before writing them out.
 _FLUSH: Final = 1 << 20
 
@@ -327,11 +329,17 @@ def check(
     if export_size is not None and header.export_size != export_size:
         raise PackError(f"made from an export of {header.export_size} bytes, not {export_size}")
     with memoryview(data) as view:
-        # At startup ISA-L's crc32 (1.1-1.4 s for the 2.8 GB pack of the 1M bench pool, on the shared
-        # machine); in the ``background`` (a live swap, in a thread beside the serving loop) zlib's,
-        # 4-5x slower but it lets go of the GIL while it reads, where ISA-L holds it: the loop's 1 ms
-        # sleeps woke 1.5 ms late at p99 beside zlib, 12 ms beside ISA-L (in 4 MiB slices).
-        crc = (zlib.crc32 if background else isal_zlib.crc32)(view[HEADER_SIZE:])
+        # ISA-L's crc32 (1.1-1.4 s for the 2.8 GB pack of the 1M bench pool, on the shared machine; zlib's
+        # takes 4-5x as long) holds the GIL. At startup nothing else runs; in the ``background`` (a live
+        # swap, in a thread beside the serving loop) it goes 1 MiB (about 0.1 ms) at a time, letting go
+        # of the GIL between slices, so the loop never waits for more than one slice.
+        if not background:
+            crc = isal_zlib.crc32(view[HEADER_SIZE:])
+        else:
+            crc = 0
+            for at in range(HEADER_SIZE, size, _SLICE):
+                crc = isal_zlib.crc32(view[at : at + _SLICE], crc)
+                time.sleep(0)
     if crc != header.crc:
         raise PackError("checksum mismatch (damaged or truncated)")
     return header
