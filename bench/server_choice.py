@@ -119,13 +119,26 @@ def main(argv: list[str] | None = None) -> int:
         servers.append(former)
         name = "variant: uvicorn CLI, uvicorn's access log (the former Procfile line)"
         found.append((former, Target(f"{name}: v2 random", former.base, "/api/v2/puzzles/random", key)))
-        size = body_size(servers[0])
+        # Clients that take gzip (browsers, requests, httpx, curl --compressed) get the member as held.
+        shipped = servers[0]
+        gzip = {**key, "Accept-Encoding": "gzip"}
+        found.append((shipped, Target("uvicorn, gzip client: v2 random", shipped.base, "/api/v2/puzzles/random", gzip)))
+        found.append(
+            (shipped, Target("uvicorn, gzip client: v2 by id", shipped.base, "/api/v2/puzzles/{id}", gzip, ids))
+        )
+        size = body_size(shipped)
+        gzip_size = body_size(shipped, {"Accept-Encoding": "gzip"})
         bare = uvicorn("bare", "bare_app:app", "--app-dir", str(BENCH), env={"BENCH_BODY_SIZE": str(size)},
                        probe="/", log=OUT / "bare.log").start()  # fmt: skip
         servers.append(bare)
+        small = {"BENCH_BODY_SIZE": str(gzip_size)}
+        bare_small = uvicorn("bare, small body", "bare_app:app", "--app-dir", str(BENCH), env=small, probe="/",
+                             log=OUT / "bare-small.log").start()  # fmt: skip
+        servers.append(bare_small)
         bare_g = granian_bare(size, OUT / "bare-granian.log").start()
         servers.append(bare_g)
         found[:0] = [(bare, Target("bare ASGI app on uvicorn", bare.base, "/")),
+                     (bare_small, Target(f"bare ASGI app on uvicorn, {gzip_size} B body", bare_small.base, "/")),
                      (bare_g, Target("bare ASGI app on granian", bare_g.base, "/"))]  # fmt: skip
         runs, cpu = measure(found, count=args.rounds, seconds=args.seconds, connections=args.connections)
     finally:

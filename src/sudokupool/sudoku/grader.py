@@ -1,7 +1,8 @@
 """The human-style grader: solve step by step with the easiest technique that applies.
 
-The score is the sum of HoDoKu's per-step scores; the difficulty comes from the hardest
-technique used; ``tier`` and ``stars`` are bands of the score (docs/grading.md).
+Each step carries HoDoKu's score for its technique. The difficulty follows HoDoKu's rule on their
+total; the puzzle's score lets the hardest step dominate, as Sudoku Explainer's rating does
+(:func:`score_of`); ``tier`` and ``stars`` are bands of the score (docs/grading.md).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ LEVEL: Final[dict[str, int]] = {
     "Sashimi Swordfish": 4,
     "Finned Jellyfish": 4,
     "Sashimi Jellyfish": 4,
+    "Sue de Coq": 4,
     "Simple Colors": 3,
     "X-Chain": 4,
     "XY-Chain": 4,
@@ -60,6 +62,8 @@ LEVEL: Final[dict[str, int]] = {
     "Discontinuous Nice Loop": 4,
     "Grouped AIC": 4,
     "Grouped Discontinuous Nice Loop": 4,
+    "Continuous Nice Loop": 4,
+    "Grouped Continuous Nice Loop": 4,
     "Almost Locked Set XZ-Rule": 4,
     "Almost Locked Set XY-Wing": 4,
     "Almost Locked Set XY-Chain": 4,
@@ -74,17 +78,20 @@ LEVEL: Final[dict[str, int]] = {
 MAX_SCORE: Final = {1: 800, 2: 1000, 3: 1600}
 assert LEVEL.keys() == SCORES.keys()
 
-# (lowest score, tier name) and (lowest score, stars); see docs/grading.md.
+# (lowest score, tier name) and (lowest score, stars); see docs/grading.md. The score is ten times
+# the hardest step's score plus a little, so the bands follow the technique ladder: naked singles
+# only, hidden singles (Easy), up to triples (Medium), 100-149 and 150-199 (Hard), 200-499
+# (chains, ALS, Sue de Coq, finned fish: Expert) and 500 up (forcing chains and nets).
 TIERS: Final = (
     (0, "Warm-up"),
-    (250, "Gentle"),
-    (400, "Moderate"),
-    (600, "Tricky"),
-    (900, "Tough"),
-    (1300, "Fiendish"),
-    (2000, "Diabolical"),
+    (100, "Gentle"),
+    (500, "Moderate"),
+    (1000, "Tricky"),
+    (1500, "Tough"),
+    (2000, "Fiendish"),
+    (5000, "Diabolical"),
 )
-STARS: Final = ((0, 1), (400, 2), (600, 3), (900, 4), (1300, 5))
+STARS: Final = ((0, 1), (500, 2), (1000, 3), (1500, 4), (2000, 5))
 
 
 Status = Literal["solved", "no-solution", "multiple-solutions", "invalid"]
@@ -120,12 +127,20 @@ def _ungraded(status: Status, reason: str) -> Grade:
     return Grade(status, reason, None, None, None, None, None, None, [], [])
 
 
-def level_of(techniques: list[str], score: int) -> int:
-    """The difficulty level (1-4): the hardest technique's, raised while ``score`` exceeds its maximum."""
+def level_of(techniques: list[str], total: int) -> int:
+    """The difficulty level (1-4): the hardest technique's, raised while ``total`` (the sum of the step
+    scores, HoDoKu's puzzle score) exceeds its maximum."""
     level = max((LEVEL[t] for t in techniques), default=1)
-    while level in MAX_SCORE and score > MAX_SCORE[level]:
+    while level in MAX_SCORE and total > MAX_SCORE[level]:
         level += 1
     return level
+
+
+def score_of(step_scores: list[int]) -> int:
+    """The puzzle's score: ten times its hardest step's score plus a tenth of all step scores (rounded
+    down). The hardest step dominates, as it does in Sudoku Explainer's rating; the total ranks the
+    puzzles that share a hardest step."""
+    return 10 * max(step_scores, default=0) + sum(step_scores) // 10
 
 
 def tier_of(score: int) -> str:
@@ -186,9 +201,10 @@ def grade(text: str) -> Grade:
     for step in steps:
         if step.technique not in techniques:
             techniques.append(step.technique)
-    score = sum(step.score for step in steps)
+    step_scores = [step.score for step in steps]
+    score = score_of(step_scores)
     hardest = max(techniques, key=lambda t: SCORES[t]) if techniques else None
-    level = level_of(techniques, score)
+    level = level_of(techniques, sum(step_scores))
     return Grade(
         status="solved",
         reason=None,

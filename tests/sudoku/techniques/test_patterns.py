@@ -99,3 +99,24 @@ def test_grouped_aic() -> None:
     assert step.score == 300
     assert ("r1c7", 6) in moves(step.eliminations)
     assert unjustified(p.cg, step.to_dict()) == []
+
+
+def test_continuous_nice_loop_takes_every_weak_link() -> None:
+    # r1c1 (1/2) - r1c5 (2/3) - r5c5 (3/4) - r5c1 (4/1) closes on itself: each cell's two digits are
+    # strongly linked, and the weak links between the cells (2 in row 1, 3 in column 5, 4 in row 5,
+    # 1 in column 1) each have exactly one true end, so the rest of those houses lose those digits.
+    p = Pencil().set("r1c1", (1, 2)).set("r1c5", (2, 3)).set("r5c5", (3, 4)).set("r5c1", (1, 4))
+    step = aic(p.cg)
+    assert step is not None
+    assert step.technique == "Continuous Nice Loop"
+    assert step.score == 280
+    expected = (
+        {(f"r1c{c}", 2) for c in range(1, 10) if c not in (1, 5)}
+        | {(f"r{r}c5", 3) for r in range(1, 10) if r not in (1, 5)}
+        | {(f"r5c{c}", 4) for c in range(1, 10) if c not in (1, 5)}
+        | {(f"r{r}c1", 1) for r in range(1, 10) if r not in (1, 5)}
+    )
+    assert moves(step.eliminations) == expected
+    assert set(step.to_dict()["cells"]) == {"r1c1", "r1c5", "r5c5", "r5c1"}  # type: ignore[arg-type]
+    assert step.explanation.startswith("The loop ")
+    assert unjustified(p.cg, step.to_dict()) == []

@@ -21,6 +21,7 @@ from sudokupool.sudoku.techniques import (
     single_digit,
     singles,
     subsets,
+    sue_de_coq,
     uniqueness,
     wings,
 )
@@ -63,6 +64,7 @@ ADVANCED: tuple[Finder, ...] = (
     fish.sashimi_swordfish,  # 4400
     fish.finned_jellyfish,  # 4500
     fish.sashimi_jellyfish,  # 4600
+    sue_de_coq.sue_de_coq,  # 5300
     colouring.simple_colors,  # 5330
     chains.x_chain,  # 5400
     chains.xy_chain,  # 5500

@@ -100,7 +100,31 @@ class _Graph:
         return "/".join(cell_name(c) for c in self.cells[i])
 
 
-Found = tuple[list[int], list[tuple[int, int]], list[tuple[int, int]]]  # path, placements, eliminations
+# path, placements, eliminations, and whether the path is a continuous nice loop (closing on its start)
+Found = tuple[list[int], list[tuple[int, int]], list[tuple[int, int]], bool]
+
+
+def _loop_eliminations(g: _Graph, cg: Candidates, path: list[int]) -> list[tuple[int, int]]:
+    """What a continuous nice loop removes: ``path`` alternates strong and weak links, starting with a
+    strong one, and its last node is weakly linked back to the first. Then every link of the loop has
+    exactly one true end, so each weak link acts as a strong one: a digit's weak link across cells
+    removes the digit from every cell seeing both ends, a weak link inside a cell the cell's other
+    digits."""
+    cands = cg.cands
+    own = {(c, g.digit[node]) for node in path for c in g.cells[node]}
+    elim: set[tuple[int, int]] = set()
+    weak = [(path[k], path[k + 1]) for k in range(1, len(path) - 1, 2)] + [(path[-1], path[0])]
+    for u, v in weak:
+        du, dv = g.digit[u], g.digit[v]
+        if du == dv:
+            bit = BIT[du]
+            targets = g.seen[u] & g.seen[v] & ~(g.mask[u] | g.mask[v])
+            elim.update((c, du) for c in range(81) if targets >> c & 1 and cands[c] & bit)
+        elif len(g.cells[u]) == 1 and g.cells[u] == g.cells[v]:
+            (cell,) = g.cells[u]
+            elim.update((cell, d) for d in DIGITS_OF[cands[cell]] if d not in (du, dv))
+    elim -= own
+    return sorted(elim)
 
 
 def _conclude(g: _Graph, cg: Candidates, start: int, end: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -149,6 +173,17 @@ def _search(cg: Candidates, grouped: bool) -> tuple[_Graph, Found] | None:
                 node, on = divmod(state, 2)
                 for other in g.weak[node] if on else g.strong[node]:
                     child = other * 2 + (0 if on else 1)
+                    if other == start and on and depth > 4:
+                        # The true end is weakly linked back to the start: a continuous nice loop.
+                        path = [state]
+                        while parent[path[-1]] != -1:
+                            path.append(parent[path[-1]])
+                        nodes = [s // 2 for s in reversed(path)]
+                        if len(set(nodes)) == len(nodes):
+                            elim = _loop_eliminations(g, cg, nodes)
+                            if elim:
+                                found = (nodes, [], elim, True)
+                                break
                     if child in parent:
                         continue
                     parent[child] = state
@@ -160,7 +195,13 @@ def _search(cg: Candidates, grouped: bool) -> tuple[_Graph, Found] | None:
                         path = [child]
                         while parent[path[-1]] != -1:
                             path.append(parent[path[-1]])
-                        found = ([s // 2 for s in reversed(path)], placements, elim)
+                        nodes = [s // 2 for s in reversed(path)]
+                        found = (nodes, placements, elim, False)
+                        if not placements and start in g.weak[other] and len(set(nodes)) == len(nodes):
+                            # The chain closes into a continuous nice loop: take all of its eliminations.
+                            more = _loop_eliminations(g, cg, nodes)
+                            if len(more) > len(elim):
+                                found = (nodes, [], more, True)
                         break
                 if found is not None:
                     break
@@ -170,7 +211,9 @@ def _search(cg: Candidates, grouped: bool) -> tuple[_Graph, Found] | None:
     return (g, best) if best is not None else None
 
 
-def _name(g: _Graph, path: list[int], grouped: bool) -> str:
+def _name(g: _Graph, path: list[int], grouped: bool, loop: bool) -> str:
+    if loop:
+        return "Grouped Continuous Nice Loop" if grouped else "Continuous Nice Loop"
     same_cell = len(g.cells[path[0]]) == 1 and g.cells[path[0]] == g.cells[path[-1]]
     if same_cell:
         return "Grouped Discontinuous Nice Loop" if grouped else "Discontinuous Nice Loop"
@@ -181,11 +224,11 @@ def _chain(cg: Candidates, grouped: bool) -> Step | None:
     found = _search(cg, grouped)
     if found is None:
         return None
-    g, (path, placements, elim) = found
+    g, (path, placements, elim, loop) = found
     uses_groups = any(len(g.cells[i]) > 1 for i in path)
     if grouped and not uses_groups:
         grouped = False  # found in the grouped search, but needs no group
-    technique = _name(g, path, grouped)
+    technique = _name(g, path, grouped, loop)
     steps = []
     for k, node in enumerate(path):
         verb = "is not" if k % 2 == 0 else "is"
@@ -197,6 +240,16 @@ def _chain(cg: Candidates, grouped: bool) -> Step | None:
         )
     first, last = steps[0], steps[-1]
     start, end = path[0], path[-1]
+    if loop:
+        return Step(
+            technique,
+            eliminations=elim,
+            cells=_loop_cells(g, path),
+            digits=sorted({g.digit[i] for i in path}),
+            explanation=f"The loop {_loop_text(g, path)} closes on itself (=: one of the two is true, -: not "
+            f"both), so every link in it has exactly one true end and each '-' acts as '=': "
+            f"remove {removal_text(elim)}.",
+        )
     if placements:
         outcome = f"so {g.name(start)} = {g.digit[start]}"
     else:
@@ -215,6 +268,23 @@ def _chain(cg: Candidates, grouped: bool) -> Step | None:
         digits=sorted({g.digit[i] for i in path}),
         explanation=f"If {first}, then {join([*steps[1:-1], last]) if len(steps) > 2 else last}; {outcome}.",
     )
+
+
+def _loop_cells(g: _Graph, path: list[int]) -> list[int]:
+    cells: list[int] = []
+    for node in path:
+        cells.extend(c for c in g.cells[node] if c not in cells)
+    return cells
+
+
+def _loop_text(g: _Graph, path: list[int]) -> str:
+    """``5r1c1=5r1c4-5r3c6=...-5r1c1``: digit and cells of each node, '=' strong and '-' weak links."""
+    text = ""
+    for k, node in enumerate([*path, path[0]]):
+        if k:
+            text += "=" if k % 2 else "-"
+        text += f"{g.digit[node]}{g.name(node)}"
+    return text
 
 
 def aic(cg: Candidates) -> Step | None:

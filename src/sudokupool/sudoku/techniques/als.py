@@ -55,13 +55,30 @@ def _state(cg: Candidates) -> tuple[list[Als], dict[int, list[tuple[int, int]]],
     key = tuple(cg.cands)
     if key not in _cache:
         alses = find_alses(cg)
+        masks = [0] + [sum(1 << c for c, m in enumerate(cg.cands) if m & BIT[d]) for d in range(1, 10)]
+        # Index the sets by digit and the lowest cell holding it, so a set only meets the sets whose
+        # cells for the digit start where it sees them all.
+        lowest: list[dict[int, list[int]]] = [{} for _ in range(10)]
+        for j, b in enumerate(alses):
+            for x, spots in b.spots.items():
+                lowest[x].setdefault((spots & -spots).bit_length() - 1, []).append(j)
         links: dict[int, list[tuple[int, int]]] = {}
         for i, a in enumerate(alses):
-            for j, b in enumerate(alses):
-                if i != j and not a.where & b.where and a.digits & b.digits:
-                    for x in _restricted(a, b):
-                        links.setdefault(i, []).append((j, x))
-        masks = [0] + [sum(1 << c for c, m in enumerate(cg.cands) if m & BIT[d]) for d in range(1, 10)]
+            out: list[tuple[int, int]] = []
+            for x in DIGITS_OF[a.digits]:
+                region = a.sees[x] & ~a.where
+                starts = region & masks[x]
+                index = lowest[x]
+                while starts:
+                    low = starts & -starts
+                    starts ^= low
+                    for j in index.get(low.bit_length() - 1, ()):
+                        b = alses[j]
+                        if not b.where & a.where and b.spots[x] & ~region == 0:
+                            out.append((j, x))
+            if out:
+                out.sort()
+                links[i] = out
         _cache.clear()
         _cache[key] = (alses, links, masks)
     return _cache[key]
@@ -72,25 +89,33 @@ def find_alses(cg: Candidates) -> list[Als]:
     found: dict[tuple[int, ...], Als] = {}
     for h, house in enumerate(HOUSES):
         empty = [c for c in house if cands[c]]
-        for size in range(1, min(MAX_SIZE, len(empty) - 1) + 1):
-            for cells in combinations(empty, size):
-                digits = 0
-                for c in cells:
-                    digits |= cands[c]
-                if POPCOUNT[digits] != size + 1 or cells in found:
+        top = min(MAX_SIZE, len(empty) - 1)
+        # Depth first over growing cell sets; a set with more than MAX_SIZE + 1 digits never shrinks back.
+        stack: list[tuple[int, tuple[int, ...], int]] = [(0, (), 0)]
+        while stack:
+            nxt, cells, digits = stack.pop()
+            for k in range(nxt, len(empty)):
+                c = empty[k]
+                union = digits | cands[c]
+                n = POPCOUNT[union]
+                grown = (*cells, c)
+                size = len(grown)
+                if n > top + 1:
                     continue
-                spots = {}
-                for d in DIGITS_OF[digits]:
-                    spots[d] = sum(1 << c for c in cells if cands[c] & BIT[d])
-                found[cells] = Als(
-                    cells,
-                    h,
-                    digits,
-                    sum(1 << c for c in cells),
-                    spots,
-                    {d: _seen_by_all(m) for d, m in spots.items()},
-                )
-    return list(found.values())
+                if n == size + 1 and grown not in found:
+                    spots = {d: sum(1 << e for e in grown if cands[e] & BIT[d]) for d in DIGITS_OF[union]}
+                    found[grown] = Als(
+                        grown,
+                        h,
+                        union,
+                        sum(1 << e for e in grown),
+                        spots,
+                        {d: _seen_by_all(m) for d, m in spots.items()},
+                    )
+                if size < top:
+                    stack.append((k + 1, grown, union))
+    # Houses in order, then smaller sets first, then cell order: the order the searches meet them.
+    return sorted(found.values(), key=lambda a: (a.house, len(a.cells), a.cells))
 
 
 def _restricted(a: Als, b: Als) -> list[int]:

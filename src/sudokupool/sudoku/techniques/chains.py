@@ -11,6 +11,7 @@ from itertools import pairwise
 
 from sudokupool.sudoku.candidates import BIT, DIGITS_OF, POPCOUNT, Candidates, common_peers
 from sudokupool.sudoku.grid import PEERS, cell_name
+from sudokupool.sudoku.techniques.memo import by_digit
 from sudokupool.sudoku.techniques.single_digit import strong_links
 from sudokupool.sudoku.techniques.step import Step, removal_text
 
@@ -27,55 +28,55 @@ def _path(parent: dict[Node, Node | None], node: Node) -> list[Node]:
     return path
 
 
-def x_chain(cg: Candidates) -> Step | None:
+@by_digit
+def x_chain(cg: Candidates, digit: int) -> Step | None:
     cands = cg.cands
-    for digit in range(1, 10):
-        bit = BIT[digit]
-        cells = cg.digit_cells(digit)
-        strong: dict[int, set[int]] = {}
-        for _, a, b in strong_links(cg, digit):
-            strong.setdefault(a, set()).add(b)
-            strong.setdefault(b, set()).add(a)
-        weak = {c: [p for p in cells if p in PEERS[c]] for c in strong}
-        best: tuple[list[Node], list[tuple[int, int]]] | None = None
-        for start in sorted(strong):
-            # State 0: "not the digit", state 1: "the digit", both assuming the start is not it.
-            root: Node = (start, 0)
-            parent: dict[Node, Node | None] = {root: None}
-            frontier = [root]
-            while frontier and (best is None or len(_path(parent, frontier[0])) < len(best[0])):
-                nxt: list[Node] = []
-                for node in frontier:
-                    cell, state = node
-                    neighbours = sorted(strong.get(cell, ())) if state == 0 else weak.get(cell, [])
-                    for other in neighbours:
-                        child = (other, 1 - state)
-                        if child in parent:
+    bit = BIT[digit]
+    cells = cg.digit_cells(digit)
+    strong: dict[int, set[int]] = {}
+    for _, a, b in strong_links(cg, digit):
+        strong.setdefault(a, set()).add(b)
+        strong.setdefault(b, set()).add(a)
+    weak = {c: [p for p in cells if p in PEERS[c]] for c in strong}
+    best: tuple[list[Node], list[tuple[int, int]]] | None = None
+    for start in sorted(strong):
+        # State 0: "not the digit", state 1: "the digit", both assuming the start is not it.
+        root: Node = (start, 0)
+        parent: dict[Node, Node | None] = {root: None}
+        frontier = [root]
+        while frontier and (best is None or len(_path(parent, frontier[0])) < len(best[0])):
+            nxt: list[Node] = []
+            for node in frontier:
+                cell, state = node
+                neighbours = sorted(strong.get(cell, ())) if state == 0 else weak.get(cell, [])
+                for other in neighbours:
+                    child = (other, 1 - state)
+                    if child in parent:
+                        continue
+                    parent[child] = node
+                    nxt.append(child)
+                    if child[1] == 1 and other != start:
+                        path = _path(parent, child)
+                        if len(path) < 4 or len({c for c, _ in path}) != len(path):
                             continue
-                        parent[child] = node
-                        nxt.append(child)
-                        if child[1] == 1 and other != start:
-                            path = _path(parent, child)
-                            if len(path) < 4 or len({c for c, _ in path}) != len(path):
-                                continue
-                            elim = [(c, digit) for c in sorted(common_peers(start, other)) if cands[c] & bit]
-                            if elim and (best is None or len(path) < len(best[0])):
-                                best = (path, elim)
-                frontier = nxt
-        if best:
-            path, elim = best
-            chain = cell_name(path[0][0])
-            for (_, state), (cell, _) in pairwise(path):
-                chain += ("=" if state == 0 else "-") + cell_name(cell)
-            first, last = cell_name(path[0][0]), cell_name(path[-1][0])
-            return Step(
-                "X-Chain",
-                eliminations=elim,
-                cells=[c for c, _ in path],
-                digits=[digit],
-                explanation=f"Follow {digit} along {chain} ('=': one of the two cells is {digit}, '-': not both): "
-                f"if {first} is not {digit} then {last} is, so remove {removal_text(elim)}.",
-            )
+                        elim = [(c, digit) for c in sorted(common_peers(start, other)) if cands[c] & bit]
+                        if elim and (best is None or len(path) < len(best[0])):
+                            best = (path, elim)
+            frontier = nxt
+    if best:
+        path, elim = best
+        chain = cell_name(path[0][0])
+        for (_, state), (cell, _) in pairwise(path):
+            chain += ("=" if state == 0 else "-") + cell_name(cell)
+        first, last = cell_name(path[0][0]), cell_name(path[-1][0])
+        return Step(
+            "X-Chain",
+            eliminations=elim,
+            cells=[c for c, _ in path],
+            digits=[digit],
+            explanation=f"Follow {digit} along {chain} ('=': one of the two cells is {digit}, '-': not both): "
+            f"if {first} is not {digit} then {last} is, so remove {removal_text(elim)}.",
+        )
     return None
 
 

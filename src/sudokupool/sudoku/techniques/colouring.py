@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from sudokupool.sudoku.candidates import Candidates
 from sudokupool.sudoku.grid import PEERS, cell_name
+from sudokupool.sudoku.techniques.memo import by_digit
 from sudokupool.sudoku.techniques.single_digit import strong_links
 from sudokupool.sudoku.techniques.step import Step, removal_text
 
@@ -38,43 +39,43 @@ def _clusters(cg: Candidates, digit: int) -> list[tuple[list[int], list[int]]]:
     return clusters
 
 
-def simple_colors(cg: Candidates) -> Step | None:
-    for digit in range(1, 10):
-        cells = cg.digit_cells(digit)
-        for on, off in _clusters(cg, digit):
-            coloured = set(on) | set(off)
-            # Wrap: a colour with two cells in one house cannot be the true one.
-            for same, other in ((on, off), (off, on)):
-                clash = next(((a, b) for i, a in enumerate(same) for b in same[i + 1 :] if b in PEERS[a]), None)
-                if clash:
-                    elim = [(c, digit) for c in same]
-                    return Step(
-                        "Simple Colors",
-                        eliminations=elim,
-                        cells=sorted(coloured),
-                        digits=[digit],
-                        explanation=f"Colouring the strong links of {digit} puts {cell_name(clash[0])} and "
-                        f"{cell_name(clash[1])} in the same colour although they see each other, so that colour "
-                        f"({', '.join(map(cell_name, same))}) cannot hold {digit} and the other "
-                        f"({', '.join(map(cell_name, other))}) does: "
-                        f"remove {removal_text(elim)}.",
-                    )
-            # Trap: one of the two colours is true, so a cell seeing both colours is not the digit.
-            elim = []
-            for c in cells:
-                if c in coloured:
-                    continue
-                peers = PEERS[c]
-                if any(a in peers for a in on) and any(b in peers for b in off):
-                    elim.append((c, digit))
-            if elim:
+@by_digit
+def simple_colors(cg: Candidates, digit: int) -> Step | None:
+    cells = cg.digit_cells(digit)
+    for on, off in _clusters(cg, digit):
+        coloured = set(on) | set(off)
+        # Wrap: a colour with two cells in one house cannot be the true one.
+        for same, other in ((on, off), (off, on)):
+            clash = next(((a, b) for i, a in enumerate(same) for b in same[i + 1 :] if b in PEERS[a]), None)
+            if clash:
+                elim = [(c, digit) for c in same]
                 return Step(
                     "Simple Colors",
                     eliminations=elim,
                     cells=sorted(coloured),
                     digits=[digit],
-                    explanation=f"Colouring the strong links of {digit} splits them into "
-                    f"({', '.join(map(cell_name, on))}) and ({', '.join(map(cell_name, off))}); one colour "
-                    f"holds {digit}, so a cell seeing both colours cannot: remove {removal_text(elim)}.",
+                    explanation=f"Colouring the strong links of {digit} puts {cell_name(clash[0])} and "
+                    f"{cell_name(clash[1])} in the same colour although they see each other, so that colour "
+                    f"({', '.join(map(cell_name, same))}) cannot hold {digit} and the other "
+                    f"({', '.join(map(cell_name, other))}) does: "
+                    f"remove {removal_text(elim)}.",
                 )
+        # Trap: one of the two colours is true, so a cell seeing both colours is not the digit.
+        elim = []
+        for c in cells:
+            if c in coloured:
+                continue
+            peers = PEERS[c]
+            if any(a in peers for a in on) and any(b in peers for b in off):
+                elim.append((c, digit))
+        if elim:
+            return Step(
+                "Simple Colors",
+                eliminations=elim,
+                cells=sorted(coloured),
+                digits=[digit],
+                explanation=f"Colouring the strong links of {digit} splits them into "
+                f"({', '.join(map(cell_name, on))}) and ({', '.join(map(cell_name, off))}); one colour "
+                f"holds {digit}, so a cell seeing both colours cannot: remove {removal_text(elim)}.",
+            )
     return None

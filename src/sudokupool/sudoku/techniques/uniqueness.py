@@ -20,8 +20,22 @@ from sudokupool.sudoku.techniques.step import Step, digit_list, names, removal_t
 Rectangle = tuple[int, int, int, int]  # (a, b, c, d): a-b and c-d share a row, a-c and b-d a column
 
 
-def _rectangles(cg: Candidates) -> Iterator[tuple[Rectangle, int, int]]:
-    """Every rectangle of unfilled cells in two boxes, with each pair of digits all four corners hold."""
+_last: list[object] = [None, []]
+
+
+def _rectangles(cg: Candidates) -> list[tuple[Rectangle, int, int]]:
+    """Every rectangle of unfilled cells in two boxes, with each pair of digits all four corners hold
+    (kept for the last candidate state: the uniqueness tests run one after another on it)."""
+    key = tuple(cg.cands)
+    if _last[0] != key:
+        _last[0] = key
+        _last[1] = list(_find_rectangles(cg))
+    found = _last[1]
+    assert isinstance(found, list)
+    return found
+
+
+def _find_rectangles(cg: Candidates) -> Iterator[tuple[Rectangle, int, int]]:
     cands, values = cg.cands, cg.values
     for r1, r2 in combinations(range(9), 2):
         same_band = r1 // 3 == r2 // 3

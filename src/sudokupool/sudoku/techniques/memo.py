@@ -1,0 +1,108 @@
+"""Memory between solver steps: most of a step's searches see a grid that barely changed.
+
+A step changes the candidates of one or a few digits, yet every finder runs again after it. A
+single-digit technique (fish, Skyscraper, X-Chain, colouring ...) depends only on where its digit
+can still go, so :func:`by_digit` keeps each finder's answer per digit and placement mask and
+recomputes only the digits the step touched. The answer for a digit is the same Step object as long
+as the digit's candidates are the same; finders and the grader never mutate a Step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sudokupool.sudoku.candidates import Candidates
+from sudokupool.sudoku.grid import HOUSES
+from sudokupool.sudoku.techniques.step import Step
+
+MAX_ENTRIES = 20_000  # per finder; cleared when full (a hard puzzle's whole solve fits easily)
+
+_last: list[object] = [None, ()]
+
+
+def digit_masks(cg: Candidates) -> tuple[int, ...]:
+    """For each digit 1-9 (index 0 unused) the cells holding it as a candidate, as an 81-bit mask."""
+    key = tuple(cg.cands)
+    if _last[0] != key:
+        masks = [0] * 10
+        for cell, m in enumerate(key):
+            while m:
+                low = m & -m
+                masks[low.bit_length()] |= 1 << cell
+                m ^= low
+        _last[0] = key
+        _last[1] = tuple(masks)
+    masks_out = _last[1]
+    assert isinstance(masks_out, tuple)
+    return masks_out
+
+
+def by_digit(find: Callable[[Candidates, int], Step | None]) -> Callable[[Candidates], Step | None]:
+    """A finder trying digits 1-9 in order with ``find(cg, digit)``, remembering each digit's answer."""
+    cache: dict[tuple[int, int], Step | None] = {}
+
+    def finder(cg: Candidates) -> Step | None:
+        masks = digit_masks(cg)
+        for digit in range(1, 10):
+            mask = masks[digit]
+            if not mask:
+                continue
+            key = (digit, mask)
+            if key in cache:
+                step = cache[key]
+            else:
+                step = find(cg, digit)
+                if len(cache) >= MAX_ENTRIES:
+                    cache.clear()
+                cache[key] = step
+            if step is not None:
+                return step
+        return None
+
+    finder.__name__ = find.__name__.removesuffix("_digit").lstrip("_")
+    finder.__doc__ = find.__doc__
+    return finder
+
+
+def by_digit_pair(
+    find: Callable[[Candidates, int], tuple[Step | None, Step | None]],
+) -> Callable[[Candidates, int], tuple[Step | None, Step | None]]:
+    """``find(cg, digit)`` remembered per digit and mask, for a search that answers two techniques."""
+    cache: dict[tuple[int, int], tuple[Step | None, Step | None]] = {}
+
+    def pair(cg: Candidates, digit: int) -> tuple[Step | None, Step | None]:
+        key = (digit, digit_masks(cg)[digit])
+        if key not in cache:
+            if len(cache) >= MAX_ENTRIES:
+                cache.clear()
+            cache[key] = find(cg, digit)
+        return cache[key]
+
+    return pair
+
+
+def by_house(
+    find: Callable[[Candidates, int], Step | None], order: tuple[int, ...]
+) -> Callable[[Candidates], Step | None]:
+    """A finder trying the houses in ``order`` with ``find(cg, house)``, for a technique that reads one
+    house's candidates only, remembering each house's answer for its candidates."""
+    cache: dict[tuple[int, ...], Step | None] = {}
+
+    def finder(cg: Candidates) -> Step | None:
+        cands = cg.cands
+        for h in order:
+            key = (h, *(cands[c] for c in HOUSES[h]))
+            if key in cache:
+                step = cache[key]
+            else:
+                step = find(cg, h)
+                if len(cache) >= MAX_ENTRIES:
+                    cache.clear()
+                cache[key] = step
+            if step is not None:
+                return step
+        return None
+
+    finder.__name__ = find.__name__
+    finder.__doc__ = find.__doc__
+    return finder
