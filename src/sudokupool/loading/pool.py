@@ -23,7 +23,6 @@ import struct
 import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, Any, Final
 from zlib import adler32, crc32
 
@@ -58,8 +57,8 @@ def _etag(body: bytes) -> bytes:
 
 
 class Pool:
-    """Immutable indexes over the prepared bodies of one mapped pack. Make one with :meth:`open`,
-    :meth:`from_pack` or a :class:`PoolBuilder`."""
+    """Immutable indexes over the prepared bodies of one mapped pack. Make one with :meth:`from_pack` or a
+    :class:`PoolBuilder`."""
 
     __slots__ = (
         "__weakref__",
@@ -126,31 +125,6 @@ class Pool:
         self.stats_body = orjson.dumps(stats)
 
     @classmethod
-    def open(
-        cls,
-        path: str | Path,
-        *,
-        source: str,
-        export_key: str,
-        export_size: int,
-        loaded_at: int | None = None,
-        check_export: bool = True,
-        background: bool = False,
-    ) -> Pool:
-        """Map the pack at ``path``, check it (made from ``export_key`` of ``export_size`` bytes, unless
-        ``check_export`` is false; ``background``: beside a serving loop, see :func:`~sudokupool.loading.pack.check`)
-        and serve it. Raise :class:`~sudokupool.loading.pack.PackError`."""
-        return cls.from_pack(
-            pack.map_file(path),
-            source=source,
-            export_key=export_key,
-            export_size=export_size,
-            loaded_at=loaded_at,
-            check_export=check_export,
-            background=background,
-        )
-
-    @classmethod
     def from_pack(
         cls,
         data: mmap.mmap,
@@ -162,7 +136,9 @@ class Pool:
         check_export: bool = True,
         background: bool = False,
     ) -> Pool:
-        """:meth:`open` for a pack already mapped."""
+        """Check the mapped pack ``data`` (made from ``export_key`` of ``export_size`` bytes, unless
+        ``check_export`` is false; ``background``: beside a serving loop, see :func:`~sudokupool.loading.pack.check`)
+        and serve it. Raise :class:`~sudokupool.loading.pack.PackError`."""
         expected = {"export_name": export_key, "export_size": export_size} if check_export else {}
         header = pack.check(data, background=background, **expected)  # type: ignore[arg-type]
         stamp = int(time.time()) if loaded_at is None else loaded_at

@@ -17,7 +17,6 @@ downloads that object again (a new key, or the same key uploaded again, is tried
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import time
@@ -31,6 +30,7 @@ from sudokupool.naming import export_order, is_export_name
 from sudokupool.state import Runtime
 from sudokupool.storage.base import ExportListing, ExportObject, ExportStore, StorageError
 from sudokupool.storage.local import LocalStore
+from sudokupool.tasks import cancel
 
 logger = logging.getLogger("sudokupool.sync")
 
@@ -262,10 +262,7 @@ class PoolSync:
     async def stop(self) -> None:
         """Cancel the background loop and wait for it to end. A load in progress is abandoned."""
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel(task)
 
     async def _run(self, interval: float) -> None:
         while True:
