@@ -125,6 +125,18 @@ def runtime_over(store: FlakyStore, **changes: Any) -> Runtime:
     return Runtime(Settings(sync_interval=0).replace(**changes), store=store)
 
 
+async def synced(
+    directory: Path, records: list[dict[str, Any]], **changes: Any
+) -> tuple[FlakyStore, Runtime, PoolSync]:
+    """A sync over ``directory`` that has loaded an export of five records (OLD); ``changes`` are settings."""
+    write_export(directory / OLD, records[:5])
+    store = FlakyStore(directory)
+    runtime = runtime_over(store, **changes)
+    sync = PoolSync(runtime)
+    await sync.load_initial()
+    return store, runtime, sync
+
+
 # -- live sync through the app ---------------------------------------------------------------------
 
 
@@ -243,11 +255,7 @@ async def test_a_bad_newer_export_is_refused_once_and_the_pool_keeps_serving(
 async def test_the_newest_good_export_behind_a_refused_one_is_loaded(
     tmp_path: Path, records: list[dict[str, Any]]
 ) -> None:
-    write_export(tmp_path / OLD, records[:5])
-    store = FlakyStore(tmp_path)
-    runtime = runtime_over(store)
-    sync = PoolSync(runtime)
-    await sync.load_initial()
+    store, runtime, sync = await synced(tmp_path, records)
     write_export(tmp_path / NEW, records[5:12])
     (tmp_path / NEWER).write_bytes(truncated(records))
     assert await sync.check() is True
@@ -276,13 +284,9 @@ async def test_the_newest_good_export_behind_a_refused_one_is_loaded(
 async def test_a_sync_applies_the_bound_on_bad_lines(
     tmp_path: Path, records: list[dict[str, Any]], bound: str, swapped: bool
 ) -> None:
-    write_export(tmp_path / OLD, records[:5])
-    store = FlakyStore(tmp_path)
-    runtime = runtime_over(store, max_bad_lines=BadLineLimit.parse(bound))
-    sync = PoolSync(runtime)
-    await sync.load_initial()
+    _, runtime, sync = await synced(tmp_path, records, max_bad_lines=BadLineLimit.parse(bound))
     write_export(tmp_path / NEW, records[5:12], extra_lines=(b"{oops",))  # 1 bad line of 8: 12.5 %
-    assert await sync.check() is swapped  # a live reload: through the load process
+    assert await sync.check() is swapped  # a live reload
     if swapped:
         assert runtime.current().info.export_key == NEW
         assert len(runtime.current()) == 7
@@ -341,11 +345,7 @@ async def test_never_goes_back_to_an_older_export(tmp_path: Path, records: list[
 async def test_a_storage_outage_during_sync_is_retried_not_refused(
     tmp_path: Path, records: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
 ) -> None:
-    write_export(tmp_path / OLD, records[:5])
-    store = FlakyStore(tmp_path)
-    runtime = runtime_over(store)
-    sync = PoolSync(runtime)
-    await sync.load_initial()
+    store, runtime, sync = await synced(tmp_path, records)
     write_export(tmp_path / NEW, records[5:12])
     store.read_failures = 1
     with caplog.at_level(logging.INFO, logger="sudokupool"):
