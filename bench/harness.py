@@ -287,8 +287,8 @@ def swap_test(
 ) -> dict[str, Any]:
     """p99 of v2 by-id in steady state, then while the export is loaded again and swapped in.
 
-    Two reloads: at the server's own CPU priority and at a live sync's lower one (the loader's threads
-    and worker processes ``BACKGROUND_NICENESS`` steps nicer), measured side by side. wrk saturates the
+    Two reloads: at the server's own CPU priority and at a live sync's lower one (the loader's thread
+    ``BACKGROUND_NICENESS`` steps nicer), measured side by side. wrk saturates the
     server, so every bit of CPU the reload takes comes out of the requests. With ``pause_ms``, the live
     sync's reload is measured once more below saturation, against a steady state at the same pace: each
     connection pauses that long between an answer and its next request.

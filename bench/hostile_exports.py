@@ -8,14 +8,14 @@ Makes the bombs of issue 18 in a temporary directory (each a gzip of repeated me
 bomb takes seconds), then runs, for each:
 
 - ``check``: ``python -m sudokupool check FILE``;
-- ``startup``: the service as the Procfile starts it (uvicorn ``--factory``) over a directory holding only
+- ``startup``: the service as the Procfile starts it (``sudokupool serve``) over a directory holding only
   the bomb, until it exits (refused) or starts (served; then it is stopped);
 - ``sync``: the service started on the demo export with a 1 s sync interval; the bomb is then dropped in
   as a newer export, until the log says it was refused (or served). The demo pool must still be served.
 
-Peak memory is sampled every 20 ms over the whole process tree (the load process and its workers
-included) as the sum of VmRSS; "own peak" is the main process's VmHWM. One JSON object a line per run,
-then a table. Each run is stopped after --limit seconds (default 90, the bound of issue 18).
+Peak memory is sampled every 20 ms over the whole process tree (the server and any process it
+starts) as the sum of VmRSS; "own peak" is the main process's VmHWM. One JSON object a line per run,
+then a table. Each run is stopped after --limit seconds (default 90).
 """
 
 from __future__ import annotations
@@ -115,10 +115,9 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
             process.wait()
 
 
-def _uvicorn(port: int) -> list[str]:
+def _serve(port: int) -> list[str]:
     # The Procfile's command line, on a loopback port.
-    return [sys.executable, "-m", "uvicorn", "--factory", "sudokupool.app:create_app", "--host", "127.0.0.1",
-            "--port", str(port), "--no-proxy-headers", "--no-server-header"]  # fmt: skip
+    return [sys.executable, "-m", "sudokupool", "serve", "--host", "127.0.0.1", "--port", str(port)]
 
 
 def _last_line(text: str) -> str:
@@ -159,7 +158,7 @@ def run_startup(bomb: Path, env: dict[str, str], limit: float, scratch: Path) ->
     started = time.perf_counter()
     with log.open("w") as out:
         process = subprocess.Popen(
-            _uvicorn(free_port()), env=_environ({**env, "SUDOKUPOOL_EXPORTS": str(directory)}),
+            _serve(free_port()), env=_environ({**env, "SUDOKUPOOL_EXPORTS": str(directory)}),
             stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
     sampler = Sampler(process.pid)
@@ -204,7 +203,7 @@ def run_sync(bomb: Path, env: dict[str, str], limit: float, scratch: Path) -> di
     port = free_port()
     with log.open("w") as out:
         process = subprocess.Popen(
-            _uvicorn(port),
+            _serve(port),
             env=_environ({**env, "SUDOKUPOOL_EXPORTS": str(directory), "SUDOKUPOOL_SYNC_INTERVAL": "1"}),
             stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip

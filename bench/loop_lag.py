@@ -4,7 +4,7 @@
 
 Loads the pool's latest export once (as startup does), then, with a probe task on the loop that sleeps
 1 ms and records how late it wakes, loads it again as a live sync does (``background=True``, the
-loader's threads and processes ``--niceness`` steps nicer) and drops the old pool. An export with a
+loader's thread ``--niceness`` steps nicer) and drops the old pool. An export with a
 pack beside it reloads by mapping the pack. It prints the probe's lateness
 in steady state and during the reload (p50, p99, p99.9, max) and the reload's time. A late wake-up is
 time the loop could not serve a request: the loader's own work on the loop, or the GIL held by one of

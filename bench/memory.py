@@ -4,7 +4,7 @@
 
 Loads the latest export of the directory exactly as the service does (``sudokupool.loading.loader.load_latest``
 over a local store, then hands the freed heap back as its startup does), then reports seconds, CPU
-seconds (this process and its worker processes: steadier than seconds on a busy machine), puzzles per
+seconds (steadier than seconds on a busy machine), puzzles per
 second, RSS before loading (the imports), RSS after (steady, after a collection), peak RSS (VmHWM),
 and the bytes the pool serves: the sum over puzzles of the public record body (identity, uncompressed)
 plus the solution body.
@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
-import multiprocessing
 import resource
 import sys
 import time
@@ -34,9 +33,6 @@ def measure(source: Path) -> dict[str, float]:
     started, cpu_started = time.perf_counter(), cpu_seconds()
     pool, report = asyncio.run(load_latest(LocalStore(source)))
     seconds = time.perf_counter() - started
-    # The loader lets its worker processes exit on their own: reap them, so that their CPU is counted.
-    while multiprocessing.active_children():
-        time.sleep(0.05)
     cpu = cpu_seconds() - cpu_started
     gc.collect()
     release_free_memory()  # as Runtime.install does after the startup load

@@ -34,7 +34,10 @@ OPS = ("by id, gzip", "by id, identity", "random, gzip")
 
 def serve_rounds(directory: Path, ids_file: Path, ops: int) -> None:
     """The child: load, say ready, then time one round per line read from stdin."""
-    from sudokupool.loading.loader import load_latest
+    try:
+        from sudokupool.loading.loader import load_latest
+    except ImportError:  # a baseline from before the loading/ package
+        from sudokupool.loader import load_latest  # type: ignore[no-redef]
     from sudokupool.storage.local import LocalStore
 
     pool, report = asyncio.run(load_latest(LocalStore(directory)))

@@ -3,13 +3,9 @@ from __future__ import annotations
 import asyncio
 import gzip
 import logging
-import multiprocessing
 import os
-import subprocess
-import sys
-import time
+import threading
 from collections.abc import AsyncIterator
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +19,9 @@ from sudokupool.loading.loader import (
     BACKGROUND_NICENESS,
     LoadError,
     LoadLimits,
-    _start_worker,
     load_export,
     load_latest,
-    lower_priority,
+    parse_export,
 )
 from sudokupool.storage.base import StorageError
 from sudokupool.storage.local import LocalStore
@@ -115,20 +110,19 @@ def bad_lines_export(directory: Path, records: list[dict[str, Any]]) -> Path:
         pytest.param("30%", True, id="share-equal"),
     ],
 )
-@pytest.mark.parametrize("workers", [0, 1])
 async def test_an_export_with_more_bad_lines_than_allowed_is_refused(
-    tmp_path: Path, records: list[dict[str, Any]], limit: str, served: bool, workers: int
+    tmp_path: Path, records: list[dict[str, Any]], limit: str, served: bool
 ) -> None:
     path = bad_lines_export(tmp_path, records)
     store = LocalStore(path)
     export = (await store.list_exports(1)).objects[0]
     limits = LoadLimits(max_bad_lines=BadLineLimit.parse(limit))
     if served:
-        pool, report = await load_export(store, export, limits=limits, workers=workers)
+        pool, report = await load_export(store, export, limits=limits)
         assert len(pool) == report.loaded == 7
         return
     with pytest.raises(LoadError) as caught:
-        await load_export(store, export, limits=limits, workers=workers)
+        await load_export(store, export, limits=limits)
     assert str(caught.value) == (
         f"cannot load export {path}: 3 bad lines of 10 read, more than SUDOKUPOOL_MAX_BAD_LINES={limit} allows; "
         "the first is line 8: invalid-json: unexpected character, expected a string key: line 1 column 2 (char 1)"
@@ -147,7 +141,7 @@ async def test_a_flood_of_bad_lines_is_refused_before_the_end(
     store = LocalStore(path)
     export = (await store.list_exports(1)).objects[0]
     with pytest.raises(LoadError) as caught:
-        await load_export(store, export, workers=1, background=background)
+        await load_export(store, export, background=background)
     message = str(caught.value)
     assert "allows; the first is line 1: invalid-json" in message
     report = caught.value.report
@@ -156,7 +150,6 @@ async def test_a_flood_of_bad_lines_is_refused_before_the_end(
     # loader reads on to list the first 20.
     assert report.lines == report.skipped_total == loader.MAX_LOGGED_LINES + 1
     assert len(report.problems) == loader.MAX_LOGGED_LINES
-    assert await no_children_left()
 
 
 async def test_bad_lines_are_logged_one_by_one_only_up_to_a_cap(
@@ -190,9 +183,8 @@ DEEP = "@deep@"
         pytest.param(lambda step: {k: v for k, v in step.items() if k != "cells"}, "cells is missing", id="missing"),
     ],
 )
-@pytest.mark.parametrize("workers", [0, 1])
 async def test_every_solve_path_step_is_validated(
-    tmp_path: Path, records: list[dict[str, Any]], change: Any, reason: str, workers: int
+    tmp_path: Path, records: list[dict[str, Any]], change: Any, reason: str
 ) -> None:
     # A value nested 300 deep parses, but orjson cannot write it: before steps were validated, that
     # record failed the whole load with a TypeError (a 500 on every request, a traceback in check).
@@ -204,8 +196,8 @@ async def test_every_solve_path_step_is_validated(
     store = LocalStore(path)
     export = (await store.list_exports(1)).objects[0]
     with pytest.raises(LoadError, match=f"the first is line 2: bad-step: solve_path step 2[: ].*{reason}"):
-        await load_export(store, export, workers=workers)
-    pool, report = await load_export(store, export, workers=workers, limits=LENIENT)
+        await load_export(store, export)
+    pool, report = await load_export(store, export, limits=LENIENT)
     assert len(pool) == 4
     assert report.skipped == {"bad-step": 1}
 
@@ -232,8 +224,7 @@ async def test_an_export_inflating_past_the_bound_is_refused(
     store = LocalStore(path)
     export = (await store.list_exports(1)).objects[0]
     with pytest.raises(LoadError, match=r"inflates to more than 100000 bytes \(SUDOKUPOOL_MAX_EXPORT_BYTES\)"):
-        await load_export(store, export, workers=1, background=background, limits=LoadLimits(max_export_bytes=100_000))
-    assert await no_children_left()
+        await load_export(store, export, background=background, limits=LoadLimits(max_export_bytes=100_000))
 
 
 @pytest.mark.parametrize(
@@ -260,23 +251,6 @@ async def test_anything_failing_on_a_line_refuses_the_export_naming_the_line(
     assert str(caught.value) == f"cannot load export {path}: {message}"
 
 
-async def test_a_dying_worker_refuses_the_export_in_one_line(
-    tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = write_export(tmp_path / "pool-20260101T000000Z.ndjson", records[:5])
-    store = LocalStore(path)
-    export = (await store.list_exports(1)).objects[0]
-    monkeypatch.setattr(loader, "prepare_lines", _die)  # spawned workers import it by name from this module
-    with pytest.raises(LoadError) as caught:
-        await load_export(store, export, workers=1)
-    assert str(caught.value) == f"cannot load export {path}: a worker process died (out of memory?) after line 0"
-    assert await no_children_left()
-
-
-def _die(*args: Any) -> None:
-    os._exit(9)
-
-
 async def test_missing_directory_is_a_load_error(tmp_path: Path) -> None:
     with pytest.raises(LoadError, match="no such file or directory"):
         await load_latest(LocalStore(tmp_path / "missing"))
@@ -288,27 +262,27 @@ async def test_a_single_file_of_any_name_can_be_loaded(tmp_path: Path, records: 
     assert len(pool) == 3
 
 
-@pytest.mark.parametrize("background", [False, True])
-async def test_worker_processes_build_the_same_pool_as_a_thread(
-    tmp_path: Path, records: list[dict[str, Any]], background: bool
+async def test_a_background_load_builds_the_same_pool_as_a_startup_load(
+    tmp_path: Path, records: list[dict[str, Any]]
 ) -> None:
     duplicate = record_line(records[0]).rstrip(b"\n")
     write_export(tmp_path / "pool-20260101T000000Z.ndjson", records, extra_lines=(duplicate, b"{bad"))
     store = LocalStore(tmp_path)
     export = (await store.list_exports(1)).objects[0]
-    threaded, thread_report = await load_export(store, export, loaded_at=5, workers=0, limits=LENIENT)
-    # The startup load's workers, and a background load's process with its workers.
-    parallel, parallel_report = await load_export(
-        store, export, loaded_at=5, workers=2, background=background, limits=LENIENT
-    )
-    assert len(parallel) == len(threaded) == len(records)
-    assert [parallel.body(i) for i in range(len(parallel))] == [threaded.body(i) for i in range(len(threaded))]
-    assert [parallel.etag(i, solution=True) for i in range(len(parallel))] == [
-        threaded.etag(i, solution=True) for i in range(len(threaded))
+    startup, startup_report = await load_export(store, export, loaded_at=5, limits=LENIENT)
+    background, background_report = await load_export(store, export, loaded_at=5, background=True, limits=LENIENT)
+    assert len(background) == len(startup) == len(records)
+    assert [background.body(i) for i in range(len(background))] == [startup.body(i) for i in range(len(startup))]
+    assert [background.etag(i, solution=True) for i in range(len(background))] == [
+        startup.etag(i, solution=True) for i in range(len(startup))
     ]
-    assert parallel.stats_body == threaded.stats_body
-    assert parallel_report.problems == thread_report.problems
-    assert dict(parallel_report.skipped) == {"duplicate-id": 1, "invalid-json": 1}
+    assert background.stats_body == startup.stats_body
+    assert background_report.problems == startup_report.problems
+    assert dict(background_report.skipped) == {"duplicate-id": 1, "invalid-json": 1}
+    assert background_report.problems[0] == (
+        len(records) + 1,
+        f"duplicate-id: {records[0]['canonical_id']} appeared before",
+    )
 
 
 @pytest.mark.parametrize(
@@ -324,27 +298,10 @@ async def test_a_background_load_runs_its_threads_nicer_than_the_server(
     ours = os.nice(0)
     seen: list[int] = []
     verify = lambda record: seen.append(os.nice(0))  # noqa: E731 - runs in the loader's threads
-    pool, _ = await load_export(store, export, workers=0, verify=verify, background=background, niceness=niceness)
+    pool, _ = await parse_export(store, export, verify=verify, background=background, niceness=niceness)
     assert len(pool) == 4
     assert set(seen) == {ours + lowered_by}
     assert os.nice(0) == ours  # the serving thread keeps its priority
-
-
-def test_worker_processes_are_lowered_in_their_initializer() -> None:
-    # What ProcessPoolExecutor runs first in each worker of a background load, here in a child.
-    context = multiprocessing.get_context("spawn")
-    lowered = ProcessPoolExecutor(1, mp_context=context, initializer=lower_priority, initargs=(BACKGROUND_NICENESS,))
-    with lowered:
-        assert lowered.submit(os.nice, 0).result() == os.nice(0) + BACKGROUND_NICENESS
-
-
-async def no_children_left(seconds: float = 10) -> bool:
-    """Whether every process this one started has ended (and been reaped) within ``seconds``."""
-    for _ in range(int(seconds / 0.05)):
-        if not multiprocessing.active_children():
-            return True
-        await asyncio.sleep(0.05)
-    return not multiprocessing.active_children()
 
 
 class FailingStore(LocalStore):
@@ -354,9 +311,9 @@ class FailingStore(LocalStore):
         super().__init__(path)
         self.chunks = chunks
 
-    async def open(self, key: str) -> AsyncIterator[bytes]:
+    async def open(self, key: str, start: int = 0, end: int | None = None) -> AsyncIterator[bytes]:
         sent = 0
-        async for chunk in super().open(key):
+        async for chunk in super().open(key, start, end):
             if sent == self.chunks:
                 raise StorageError(f"{key}: read failed (Connection reset)")
             sent += 1
@@ -378,98 +335,53 @@ async def test_worker_loads_report_a_bad_stream_as_one_clear_error(
     store = LocalStore(tmp_path)
     export = (await store.list_exports(1)).objects[0]
     with pytest.raises(LoadError, match=message):
-        await load_export(store, export, workers=1, background=background)
-    assert await no_children_left()
+        await load_export(store, export, background=background)
 
 
 @pytest.mark.parametrize("background", [False, True])
-async def test_a_storage_failure_mid_load_stops_the_workers(
+async def test_a_storage_failure_mid_load_refuses_the_export_until_storage_answers(
     tmp_path: Path, records: list[dict[str, Any]], background: bool
 ) -> None:
     write_export(tmp_path / "pool-20260101T000000Z.ndjson", records)  # several 256 KiB chunks
     store = FailingStore(tmp_path, chunks=1)
     export = (await store.list_exports(1)).objects[0]
     with pytest.raises(LoadError, match=r"read failed \(Connection reset\)"):
-        await load_export(store, export, workers=2, background=background)
-    assert await no_children_left()
+        await load_export(store, export, background=background)
     # The same export loads whole once storage answers again.
-    pool, report = await load_export(LocalStore(tmp_path), export, workers=2, background=background)
+    pool, report = await load_export(LocalStore(tmp_path), export, background=background)
     assert len(pool) == report.loaded == len(records)
 
 
-def _worker_of_a_killed_parent(pids: Any) -> None:
-    _start_worker(0)
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(1, mp_context=context, initializer=_start_worker, initargs=(0,)) as workers:
-        pids.put(workers.submit(os.getpid).result())
-        time.sleep(60)  # killed before this ends
-
-
-def test_load_workers_die_with_the_process_that_started_them() -> None:
-    # A stopped load kills its load process; that process's workers must not live on, parsing for no one.
-    context = multiprocessing.get_context("spawn")
-    pids = context.Queue()
-    parent = context.Process(target=_worker_of_a_killed_parent, args=(pids,))
-    parent.start()
-    worker = pids.get(timeout=30)
-    assert Path(f"/proc/{worker}").exists()
-    parent.kill()
-    parent.join()
-    deadline = time.monotonic() + 10
-    while _running(worker) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _running(worker)
-
-
-def _running(pid: int) -> bool:
-    """Whether ``pid`` is a live process (not gone, not a zombie waiting to be reaped)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
-
-
-_STOPPED_LOAD = """
-import asyncio, multiprocessing, sys
-from pathlib import Path
-from sudokupool.loading.loader import load_export
-from sudokupool.storage.local import LocalStore
-
 class Stalling(LocalStore):
-    # Hands out the first chunk, then waits as a slow storage connection does.
-    async def open(self, key):
-        async for chunk in super().open(key):
+    """Hands out the first chunk, then waits as a slow storage connection does."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.stalled = asyncio.Event()
+
+    async def open(self, key: str, start: int = 0, end: int | None = None) -> AsyncIterator[bytes]:
+        async for chunk in super().open(key, start, end):
             yield chunk
+            self.stalled.set()
             await asyncio.sleep(3600)
 
-async def main():
-    store = Stalling(Path(sys.argv[1]))
+
+async def test_a_stopped_background_load_leaves_no_thread_or_file_behind(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    # The live sync stops a load in progress at shutdown: its thread must end and its pack file go.
+    write_export(tmp_path / "pool-20260101T000000Z.ndjson", records * 3)  # several chunks (duplicates are fine)
+    store, cache = Stalling(tmp_path), tmp_path / "cache"
     export = (await store.list_exports(1)).objects[0]
-    load = asyncio.create_task(load_export(store, export, workers=2, background=True))
-    while not multiprocessing.active_children():
-        await asyncio.sleep(0.05)
-    await asyncio.sleep(1)  # the workers are up, parsing the first chunk
-    load.cancel()  # as the live sync is at shutdown
-    await asyncio.gather(load, return_exceptions=True)
-    for _ in range(200):  # the workers end by themselves once their executor is shut down
-        if not multiprocessing.active_children():
+    load = asyncio.create_task(load_export(store, export, background=True, cache_dir=cache))
+    await store.stalled.wait()
+    await asyncio.sleep(0.2)  # the first chunk is being parsed
+    load.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await load
+    for _ in range(100):
+        if not any(thread.name.startswith("sudokupool-load") for thread in threading.enumerate()):
             break
         await asyncio.sleep(0.05)
-    print("children left", len(multiprocessing.active_children()))
-
-asyncio.run(main())
-"""
-
-
-def test_a_stopped_background_load_leaves_no_semaphores_behind(tmp_path: Path, records: list[dict[str, Any]]) -> None:
-    # Killed, a load's worker processes left their executor's semaphores to the resource tracker, which
-    # warned at shutdown: "resource_tracker: There appear to be 5 leaked semaphore objects".
-    write_export(tmp_path / "pool-20260101T000000Z.ndjson", records * 3)  # several chunks (duplicates are fine)
-    result = subprocess.run(
-        [sys.executable, "-c", _STOPPED_LOAD, str(tmp_path)], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout == "children left 0\n"  # they ended by themselves, not killed
-    assert "leaked" not in result.stderr
-    assert result.stderr == ""
+    assert not any(thread.name.startswith("sudokupool-load") for thread in threading.enumerate())
+    assert [path.name for path in cache.iterdir()] == [".pool-20260101T000000Z.pack.lock"]

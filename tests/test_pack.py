@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
+import random
 import shutil
 import struct
 import weakref
+from array import array
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -21,13 +24,15 @@ from sudokupool.cli import main
 from sudokupool.commands.pack import write_pack
 from sudokupool.config import Settings
 from sudokupool.loading import pack
+from sudokupool.loading.export import PUBLIC_FIELD_NAMES
 from sudokupool.loading.loader import LoadReport, load_export, load_latest, parse_export
-from sudokupool.loading.pool import Pool
+from sudokupool.loading.pool import Pool, PoolBuilder
 from sudokupool.naming import pack_key
 from sudokupool.state import listing_json
 from sudokupool.storage.base import ExportObject
 from sudokupool.storage.local import LocalStore
 from sudokupool.sudoku import DIFFICULTIES
+from tests.conftest import build_pool
 from tests.factories import write_export
 
 pytestmark = pytest.mark.anyio
@@ -200,6 +205,23 @@ async def test_the_cache_dir_keeps_a_pack_for_the_next_load(tmp_path: Path, reco
     same_pool(first, second)
 
 
+async def test_the_cache_dir_keeps_only_the_newest_packs(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    exports, cache = tmp_path / "exports", tmp_path / "cache"
+    exports.mkdir()
+    cache.mkdir()
+    write_export(exports / EXPORT, records[:4])
+    older = [f"pool-2025010{n}T000000Z.pack" for n in range(1, 6)]
+    for name in [*older, "pool-20270101T000000Z.pack"]:  # one newer than the export loaded
+        (cache / name).write_bytes(b"old pack")
+        (cache / f".{name}.lock").touch()
+    (cache / "notes.txt").write_text("not a pack")
+    pool, _ = await load(exports, cache_dir=cache)
+    assert len(pool) == 4
+    kept = ["pool-20270101T000000Z.pack", pack_key(EXPORT), "pool-20250105T000000Z.pack"]
+    locks = [f".{name}.lock" for name in kept]
+    assert sorted(p.name for p in cache.iterdir()) == sorted([*kept, *locks, "notes.txt"])
+
+
 async def test_a_damaged_pack_in_the_cache_is_replaced(
     tmp_path: Path, records: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -306,9 +328,9 @@ class RemoteStore(LocalStore):
     def path_of(self) -> None:  # type: ignore[override]
         return None
 
-    async def open(self, key: str) -> AsyncIterator[bytes]:
+    async def open(self, key: str, start: int = 0, end: int | None = None) -> AsyncIterator[bytes]:
         self.opened.append(key)
-        async for chunk in super().open(key):
+        async for chunk in super().open(key, start, end):
             yield chunk
 
 
@@ -325,3 +347,58 @@ async def test_workers_sharing_a_cache_dir_download_the_pack_once_and_map_one_fi
     assert all(report.packed for _, report in pools)
     assert store.opened == [pack_key(EXPORT)]
     assert (cache / pack_key(EXPORT)).exists()
+
+
+def test_ids_chosen_to_share_their_low_bits_do_not_crowd_the_id_index(records: list[dict[str, Any]]) -> None:
+    # The loader checks only an id's spelling. These 120 share their low 12 bits (read as base 36, the
+    # last six characters decide them), so a table indexed by those bits would put them all in one slot
+    # and probe up to 120 slots for each; keyed by the pack's random key, they spread as random ids do.
+    rng = random.Random(5)
+    ids = {"".join(rng.choices("0123456789ABCDEFGHJKMNPQRSTVWXYZ", k=7)) + "000000" for _ in range(120)}
+    builder = PoolBuilder(loaded_at=1)
+    for n, canonical_id in enumerate(sorted(ids)):
+        row = {name: records[n % len(records)][name] for name in (*PUBLIC_FIELD_NAMES, "solution")}
+        builder.add({**row, "canonical_id": canonical_id})
+    pool = builder.build(source="t", export_key=EXPORT, export_size=0)
+    builder.file.seek(0)
+    data = builder.file.read()
+    header = pack.read_header(data, len(data))
+    offset, length = header.sections["table"]
+    table = array("I", data[offset : offset + length])
+    assert {int(i, 36) % 4096 for i in ids} == {0} and header.slots == 256
+    probes = []
+    for canonical_id in ids:
+        slot = home = pack.slot_of(canonical_id, header.table_key, header.slots)
+        while data[header.sections["ids"][0] + 13 * (table[slot] - 1) :][:13] != canonical_id.encode():
+            slot = (slot + 1) % header.slots
+        probes.append((slot - home) % header.slots + 1)
+        assert pool.find(canonical_id) == table[slot] - 1
+    assert max(probes) <= 24  # random ids: 1.6 on average, rarely past 15 at this load
+    assert len({pack.slot_of(i, header.table_key, header.slots) for i in ids}) > 60
+
+
+@pytest.mark.parametrize(("background", "lowered_by"), [(False, 0), (True, 10), (True, 3)])
+async def test_a_background_load_checks_its_pack_in_a_nicer_thread(
+    tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch, background: bool, lowered_by: int
+) -> None:
+    await packed(tmp_path, records[:6])
+    seen: list[int] = []
+    real = Pool.from_pack.__func__  # type: ignore[attr-defined]
+
+    def spy(cls: type[Pool], *args: Any, **kwargs: Any) -> Pool:
+        seen.append(os.nice(0))
+        return real(cls, *args, **kwargs)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(Pool, "from_pack", classmethod(spy))
+    niceness = None if lowered_by == 10 else lowered_by
+    pool, report = await load(tmp_path, background=background, niceness=niceness)
+    assert report.packed and len(pool) == 6
+    assert seen == [os.nice(0) + lowered_by]
+
+
+def test_dropping_a_pools_pages_keeps_what_it_serves(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    pool = build_pool(records)
+    bodies = [pool.gzip_body(i) for i in range(len(pool))]
+    pool.drop_pages(step=4096)
+    assert [pool.gzip_body(i) for i in range(len(pool))] == bodies
+    assert pool.find(records[7]["canonical_id"]) == 7

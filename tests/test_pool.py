@@ -8,8 +8,7 @@ from typing import Any
 import orjson
 
 from sudokupool.loading.export import PUBLIC_FIELD_NAMES
-from sudokupool.loading.pool import Part, Pool, PoolBuilder, prepare
-from sudokupool.sudoku import DIFFICULTIES
+from sudokupool.loading.pool import Pool, PoolBuilder
 from tests.conftest import build_pool
 
 
@@ -97,57 +96,54 @@ def test_stats_body(pool: Pool, records: list[dict[str, Any]]) -> None:
     }
 
 
-def test_repr_stays_short_whatever_the_pool_holds(pool: Pool, records: list[dict[str, Any]]) -> None:
+def test_repr_stays_short_whatever_the_pool_holds(pool: Pool) -> None:
     # asyncio reprs a finished task's result; a repr spelling out the bodies cost a full copy of the pool.
     assert len(repr(pool)) < 100
-    rows = [{name: r[name] for name in (*PUBLIC_FIELD_NAMES, "solution")} for r in records]
-    assert len(repr(prepare(rows))) < 100
 
 
-def test_indexing_in_steps_builds_what_one_step_does(records: list[dict[str, Any]]) -> None:
-    # A chunk with a duplicate inside itself (position 5 repeats 1) and one of an earlier chunk (position 8).
-    rows = [{name: r[name] for name in (*PUBLIC_FIELD_NAMES, "solution")} for r in records]
-    first = [rows[0]]
-    chunk = [*rows[1:6], rows[1], *rows[6:8], rows[0], *rows[8:12]]
-    whole = PoolBuilder(loaded_at=7)
-    whole.add_part(prepare([dict(r) for r in first]))
-    assert whole.add_part(prepare([dict(r) for r in chunk])) == [5, 8]
-    stepped = PoolBuilder(loaded_at=7)
-    stepped.add_part(prepare([dict(r) for r in first]))
-    steps = list(stepped.adding(prepare([dict(r) for r in chunk]), step=3))
-    assert steps == [[], [5], [8], [], []]  # positions 0-2, 3-5, 6-8, 9-11 and 12
-    one, two = (b.build(source="t", export_key="k", export_size=0) for b in (whole, stepped))
-    assert len(one) == len(two) == 12
-    assert [one.body(i) for i in range(12)] == [two.body(i) for i in range(12)]
-    assert {d: one.count(d) for d in DIFFICULTIES} == {d: two.count(d) for d in DIFFICULTIES}
-    assert all(one.find(r["canonical_id"]) == two.find(r["canonical_id"]) for r in rows[:12])
-    # A part whose lines were all bad is empty: nothing to index, in one step or many.
-    assert whole.add_part(prepare([])) == []
-    assert list(stepped.adding(prepare([]))) == []
+def _row(record: dict[str, Any]) -> dict[str, Any]:
+    """A record as parse_record returns it (PoolBuilder.add consumes it)."""
+    return {name: record[name] for name in (*PUBLIC_FIELD_NAMES, "solution")}
 
 
-def test_a_prepared_part_holds_no_record_body_raw(records: list[dict[str, Any]]) -> None:
-    rows = [{name: r[name] for name in (*PUBLIC_FIELD_NAMES, "solution")} for r in records[:5]]
-    part = prepare([dict(r) for r in rows])
-    for row in rows:
-        assert row["puzzle"].encode() not in part.bodies
-        assert row["solution"].encode() in part.solutions
-    assert len(part.etags) == 8 * len(rows)  # the solutions' ETags; a record's is its gzip trailer
+def test_a_repeated_id_is_skipped(records: list[dict[str, Any]]) -> None:
+    # Position 5 repeats 1, position 8 repeats 0.
+    rows = [*records[:6], records[1], *records[6:8], records[0], *records[8:12]]
+    builder = PoolBuilder(loaded_at=7)
+    assert [builder.add(_row(r)) for r in rows] == [n not in (6, 9) for n in range(len(rows))]
+    one = builder.build(source="t", export_key="k", export_size=0)
+    assert len(one) == 12
+    assert [one.find(r["canonical_id"]) for r in records[:12]] == list(range(12))
+    assert [orjson.loads(one.body(i))["canonical_id"] for i in range(12)] == [r["canonical_id"] for r in records[:12]]
 
 
-def _part(records: list[dict[str, Any]]) -> Part:
-    return prepare([{name: r[name] for name in (*PUBLIC_FIELD_NAMES, "solution")} for r in records])
+def test_a_pack_holds_no_record_body_raw(records: list[dict[str, Any]]) -> None:
+    builder = PoolBuilder(loaded_at=7)
+    for record in records[:5]:
+        builder.add(_row(record))
+    pool = builder.build(source="t", export_key="k", export_size=0)
+    builder.file.seek(0)
+    data = builder.file.read()
+    bodies, solutions = (
+        data[at : at + length] for at, length in map(pool.header.sections.get, ("bodies", "solutions"))
+    )
+    for record in records[:5]:
+        assert record["puzzle"].encode() not in bodies
+        assert record["solution"].encode() in solutions
+    assert pool.header.sections["etags"][1] == 8 * 5  # the solutions' ETags; a record's is its gzip trailer
 
 
 def test_duplicates_keep_no_bytes(records: list[dict[str, Any]]) -> None:
     # One record repeated through a 4 GB export kept every repeat's prepared body: 4.26 GB for one puzzle.
     builder = PoolBuilder(loaded_at=7)
-    assert builder.add_part(_part(records[:3])) == []
-    assert builder.add_part(_part(records[:3])) == [0, 1, 2]
-    assert builder.add_part(_part([records[1], records[3], records[0], records[4], records[3]])) == [0, 2, 4]
+    assert [builder.add(_row(r)) for r in records[:3]] == [True] * 3
+    assert [builder.add(_row(r)) for r in records[:3]] == [False] * 3
+    added = [builder.add(_row(r)) for r in [records[1], records[3], records[0], records[4], records[3]]]
+    assert added == [False, True, False, True, False]
     pool = builder.build(source="tests", export_key="k", export_size=0)
     clean = PoolBuilder(loaded_at=7)
-    clean.add_part(_part(records[:5]))
+    for record in records[:5]:
+        clean.add(_row(record))
     expected = clean.build(source="tests", export_key="k", export_size=0)
     assert len(pool) == 5
     # Nothing of a duplicate is written to the pack: the same bytes as the pool without them.

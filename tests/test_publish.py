@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import gzip
 import os
 import re
@@ -10,6 +11,8 @@ from typing import Any
 import pytest
 
 from sudokupool.cli import main
+from sudokupool.commands import check
+from sudokupool.commands import pack as pack_command
 from sudokupool.commands.publish import PublishError, publish
 from sudokupool.config import Settings
 from sudokupool.loading import pack
@@ -182,3 +185,39 @@ async def test_large_files_go_up_in_parts(s3_env: SeaweedS3, tmp_path: Path, mon
 
     assert key == "p/pool-20260501T000000Z.ndjson.gz"
     assert published(s3_env, bucket, "p/") == {key: body}
+
+
+def test_publish_parses_a_clean_export_once(
+    s3_settings: SeaweedS3, tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The check's parse makes the pack; it is renamed for the upload, not made again.
+    bucket = s3_settings.new_bucket()
+    path = write_export(tmp_path / "export.ndjson", records[:6])
+    parses: list[str] = []
+    real = check.parse_export
+
+    async def counted(store: Any, export: Any, **options: Any) -> Any:
+        parses.append(export.key)
+        return await real(store, export, **options)
+
+    monkeypatch.setattr(check, "parse_export", counted)
+    monkeypatch.setattr(pack_command, "parse_export", counted)
+
+    assert main(["publish", str(path), "--to", f"s3://{bucket}/exports/"]) == 0
+
+    assert parses == ["export.ndjson"]
+    objects = published(s3_settings, bucket, "exports/")
+    [key] = [k for k in objects if not k.endswith(".pack")]
+    data = objects[pack_key(key)]
+    header = pack.read_header(data, len(data))
+    assert (header.export_name, header.export_size, header.count) == (
+        key.removeprefix("exports/"),
+        len(objects[key]),
+        6,
+    )
+    # Checked whole: the uploaded pack loads as the service loads the export it names.
+    (tmp_path / "up").mkdir()
+    (tmp_path / "up" / key.removeprefix("exports/")).write_bytes(objects[key])
+    (tmp_path / "up" / pack_key(key).removeprefix("exports/")).write_bytes(data)
+    report, problem = asyncio.run(check.check_export(tmp_path / "up" / key.removeprefix("exports/")))
+    assert problem is None and report.loaded == 6

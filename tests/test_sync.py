@@ -15,6 +15,7 @@ import pytest
 
 from sudokupool import state
 from sudokupool.app import SudokuPool, create_app
+from sudokupool.commands.pack import write_pack
 from sudokupool.config import BadLineLimit, Settings
 from sudokupool.loading import sync
 from sudokupool.loading.export import record_line
@@ -108,9 +109,9 @@ class FlakyStore:
             raise StorageError("s3://flaky/exports/: Connection refused")
         return await self.inner.list_exports(limit)
 
-    async def open(self, key: str) -> AsyncIterator[bytes]:
+    async def open(self, key: str, start: int = 0, end: int | None = None) -> AsyncIterator[bytes]:
         self.reads += 1
-        async for chunk in self.inner.open(key):
+        async for chunk in self.inner.open(key, start, end):
             if self.read_failures > 0:
                 self.read_failures -= 1
                 raise StorageError(f"s3://flaky/{key}: read failed after 0 bytes (Connection reset)")
@@ -122,6 +123,18 @@ class FlakyStore:
 
 def runtime_over(store: FlakyStore, **changes: Any) -> Runtime:
     return Runtime(Settings(sync_interval=0).replace(**changes), store=store)
+
+
+async def synced(
+    directory: Path, records: list[dict[str, Any]], **changes: Any
+) -> tuple[FlakyStore, Runtime, PoolSync]:
+    """A sync over ``directory`` that has loaded an export of five records (OLD); ``changes`` are settings."""
+    write_export(directory / OLD, records[:5])
+    store = FlakyStore(directory)
+    runtime = runtime_over(store, **changes)
+    sync = PoolSync(runtime)
+    await sync.load_initial()
+    return store, runtime, sync
 
 
 # -- live sync through the app ---------------------------------------------------------------------
@@ -171,6 +184,33 @@ async def test_a_newer_export_is_swapped_in(
         assert loads == [(False, None), (True, 7)]
 
 
+async def test_a_pack_swapped_in_is_not_followed_by_a_trim(
+    tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Mapping a pack frees no heap, and malloc_trim holds up the event loop while it runs.
+    trims: list[str] = []
+    monkeypatch.setattr(state, "release_free_memory", lambda: trims.append("trim") or True)
+    installed: list[tuple[str, bool]] = []
+    real_install = Runtime.install
+
+    async def spy(self: Runtime, pool: Any) -> None:
+        await real_install(self, pool)
+        installed.append((pool.info.export_key, pool.info.parsed))
+
+    monkeypatch.setattr(Runtime, "install", spy)
+    write_export(tmp_path / OLD, records[:5])
+    async with serving(tmp_path) as _:
+        write_export(tmp_path / NEW, records[5:12])
+        await write_pack(tmp_path / NEW)
+
+        async def swapped() -> bool:
+            return len(installed) == 2
+
+        await wait_for(swapped)
+    assert installed == [(OLD, True), (NEW, False)]
+    assert trims == ["trim"]  # after the startup parse only
+
+
 @pytest.mark.parametrize(
     "write",
     [
@@ -215,11 +255,7 @@ async def test_a_bad_newer_export_is_refused_once_and_the_pool_keeps_serving(
 async def test_the_newest_good_export_behind_a_refused_one_is_loaded(
     tmp_path: Path, records: list[dict[str, Any]]
 ) -> None:
-    write_export(tmp_path / OLD, records[:5])
-    store = FlakyStore(tmp_path)
-    runtime = runtime_over(store)
-    sync = PoolSync(runtime)
-    await sync.load_initial()
+    store, runtime, sync = await synced(tmp_path, records)
     write_export(tmp_path / NEW, records[5:12])
     (tmp_path / NEWER).write_bytes(truncated(records))
     assert await sync.check() is True
@@ -248,13 +284,9 @@ async def test_the_newest_good_export_behind_a_refused_one_is_loaded(
 async def test_a_sync_applies_the_bound_on_bad_lines(
     tmp_path: Path, records: list[dict[str, Any]], bound: str, swapped: bool
 ) -> None:
-    write_export(tmp_path / OLD, records[:5])
-    store = FlakyStore(tmp_path)
-    runtime = runtime_over(store, max_bad_lines=BadLineLimit.parse(bound))
-    sync = PoolSync(runtime)
-    await sync.load_initial()
+    _, runtime, sync = await synced(tmp_path, records, max_bad_lines=BadLineLimit.parse(bound))
     write_export(tmp_path / NEW, records[5:12], extra_lines=(b"{oops",))  # 1 bad line of 8: 12.5 %
-    assert await sync.check() is swapped  # a live reload: through the load process
+    assert await sync.check() is swapped  # a live reload
     if swapped:
         assert runtime.current().info.export_key == NEW
         assert len(runtime.current()) == 7
@@ -313,11 +345,7 @@ async def test_never_goes_back_to_an_older_export(tmp_path: Path, records: list[
 async def test_a_storage_outage_during_sync_is_retried_not_refused(
     tmp_path: Path, records: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
 ) -> None:
-    write_export(tmp_path / OLD, records[:5])
-    store = FlakyStore(tmp_path)
-    runtime = runtime_over(store)
-    sync = PoolSync(runtime)
-    await sync.load_initial()
+    store, runtime, sync = await synced(tmp_path, records)
     write_export(tmp_path / NEW, records[5:12])
     store.read_failures = 1
     with caplog.at_level(logging.INFO, logger="sudokupool"):

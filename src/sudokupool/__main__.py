@@ -4,6 +4,6 @@ import sys
 
 from sudokupool.cli import main
 
-# Guarded: the loader starts worker processes with "spawn", which imports __main__ again.
+# Guarded: a process started with "spawn" (build and grade may be) imports __main__ again.
 if __name__ == "__main__":
     sys.exit(main())

@@ -16,7 +16,6 @@ API traffic must not become storage traffic, least of all while storage is down.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
 import time
 from collections.abc import Awaitable, Callable
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 
 from sudokupool.outages import OutageLog
 from sudokupool.storage.base import StorageError
+from sudokupool.tasks import cancel
 
 #: How long a failed listing is remembered: at most one storage call per this many seconds in an outage.
 FAILURE_SECONDS = 5.0
@@ -90,11 +90,7 @@ class ExportsListing:
 
     async def aclose(self) -> None:
         """Cancel a storage call still in flight (at shutdown)."""
-        task = self._task
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel(self._task)
 
     async def body(self) -> bytes:
         """The body; raise :class:`ListingUnavailable` while storage is failing or slow to answer.

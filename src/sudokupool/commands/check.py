@@ -19,8 +19,8 @@ from typing import Any
 
 from sudokupool.config import BadLineLimit, Settings, SettingsError
 from sudokupool.loading.export import LineError
-from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, load_export, parse_export
-from sudokupool.loading.pack import PackError
+from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, parse_export
+from sudokupool.loading.pack import PackError, map_file
 from sudokupool.loading.pool import Pool
 from sudokupool.naming import is_export_name, pack_key
 from sudokupool.storage.base import ExportObject, StorageError
@@ -95,14 +95,22 @@ def verifier(*, canonical: bool) -> Any:
     return verify
 
 
-async def check_file(path: Path, *, canonical: bool = False, limits: LoadLimits | None = None) -> LoadReport:
-    """Validate ``path`` within ``limits``; raise :class:`LoadError` when the service would refuse it."""
-    report, _ = await check_export(path, canonical=canonical, limits=limits, pack=False)
+async def check_file(
+    path: Path, *, canonical: bool = False, limits: LoadLimits | None = None, keep: Path | None = None
+) -> LoadReport:
+    """Validate ``path`` within ``limits``; raise :class:`LoadError` when the service would refuse it.
+    With ``keep``, the pack of the records checked is written there (``publish`` uploads it)."""
+    report, _ = await check_export(path, canonical=canonical, limits=limits, pack=False, keep=keep)
     return report
 
 
 async def check_export(
-    path: Path, *, canonical: bool = False, limits: LoadLimits | None = None, pack: bool = True
+    path: Path,
+    *,
+    canonical: bool = False,
+    limits: LoadLimits | None = None,
+    pack: bool = True,
+    keep: Path | None = None,
 ) -> tuple[LoadReport, str | None]:
     """:func:`check_file`, and with ``pack`` the export's pack if it has one: the report, and what is
     wrong with the pack (None when it matches or there is none)."""
@@ -115,7 +123,7 @@ async def check_export(
     if export is None:
         raise LoadError(f"{path}: not an export")
     verify = verifier(canonical=canonical)
-    _, report = await load_export(store, export, log_lines=False, verify=verify, limits=limits)
+    _, report = await parse_export(store, export, log_lines=False, verify=verify, limits=limits, keep=keep)
     problem = None
     if pack and export.pack is not None:
         problem = await check_pack(store, export, limits)
@@ -127,8 +135,12 @@ async def check_pack(store: LocalStore, export: ExportObject, limits: LoadLimits
     than parsing the export gives. None when it matches."""
     assert export.pack is not None
     try:
-        packed = Pool.open(
-            store.path_of(export.pack.key), source="", export_key=export.key, export_size=export.size, loaded_at=0
+        packed = Pool.from_pack(
+            map_file(store.path_of(export.pack.key)),
+            source="",
+            export_key=export.key,
+            export_size=export.size,
+            loaded_at=0,
         )
     except PackError as exc:
         return str(exc)

@@ -7,6 +7,8 @@ import asyncio
 import sys
 from pathlib import Path
 
+from sudokupool.commands.check import add_bad_lines_option, limits_from
+from sudokupool.config import SettingsError
 from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, parse_export
 from sudokupool.naming import is_export_name, pack_key
 from sudokupool.storage.base import StorageError
@@ -16,6 +18,7 @@ from sudokupool.storage.local import LocalStore
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("pack", help="write the pack beside an export (pool-<ts>.pack)")
     parser.add_argument("export", type=Path, help="an export: pool-YYYYMMDDTHHMMSSZ.ndjson[.gz]")
+    add_bad_lines_option(parser)
     parser.set_defaults(func=run)
 
 
@@ -33,14 +36,16 @@ async def write_pack(path: Path, limits: LoadLimits | None = None) -> tuple[Path
     except StorageError as exc:
         raise LoadError(str(exc)) from None
     export = listing.objects[0]
-    _, report = await parse_export(store, export, log_lines=False, cache_dir=path.parent, limits=limits)
-    return path.with_name(pack_key(path.name)), report
+    packed = path.with_name(pack_key(path.name))
+    _, report = await parse_export(store, export, log_lines=False, keep=packed, limits=limits)
+    return packed, report
 
 
 def run(args: argparse.Namespace) -> int:
+    """Within the service's bounds (``SUDOKUPOOL_MAX_*`` from the environment), as ``check`` does."""
     try:
-        written, report = asyncio.run(write_pack(args.export))
-    except LoadError as exc:
+        written, report = asyncio.run(write_pack(args.export, limits_from(args)))
+    except (LoadError, SettingsError) as exc:
         print(f"sudokupool pack: {exc}", file=sys.stderr)
         return 1
     print(report.summary())

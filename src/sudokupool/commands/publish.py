@@ -27,6 +27,7 @@ from sudokupool.commands.check import add_bad_lines_option, check_file, limits_f
 from sudokupool.commands.pack import write_pack
 from sudokupool.config import Settings, SettingsError
 from sudokupool.loading.loader import LoadError, LoadLimits
+from sudokupool.loading.pack import restamp
 from sudokupool.naming import export_filename, pack_key
 from sudokupool.storage.base import StorageError
 from sudokupool.storage.s3 import S3Location, S3Store, describe_failure, parse_s3_url
@@ -109,9 +110,12 @@ async def publish(
     now: datetime | None = None,
     with_pack: bool = True,
     limits: LoadLimits | None = None,
+    checked: Path | None = None,
 ) -> str:
     """Upload the (already checked) export ``path`` under ``location`` with a key for ``now``, after its
-    pack unless ``with_pack`` is false; return the export's key.
+    pack unless ``with_pack`` is false; return the export's key. ``checked`` is the pack the check
+    made of ``path`` (its records are the service's when the check skipped no line): it is renamed
+    for the upload rather than made again.
 
     Raise :class:`PublishError` when storage cannot be reached, or an export as new as ``now`` is there
     already (the service would not prefer the new file, or it would be overwritten).
@@ -138,7 +142,11 @@ async def publish(
             else:
                 await asyncio.to_thread(_link_or_copy, path, upload)
             uploads = [(upload, key)]
-            if with_pack:
+            if with_pack and checked is not None:
+                size = (await asyncio.to_thread(upload.stat)).st_size
+                await asyncio.to_thread(restamp, checked, export_name=upload.name, export_size=size)
+                uploads.insert(0, (checked, pack_key(key)))
+            elif with_pack:
                 try:
                     packed, _ = await write_pack(upload, limits)
                 except LoadError as exc:
@@ -162,21 +170,36 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, SettingsError) as exc:
         print(f"sudokupool publish: {exc}", file=sys.stderr)
         return 2
-    try:
-        # A pack beside the file is not uploaded (publish makes one for the new name), so not checked either.
-        report = asyncio.run(check_file(args.file, canonical=args.canonical, limits=limits))
-    except LoadError as exc:
-        # The service would refuse it: the same rule, the same one line.
-        if exc.report is not None:
-            print_problems(exc.report, file=sys.stderr)
-        print(f"sudokupool publish: not uploaded: {exc}", file=sys.stderr)
-        return 1
-    print_problems(report, file=sys.stderr)
-    print(report.summary(), file=sys.stderr)
-    try:
-        key = asyncio.run(publish(args.file, location, settings, compress=not args.no_gzip, limits=limits))
-    except PublishError as exc:
-        print(f"sudokupool publish: {exc}", file=sys.stderr)
-        return 1
+    with tempfile.TemporaryDirectory(prefix="sudokupool-check-") as scratch:
+        checked = Path(scratch) / "checked.pack"
+        try:
+            # A pack beside the file is not uploaded (publish makes one for the new name), so not checked
+            # either. The check's own parse makes the pack.
+            report = asyncio.run(check_file(args.file, canonical=args.canonical, limits=limits, keep=checked))
+        except LoadError as exc:
+            # The service would refuse it: the same rule, the same one line.
+            if exc.report is not None:
+                print_problems(exc.report, file=sys.stderr)
+            print(f"sudokupool publish: not uploaded: {exc}", file=sys.stderr)
+            return 1
+        print_problems(report, file=sys.stderr)
+        print(report.summary(), file=sys.stderr)
+        # A line the check skipped may be one the service keeps (a solve path that does not replay, say):
+        # then the pack is made again from the export as the service reads it.
+        same = report.skipped_total == 0
+        try:
+            key = asyncio.run(
+                publish(
+                    args.file,
+                    location,
+                    settings,
+                    compress=not args.no_gzip,
+                    limits=limits,
+                    checked=checked if same else None,
+                )
+            )
+        except PublishError as exc:
+            print(f"sudokupool publish: {exc}", file=sys.stderr)
+            return 1
     print(f"s3://{location.bucket}/{key}")
     return 0

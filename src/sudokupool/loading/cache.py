@@ -21,20 +21,28 @@ from pathlib import Path
 from typing import IO
 
 from sudokupool.loading.pack import map_file
+from sudokupool.naming import is_pack_name
+from sudokupool.storage.base import ExportStore, StorageError
 
 logger = logging.getLogger("sudokupool.loader")
 
+#: Packs the directory keeps, the newest by name (so by export time) and always the one just loaded:
+#: older ones are removed after each load, so the directory does not grow with every export synced.
+KEEP = 3
+#: A pack is downloaded in ranges of this many bytes, :data:`PARALLEL` of them at a time (see :func:`download`).
+PART_SIZE = 128 << 20
+PARALLEL = 8
+
 
 @contextlib.asynccontextmanager
-async def lock(directory: str | Path | None, pack_key: str) -> AsyncIterator[None]:
-    """Hold ``directory``'s lock for the pack ``pack_key`` (``flock``; nothing without a directory)."""
-    if not directory:
+async def lock(pack: Path | None) -> AsyncIterator[None]:
+    """Hold the cache directory's lock for the pack ``pack`` (``flock``; nothing without a pack)."""
+    if pack is None:
         yield
         return
-    path = Path(directory)
     try:
-        await asyncio.to_thread(path.mkdir, parents=True, exist_ok=True)
-        handle = await asyncio.to_thread(open, path / f".{pack_key.rsplit('/', 1)[-1]}.lock", "ab")
+        await asyncio.to_thread(pack.parent.mkdir, parents=True, exist_ok=True)
+        handle = await asyncio.to_thread(open, pack.with_name(f".{pack.name}.lock"), "ab")
     except OSError:
         yield  # the pack cannot be kept there either (logged where it is written)
         return
@@ -65,15 +73,58 @@ def keep(written: Path, final: Path) -> None:
     os.replace(written, final)
 
 
-async def download(stream: AsyncIterator[bytes], cached: Path | None) -> mmap.mmap:
-    """Write ``stream`` to ``cached`` (or to a temporary file) and map it."""
+def prune(directory: Path, loaded: str) -> None:
+    """Remove all but the :data:`KEEP` newest packs in ``directory`` (never ``loaded``), and their locks.
+
+    A worker still serving a removed pack keeps its mapping (the file goes with the last one).
+    """
+    try:
+        packs = sorted((name for name in os.listdir(directory) if is_pack_name(name)), reverse=True)
+    except OSError:
+        return
+    for name in packs[KEEP:]:
+        if name != loaded:
+            with contextlib.suppress(OSError):
+                (directory / name).unlink()
+                (directory / f".{name}.lock").unlink(missing_ok=True)
+                logger.info("removed %s from the cache directory (it keeps the newest %d packs)", name, KEEP)
+
+
+async def download(store: ExportStore, key: str, size: int, cached: Path | None) -> mmap.mmap:
+    """Download the pack ``key`` of ``size`` bytes from ``store`` into ``cached`` (or a temporary file)
+    and map it (its checksum is checked by whoever opens the pool).
+
+    The file is preallocated and filled by :data:`PARALLEL` ranged reads of :data:`PART_SIZE` bytes at
+    a time, each written in place: one stream from S3 was the bottleneck of a boot. A read that fails
+    or comes back short raises :class:`StorageError`, and the partial file is removed.
+    """
     handle, written = new_file(cached)
     try:
         with handle:
-            async for chunk in stream:
-                await asyncio.to_thread(handle.write, chunk)
-            handle.flush()
-            data = map_file(handle.fileno())
+            fd = handle.fileno()
+            if size:
+                await asyncio.to_thread(os.posix_fallocate, fd, 0, size)
+            parts = iter(range(0, size, PART_SIZE))
+
+            async def fetch() -> None:
+                for start in parts:  # shared: each task takes the next part
+                    at, end = start, min(start + PART_SIZE, size)
+                    async with contextlib.aclosing(store.open(key, start, end)) as stream:
+                        async for chunk in stream:
+                            if at + len(chunk) > end:
+                                raise StorageError(f"{key}: bytes {start}-{end - 1} came back longer")
+                            await asyncio.to_thread(_write_at, fd, chunk, at)
+                            at += len(chunk)
+                    if at != end:
+                        raise StorageError(f"{key}: bytes {start}-{end - 1} came back as {at - start} bytes")
+
+            try:
+                async with asyncio.TaskGroup() as group:
+                    for _ in range(min(PARALLEL, -(-size // PART_SIZE))):
+                        group.create_task(fetch())
+            except ExceptionGroup as failed:
+                raise failed.exceptions[0] from None
+            data = map_file(fd)
         if written is not None and cached is not None:
             keep(written, cached)
             written = None
@@ -81,3 +132,10 @@ async def download(stream: AsyncIterator[bytes], cached: Path | None) -> mmap.mm
     finally:
         if written is not None:
             written.unlink(missing_ok=True)
+
+
+def _write_at(fd: int, data: bytes, at: int) -> None:
+    """Write all of ``data`` at offset ``at`` of ``fd`` (``pwrite`` may write less than it is given)."""
+    done = 0
+    while done < len(data):
+        done += os.pwrite(fd, data[done:] if done else data, at + done)

@@ -360,8 +360,8 @@ def record_line(record: dict[str, Any]) -> bytes:
 class Lines(NamedTuple):
     """Complete lines of an export, joined by newlines in ``data``; ``first`` is the first one's number.
 
-    One ``bytes`` rather than a list of lines, so handing lines to a worker process costs one copy, and
-    the loading process does no work per line. ``too_long`` numbers the lines that were dropped unread
+    One ``bytes`` rather than a list of lines: cutting a chunk into lines costs no work per line until
+    they are parsed. ``too_long`` numbers the lines that were dropped unread
     for their length (each stands in ``data`` as a blank line, so the numbering holds).
     """
 

@@ -4,10 +4,10 @@ An export with a valid pack beside it (``sudokupool.loading.pack``) is loaded by
 check and a checksum, no work per record. A pack that is damaged or made from another export is
 refused with one log line, and the export is parsed instead.
 
-Parsing is one pass over the stream: chunks are decompressed, split into lines and parsed as they
-arrive, so the whole file is never held in memory; the prepared records go into a pack written to a
-temporary file (or to the cache directory, for the next boot) and that pack is mapped as above. The CPU
-work runs off the event loop, in worker processes for large exports, so it uses every core.
+Parsing is one pass over the stream, in one thread off the event loop: chunks are decompressed, split
+into lines and parsed as they arrive, so the whole file is never held in memory; the prepared records go
+into a pack written to a temporary file (or to the cache directory, for the next boot) and that pack is
+mapped as above. Exports large enough for the parse to matter are served from their packs.
 """
 
 from __future__ import annotations
@@ -15,16 +15,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import gc
 import logging
-import multiprocessing
+import mmap
 import os
-import threading
 import time
-from collections import Counter, deque
-from collections.abc import AsyncGenerator, Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,8 +29,8 @@ from typing import Any
 from sudokupool.config import BadLineLimit, Settings
 from sudokupool.loading import cache
 from sudokupool.loading.export import MIN_RECORD_BYTES, ExportError, LineError, LineReader, Lines, parse_record
-from sudokupool.loading.pack import PackError
-from sudokupool.loading.pool import Part, Pool, PoolBuilder, prepare
+from sudokupool.loading.pack import PackError, map_file
+from sudokupool.loading.pool import Pool, PoolBuilder
 from sudokupool.naming import is_export_name, pack_key
 from sudokupool.storage.base import ExportObject, ExportStore, StorageError
 
@@ -43,9 +40,7 @@ Verify = Callable[[dict[str, Any]], None]
 
 #: Bad lines logged (and kept in the report) one by one; the rest are only counted.
 MAX_LOGGED_LINES = 20
-#: Exports at least this large (as stored) are parsed in worker processes.
-WORKER_THRESHOLD = 16 * 1024 * 1024
-#: How much nicer than the server a background load's threads and worker processes run by default
+#: How much nicer than the server a background load's thread runs by default
 #: (Unix; the live sync passes ``SUDOKUPOOL_SYNC_NICENESS``).
 BACKGROUND_NICENESS = 10
 
@@ -118,144 +113,91 @@ class LoadReport:
         return f"line {number}: {message}"
 
 
-@dataclass(eq=False, repr=False)
-class Prepared:
-    """What a worker makes of a chunk: the part, each record's line number, the first bad lines
-    ``(number, reason, message)`` and every bad line's reason counted, the non-blank lines it read and
-    the number of the last one; ``gave_up`` when it stopped reading at a bad line past the bound."""
-
-    part: Part
-    numbers: list[int]
-    problems: list[tuple[int, str, str]]
-    skipped: Counter[str]
-    lines: int
-    last: int
-    gave_up: bool = False
-
-
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, MemoryError):
         return "out of memory (MemoryError)"
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-def prepare_lines(lines: Lines, max_record_bytes: int, give_up: int, verify: Verify | None = None) -> Prepared:
-    """Parse, validate and serialize ``lines`` (see :class:`Prepared`). Runs in worker processes.
+class _Parse:
+    """One export's parse, all of it in one thread: chunks in, prepared records into the builder, bad
+    lines into the report, and the bound on bad lines (refusing at the first bad line past which no
+    rest of the export could keep it)."""
 
-    A bad line is skipped; past ``give_up`` bad lines the rest is not read. Anything else that fails on
-    a line (a record that cannot be served, memory running out) raises
-    :class:`~sudokupool.loading.export.ExportError` naming that line: the export is refused.
-    """
-    numbers: list[int] = []
-    problems: list[tuple[int, str, str]] = []
-    skipped: Counter[str] = Counter()
-    read = len(lines.too_long)
-    current = lines.first
-    count = 0
+    def __init__(self, name: str, export: ExportObject, builder: PoolBuilder, limits: LoadLimits) -> None:
+        self.name, self.builder, self.limits, self.give_up = name, builder, limits, limits.give_up(export)
+        self.report, self.reader = LoadReport(key=export.key), limits.reader(export.key)
+        self.verify: Verify | None = None
 
-    def bad(number: int, reason: str, message: str) -> None:
-        nonlocal count
-        count += 1
-        skipped[reason] += 1
-        if len(problems) < MAX_LOGGED_LINES:
-            problems.append((number, reason, message))
+    def push(self, chunk: bytes | None) -> None:
+        """Parse the complete lines of ``chunk``; None: the end of the stream."""
+        if chunk is None:
+            self.lines(self.reader.finish())
+            return
+        self.reader.push(chunk)
+        while (lines := self.reader.pull()) is not None:
+            self.lines(lines)
 
-    for number in lines.too_long:
-        bad(number, "too-long", f"too-long: more than the {max_record_bytes} bytes a record may take")
-
-    def records() -> Iterator[dict[str, Any]]:
-        nonlocal read, current
-        # One record at a time into prepare (see there why).
-        for number, line in lines.numbered():
-            current = number
-            read += 1
-            try:
-                record = parse_record(line, max_bytes=max_record_bytes)
-                if verify is not None:
-                    verify(record)
-            except LineError as exc:
-                bad(number, exc.reason, str(exc))
-                if count > give_up:
-                    return
-                continue
-            numbers.append(number)
-            yield record
-
-    try:
-        part = prepare(records())
-    except Exception as exc:
-        raise ExportError(f"line {current}: {_describe(exc)}") from None
-    if count > give_up:
-        return Prepared(part, numbers, problems, skipped, read, current, gave_up=True)
-    return Prepared(part, numbers, problems, skipped, read, lines.first + lines.data.count(b"\n"))
-
-
-class _Collector:
-    """The parent's side: prepared parts in export order into the builder, bad lines into the report,
-    and the bound on bad lines (refusing as soon as no rest of the export could keep it)."""
-
-    def __init__(
-        self, name: str, builder: PoolBuilder, report: LoadReport, limit: BadLineLimit, give_up: int, *, log_lines: bool
-    ) -> None:
-        self.name = name
-        self.builder = builder
-        self.report = report
-        self.limit = limit
-        self.give_up = give_up
-        self.log_lines = log_lines
-
-    async def add(self, prepared: Prepared) -> None:
-        part, numbers, problems = prepared.part, prepared.numbers, prepared.problems
-        duplicates: list[int] = []
-        for found in self.builder.adding(part):
-            duplicates += found
-            # Requests are served between the steps (see PoolBuilder.adding).
-            await asyncio.sleep(0)
-        ids = part.id_list() if duplicates else []
-        for position in duplicates:
-            problems.append((numbers[position], "duplicate-id", f"duplicate-id: {ids[position]} appeared before"))
-        problems.sort()
+    def bad(self, number: int, reason: str, message: str) -> None:
         report = self.report
-        report.loaded += len(part) - len(duplicates)
-        report.lines += prepared.lines
-        report.last_line = prepared.last
-        report.skipped.update(prepared.skipped)
-        if duplicates:
-            report.skipped["duplicate-id"] += len(duplicates)
-        for number, _, message in problems[: MAX_LOGGED_LINES - len(report.problems)]:
+        report.skipped[reason] += 1
+        if len(report.problems) < MAX_LOGGED_LINES:
             report.problems.append((number, message))
-        if prepared.gave_up or report.skipped_total > self.give_up:
+        if report.skipped_total > self.give_up:
             raise self.refusal()
 
+    def lines(self, lines: Lines) -> None:
+        report, most = self.report, self.limits.max_record_bytes
+        for number in lines.too_long:
+            report.lines += 1
+            self.bad(number, "too-long", f"too-long: more than the {most} bytes a record may take")
+        for number, line in lines.numbered():
+            report.lines += 1
+            report.last_line = number
+            try:
+                record = parse_record(line, max_bytes=most)
+                if self.verify is not None:
+                    self.verify(record)
+                added = self.builder.add(record)
+            except LineError as exc:
+                self.bad(number, exc.reason, str(exc))
+                continue
+            except Exception as exc:  # a record that cannot be served, memory running out...
+                raise ExportError(f"line {number}: {_describe(exc)}") from None
+            if added:
+                report.loaded += 1
+            else:
+                self.bad(number, "duplicate-id", f"duplicate-id: {record['canonical_id']} appeared before")
+        report.last_line = lines.first + lines.data.count(b"\n")
+
     def finish(self) -> None:
-        """Refuse the export if it broke the bound on bad lines or holds no valid puzzle; else log its
-        first bad lines one by one and how many more there were. (A refused export is one line.)"""
+        """Refuse the export if it broke the bound on bad lines or holds no valid puzzle."""
         report = self.report
         if report.loaded == 0:
             first = f"; the first bad line is {report.first_bad_line()}" if report.problems else ""
             raise LoadError(
                 f"cannot load export {self.name}: no valid puzzle in it ({report.summary()}){first}", report
             )
-        if not self.limit.allows(report.skipped_total, report.lines):
+        if not self.limits.max_bad_lines.allows(report.skipped_total, report.lines):
             raise self.refusal()
-        if self.log_lines:
-            for number, message in report.problems:
-                logger.warning("%s line %d skipped: %s", report.key, number, message)
-            unlogged = report.skipped_total - len(report.problems)
-            if unlogged:
-                logger.warning(
-                    "%s: %d more bad lines skipped (only the first %d are logged)",
-                    report.key,
-                    unlogged,
-                    MAX_LOGGED_LINES,
-                )
 
     def refusal(self) -> LoadError:
         report = self.report
         counted = f"{report.skipped_total} bad lines of {report.lines} read"
-        bound = f"more than SUDOKUPOOL_MAX_BAD_LINES={self.limit} allows"
+        bound = f"more than SUDOKUPOOL_MAX_BAD_LINES={self.limits.max_bad_lines} allows"
         return LoadError(
             f"cannot load export {self.name}: {counted}, {bound}; the first is {report.first_bad_line()}", report
+        )
+
+
+def log_bad_lines(report: LoadReport) -> None:
+    """Log the first bad lines of ``report`` one by one and how many more there were."""
+    for number, message in report.problems:
+        logger.warning("%s line %d skipped: %s", report.key, number, message)
+    unlogged = report.skipped_total - len(report.problems)
+    if unlogged:
+        logger.warning(
+            "%s: %d more bad lines skipped (only the first %d are logged)", report.key, unlogged, MAX_LOGGED_LINES
         )
 
 
@@ -266,41 +208,12 @@ def lower_priority(niceness: int) -> None:
             os.nice(niceness)
 
 
-def _start_worker(niceness: int) -> None:
-    """A worker only parses and serializes acyclic records: refcounting frees all of it. It exits when
-    its parent does, so a server that is killed mid-load leaves no process behind."""
-    gc.disable()
-    lower_priority(niceness)
-    parent = multiprocessing.parent_process()
-    if parent is not None and parent.pid is not None:
-        threading.Thread(target=_exit_when_orphaned, args=(parent.pid,), daemon=True).start()
-
-
-def _exit_when_orphaned(parent: int) -> None:
-    """Exit once this process is re-parented (its parent died, even by SIGKILL); checked every second."""
-    while os.getppid() == parent:
-        time.sleep(1)
-    os._exit(1)
-
-
-def _worker_count(export: ExportObject, workers: int | None, *, background: bool) -> int:
-    if workers is not None:
-        return workers
-    if export.size >= WORKER_THRESHOLD:
-        return min(os.cpu_count() or 1, 4)
-    # A small export parses fast in a thread, but beside a serving loop that thread holds the GIL the
-    # loop needs: one worker process keeps the loop's p99 lag at 5 ms instead of 15 (demo export).
-    return 1 if background else 0
-
-
 async def load_export(
     store: ExportStore,
     export: ExportObject,
     *,
     loaded_at: int | None = None,
     log_lines: bool = True,
-    verify: Verify | None = None,
-    workers: int | None = None,
     background: bool = False,
     niceness: int | None = None,
     cache_dir: str | Path | None = None,
@@ -309,35 +222,30 @@ async def load_export(
     """Load ``export`` from ``store``: map its pack when it has a valid one, else parse it.
 
     The pack is looked for in ``cache_dir`` (when set) and beside the export; a pack from remote storage
-    is streamed to ``cache_dir`` (or to a temporary file) and mapped from there. Without a usable pack
+    is downloaded to ``cache_dir`` (or to a temporary file) and mapped from there. Without a usable pack
     the export is parsed (:func:`parse_export`); with ``cache_dir`` the pack that makes is kept there
-    for the next load. ``verify`` always parses (``sudokupool check``).
+    for the next load.
 
     Raise :class:`LoadError` when the export is unreadable, truncated, or holds no valid puzzle.
     """
     stamp = int(time.time()) if loaded_at is None else loaded_at
-    parse = functools.partial(
-        parse_export,
-        store,
-        export,
-        loaded_at=stamp,
-        log_lines=log_lines,
-        background=background,
-        niceness=niceness,
-        limits=limits,
+    # A single file of another name than an export's: no pack is looked for or kept.
+    cached = (
+        Path(cache_dir) / pack_key(export.key).rsplit("/", 1)[-1] if cache_dir and is_export_name(export.key) else None
     )
-    if verify is not None:
-        return await parse(verify=verify, workers=0)
-    if not is_export_name(export.key):
-        cache_dir = None  # a single file of another name: no pack is looked for or kept
-    async with cache.lock(cache_dir, pack_key(export.key) if cache_dir else ""):
+    async with cache.lock(cached):
         started = time.perf_counter()
-        pool = await _load_pack(store, export, stamp, cache_dir, background=background)
-        if pool is not None:
+        nice = (BACKGROUND_NICENESS if niceness is None else niceness) if background else 0
+        pool = await _load_pack(store, export, stamp, cached, background=background, nice=nice)
+        if pool is None:
+            parse = functools.partial(parse_export, loaded_at=stamp, log_lines=log_lines, limits=limits, keep=cached)
+            pool, report = await parse(store, export, background=background, niceness=niceness)
+        else:
             report = LoadReport(key=export.key, loaded=len(pool), packed=True)
             report.seconds = time.perf_counter() - started
-            return pool, report
-        return await parse(workers=workers, cache_dir=cache_dir)
+        if cached is not None:
+            await asyncio.to_thread(cache.prune, cached.parent, cached.name)
+        return pool, report
 
 
 def _export_name(store: ExportStore, key: str) -> str:
@@ -348,41 +256,56 @@ def _export_name(store: ExportStore, key: str) -> str:
 
 
 async def _load_pack(
-    store: ExportStore, export: ExportObject, stamp: int, cache_dir: str | Path | None, *, background: bool
+    store: ExportStore, export: ExportObject, stamp: int, cached: Path | None, *, background: bool, nice: int
 ) -> Pool | None:
-    """The pool of ``export``'s pack: the copy in ``cache_dir``, else the store's. None when there is no
-    pack, or it is refused (one log line; a refused copy in the cache is deleted)."""
+    """The pool of ``export``'s pack: the copy ``cached`` (in the cache directory), else the store's. None
+    when there is no pack, or it is refused (one log line; a refused copy in the cache is deleted)."""
     found = export.pack
-    cached = Path(cache_dir) / pack_key(export.key).rsplit("/", 1)[-1] if cache_dir else None
     source, key, size = store.description, export.key, export.size
-    opened = functools.partial(Pool.open, source=source, export_key=key, export_size=size, background=background)
-    if cached is not None and cached.is_file():
+    opened = functools.partial(
+        Pool.from_pack, source=source, export_key=key, export_size=size, loaded_at=stamp, background=background
+    )
+    if cached is not None and await asyncio.to_thread(cached.is_file):
         try:
-            return await asyncio.to_thread(opened, cached, loaded_at=stamp)
+            return await _nicer(nice, opened, map_file(cached))
         except PackError as exc:
             logger.warning("refused pack %s: %s; trying the next source", cached, exc)
-            with contextlib.suppress(OSError):
-                cached.unlink()
+            await _discard(cached)
     if found is None:
         return None
     where = _export_name(store, found.key)
     path_of: Callable[[str], Path] | None = getattr(store, "path_of", None)
     try:
         if path_of is not None:
-            return await asyncio.to_thread(opened, path_of(found.key), loaded_at=stamp)
-        data = await cache.download(store.open(found.key), cached)
-        mapped = functools.partial(
-            Pool.from_pack, source=source, export_key=key, export_size=size, background=background
-        )
-        return await asyncio.to_thread(mapped, data, loaded_at=stamp)
+            return await _nicer(nice, opened, map_file(path_of(found.key)))
+        return await _nicer(nice, opened, await cache.download(store, found.key, found.size, cached))
     except PackError as exc:
         logger.warning("refused pack %s: %s; loading the export instead", where, exc)
         if cached is not None and path_of is None:
-            with contextlib.suppress(OSError):
-                cached.unlink()  # the copy just downloaded: not worth trying at the next boot
+            await _discard(cached)  # the copy just downloaded: not worth trying at the next boot
     except (StorageError, OSError) as exc:
         logger.warning("cannot read pack %s: %s; loading the export instead", where, exc)
     return None
+
+
+async def _discard(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        await asyncio.to_thread(path.unlink)
+
+
+def _thread(niceness: int) -> ThreadPoolExecutor:
+    """A thread of a load's own, ``niceness`` steps nicer (a live reload: on busy cores the CPU goes to
+    requests first); not the loop's default executor, where image renders would wait behind it."""
+    return ThreadPoolExecutor(1, "sudokupool-load", initializer=lower_priority, initargs=(niceness,))
+
+
+async def _nicer(niceness: int, check: Callable[[mmap.mmap], Pool], data: mmap.mmap) -> Pool:
+    """``check(data)`` (a pass over the whole pack) in a :func:`_thread` ``niceness`` steps nicer."""
+    thread = _thread(niceness)
+    try:
+        return await asyncio.get_running_loop().run_in_executor(thread, check, data)
+    finally:
+        thread.shutdown(wait=False)
 
 
 async def parse_export(
@@ -392,57 +315,52 @@ async def parse_export(
     loaded_at: int | None = None,
     log_lines: bool = True,
     verify: Verify | None = None,
-    workers: int | None = None,
     background: bool = False,
     niceness: int | None = None,
     limits: LoadLimits | None = None,
-    cache_dir: str | Path | None = None,
+    keep: Path | None = None,
 ) -> tuple[Pool, LoadReport]:
     """Stream ``export`` from ``store``, validate every line and build a pool of the good ones.
 
-    With ``workers`` processes (default: one per core for exports of at least 16 MiB, else none, or one
-    in the background), chunks are decompressed and cut at their last newline, and the workers parse
-    them, at most two chunks per worker ahead, so neither the file nor the parsed records are ever held
-    whole (one chunk per worker left workers idle: 13.3 s against 11.8 s for the 1M bench export).
-    Without workers, threads do it.
-    ``verify`` may check each parsed record further (``sudokupool check`` replays solve paths) and
-    raise :class:`~sudokupool.loading.export.LineError` to skip it; it needs a thread (``workers=0``).
+    One thread (``background``: ``niceness`` steps nicer, default :data:`BACKGROUND_NICENESS`) inflates,
+    splits, parses, checks and serializes each chunk as it arrives, the next one read meanwhile; the
+    records become a pack in a temporary file, or in the file ``keep``. ``verify`` may check each record
+    further (``sudokupool check``) and raise :class:`~sudokupool.loading.export.LineError` to skip it.
 
-    ``background`` (a live reload beside a serving event loop) runs the threads and worker processes
-    ``niceness`` (default :data:`BACKGROUND_NICENESS`) steps nicer, so the CPU goes to requests first;
-    the startup load runs at full priority, as nothing is served yet. The prepared records become a
-    pack in a temporary file; with ``cache_dir`` it is kept there as ``pool-<ts>.pack`` for the next load.
-
-    Whatever fails while loading, the answer is one :class:`LoadError` whose one-line message names
-    the export and the reason (the first bad line, when lines are to blame): the export is unreadable,
-    truncated, inflates past ``limits.max_export_bytes``, holds no valid puzzle or more bad lines than
-    ``limits.max_bad_lines`` allows, a record cannot be served, memory runs out, a worker dies...
-    Memory beyond the pool stays bounded by the chunks in flight and the longest record allowed.
+    Whatever fails, the answer is one :class:`LoadError` whose one-line message names the export and the
+    reason (the first bad line, when lines are to blame): unreadable, truncated, inflating past
+    ``limits.max_export_bytes``, no valid puzzle or more bad lines than ``limits.max_bad_lines`` allows,
+    a record that cannot be served, memory running out... Memory beyond the pool stays bounded by the
+    chunks in flight and the longest record allowed.
     """
     started = time.perf_counter()
     stamp = int(time.time()) if loaded_at is None else loaded_at
     limits = limits or LoadLimits()
-    keep = Path(cache_dir) / pack_key(export.key).rsplit("/", 1)[-1] if cache_dir and verify is None else None
     file, written = cache.new_file(keep)
     builder = PoolBuilder(loaded_at=stamp, file=file)
-    report = LoadReport(key=export.key)
     name = _export_name(store, export.key)
-    give_up = limits.give_up(export)
-    collector = _Collector(name, builder, report, limits.max_bad_lines, give_up, log_lines=log_lines)
-    count = 0 if verify is not None else _worker_count(export, workers, background=background)
-    if not background:
-        niceness = 0
-    elif niceness is None:
-        niceness = BACKGROUND_NICENESS
+    parse = _Parse(name, export, builder, limits)
+    parse.verify = verify
+    report = parse.report
+    thread = _thread((BACKGROUND_NICENESS if niceness is None else niceness) if background else 0)
+    loop = asyncio.get_running_loop()
+    pending: asyncio.Future[None] | None = None
     try:
-        prepared = _prepare_here(store, export.key, limits, give_up, workers=count, niceness=niceness, verify=verify)
-        async with contextlib.aclosing(prepared):
-            async for found in prepared:
-                await collector.add(found)
+        async with contextlib.aclosing(store.open(export.key)) as stream:
+            async for chunk in stream:
+                if pending is not None:
+                    await pending
+                pending = loop.run_in_executor(thread, parse.push, chunk)
+        if pending is not None:
+            await pending
+        await loop.run_in_executor(thread, parse.push, None)
         report.seconds = time.perf_counter() - started
-        collector.finish()
+        parse.finish()
+        if log_lines:
+            log_bad_lines(report)
         source, key, size = store.description, export.key, export.size
-        pool = await asyncio.to_thread(builder.build, source=source, export_key=key, export_size=size)
+        build = functools.partial(builder.build, source=source, export_key=key, export_size=size)
+        pool = await loop.run_in_executor(thread, build)
         if written is not None and keep is not None:
             cache.keep(written, keep)
             written = None
@@ -450,69 +368,20 @@ async def parse_export(
         raise
     except (StorageError, ExportError) as exc:
         raise LoadError(f"cannot load export {name}: {exc}", report) from None
-    except BrokenProcessPool:
-        raise LoadError(
-            f"cannot load export {name}: a worker process died (out of memory?) after line {report.last_line}", report
-        ) from None
     except Exception as exc:
         # Anything else is refused the same way: one line, and the pool in service (if any) stays.
         logger.debug("loading %s failed", name, exc_info=True)
         raise LoadError(f"cannot load export {name}: {_describe(exc)} after line {report.last_line}", report) from None
     finally:
+        thread.shutdown(wait=False, cancel_futures=True)
+        if pending is not None:
+            await asyncio.wait([pending])  # the thread may still be writing into the file
+            if not pending.cancelled():
+                pending.exception()  # raised above already, or moot once the load stopped
         file.close()
         if written is not None:
             written.unlink(missing_ok=True)
     return pool, report
-
-
-async def _prepare_here(
-    store: ExportStore,
-    key: str,
-    limits: LoadLimits,
-    give_up: int,
-    *,
-    workers: int,
-    niceness: int,
-    verify: Verify | None,
-) -> AsyncGenerator[Prepared, None]:
-    """Inflate and split in a thread of this process; parse in ``workers`` processes, or without them in
-    a thread (small exports, and ``verify``)."""
-    # Own threads rather than the loop's default executor, so their priority can be lowered and
-    # requests that use the default executor (image renders) never wait behind a load's chunks.
-    threads = ThreadPoolExecutor(2, "sudokupool-load", initializer=lower_priority, initargs=(niceness,))
-    executor = None
-    if workers:
-        context = multiprocessing.get_context("spawn")
-        executor = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(niceness,))
-    loop = asyncio.get_running_loop()
-    reader = limits.reader(key)
-    most = limits.max_record_bytes
-    pending: deque[asyncio.Future[Prepared]] = deque()
-
-    def submit(lines: Lines) -> None:
-        if not lines:
-            return
-        if executor is not None:
-            pending.append(loop.run_in_executor(executor, prepare_lines, lines, most, give_up))
-        else:
-            pending.append(loop.run_in_executor(threads, prepare_lines, lines, most, give_up, verify))
-
-    try:
-        async for chunk in store.open(key):
-            reader.push(chunk)
-            while (lines := await loop.run_in_executor(threads, reader.pull)) is not None:
-                submit(lines)
-                while len(pending) > 2 * max(workers, 1):
-                    yield await pending.popleft()
-        submit(reader.finish())
-        while pending:
-            yield await pending.popleft()
-    finally:
-        for future in pending:
-            future.cancel()
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
-        threads.shutdown(wait=False, cancel_futures=True)
 
 
 async def load_latest(

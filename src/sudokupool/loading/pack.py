@@ -10,9 +10,10 @@ a ``memoryview``; nothing is built per process. The layout is documented in ``do
 from __future__ import annotations
 
 import mmap
+import secrets
 import struct
 import sys
-import zlib
+import time
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,7 @@ from isal import isal_zlib
 from sudokupool.sudoku import DIFFICULTIES
 
 MAGIC: Final = b"SUDOKUPK"
-VERSION: Final = 1
+VERSION: Final = 2
 HEADER_SIZE: Final = 512
 #: Every section starts at a multiple of this, so a section can be cast to an array of its items.
 ALIGN: Final = 64
@@ -45,11 +46,14 @@ SECTIONS: Final = (
 )
 #: Bytes per record of ``checks``: the CRC-32 and length of the body the record's gzip member holds so far.
 CHECK_WIDTH: Final = 8
-#: magic, version, header size, records, table slots, solution width, export size, made at, the four
-#: difficulty counts, (offset, length) per section, export name length and name, then the two CRC-32s.
-_HEADER: Final = struct.Struct(f"<8sIIIIIQQ4I{2 * len(SECTIONS)}QH256sII")
+#: magic, version, header size, records, table slots, solution width, export size, made at, the id table's
+#: key, the four difficulty counts, (offset, length) per section, export name length and name, then the
+#: two CRC-32s.
+_HEADER: Final = struct.Struct(f"<8sIIIIIQQ16s4I{2 * len(SECTIONS)}QH256sII")
 _CRC_AT: Final = _HEADER.size - 8
 _NAME_MAX: Final = 256
+#: Bytes the checksum of a live swap reads between two chances for the serving loop to take the GIL.
+_SLICE: Final = 1 << 20
 #: Bytes the writer buffers before writing them out.
 _FLUSH: Final = 1 << 20
 
@@ -58,13 +62,18 @@ class PackError(Exception):
     """A pack that cannot be used: damaged, of another version, or made from another export."""
 
 
-def slot_of(canonical_id: str, mask: int) -> int:
-    """The first table slot probed for ``canonical_id`` (13 upper-case Crockford characters).
+def slot_of(canonical_id: str, key: int, slots: int) -> int:
+    """The first table slot probed for ``canonical_id`` (13 upper-case Crockford characters), in a table
+    of ``slots`` (a power of two) with the random odd 128-bit ``key`` its pack was made with.
 
-    The id read as a base-36 number, its low bits: ids are SHA-256 bits, so these are uniform; and
-    ``int(id, 36)`` is one C call.
+    The id read as a base-36 number (under 2**68), hashed by multiply-shift (Dietzfelbinger et al.):
+    the top bits of ``key * id`` modulo 2**128. Ids are SHA-256 bits when an export is made as
+    documented, but the loader only checks their spelling, so an export could choose ids that share
+    their low bits; no choice of ids made without the key (drawn when the pack is made) collides more
+    than random ones do. About 0.1 us a lookup.
     """
-    return int(canonical_id, 36) & mask
+    bits = slots.bit_length() - 1
+    return (key * int(canonical_id, 36) >> (128 - bits)) & (slots - 1)
 
 
 def _aligned(size: int) -> int:
@@ -142,9 +151,10 @@ class PackWriter:
         while slots < 2 * count:
             slots *= 2
         mask = slots - 1
+        key = secrets.randbits(128) | 1
         table = array("I", bytes(4 * slots))
         for number, canonical_id in enumerate(self._ids, 1):
-            slot = int(canonical_id, 36) & mask
+            slot = slot_of(canonical_id, key, slots)
             while table[slot]:
                 slot = (slot + 1) & mask
             table[slot] = number
@@ -184,6 +194,7 @@ class PackWriter:
             self.solution_width,
             export_size,
             made_at,
+            key.to_bytes(16, "little"),
             *(len(indexes) for indexes in by_level),
             *(value for section in sections for value in section),
             len(name),
@@ -191,14 +202,34 @@ class PackWriter:
             0,
             0,
         )
-        header += bytes(HEADER_SIZE - len(header))
-        header_crc = isal_zlib.crc32(header)
-        header = header[:_CRC_AT] + struct.pack("<II", self._crc, header_crc) + header[_CRC_AT + 8 :]
         self.file.flush()
         self.file.seek(0)
-        self.file.write(header)
+        self.file.write(_sealed(header, self._crc))
         self.file.flush()
         return position
+
+
+def _sealed(header: bytes, crc: int) -> bytes:
+    """``header`` (its two checksums zero) padded to :data:`HEADER_SIZE`, with ``crc`` (of the rest of
+    the file) and its own checksum filled in."""
+    header += bytes(HEADER_SIZE - len(header))
+    return header[:_CRC_AT] + struct.pack("<II", crc, isal_zlib.crc32(header)) + header[_CRC_AT + 8 :]
+
+
+def restamp(path: Path, *, export_name: str, export_size: int) -> None:
+    """Make the pack at ``path`` name another export of the same records (``publish`` uploads an export
+    under a new name, and gzipped): only the header changes. Raise :class:`PackError` if it is not a pack."""
+    name = export_name.rsplit("/", 1)[-1].encode()
+    if len(name) > _NAME_MAX:
+        raise ValueError(f"export name {export_name!r} is too long for a pack")
+    with open(path, "r+b") as file:
+        raw = file.read(HEADER_SIZE)
+        header = read_header(raw, path.stat().st_size)
+        fields = list(_HEADER.unpack_from(raw))
+        fields[6] = export_size
+        fields[-4:] = [len(name), name, 0, 0]
+        file.seek(0)
+        file.write(_sealed(_HEADER.pack(*fields), header.crc))
 
 
 @dataclass(frozen=True)
@@ -214,6 +245,7 @@ class PackHeader:
     counts: tuple[int, ...]
     sections: dict[str, tuple[int, int]]
     crc: int
+    table_key: int
 
 
 def read_header(data: bytes | mmap.mmap | memoryview, size: int) -> PackHeader:
@@ -231,10 +263,11 @@ def read_header(data: bytes | mmap.mmap | memoryview, size: int) -> PackHeader:
     if isal_zlib.crc32(raw[:_CRC_AT] + struct.pack("<II", 0, 0) + raw[_CRC_AT + 8 :]) != header_crc:
         raise PackError("header checksum mismatch (damaged)")
     count, slots, solution_width, export_size, made_at = fields[3], fields[4], fields[5], fields[6], fields[7]
-    counts = tuple(fields[8:12])
-    flat = fields[12 : 12 + 2 * len(SECTIONS)]
+    table_key = int.from_bytes(fields[8], "little")
+    counts = tuple(fields[9:13])
+    flat = fields[13 : 13 + 2 * len(SECTIONS)]
     sections = {name: (flat[2 * i], flat[2 * i + 1]) for i, name in enumerate(SECTIONS)}
-    name_length, name = fields[12 + 2 * len(SECTIONS)], fields[13 + 2 * len(SECTIONS)]
+    name_length, name = fields[13 + 2 * len(SECTIONS)], fields[14 + 2 * len(SECTIONS)]
     expected = {
         "offsets": 8 * (count + 1),
         "ids": ID_WIDTH * count,
@@ -251,7 +284,7 @@ def read_header(data: bytes | mmap.mmap | memoryview, size: int) -> PackHeader:
             raise PackError(f"section {section} lies outside the file")
         if section in expected and length != expected[section]:
             raise PackError(f"section {section} has {length} bytes, not {expected[section]}")
-    if sum(counts) != count or slots & (slots - 1) or slots < 2 * count:
+    if sum(counts) != count or slots & (slots - 1) or slots < 2 * count or not table_key & 1:
         raise PackError("inconsistent counts")
     return PackHeader(
         count=count,
@@ -263,6 +296,7 @@ def read_header(data: bytes | mmap.mmap | memoryview, size: int) -> PackHeader:
         counts=counts,
         sections=sections,
         crc=crc,
+        table_key=table_key,
     )
 
 
@@ -295,11 +329,17 @@ def check(
     if export_size is not None and header.export_size != export_size:
         raise PackError(f"made from an export of {header.export_size} bytes, not {export_size}")
     with memoryview(data) as view:
-        # At startup ISA-L's crc32 (1.1-1.4 s for the 2.8 GB pack of the 1M bench pool, on the shared
-        # machine); in the ``background`` (a live swap, in a thread beside the serving loop) zlib's,
-        # 4-5x slower but it lets go of the GIL while it reads, where ISA-L holds it: the loop's 1 ms
-        # sleeps woke 1.5 ms late at p99 beside zlib, 12 ms beside ISA-L (in 4 MiB slices).
-        crc = (zlib.crc32 if background else isal_zlib.crc32)(view[HEADER_SIZE:])
+        # ISA-L's crc32 (1.1-1.4 s for the 2.8 GB pack of the 1M bench pool, on the shared machine; zlib's
+        # takes 4-5x as long) holds the GIL. At startup nothing else runs; in the ``background`` (a live
+        # swap, in a thread beside the serving loop) it goes 1 MiB (about 0.1 ms) at a time, letting go
+        # of the GIL between slices, so the loop never waits for more than one slice.
+        if not background:
+            crc = isal_zlib.crc32(view[HEADER_SIZE:])
+        else:
+            crc = 0
+            for at in range(HEADER_SIZE, size, _SLICE):
+                crc = isal_zlib.crc32(view[at : at + _SLICE], crc)
+                time.sleep(0)
     if crc != header.crc:
         raise PackError("checksum mismatch (damaged or truncated)")
     return header

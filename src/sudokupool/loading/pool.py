@@ -2,8 +2,8 @@
 
 A :class:`Pool` serves from one mapped pack and is never changed; a reload maps a new one and the app
 swaps a single reference, so readers never see half a pool. There is one kind of pool: an export without
-a pack is parsed into :class:`Part` s, written as a pack by a :class:`PoolBuilder` (into an anonymous
-temporary file, or into the cache directory for the next boot) and mapped like any other.
+a pack is parsed and written as a pack by a :class:`PoolBuilder` (into an anonymous temporary file, or
+into the cache directory for the next boot) and mapped like any other.
 
 A record's body is held as the start of one gzip member (``compression.open_member``) of the record
 without its last field, ``synced_at``: the pool ends each member with its own load time when it serves
@@ -22,10 +22,7 @@ import random
 import struct
 import tempfile
 import time
-from array import array
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, Any, Final
 from zlib import adler32, crc32
 
@@ -33,7 +30,7 @@ import orjson
 
 from sudokupool.api.compression import final_block, inflate, open_member, trailer
 from sudokupool.loading import pack
-from sudokupool.loading.export import DIFFICULTY_LEVEL, PUBLIC_FIELD_NAMES
+from sudokupool.loading.export import DIFFICULTY_LEVEL
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.ids import normalise_id
 
@@ -41,110 +38,27 @@ _SOLUTION_PREFIX: Final = b'{"canonical_id":"'
 SOLUTION_WIDTH: Final = len(b'{"canonical_id":"0123456789ABC","solution":"') + 81 + len(b'"}')
 _SOLUTION_AT: Final = SOLUTION_WIDTH - 81 - 2
 _ETAG_BYTES: Final = pack.ETAG_WIDTH
-#: Records added between two turns of the event loop during a load (:meth:`PoolBuilder.adding`).
-INDEX_STEP: Final = 256
 
 
 @dataclass(frozen=True)
 class PoolInfo:
-    """Where a pool came from: the export's key and size, and when it was loaded (seconds, UTC)."""
+    """Where a pool came from: the export's key and size, when it was loaded (seconds, UTC), and whether
+    the export was parsed (its pack made here) rather than its pack mapped."""
 
     source: str
     export_key: str
     export_size: int
     loaded_at: int
-
-
-@dataclass(frozen=True, eq=False, repr=False, slots=True)
-class Part:
-    """Prepared records of one chunk: open gzip members joined, the other columns at fixed widths.
-
-    Picklable, so worker processes can prepare parts. The ids are one string (split by :meth:`id_list`).
-    A body is the public record without its last field, ``synced_at``, and without the closing brace, as
-    an open gzip member; ``checks`` holds the CRC-32 and length (u32 little-endian each) of what it
-    holds. The pool ends the member when it serves it, so a pack made once serves every instance's load
-    time. ``etags`` are the solutions' (8 bytes each).
-    """
-
-    ids: str
-    levels: bytes
-    bodies: bytes
-    ends: array[int]
-    checks: bytes
-    solutions: bytes
-    etags: bytes
-    puzzles: bytes
-
-    def __len__(self) -> int:
-        return len(self.levels)
-
-    def id_list(self) -> list[str]:
-        """The ``canonical_id`` of each record, in order."""
-        return self.ids.split()
-
-    # Not the generated repr: it would spell out every body.
-    def __repr__(self) -> str:
-        return f"<Part of {len(self)} puzzles, {len(self.bodies)} bytes>"
+    parsed: bool = False
 
 
 def _etag(body: bytes) -> bytes:
     return (crc32(body) << 32 | adler32(body)).to_bytes(_ETAG_BYTES)
 
 
-def prepare(records: Iterable[dict[str, Any]]) -> Part:
-    """Serialize and compress validated records into a :class:`Part`, consuming them.
-
-    Each record must be as :func:`sudokupool.loading.export.parse_record` returns it (the public fields in
-    order, then ``solution``); ``solution`` and ``synced_at`` are taken out of it. Records are done with
-    one at a time: given a generator, the loader parses each line into memory the last one freed.
-
-    A record's ETag is the gzip trailer of its served body (CRC-32 and length), one for both encodings;
-    a solution's is CRC-32 and Adler-32 of its body (8 bytes). A weak validator only has to change when
-    the body does, and these take half the time of the shortest BLAKE2b.
-    """
-    ids: list[str] = []
-    levels = bytearray()
-    bodies: list[bytes] = []
-    checks: list[bytes] = []
-    solutions: list[bytes] = []
-    etags: list[bytes] = []
-    puzzles: list[str] = []
-    ends = array("I", [0])
-    end = 0
-    for record in records:
-        canonical_id = record["canonical_id"]
-        solution = b'%s%s","solution":"%s"}' % (
-            _SOLUTION_PREFIX,
-            canonical_id.encode(),
-            record.pop("solution").encode(),
-        )
-        del record["synced_at"]
-        raw = orjson.dumps(record)[:-1]
-        body = open_member(raw)
-        bodies.append(body)
-        checks.append(struct.pack("<II", crc32(raw), len(raw)))
-        solutions.append(solution)
-        etags.append(_etag(solution))
-        puzzles.append(record["puzzle"])
-        end += len(body)
-        ends.append(end)
-        ids.append(canonical_id)
-        levels.append(DIFFICULTY_LEVEL[record["difficulty"]])
-    return Part(
-        ids=" ".join(ids),
-        levels=bytes(levels),
-        bodies=b"".join(bodies),
-        ends=ends,
-        checks=b"".join(checks),
-        solutions=b"".join(solutions),
-        etags=b"".join(etags),
-        puzzles="".join(puzzles).encode(),
-    )
-
-
 class Pool:
-    """Immutable indexes over the prepared bodies of one mapped pack. Make one with :meth:`open`,
-    :meth:`from_pack` or a :class:`PoolBuilder`."""
+    """Immutable indexes over the prepared bodies of one mapped pack. Make one with :meth:`from_pack` or a
+    :class:`PoolBuilder`."""
 
     __slots__ = (
         "__weakref__",
@@ -156,10 +70,12 @@ class Pool:
         "_data",
         "_etags_at",
         "_ids_at",
+        "_key",
         "_mask",
         "_offsets",
         "_puzzles_at",
         "_rng",
+        "_shift",
         "_solutions_at",
         "_table",
         "_tail",
@@ -176,6 +92,7 @@ class Pool:
         self._data = data
         self._count = header.count
         self._mask = header.slots - 1
+        self._key, self._shift = header.table_key, 129 - header.slots.bit_length()
         view = memoryview(data)
         sections = header.sections
 
@@ -208,31 +125,6 @@ class Pool:
         self.stats_body = orjson.dumps(stats)
 
     @classmethod
-    def open(
-        cls,
-        path: str | Path,
-        *,
-        source: str,
-        export_key: str,
-        export_size: int,
-        loaded_at: int | None = None,
-        check_export: bool = True,
-        background: bool = False,
-    ) -> Pool:
-        """Map the pack at ``path``, check it (made from ``export_key`` of ``export_size`` bytes, unless
-        ``check_export`` is false; ``background``: beside a serving loop, see :func:`~sudokupool.loading.pack.check`)
-        and serve it. Raise :class:`~sudokupool.loading.pack.PackError`."""
-        return cls.from_pack(
-            pack.map_file(path),
-            source=source,
-            export_key=export_key,
-            export_size=export_size,
-            loaded_at=loaded_at,
-            check_export=check_export,
-            background=background,
-        )
-
-    @classmethod
     def from_pack(
         cls,
         data: mmap.mmap,
@@ -244,7 +136,9 @@ class Pool:
         check_export: bool = True,
         background: bool = False,
     ) -> Pool:
-        """:meth:`open` for a pack already mapped."""
+        """Check the mapped pack ``data`` (made from ``export_key`` of ``export_size`` bytes, unless
+        ``check_export`` is false; ``background``: beside a serving loop, see :func:`~sudokupool.loading.pack.check`)
+        and serve it. Raise :class:`~sudokupool.loading.pack.PackError`."""
         expected = {"export_name": export_key, "export_size": export_size} if check_export else {}
         header = pack.check(data, background=background, **expected)  # type: ignore[arg-type]
         stamp = int(time.time()) if loaded_at is None else loaded_at
@@ -254,6 +148,19 @@ class Pool:
     def __len__(self) -> int:
         return self._count
 
+    def drop_pages(self, step: int = 8 << 20) -> None:
+        """Drop this process's page-table entries for the pool's mapping, ``step`` bytes at a time, once
+        nothing reads it any more (the pages stay in the page cache for other workers).
+
+        Unmapping a touched mapping whole tears them all down under the process's memory-map lock
+        (about 30 ms for the 100k bench pool's pack), and every page fault of the serving thread waits
+        for it; ``MADV_DONTNEED`` takes that lock for one slice at a time, and the unmap is then quick.
+        """
+        advice = getattr(mmap, "MADV_DONTNEED", None)
+        if advice is not None:
+            for at in range(0, len(self._data), step):
+                self._data.madvise(advice, at, min(step, len(self._data) - at))
+
     def __repr__(self) -> str:
         return f"<Pool of {self._count} puzzles from {self.info.export_key}>"
 
@@ -261,7 +168,8 @@ class Pool:
         if len(key) != pack.ID_WIDTH:
             return None
         try:
-            slot = int(key, 36) & self._mask
+            # pack.slot_of, inlined: this runs for every request by id.
+            slot = (self._key * int(key, 36) >> self._shift) & self._mask
         except ValueError:
             return None
         wanted = key.encode()
@@ -346,8 +254,8 @@ class Pool:
 
 
 class PoolBuilder:
-    """Collects :class:`Part` s into a pack, written to ``file`` (default: an anonymous temporary file),
-    and maps it as a :class:`Pool`; a ``canonical_id`` seen before is skipped."""
+    """Serializes records into a pack, written to ``file`` (default: an anonymous temporary file), and
+    maps it as a :class:`Pool`."""
 
     def __init__(self, *, loaded_at: int, file: IO[bytes] | None = None) -> None:
         self.loaded_at = loaded_at
@@ -360,41 +268,31 @@ class PoolBuilder:
     def __contains__(self, canonical_id: str) -> bool:
         return canonical_id in self._writer
 
-    def add_part(self, part: Part) -> list[int]:
-        """Add the records of ``part``; return the positions (in the part) of duplicates, which are skipped."""
-        duplicates: list[int] = []
-        for found in self.adding(part, max(len(part), 1)):
-            duplicates += found
-        return duplicates
+    def add(self, record: dict[str, Any]) -> bool:
+        """Serialize and compress one validated record into the pack; False (nothing added) when its
+        ``canonical_id`` was added before.
 
-    def adding(self, part: Part, step: int = INDEX_STEP) -> Iterator[list[int]]:
-        """:meth:`add_part` ``step`` records at a time, yielding the duplicates of each step, so a load
-        beside a serving event loop can give the loop back between steps."""
-        ids, levels, bodies, ends = part.id_list(), part.levels, part.bodies, part.ends
-        checks, solutions, etags, puzzles = part.checks, part.solutions, part.etags, part.puzzles
-        width = pack.CHECK_WIDTH
-        if len(ids) != len(levels):
-            raise ValueError(f"a part of {len(levels)} records has {len(ids)} ids")
-        add = self._writer.add
-        for start in range(0, len(ids), step):
-            duplicates = []
-            for position in range(start, min(start + step, len(ids))):
-                added = add(
-                    ids[position],
-                    levels[position],
-                    bodies[ends[position] : ends[position + 1]],
-                    checks[position * width : (position + 1) * width],
-                    solutions[position * SOLUTION_WIDTH : (position + 1) * SOLUTION_WIDTH],
-                    etags[position * _ETAG_BYTES : (position + 1) * _ETAG_BYTES],
-                    puzzles[position * pack.GRID_WIDTH : (position + 1) * pack.GRID_WIDTH],
-                )
-                if not added:
-                    duplicates.append(position)
-            yield duplicates
-
-    def add(self, record: dict[str, Any]) -> None:
-        """Add one validated record (a part of one); a duplicate ``canonical_id`` is skipped."""
-        self.add_part(prepare([{name: record[name] for name in (*PUBLIC_FIELD_NAMES, "solution")}]))
+        ``record`` must be as :func:`sudokupool.loading.export.parse_record` returns it (the public fields
+        in order, then ``solution``), and is consumed: ``solution`` and ``synced_at`` are taken out of it.
+        Its body is the record without ``synced_at``, as an open gzip member (the pool ends it when it
+        serves it); its ETag is that member's trailer, one for both encodings; a solution's is CRC-32 and
+        Adler-32 of its body. A weak validator only has to change when the body does, and these take half
+        the time of the shortest BLAKE2b.
+        """
+        canonical_id = record["canonical_id"]
+        if canonical_id in self._writer:
+            return False
+        solution = b'%s%s","solution":"%s"}' % (
+            _SOLUTION_PREFIX,
+            canonical_id.encode(),
+            record.pop("solution").encode(),
+        )
+        del record["synced_at"]
+        raw = orjson.dumps(record)[:-1]
+        level = DIFFICULTY_LEVEL[record["difficulty"]]
+        check = struct.pack("<II", crc32(raw), len(raw))
+        puzzle = record["puzzle"].encode()
+        return self._writer.add(canonical_id, level, open_member(raw), check, solution, _etag(solution), puzzle)
 
     def finish(self, *, export_key: str, export_size: int, made_at: int | None = None) -> int:
         """Write the pack's indexes and header; return its size. The file stays open."""
@@ -406,5 +304,5 @@ class PoolBuilder:
         self.finish(export_key=export_key, export_size=export_size)
         data = mmap.mmap(self.file.fileno(), 0, access=mmap.ACCESS_READ)
         header = pack.read_header(data, len(data))
-        info = PoolInfo(source=source, export_key=export_key, export_size=export_size, loaded_at=self.loaded_at)
+        info = PoolInfo(source, export_key, export_size, self.loaded_at, parsed=True)
         return Pool(data, header, info)

@@ -17,11 +17,10 @@ downloads that object again (a new key, or the same key uploaded again, is tried
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -31,6 +30,7 @@ from sudokupool.naming import export_order, is_export_name
 from sudokupool.state import Runtime
 from sudokupool.storage.base import ExportListing, ExportObject, ExportStore, StorageError
 from sudokupool.storage.local import LocalStore
+from sudokupool.tasks import cancel
 
 logger = logging.getLogger("sudokupool.sync")
 
@@ -86,8 +86,8 @@ class _ReadWatch:
     async def list_exports(self, limit: int) -> ExportListing:
         return await self.store.list_exports(limit)
 
-    async def open(self, key: str) -> AsyncIterator[bytes]:
-        stream = self.store.open(key)
+    async def open(self, key: str, start: int = 0, end: int | None = None) -> AsyncGenerator[bytes, None]:
+        stream = self.store.open(key, start, end)
         try:
             async for chunk in stream:
                 yield chunk
@@ -97,9 +97,7 @@ class _ReadWatch:
             raise
         finally:
             # Close the inner stream now (an S3 body gives its connection back) rather than at garbage collection.
-            aclose: Callable[[], Awaitable[None]] | None = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
+            await stream.aclose()
 
     async def close(self) -> None:
         await self.store.close()
@@ -264,10 +262,7 @@ class PoolSync:
     async def stop(self) -> None:
         """Cancel the background loop and wait for it to end. A load in progress is abandoned."""
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel(task)
 
     async def _run(self, interval: float) -> None:
         while True:

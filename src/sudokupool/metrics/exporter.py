@@ -14,7 +14,6 @@ worker also flushes once a second, so the others' figures in a scrape are at mos
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import glob
 import math
 import os
@@ -35,6 +34,7 @@ from sudokupool.naming import export_order
 from sudokupool.ratelimit.limiter import RateLimiter
 from sudokupool.state import Runtime
 from sudokupool.sudoku import DIFFICULTIES
+from sudokupool.tasks import cancel
 
 #: Seconds between the flushes of each worker when several share the metrics.
 FLUSH_SECONDS = 1.0
@@ -197,10 +197,7 @@ class Exporter:
     async def stop(self) -> None:
         """Stop flushing, after a last flush; a worker that stops drops its gauges from the merge."""
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel(task)
         if self.multiprocess_dir:
             self.flush()
             mark_process_dead(os.getpid(), self.multiprocess_dir)  # type: ignore[no-untyped-call]

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Protocol
 
 from sudokupool.naming import export_order, export_timestamp, pack_key
 
-#: Bytes per chunk a store hands to the export reader; each becomes one part of the pool. Smaller
-#: chunks mean shorter pauses of the serving loop during a reload: on the 1M bench export, p99 during
-#: a live reload was 2.5-3.0x steady at 256 KiB, 3.3x at 512 KiB and 4.5x at 1 MiB, for the same load
-#: time. The price, measured side by side against 1 MiB (bench/ab.py): by-id answers about 6 % and
-#: random ones 2 % slower (four times as many parts), mostly won back by slots on Part.
+#: Bytes per chunk a store hands out: what the export parser takes at a time (the next chunk is read
+#: meanwhile), and what a pack download writes at a time.
 CHUNK = 256 << 10
 
 
@@ -79,8 +76,9 @@ class ExportStore(Protocol):
         """
         ...
 
-    def open(self, key: str) -> AsyncIterator[bytes]:
-        """Stream the raw (possibly gzip-compressed) bytes of one export in chunks.
+    def open(self, key: str, start: int = 0, end: int | None = None) -> AsyncGenerator[bytes, None]:
+        """Stream the raw (possibly gzip-compressed) bytes of one object in chunks: all of it, or the
+        bytes from ``start`` up to ``end`` (exclusive), as a pack's parallel download asks for them.
 
         Raise :class:`StorageError` when the object cannot be read; a stream cut short raises too.
         """

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -62,14 +62,17 @@ class LocalStore:
         """The local file of ``key`` (an export or a pack), to map rather than stream."""
         return self._file(key)
 
-    async def open(self, key: str) -> AsyncIterator[bytes]:
+    async def open(self, key: str, start: int = 0, end: int | None = None) -> AsyncGenerator[bytes, None]:
         path = self._file(key)
         try:
             handle = await asyncio.to_thread(path.open, "rb")
         except OSError as exc:
             raise StorageError(f"{path}: {exc.strerror or exc}") from None
         try:
-            while chunk := await asyncio.to_thread(handle.read, CHUNK):
+            handle.seek(start)
+            left = float("inf") if end is None else end - start
+            while left > 0 and (chunk := await asyncio.to_thread(handle.read, int(min(CHUNK, left)))):
+                left -= len(chunk)
                 yield chunk
         except OSError as exc:
             raise StorageError(f"{path}: {exc.strerror or exc}") from None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from datetime import UTC
 from types import TracebackType
@@ -203,14 +203,23 @@ class S3Store:
         listing = newest_first(objects, packs, limit)
         return ExportListing(listing.objects, truncated=more or listing.truncated)
 
-    async def open(self, key: str) -> AsyncIterator[bytes]:
+    async def open(self, key: str, start: int = 0, end: int | None = None) -> AsyncGenerator[bytes, None]:
         bucket = self.location.bucket
         where = f"s3://{bucket}/{key}"
         try:
-            response = await (await self.client()).get_object(Bucket=bucket, Key=key)
+            client = await self.client()
+            if start == 0 and end is None:
+                response = await client.get_object(Bucket=bucket, Key=key)
+            else:
+                span = f"bytes={start}-{'' if end is None else end - 1}"
+                response = await client.get_object(Bucket=bucket, Key=key, Range=span)
         except _FAILURES as exc:
             raise StorageError(f"{where}: {describe_failure(exc)}") from None
         expected = response.get("ContentLength")
+        if end is not None and expected is not None and expected != end - start:
+            # The object is shorter than the range asked for (it was replaced by a shorter one).
+            response["Body"].close()
+            raise StorageError(f"{where}: bytes {start}-{end - 1} asked for, {expected} bytes answered")
         received = 0
         body = response["Body"]
         try:
