@@ -6,7 +6,7 @@ import random
 import pytest
 
 from sudokupool.sudoku.grid import DIGITS, EMPTY, PEERS, agrees, is_complete_solution
-from sudokupool.sudoku.solver import count_solutions, random_full_grid, solve
+from sudokupool.sudoku.solver import count_solutions, random_full_grid, solutions, solve
 
 SOLVED = "534678912672195348198342567859761423426853791713924856961537284287419635345286179"
 # A classic puzzle (the Wikipedia example) whose solution is SOLVED.
@@ -100,6 +100,33 @@ def test_empty_grid_has_many_solutions() -> None:
 def test_no_solution(grid: str) -> None:
     assert count_solutions(grid) == 0
     assert solve(grid) is None
+    assert solutions(grid) == (0, None)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_solutions_with_singles_agrees_with_the_plain_search(seed: int) -> None:
+    # solutions() fills naked and hidden singles before it branches; the count and, for a unique
+    # puzzle, the solution must be the plain search's. Blanking 12 to 60 cells gives unique puzzles,
+    # several solutions, and (with one clue changed) none.
+    rng = random.Random(seed)
+    grid = random_full_grid(rng)
+    for blanks in (12, 30, 45, 60):
+        puzzle = blank(grid, rng.sample(range(81), blanks))
+        count, solution = solutions(puzzle)
+        assert count == count_solutions(puzzle)
+        assert solutions(puzzle, limit=5)[0] == count_solutions(puzzle, limit=5)
+        if count == 1:
+            assert solution == grid
+        else:
+            assert solution is not None and agrees(puzzle, solution) and is_complete_solution(solution)
+        cell = next(c for c in range(81) if puzzle[c] != EMPTY)
+        changed = puzzle[:cell] + str(int(puzzle[cell]) % 9 + 1) + puzzle[cell + 1 :]
+        assert solutions(changed)[0] == count_solutions(changed)
+
+
+def test_solutions_of_the_classic_and_the_empty_grid() -> None:
+    assert solutions(PUZZLE) == (1, SOLVED)
+    assert solutions(EMPTY * 81, limit=5)[0] == 5
 
 
 def test_random_full_grid_is_valid_and_deterministic() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from sudokupool.sudoku.grid import BOX_OF, COL_OF, EMPTY, ROW_OF
+from sudokupool.sudoku.grid import BOX_OF, COL_OF, EMPTY, HOUSES, PEERS, ROW_OF
 
 _POPCOUNT: tuple[int, ...] = tuple(bin(m).count("1") for m in range(512))
 _DIGIT_OF_BIT: dict[int, str] = {1 << d: str(d + 1) for d in range(9)}
@@ -109,13 +109,113 @@ def count_solutions(grid: str, limit: int = 2) -> int:
 
 
 def solutions(grid: str, limit: int = 2) -> tuple[int, str | None]:
-    """How many solutions ``grid`` has (counting at most ``limit``) and the first one found."""
-    search = _Search(limit, None)
-    empties = search.place(grid)
-    if empties is None:
+    """How many solutions ``grid`` has (counting at most ``limit``) and the first one found.
+
+    Fills naked and hidden singles before every branch (:class:`_Singles`): more work a node than
+    :func:`count_solutions`, far fewer nodes, which pays off on whole puzzles (the grader's check)."""
+    search = _Singles(limit)
+    cands = search.load(grid)
+    if cands is None:
         return 0, None
-    search.count(empties)
-    return search.found, search.first_solution()
+    search.count(cands)
+    first = search.first
+    return search.found, None if first is None else "".join(_DIGIT_OF_BIT[bit] for bit in first)
+
+
+_HOUSE_CELLS = HOUSES
+_PEERS: tuple[tuple[int, ...], ...] = tuple(tuple(sorted(PEERS[c])) for c in range(81))
+
+
+class _Singles:
+    """Counting search that places every naked and hidden single before it branches. A state is the
+    list of each cell's candidate mask, 0 for a filled cell; ``values`` holds the filled cells' bits."""
+
+    __slots__ = ("first", "found", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.first: list[int] | None = None
+        self.found = 0
+
+    @staticmethod
+    def load(grid: str) -> tuple[list[int], list[int]] | None:
+        cands = [_ALL] * 81
+        values = [0] * 81
+        for cell, ch in enumerate(grid):
+            if ch != EMPTY and not _Singles.assign(cands, values, cell, 1 << (ord(ch) - 49)):
+                return None
+        return cands, values
+
+    @staticmethod
+    def assign(cands: list[int], values: list[int], cell: int, bit: int) -> bool:
+        if not cands[cell] & bit:
+            return False
+        cands[cell] = 0
+        values[cell] = bit
+        for p in _PEERS[cell]:
+            if cands[p] & bit:
+                cands[p] &= ~bit
+                if not cands[p]:
+                    return False
+        return True
+
+    @staticmethod
+    def settle(cands: list[int], values: list[int]) -> bool:
+        """Place naked and hidden singles until none is left; False on a contradiction."""
+        assign = _Singles.assign
+        changed = True
+        while changed:
+            changed = False
+            for cell in range(81):
+                mask = cands[cell]
+                if mask and not mask & (mask - 1):
+                    if not assign(cands, values, cell, mask):
+                        return False
+                    changed = True
+            for house in _HOUSE_CELLS:
+                once = twice = placed = 0
+                for c in house:
+                    m = cands[c]
+                    twice |= once & m
+                    once |= m
+                    placed |= values[c]
+                if (once | placed) != _ALL:
+                    return False
+                single = once & ~twice
+                while single:
+                    bit = single & -single
+                    single ^= bit
+                    cell = next((c for c in house if cands[c] & bit), -1)
+                    if cell < 0 or not assign(cands, values, cell, bit):
+                        return False
+                    changed = True
+        return True
+
+    def count(self, state: tuple[list[int], list[int]]) -> None:
+        cands, values = state
+        if not self.settle(cands, values):
+            return
+        best, best_n = -1, 10
+        for cell in range(81):
+            mask = cands[cell]
+            if mask:
+                n = _POPCOUNT[mask]
+                if n < best_n:
+                    best, best_n = cell, n
+                    if n == 2:
+                        break
+        if best < 0:
+            if self.first is None:
+                self.first = values
+            self.found += 1
+            return
+        mask = cands[best]
+        while mask and self.found < self.limit:
+            bit = mask & -mask
+            mask ^= bit
+            trial, filled = list(cands), list(values)
+            if self.assign(trial, filled, best, bit):
+                self.count((trial, filled))
 
 
 def solve(grid: str) -> str | None:
