@@ -67,6 +67,7 @@ LEVEL: Final[dict[str, int]] = {
     "Almost Locked Set XZ-Rule": 4,
     "Almost Locked Set XY-Wing": 4,
     "Almost Locked Set XY-Chain": 4,
+    "Death Blossom": 4,
     "Forcing Chain Contradiction": 4,
     "Forcing Chain Verity": 4,
     "Forcing Net Contradiction": 4,

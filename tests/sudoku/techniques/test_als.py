@@ -3,7 +3,8 @@ from __future__ import annotations
 from pencil import Pencil, from_pencilmarks, moves
 
 from sudokupool.sudoku.justify import unjustified
-from sudokupool.sudoku.techniques.als import als_chain, als_xy_wing, als_xz, find_alses
+from sudokupool.sudoku.techniques import ADVANCED
+from sudokupool.sudoku.techniques.als import als_chain, als_xy_wing, als_xz, death_blossom, find_alses
 
 # HoDoKu's exemplar for ALS-XZ (hodoku.sourceforge.net, show_example.php?file=axz02):
 # A = r4c3, r5c3, r6c23 (3/4/5/6/8), B = r7c2 (3/7/8) => r7c3, r8c3, r9c3 <> 8.
@@ -78,3 +79,28 @@ def test_als_chain() -> None:
     assert step.technique == "Almost Locked Set XY-Chain"
     assert moves(step.eliminations) >= {("r1c9", 3), ("r5c1", 3)}
     assert unjustified(p.cg, step.to_dict()) == []
+
+
+def test_death_blossom() -> None:
+    # Stem r5c5 (1/2/4); petals r5c1 (1/3) for 1, r1c5 (2/3) for 2, and r3c3 + r5c3 (3/4/5, column 3)
+    # for 4, whose 4 is in r5c3. Whatever the stem holds, one petal keeps 3; r1c1 sees every 3.
+    p = Pencil().set("r5c5", (1, 2, 4)).set("r5c1", (1, 3)).set("r1c5", (2, 3)).set("r3c3", (3, 5)).set("r5c3", (4, 5))
+    step = death_blossom(p.cg)
+    assert step is not None
+    assert step.technique == "Death Blossom"
+    assert step.score == 360
+    assert moves(step.eliminations) == {("r1c1", 3)}
+    assert step.explanation == (
+        "The stem r5c5 (1/2/4) sees every 1 of r5c1 (1/3), every 2 of r1c5 (2/3) and every 4 of r3c3 and "
+        "r5c3 (3/4/5); whichever digit it holds, that set loses it and is locked, so 3 is in one of the sets: "
+        "remove 3 from r1c1."
+    )
+    assert unjustified(p.cg, step.to_dict()) == []
+    # Without the third petal's 4 seeing the stem there is no blossom.
+    p.set("r5c3", (5, 6)).set("r3c3", (3, 4, 6))
+    assert death_blossom(p.cg) is None
+
+
+def test_death_blossom_is_not_tried_by_the_grader() -> None:
+    # HoDoKu's default solver leaves it off; so does ours (docs/grading.md).
+    assert death_blossom not in ADVANCED

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import combinations
 
-from sudokupool.sudoku.candidates import BIT, DIGITS_OF, POPCOUNT, Candidates
-from sudokupool.sudoku.grid import HOUSES, PEERS
-from sudokupool.sudoku.techniques.step import Step, digit_list, names, removal_text
+from sudokupool.sudoku.candidates import ALL, BIT, DIGITS_OF, POPCOUNT, Candidates
+from sudokupool.sudoku.grid import HOUSES, PEERS, cell_name
+from sudokupool.sudoku.techniques.step import Step, digit_list, join, names, removal_text
 
 MAX_SIZE = 5
 MAX_CHAIN = 4  # sets in an ALS chain (two and three are ALS-XZ and ALS-XY-Wing)
@@ -236,3 +236,66 @@ def als_chain(cg: Candidates) -> Step | None:
                             f"so {z} is in the first or the last set: remove {removal_text(elim)}.",
                         )
     return None
+
+
+MAX_STEM = 4  # candidates of a Death Blossom's stem cell
+
+
+def death_blossom(cg: Candidates) -> Step | None:
+    """A stem cell and, for each of its candidates d, an ALS (a petal) whose every d sees the stem;
+    the petals do not overlap. Whatever digit the stem holds, that petal loses it and is locked, so
+    a digit z in every petal (and not in the stem) is in one of them: a cell that sees every z of
+    every petal cannot be z.
+
+    HoDoKu's Death Blossom (score 360, UNFAIR); like HoDoKu's default solver, the grader does not
+    try it (it is not in ``ADVANCED``; docs/grading.md says why). At most MAX_WORK petal choices."""
+    alses, _, masks = _state(cg)
+    cands = cg.cands
+    work = 0
+    for stem in range(81):
+        digits = DIGITS_OF[cands[stem]]
+        if not 2 <= len(digits) <= MAX_STEM:
+            continue
+        sbit = 1 << stem
+        options: list[list[Als]] = []
+        for d in digits:
+            petals = [a for a in alses if a.digits & BIT[d] and not a.where & sbit and a.sees[d] & sbit]
+            if not petals:
+                break
+            options.append(petals)
+        else:
+            stack: list[tuple[list[Als], int, int]] = [([], sbit, ALL & ~cands[stem])]
+            while stack and work < MAX_WORK:
+                work += 1
+                chosen, where, common = stack.pop()
+                k = len(chosen)
+                if k == len(digits):
+                    for z in DIGITS_OF[common]:
+                        mask = masks[z] & ~where
+                        for a in chosen:
+                            mask &= a.sees[z]
+                        if mask:
+                            return _blossom_step(stem, digits, chosen, z, mask)
+                    continue
+                for a in reversed(options[k]):
+                    if not a.where & where and common & a.digits:
+                        stack.append(([*chosen, a], where | a.where, common & a.digits))
+    return None
+
+
+def _blossom_step(stem: int, digits: tuple[int, ...], petals: list[Als], z: int, mask: int) -> Step:
+    elim = []
+    while mask:
+        low = mask & -mask
+        elim.append((low.bit_length() - 1, z))
+        mask ^= low
+    petal_text = join([f"every {d} of {a.text()}" for d, a in zip(digits, petals, strict=True)])
+    return Step(
+        "Death Blossom",
+        eliminations=elim,
+        cells=[stem, *(c for a in petals for c in a.cells)],
+        houses=[a.house for a in petals],
+        digits=sorted({*digits, z}),
+        explanation=f"The stem {cell_name(stem)} ({digit_list(digits)}) sees {petal_text}; whichever digit "
+        f"it holds, that set loses it and is locked, so {z} is in one of the sets: remove {removal_text(elim)}.",
+    )

@@ -55,6 +55,7 @@ SCORES: dict[str, int] = {
     "Almost Locked Set XZ-Rule": 300,
     "Almost Locked Set XY-Wing": 320,
     "Almost Locked Set XY-Chain": 340,
+    "Death Blossom": 360,
     "Forcing Chain Contradiction": 500,
     "Forcing Chain Verity": 500,
     "Forcing Net Contradiction": 700,
