@@ -212,6 +212,9 @@ def targets(
         Target("v2 random", svc.base, "/api/v2/puzzles/random", key),
         Target("v2 random?difficulty=hard", svc.base, "/api/v2/puzzles/random?difficulty=hard", key),
         Target("v2 by id", svc.base, "/api/v2/puzzles/{id}", key, ids),
+        # Clients that take gzip (browsers, requests, httpx, curl --compressed) get the member as held.
+        Target("v2 random (gzip client)", svc.base, "/api/v2/puzzles/random", {**key, "Accept-Encoding": "gzip"}),
+        Target("v2 by id (gzip client)", svc.base, "/api/v2/puzzles/{id}", {**key, "Accept-Encoding": "gzip"}, ids),
         Target("v2 solution", svc.base, "/api/v2/puzzles/{id}/solution", key, ids),
         Target("v2 404", svc.base, "/api/v2/puzzles/0000000000000", key),
         Target("v1 random", svc.base, "/api/v1/puzzles/random"),

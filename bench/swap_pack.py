@@ -67,9 +67,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         target = Target("v2 by id", server.base, "/api/v2/puzzles/{id}", {"X-API-Key": KEY}, ids)
         saturated = wrk(target, seconds=5, connections=32)  # warm-up, and the saturated rate
-        # 32 connections saturating at R req/s spend 32000 / R ms on each request; pausing as long again
-        # after each answer halves the rate (a little more, as latency drops once the queue is gone).
-        pause = args.pause_ms or max(1, round(32000 / saturated.rps))
+        # 32 connections saturating at R req/s spend 32000 / R ms on each request, most of it queued; once
+        # paced the queue is gone, so pausing twice that long after each answer gives about half the rate
+        # (the printed steady req/s say what it was).
+        pause = args.pause_ms or max(1, round(64000 / saturated.rps))
         results: dict[str, list[dict[str, float]]] = {"saturated": [], "paced": []}
         for n in range(args.rounds):
             for mode, pause_ms in (("saturated", 0), ("paced", pause)):

@@ -52,7 +52,7 @@ CHECK_WIDTH: Final = 8
 _HEADER: Final = struct.Struct(f"<8sIIIIIQQ16s4I{2 * len(SECTIONS)}QH256sII")
 _CRC_AT: Final = _HEADER.size - 8
 _NAME_MAX: Final = 256
-#: Bytes the checksum of a live swap reads between two chances for the serving loop to take the GIL.
+#: Bytes the checksum of a live swap reads at a time (a yield to other threads between slices).
 _SLICE: Final = 1 << 20
 #: Bytes the writer buffers before writing them out.
 _FLUSH: Final = 1 << 20
@@ -329,10 +329,10 @@ def check(
     if export_size is not None and header.export_size != export_size:
         raise PackError(f"made from an export of {header.export_size} bytes, not {export_size}")
     with memoryview(data) as view:
-        # ISA-L's crc32 (1.1-1.4 s for the 2.8 GB pack of the 1M bench pool, on the shared machine; zlib's
-        # takes 4-5x as long) holds the GIL. At startup nothing else runs; in the ``background`` (a live
-        # swap, in a thread beside the serving loop) it goes 1 MiB (about 0.1 ms) at a time, letting go
-        # of the GIL between slices, so the loop never waits for more than one slice.
+        # ISA-L's crc32 (1.1-1.4 s for the 2.8 GB pack of the 1M bench pool on a shared machine; zlib's
+        # takes 3-5x as long) lets go of the GIL while it runs. In the ``background`` (a live swap, in a
+        # thread beside the serving loop) it goes 1 MiB (about 0.1 ms) at a time with a yield between
+        # slices.
         if not background:
             crc = isal_zlib.crc32(view[HEADER_SIZE:])
         else:
