@@ -9,7 +9,8 @@ as the digit's candidates are the same; finders and the grader never mutate a St
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from typing import TypeVar
 
 from sudokupool.sudoku.candidates import Candidates
 from sudokupool.sudoku.grid import HOUSES
@@ -18,6 +19,21 @@ from sudokupool.sudoku.techniques.step import Step
 MAX_ENTRIES = 20_000  # per finder; cleared when full (a hard puzzle's whole solve fits easily)
 
 _last: list[object] = [None, ()]
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+def remembered(cache: dict[K, V], key: K, compute: Callable[[], V]) -> V:
+    """``cache[key]``, computed by ``compute()`` the first time (the cache is emptied when full)."""
+    try:
+        return cache[key]
+    except KeyError:
+        value = compute()
+        if len(cache) >= MAX_ENTRIES:
+            cache.clear()
+        cache[key] = value
+        return value
 
 
 def digit_masks(cg: Candidates) -> tuple[int, ...]:
@@ -47,14 +63,7 @@ def by_digit(find: Callable[[Candidates, int], Step | None]) -> Callable[[Candid
             mask = masks[digit]
             if not mask:
                 continue
-            key = (digit, mask)
-            if key in cache:
-                step = cache[key]
-            else:
-                step = find(cg, digit)
-                if len(cache) >= MAX_ENTRIES:
-                    cache.clear()
-                cache[key] = step
+            step = remembered(cache, (digit, mask), lambda: find(cg, digit))  # noqa: B023 - called at once
             if step is not None:
                 return step
         return None
@@ -71,12 +80,7 @@ def by_digit_pair(
     cache: dict[tuple[int, int], tuple[Step | None, Step | None]] = {}
 
     def pair(cg: Candidates, digit: int) -> tuple[Step | None, Step | None]:
-        key = (digit, digit_masks(cg)[digit])
-        if key not in cache:
-            if len(cache) >= MAX_ENTRIES:
-                cache.clear()
-            cache[key] = find(cg, digit)
-        return cache[key]
+        return remembered(cache, (digit, digit_masks(cg)[digit]), lambda: find(cg, digit))
 
     return pair
 
@@ -92,13 +96,7 @@ def by_house(
         cands = cg.cands
         for h in order:
             key = (h, *(cands[c] for c in HOUSES[h]))
-            if key in cache:
-                step = cache[key]
-            else:
-                step = find(cg, h)
-                if len(cache) >= MAX_ENTRIES:
-                    cache.clear()
-                cache[key] = step
+            step = remembered(cache, key, lambda: find(cg, h))  # noqa: B023 - called at once
             if step is not None:
                 return step
         return None
