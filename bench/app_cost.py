@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gzip
-import json
 import os
 import random
 import statistics
@@ -22,7 +20,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path[:0] = [str(BENCH)]
+
+from harness import OUT, latest_export  # noqa: E402
+from load import sample_ids  # noqa: E402
 
 
 def scope(path: str, headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
@@ -49,7 +52,9 @@ async def measure(requests: int, rounds: int) -> dict[str, float]:
 
     lifespan = asyncio.create_task(app({"type": "lifespan"}, startup.get, lifespan_send))
     await started.wait()
-    ids = random.choices(_ids(), k=requests)
+    OUT.mkdir(exist_ok=True)
+    sampled = sample_ids(latest_export(ROOT / "snapshots"), OUT / "ids-snapshots.txt")
+    ids = random.choices(sampled.read_text().split(), k=requests)
 
     async def receive() -> dict[str, Any]:
         return {"type": "http.request", "body": b"", "more_body": False}
@@ -78,12 +83,6 @@ async def measure(requests: int, rounds: int) -> dict[str, float]:
     await startup.put({"type": "lifespan.shutdown"})
     await lifespan
     return {name: round(statistics.median(values), 1) for name, values in times.items()}
-
-
-def _ids() -> list[str]:
-    export = sorted((ROOT / "snapshots").glob("pool-*.ndjson.gz"))[-1]
-    with gzip.open(export) as lines:
-        return [json.loads(line)["canonical_id"] for line in lines]
 
 
 def main(argv: list[str] | None = None) -> int:
