@@ -24,16 +24,13 @@ K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
 
-def remembered(cache: dict[K, V], key: K, compute: Callable[[], V]) -> V:
-    """``cache[key]``, computed by ``compute()`` the first time (the cache is emptied when full)."""
-    try:
-        return cache[key]
-    except KeyError:
-        value = compute()
-        if len(cache) >= MAX_ENTRIES:
-            cache.clear()
-        cache[key] = value
-        return value
+def remember(cache: dict[K, V], key: K, value: V) -> V:
+    """Keep ``value`` as ``cache[key]`` and return it (the cache is emptied when full). Callers look the
+    key up themselves first: a hit costs no call, which the per-digit searches notice."""
+    if len(cache) >= MAX_ENTRIES:
+        cache.clear()
+    cache[key] = value
+    return value
 
 
 def digit_masks(cg: Candidates) -> tuple[int, ...]:
@@ -63,7 +60,8 @@ def by_digit(find: Callable[[Candidates, int], Step | None]) -> Callable[[Candid
             mask = masks[digit]
             if not mask:
                 continue
-            step = remembered(cache, (digit, mask), lambda: find(cg, digit))  # noqa: B023 - called at once
+            key = (digit, mask)
+            step = cache[key] if key in cache else remember(cache, key, find(cg, digit))
             if step is not None:
                 return step
         return None
@@ -80,7 +78,8 @@ def by_digit_pair(
     cache: dict[tuple[int, int], tuple[Step | None, Step | None]] = {}
 
     def pair(cg: Candidates, digit: int) -> tuple[Step | None, Step | None]:
-        return remembered(cache, (digit, digit_masks(cg)[digit]), lambda: find(cg, digit))
+        key = (digit, digit_masks(cg)[digit])
+        return cache[key] if key in cache else remember(cache, key, find(cg, digit))
 
     return pair
 
@@ -96,7 +95,7 @@ def by_house(
         cands = cg.cands
         for h in order:
             key = (h, *(cands[c] for c in HOUSES[h]))
-            step = remembered(cache, key, lambda: find(cg, h))  # noqa: B023 - called at once
+            step = cache[key] if key in cache else remember(cache, key, find(cg, h))
             if step is not None:
                 return step
         return None

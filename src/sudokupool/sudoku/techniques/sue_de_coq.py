@@ -15,7 +15,7 @@ from itertools import combinations
 
 from sudokupool.sudoku.candidates import DIGITS_OF, POPCOUNT, Candidates
 from sudokupool.sudoku.grid import BOX_OF, HOUSES, house_name
-from sudokupool.sudoku.techniques.memo import remembered
+from sudokupool.sudoku.techniques.memo import remember
 from sudokupool.sudoku.techniques.step import Step, digit_list, names, removal_text
 
 MAX_SIDE = 4  # cells taken from the rest of the line, and from the rest of the box
@@ -103,7 +103,7 @@ def sue_de_coq(cg: Candidates) -> Step | None:
     cands = cg.cands
     for box, line in _CROSSINGS:
         key = (box, line, *(cands[c] for c in HOUSES[line]), *(cands[c] for c in HOUSES[18 + box]))
-        step = remembered(_cache, key, lambda: _in_crossing(cg, box, line))  # noqa: B023 - called at once
+        step = _cache[key] if key in _cache else remember(_cache, key, _in_crossing(cg, box, line))
         if step is not None:
             return step
     return None
