@@ -57,15 +57,19 @@ class LoadError(Exception):
 @dataclass(frozen=True)
 class LoadLimits:
     """The bounds an export must keep (``SUDOKUPOOL_MAX_RECORD_BYTES``, ``SUDOKUPOOL_MAX_EXPORT_BYTES``,
-    ``SUDOKUPOOL_MAX_BAD_LINES``); the defaults are the settings' defaults."""
+    ``SUDOKUPOOL_MAX_BAD_LINES``) and the rate of a live sync's download (``SUDOKUPOOL_SYNC_DOWNLOAD_RATE``,
+    MiB per second); the defaults are the settings' defaults."""
 
     max_record_bytes: int = Settings.max_record_bytes
     max_export_bytes: int = Settings.max_export_bytes
     max_bad_lines: BadLineLimit = Settings.max_bad_lines
+    sync_download_rate: int = Settings.sync_download_rate
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LoadLimits:
-        return cls(settings.max_record_bytes, settings.max_export_bytes, settings.max_bad_lines)
+        return cls(
+            settings.max_record_bytes, settings.max_export_bytes, settings.max_bad_lines, settings.sync_download_rate
+        )
 
     def give_up(self, export: ExportObject) -> int:
         """The bad lines past which ``export`` is refused whatever else it holds (see
@@ -236,7 +240,8 @@ async def load_export(
     async with cache.lock(cached):
         started = time.perf_counter()
         nice = (BACKGROUND_NICENESS if niceness is None else niceness) if background else 0
-        pool = await _load_pack(store, export, stamp, cached, background=background, nice=nice)
+        rate = (limits or LoadLimits()).sync_download_rate << 20 if background else 0
+        pool = await _load_pack(store, export, stamp, cached, background=background, nice=nice, rate=rate)
         if pool is None:
             parse = functools.partial(parse_export, loaded_at=stamp, log_lines=log_lines, limits=limits, keep=cached)
             pool, report = await parse(store, export, background=background, niceness=niceness)
@@ -256,10 +261,11 @@ def _export_name(store: ExportStore, key: str) -> str:
 
 
 async def _load_pack(
-    store: ExportStore, export: ExportObject, stamp: int, cached: Path | None, *, background: bool, nice: int
+    store: ExportStore, export: ExportObject, stamp: int, cached: Path | None, *, background: bool, nice: int, rate: int
 ) -> Pool | None:
-    """The pool of ``export``'s pack: the copy ``cached`` (in the cache directory), else the store's. None
-    when there is no pack, or it is refused (one log line; a refused copy in the cache is deleted)."""
+    """The pool of ``export``'s pack: the copy ``cached`` (in the cache directory), else the store's,
+    downloaded at ``rate`` bytes a second (0: at full speed). None when there is no pack, or it is
+    refused (one log line; a refused copy in the cache is deleted)."""
     found = export.pack
     source, key, size = store.description, export.key, export.size
     opened = functools.partial(
@@ -278,7 +284,7 @@ async def _load_pack(
     try:
         if path_of is not None:
             return await _nicer(nice, opened, map_file(path_of(found.key)))
-        return await _nicer(nice, opened, await cache.download(store, found.key, found.size, cached))
+        return await _nicer(nice, opened, await cache.download(store, found.key, found.size, cached, rate=rate))
     except PackError as exc:
         logger.warning("refused pack %s: %s; loading the export instead", where, exc)
         if cached is not None and path_of is None:
