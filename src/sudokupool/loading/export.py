@@ -20,12 +20,12 @@ DIFFICULTY_LEVEL: Final = {name: level for level, name in enumerate(DIFFICULTIES
 SYMMETRIES: Final = frozenset(symmetry.SYMMETRIES)
 
 
-class _Move(msgspec.Struct, forbid_unknown_fields=True):
+class _Move(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     cell: str
     digit: int
 
 
-class _Step(msgspec.Struct, forbid_unknown_fields=True):
+class _Step(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """A ``solve_path`` step holds exactly the documented fields (docs/export-format.md), each of its type:
     with no room for anything else, a record's nesting is bounded (orjson cannot write a value nested more
     than 254 deep) and every step serves as documented."""
@@ -48,9 +48,13 @@ _Tag = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9-]{1,32}\Z")]
 _Solution = Annotated[str, msgspec.Meta(pattern=r"^[1-9]{81}\Z")]
 
 
-class _Record(msgspec.Struct):
+class _Record(msgspec.Struct, gc=False):
     """The fields of an export line, in the order they are served, then ``solution``: each one's JSON type
-    and spelling. Unknown fields are dropped."""
+    and spelling. Unknown fields are dropped.
+
+    Built only to be checked and dropped, so (as :class:`_Step`, :class:`_Move`) untracked by the garbage
+    collector: a full record's fifty steps otherwise set off collections that cost a load beside the
+    service's modules about 10 % (``sudokupool pack`` on 10k full records: 3.16 s of CPU, 2.82 s without)."""
 
     canonical_id: _Id
     puzzle_id: _Id
