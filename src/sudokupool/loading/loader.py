@@ -47,11 +47,13 @@ BACKGROUND_NICENESS = 10
 
 class LoadError(Exception):
     """The export cannot be used at all. The message (one line) names the export and the reason, and
-    the first bad line when lines are to blame; ``report`` is what loading found until then, if anything."""
+    the first bad line when lines are to blame; ``report`` is what loading found until then, if anything.
+    ``unreachable``: storage failed while the export was read (a cut connection, not a truncated file)."""
 
-    def __init__(self, message: str, report: LoadReport | None = None) -> None:
+    def __init__(self, message: str, report: LoadReport | None = None, *, unreachable: bool = False) -> None:
         super().__init__(message)
         self.report = report
+        self.unreachable = unreachable
 
 
 @dataclass(frozen=True)
@@ -78,9 +80,6 @@ class LoadLimits:
         before :data:`MAX_LOGGED_LINES` of them, which the report (and ``sudokupool check``) lists."""
         size = self.max_export_bytes if export.key.endswith(".gz") else min(export.size, self.max_export_bytes)
         return max(self.max_bad_lines.certain(size // MIN_RECORD_BYTES), MAX_LOGGED_LINES)
-
-    def reader(self, key: str) -> LineReader:
-        return LineReader(gzipped=key.endswith(".gz"), max_line=self.max_record_bytes, max_bytes=self.max_export_bytes)
 
 
 @dataclass
@@ -130,7 +129,10 @@ class _Parse:
 
     def __init__(self, name: str, export: ExportObject, builder: PoolBuilder, limits: LoadLimits) -> None:
         self.name, self.builder, self.limits, self.give_up = name, builder, limits, limits.give_up(export)
-        self.report, self.reader = LoadReport(key=export.key), limits.reader(export.key)
+        self.report = LoadReport(key=export.key)
+        self.reader = LineReader(
+            gzipped=export.key.endswith(".gz"), max_line=limits.max_record_bytes, max_bytes=limits.max_export_bytes
+        )
         self.verify: Verify | None = None
 
     def push(self, chunk: bytes | None) -> None:
@@ -138,8 +140,7 @@ class _Parse:
         if chunk is None:
             self.lines(self.reader.finish())
             return
-        self.reader.push(chunk)
-        while (lines := self.reader.pull()) is not None:
+        for lines in self.reader.read(chunk):
             self.lines(lines)
 
     def bad(self, number: int, reason: str, message: str) -> None:
@@ -217,7 +218,6 @@ async def load_export(
     export: ExportObject,
     *,
     loaded_at: int | None = None,
-    log_lines: bool = True,
     background: bool = False,
     niceness: int | None = None,
     cache_dir: str | Path | None = None,
@@ -243,7 +243,7 @@ async def load_export(
         rate = (limits or LoadLimits()).sync_download_rate << 20 if background else 0
         pool = await _load_pack(store, export, stamp, cached, background=background, nice=nice, rate=rate)
         if pool is None:
-            parse = functools.partial(parse_export, loaded_at=stamp, log_lines=log_lines, limits=limits, keep=cached)
+            parse = functools.partial(parse_export, loaded_at=stamp, limits=limits, keep=cached)
             pool, report = await parse(store, export, background=background, niceness=niceness)
         else:
             report = LoadReport(key=export.key, loaded=len(pool), packed=True)
@@ -373,7 +373,8 @@ async def parse_export(
     except LoadError:
         raise
     except (StorageError, ExportError) as exc:
-        raise LoadError(f"cannot load export {name}: {exc}", report) from None
+        unreachable = isinstance(exc, StorageError)
+        raise LoadError(f"cannot load export {name}: {exc}", report, unreachable=unreachable) from None
     except Exception as exc:
         # Anything else is refused the same way: one line, and the pool in service (if any) stays.
         logger.debug("loading %s failed", name, exc_info=True)
@@ -391,7 +392,7 @@ async def parse_export(
 
 
 async def load_latest(
-    store: ExportStore, *, loaded_at: int | None = None, background: bool = False, limits: LoadLimits | None = None
+    store: ExportStore, *, loaded_at: int | None = None, limits: LoadLimits | None = None
 ) -> tuple[Pool, LoadReport]:
     """Load the newest export in ``store``; :class:`LoadError` if there is none or it cannot be used."""
     try:
@@ -400,4 +401,4 @@ async def load_latest(
         raise LoadError(f"cannot list exports in {store.description}: {exc}") from None
     if listing.latest is None:
         raise LoadError(f"no export (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz]) found in {store.description}")
-    return await load_export(store, listing.latest, loaded_at=loaded_at, background=background, limits=limits)
+    return await load_export(store, listing.latest, loaded_at=loaded_at, limits=limits)

@@ -107,9 +107,6 @@ class PackWriter:
         self._crc = 0
         file.write(bytes(HEADER_SIZE))
 
-    def __len__(self) -> int:
-        return len(self._ids)
-
     def __contains__(self, canonical_id: str) -> bool:
         return canonical_id in self._seen
 
