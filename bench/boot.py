@@ -98,6 +98,14 @@ def boot(env: dict[str, str], workers: int, log: Path, ids: Path, seconds: float
         process.wait(30)
 
 
+def pack_of(export: Path) -> Path:
+    """The pack beside ``export``; exit with the command that makes it when there is none."""
+    pack = export.with_name(export.name.removesuffix(".gz").removesuffix(".ndjson") + ".pack")
+    if not pack.exists():
+        raise SystemExit(f"no pack beside {export}: run sudokupool pack {export}")
+    return pack
+
+
 def seaweed(export: Path, pack: Path, workdir: Path) -> tuple[Any, str]:
     from tests.seaweed import SeaweedS3
 
@@ -126,9 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     OUT.mkdir(exist_ok=True)
     directory = pool_dir(args.pool)
     export = latest_export(directory)
-    pack = export.with_name(export.name.removesuffix(".gz").removesuffix(".ndjson") + ".pack")
-    if not pack.exists():
-        raise SystemExit(f"no pack beside {export}: run sudokupool pack {export}")
+    pack = pack_of(export)
     ids = sample_ids(export, OUT / f"ids-{directory.name}.txt")
     base_env = {"SUDOKUPOOL_API_KEYS": digest(KEY), "SUDOKUPOOL_LIMIT_KEYED": "1000000000",
                 "SUDOKUPOOL_SYNC_INTERVAL": "0"}  # fmt: skip

@@ -6,7 +6,8 @@
 background (what a live sync does) and answers at once; ``?background=0`` loads at the server's own
 priority instead of a live sync's lower one and ``?niceness=N`` sets how much lower, so the harness
 can compare them in one run.
-``GET /__bench/swap-status`` answers ``{"done": bool, "seconds": float, "puzzles": int}``. The trigger
+``GET /__bench/swap-status`` answers ``{"done": bool, "seconds": float, "puzzles": int}`` (or, when the
+reload failed, ``{"done": true, "error": "..."}``). The trigger
 makes the moment of the swap exact, which a sync interval would not; it is never part of the service.
 """
 
@@ -36,8 +37,12 @@ class SwapApp:
         runtime = self.service.runtime
         assert runtime.store is not None
         started = time.perf_counter()
-        pool, _ = await load_latest(runtime.store, background=self.background)
-        await runtime.install(pool)  # as the live sync does
+        try:
+            pool, _ = await load_latest(runtime.store, background=self.background)
+            await runtime.install(pool)  # as the live sync does
+        except Exception as exc:  # the bench stops on it rather than waiting for a swap that never ends
+            self.status = {"done": True, "error": repr(exc)}
+            return
         self.status = {"done": True, "seconds": round(time.perf_counter() - started, 2), "puzzles": len(pool)}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

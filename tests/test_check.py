@@ -84,7 +84,7 @@ def test_a_record_nested_too_deep_is_a_bad_line_not_a_traceback(
     path = write_export(tmp_path / "pool-20260101T000000Z.ndjson", records[:1], extra_lines=(line,))
     assert main(["check", str(path)]) == 1
     out, err = capsys.readouterr()
-    assert out == "line 2: bad-step: solve_path step 1: explanation must be a string\n"
+    assert out == "line 2: bad-step: solve_path step 1 explanation: Expected `str`, got `array`\n"
     assert err.startswith("sudokupool check: cannot load export")
     assert "the first is line 2: bad-step" in err
 

@@ -25,7 +25,7 @@ from sudokupool.commands.pack import write_pack
 from sudokupool.config import Settings
 from sudokupool.loading import pack
 from sudokupool.loading.export import PUBLIC_FIELD_NAMES
-from sudokupool.loading.loader import LoadReport, load_export, load_latest, parse_export
+from sudokupool.loading.loader import LoadLimits, LoadReport, load_export, load_latest, parse_export
 from sudokupool.loading.pool import Pool, PoolBuilder
 from sudokupool.naming import pack_key
 from sudokupool.state import listing_json
@@ -347,6 +347,46 @@ async def test_workers_sharing_a_cache_dir_download_the_pack_once_and_map_one_fi
     assert all(report.packed for _, report in pools)
     assert store.opened == [pack_key(EXPORT)]
     assert (cache / pack_key(EXPORT)).exists()
+
+
+class CountingStore(RemoteStore):
+    """A :class:`RemoteStore` that records the most ranges it ever had open at once."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.open_now = self.most_open = 0
+
+    async def open(self, key: str, start: int = 0, end: int | None = None) -> AsyncIterator[bytes]:
+        self.open_now += 1
+        self.most_open = max(self.most_open, self.open_now)
+        try:
+            async for chunk in super().open(key, start, end):
+                await asyncio.sleep(0)  # as a network read would, let the other ranges run
+                yield chunk
+        finally:
+            self.open_now -= 1
+
+
+@pytest.mark.parametrize("background", [False, True])
+async def test_a_live_sync_downloads_a_pack_one_range_at_a_time_at_its_rate(
+    tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch, background: bool
+) -> None:
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    await packed(exports, records)
+    size = (exports / pack_key(EXPORT)).stat().st_size
+    monkeypatch.setattr("sudokupool.loading.cache.PART_SIZE", -(-size // 6))  # six ranges
+    store = CountingStore(exports)
+    limits = LoadLimits(sync_download_rate=1)  # MiB a second
+    started = asyncio.get_running_loop().time()
+    pool, report = await load_export(store, await newest(exports), background=background, limits=limits)
+    took = asyncio.get_running_loop().time() - started
+    assert report.packed and len(pool) == len(records)
+    if background:
+        assert store.most_open == 1
+        assert took >= size / (1 << 20) * 0.95  # no faster than the rate
+    else:  # startup: every range at once, at full speed
+        assert store.most_open == 6
 
 
 def test_ids_chosen_to_share_their_low_bits_do_not_crowd_the_id_index(records: list[dict[str, Any]]) -> None:

@@ -372,6 +372,13 @@ SETTINGS: tuple[Setting, ...] = (
         _int(0, 19),
     ),
     Setting(
+        "sync_download_rate",
+        "16",
+        "MiB per second at which a live sync downloads a new export's pack from object storage, one range at "
+        "a time, so requests keep their latency; startup downloads at full speed. 0: no limit.",
+        _int(0),
+    ),
+    Setting(
         "cache_dir",
         "",
         "A local directory for pool packs: the pack of an export from object storage is downloaded here, and "
@@ -445,6 +452,7 @@ class Settings:
     s3_addressing_style: str = "auto"
     sync_interval: float = 300.0
     sync_niceness: int = 10
+    sync_download_rate: int = 16
     cache_dir: str = ""
     storage_retry_seconds: float = 30.0
     max_record_bytes: int = 1 << 20

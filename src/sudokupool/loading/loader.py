@@ -47,25 +47,31 @@ BACKGROUND_NICENESS = 10
 
 class LoadError(Exception):
     """The export cannot be used at all. The message (one line) names the export and the reason, and
-    the first bad line when lines are to blame; ``report`` is what loading found until then, if anything."""
+    the first bad line when lines are to blame; ``report`` is what loading found until then, if anything.
+    ``unreachable``: storage failed while the export was read (a cut connection, not a truncated file)."""
 
-    def __init__(self, message: str, report: LoadReport | None = None) -> None:
+    def __init__(self, message: str, report: LoadReport | None = None, *, unreachable: bool = False) -> None:
         super().__init__(message)
         self.report = report
+        self.unreachable = unreachable
 
 
 @dataclass(frozen=True)
 class LoadLimits:
     """The bounds an export must keep (``SUDOKUPOOL_MAX_RECORD_BYTES``, ``SUDOKUPOOL_MAX_EXPORT_BYTES``,
-    ``SUDOKUPOOL_MAX_BAD_LINES``); the defaults are the settings' defaults."""
+    ``SUDOKUPOOL_MAX_BAD_LINES``) and the rate of a live sync's download (``SUDOKUPOOL_SYNC_DOWNLOAD_RATE``,
+    MiB per second); the defaults are the settings' defaults."""
 
     max_record_bytes: int = Settings.max_record_bytes
     max_export_bytes: int = Settings.max_export_bytes
     max_bad_lines: BadLineLimit = Settings.max_bad_lines
+    sync_download_rate: int = Settings.sync_download_rate
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LoadLimits:
-        return cls(settings.max_record_bytes, settings.max_export_bytes, settings.max_bad_lines)
+        return cls(
+            settings.max_record_bytes, settings.max_export_bytes, settings.max_bad_lines, settings.sync_download_rate
+        )
 
     def give_up(self, export: ExportObject) -> int:
         """The bad lines past which ``export`` is refused whatever else it holds (see
@@ -74,9 +80,6 @@ class LoadLimits:
         before :data:`MAX_LOGGED_LINES` of them, which the report (and ``sudokupool check``) lists."""
         size = self.max_export_bytes if export.key.endswith(".gz") else min(export.size, self.max_export_bytes)
         return max(self.max_bad_lines.certain(size // MIN_RECORD_BYTES), MAX_LOGGED_LINES)
-
-    def reader(self, key: str) -> LineReader:
-        return LineReader(gzipped=key.endswith(".gz"), max_line=self.max_record_bytes, max_bytes=self.max_export_bytes)
 
 
 @dataclass
@@ -126,7 +129,10 @@ class _Parse:
 
     def __init__(self, name: str, export: ExportObject, builder: PoolBuilder, limits: LoadLimits) -> None:
         self.name, self.builder, self.limits, self.give_up = name, builder, limits, limits.give_up(export)
-        self.report, self.reader = LoadReport(key=export.key), limits.reader(export.key)
+        self.report = LoadReport(key=export.key)
+        self.reader = LineReader(
+            gzipped=export.key.endswith(".gz"), max_line=limits.max_record_bytes, max_bytes=limits.max_export_bytes
+        )
         self.verify: Verify | None = None
 
     def push(self, chunk: bytes | None) -> None:
@@ -134,8 +140,7 @@ class _Parse:
         if chunk is None:
             self.lines(self.reader.finish())
             return
-        self.reader.push(chunk)
-        while (lines := self.reader.pull()) is not None:
+        for lines in self.reader.read(chunk):
             self.lines(lines)
 
     def bad(self, number: int, reason: str, message: str) -> None:
@@ -213,7 +218,6 @@ async def load_export(
     export: ExportObject,
     *,
     loaded_at: int | None = None,
-    log_lines: bool = True,
     background: bool = False,
     niceness: int | None = None,
     cache_dir: str | Path | None = None,
@@ -236,9 +240,10 @@ async def load_export(
     async with cache.lock(cached):
         started = time.perf_counter()
         nice = (BACKGROUND_NICENESS if niceness is None else niceness) if background else 0
-        pool = await _load_pack(store, export, stamp, cached, background=background, nice=nice)
+        rate = (limits or LoadLimits()).sync_download_rate << 20 if background else 0
+        pool = await _load_pack(store, export, stamp, cached, background=background, nice=nice, rate=rate)
         if pool is None:
-            parse = functools.partial(parse_export, loaded_at=stamp, log_lines=log_lines, limits=limits, keep=cached)
+            parse = functools.partial(parse_export, loaded_at=stamp, limits=limits, keep=cached)
             pool, report = await parse(store, export, background=background, niceness=niceness)
         else:
             report = LoadReport(key=export.key, loaded=len(pool), packed=True)
@@ -256,10 +261,11 @@ def _export_name(store: ExportStore, key: str) -> str:
 
 
 async def _load_pack(
-    store: ExportStore, export: ExportObject, stamp: int, cached: Path | None, *, background: bool, nice: int
+    store: ExportStore, export: ExportObject, stamp: int, cached: Path | None, *, background: bool, nice: int, rate: int
 ) -> Pool | None:
-    """The pool of ``export``'s pack: the copy ``cached`` (in the cache directory), else the store's. None
-    when there is no pack, or it is refused (one log line; a refused copy in the cache is deleted)."""
+    """The pool of ``export``'s pack: the copy ``cached`` (in the cache directory), else the store's,
+    downloaded at ``rate`` bytes a second (0: at full speed). None when there is no pack, or it is
+    refused (one log line; a refused copy in the cache is deleted)."""
     found = export.pack
     source, key, size = store.description, export.key, export.size
     opened = functools.partial(
@@ -278,7 +284,7 @@ async def _load_pack(
     try:
         if path_of is not None:
             return await _nicer(nice, opened, map_file(path_of(found.key)))
-        return await _nicer(nice, opened, await cache.download(store, found.key, found.size, cached))
+        return await _nicer(nice, opened, await cache.download(store, found.key, found.size, cached, rate=rate))
     except PackError as exc:
         logger.warning("refused pack %s: %s; loading the export instead", where, exc)
         if cached is not None and path_of is None:
@@ -367,7 +373,8 @@ async def parse_export(
     except LoadError:
         raise
     except (StorageError, ExportError) as exc:
-        raise LoadError(f"cannot load export {name}: {exc}", report) from None
+        unreachable = isinstance(exc, StorageError)
+        raise LoadError(f"cannot load export {name}: {exc}", report, unreachable=unreachable) from None
     except Exception as exc:
         # Anything else is refused the same way: one line, and the pool in service (if any) stays.
         logger.debug("loading %s failed", name, exc_info=True)
@@ -385,7 +392,7 @@ async def parse_export(
 
 
 async def load_latest(
-    store: ExportStore, *, loaded_at: int | None = None, background: bool = False, limits: LoadLimits | None = None
+    store: ExportStore, *, loaded_at: int | None = None, limits: LoadLimits | None = None
 ) -> tuple[Pool, LoadReport]:
     """Load the newest export in ``store``; :class:`LoadError` if there is none or it cannot be used."""
     try:
@@ -394,4 +401,4 @@ async def load_latest(
         raise LoadError(f"cannot list exports in {store.description}: {exc}") from None
     if listing.latest is None:
         raise LoadError(f"no export (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz]) found in {store.description}")
-    return await load_export(store, listing.latest, loaded_at=loaded_at, background=background, limits=limits)
+    return await load_export(store, listing.latest, loaded_at=loaded_at, limits=limits)

@@ -52,8 +52,11 @@ CHECK_WIDTH: Final = 8
 _HEADER: Final = struct.Struct(f"<8sIIIIIQQ16s4I{2 * len(SECTIONS)}QH256sII")
 _CRC_AT: Final = _HEADER.size - 8
 _NAME_MAX: Final = 256
-#: Bytes the checksum of a live swap reads at a time (a yield to other threads between slices).
-_SLICE: Final = 1 << 20
+#: Bytes the checksum of a live swap reads at a time, a small part of the L3 cache, and how many times as
+#: long as a slice took it then sleeps: 7 keeps the check to an eighth of one core (docs/benchmarks.md,
+#: "Swap under load").
+_SLICE: Final = 2 << 20
+_PACE: Final = 7
 #: Bytes the writer buffers before writing them out.
 _FLUSH: Final = 1 << 20
 
@@ -103,9 +106,6 @@ class PackWriter:
         self._pending_size = 0
         self._crc = 0
         file.write(bytes(HEADER_SIZE))
-
-    def __len__(self) -> int:
-        return len(self._ids)
 
     def __contains__(self, canonical_id: str) -> bool:
         return canonical_id in self._seen
@@ -318,7 +318,11 @@ def check(
     """Check the header, the checksum over the whole file and, when given, the export it was made from.
 
     Raise :class:`PackError` naming the first problem. The checksum reads every page once, which also
-    brings the file into the page cache and maps every page before it is served.
+    brings the file into the page cache and maps every page before it is served. In the ``background``
+    (a live swap, beside the serving loop) it reads a slice at a time and sleeps after each seven times
+    as long as the slice took: requests keep their latency (read in one go, or in 16 MiB slices a
+    quarter of the time, the check still made p99 during back-to-back swaps 1.6-2x steady at half the
+    saturated rate, while the caches the serving thread works from were being flushed).
     """
     if sys.byteorder != "little":
         raise PackError("this host is big-endian; packs are read in place as little-endian integers")
@@ -329,17 +333,15 @@ def check(
     if export_size is not None and header.export_size != export_size:
         raise PackError(f"made from an export of {header.export_size} bytes, not {export_size}")
     with memoryview(data) as view:
-        # ISA-L's crc32 (1.1-1.4 s for the 2.8 GB pack of the 1M bench pool on a shared machine; zlib's
-        # takes 3-5x as long) lets go of the GIL while it runs. In the ``background`` (a live swap, in a
-        # thread beside the serving loop) it goes 1 MiB (about 0.1 ms) at a time with a yield between
-        # slices.
+        # ISA-L's crc32 lets go of the GIL while it runs, and takes a quarter to a third of zlib's CPU.
         if not background:
             crc = isal_zlib.crc32(view[HEADER_SIZE:])
         else:
             crc = 0
             for at in range(HEADER_SIZE, size, _SLICE):
+                started = time.perf_counter()
                 crc = isal_zlib.crc32(view[at : at + _SLICE], crc)
-                time.sleep(0)
+                time.sleep((time.perf_counter() - started) * _PACE)
     if crc != header.crc:
         raise PackError("checksum mismatch (damaged or truncated)")
     return header

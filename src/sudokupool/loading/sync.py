@@ -20,13 +20,13 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
 from sudokupool.loading.loader import LoadError, LoadLimits, load_export, load_latest
 from sudokupool.loading.pool import Pool
-from sudokupool.naming import export_order, is_export_name
+from sudokupool.naming import export_order
 from sudokupool.state import Runtime
 from sudokupool.storage.base import ExportListing, ExportObject, ExportStore, StorageError
 from sudokupool.storage.local import LocalStore
@@ -46,10 +46,6 @@ INTERVAL_JITTER = 0.1
 MIN_ATTEMPT_SECONDS = 5.0
 
 
-class StorageUnreachable(Exception):
-    """Storage failed while listing or reading; the export itself may well be fine."""
-
-
 @dataclass(frozen=True)
 class Backoff:
     """Exponential backoff with jitter: the delay doubles from ``first`` up to ``cap``, and each one is
@@ -64,71 +60,6 @@ class Backoff:
         while True:
             yield step * (0.5 + 0.5 * rng())
             step = min(step * self.factor, self.cap)
-
-
-class _ReadWatch:
-    """A pass-through store that remembers whether reading failed in storage rather than in the export.
-
-    The loader folds both into :class:`LoadError`; this tells a cut connection (retry later) from a
-    truncated file (refuse).
-    """
-
-    def __init__(self, store: ExportStore) -> None:
-        self.store = store
-        self.failure: StorageError | None = None
-        # A local store's files are mapped where they are, not streamed (see loader._load_pack).
-        self.path_of = getattr(store, "path_of", None)
-
-    @property
-    def description(self) -> str:
-        return self.store.description
-
-    async def list_exports(self, limit: int) -> ExportListing:
-        return await self.store.list_exports(limit)
-
-    async def open(self, key: str, start: int = 0, end: int | None = None) -> AsyncGenerator[bytes, None]:
-        stream = self.store.open(key, start, end)
-        try:
-            async for chunk in stream:
-                yield chunk
-        except StorageError as exc:
-            if is_export_name(key):  # a pack that cannot be read is passed over; its export is read next
-                self.failure = exc
-            raise
-        finally:
-            # Close the inner stream now (an S3 body gives its connection back) rather than at garbage collection.
-            await stream.aclose()
-
-    async def close(self) -> None:
-        await self.store.close()
-
-
-async def load_checked(
-    store: ExportStore,
-    export: ExportObject,
-    *,
-    background: bool = False,
-    niceness: int | None = None,
-    cache_dir: str | None = None,
-    limits: LoadLimits | None = None,
-) -> Pool:
-    """Load and validate ``export`` as startup does, within ``limits``; log the load report. ``background``:
-    a live reload, ``niceness`` steps below the CPU priority of the requests it runs beside.
-
-    Raise :class:`StorageUnreachable` when storage failed while reading it, :class:`LoadError` when the
-    export itself cannot be used.
-    """
-    watched = _ReadWatch(store)
-    try:
-        pool, report = await load_export(
-            watched, export, background=background, niceness=niceness, cache_dir=cache_dir or None, limits=limits
-        )
-    except LoadError as exc:
-        if watched.failure is not None:
-            raise StorageUnreachable(str(exc)) from None
-        raise
-    logger.info("%s", report.summary())
-    return pool
 
 
 class PoolSync:
@@ -187,12 +118,12 @@ class PoolSync:
             try:
                 pool = await self._load_newest(deadline)
             except LoadError as exc:
-                if not self.fallback:
-                    raise
-                reason, unreachable = str(exc), False
-                break
-            except StorageUnreachable as exc:
                 reason = str(exc)
+                if not exc.unreachable:
+                    if not self.fallback:
+                        raise
+                    unreachable = False
+                    break
                 remaining = deadline - self._clock()
                 if remaining <= 0:
                     break
@@ -238,18 +169,35 @@ class PoolSync:
             async with asyncio.timeout(max(deadline - self._clock(), MIN_ATTEMPT_SECONDS)):
                 listing = await store.list_exports(limit=1)
         except StorageError as exc:
-            raise StorageUnreachable(f"cannot list exports in {store.description}: {exc}") from None
+            raise LoadError(f"cannot list exports in {store.description}: {exc}", unreachable=True) from None
         except TimeoutError:
-            raise StorageUnreachable(f"cannot list exports in {store.description}: timed out") from None
+            raise LoadError(f"cannot list exports in {store.description}: timed out", unreachable=True) from None
         latest = listing.latest
         if latest is None:
             raise LoadError(f"no export (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz]) found in {store.description}")
         try:
-            return await load_checked(store, latest, cache_dir=self.runtime.settings.cache_dir, limits=self.limits)
+            return await self._load(latest)
         except LoadError as exc:
-            # Remembered, so that a sync while serving the fallback does not load it again.
-            self._refused[(latest.key, latest.size, latest.uploaded)] = f"refused {exc}"
+            if not exc.unreachable:
+                # Remembered, so that a sync while serving the fallback does not load it again.
+                self._refused[(latest.key, latest.size, latest.uploaded)] = f"refused {exc}"
             raise
+
+    async def _load(self, export: ExportObject, *, background: bool = False) -> Pool:
+        """Load ``export`` and log its report; ``background``: a live reload, ``sync_niceness`` steps below
+        the CPU priority of the requests it runs beside. Raise :class:`LoadError` (``unreachable`` when
+        storage failed rather than the export)."""
+        settings = self.runtime.settings
+        pool, report = await load_export(
+            self.store,
+            export,
+            background=background,
+            niceness=settings.sync_niceness if background else None,
+            cache_dir=settings.cache_dir or None,
+            limits=self.limits,
+        )
+        logger.info("%s", report.summary())
+        return pool
 
     # -- live sync -----------------------------------------------------------------------------------
 
@@ -298,19 +246,11 @@ class PoolSync:
                     refusal = refusal or known
                     continue
                 try:
-                    niceness = self.runtime.settings.sync_niceness
-                    pool = await load_checked(
-                        self.store,
-                        export,
-                        background=True,
-                        niceness=niceness,
-                        cache_dir=self.runtime.settings.cache_dir,
-                        limits=self.limits,
-                    )
-                except StorageUnreachable as exc:
-                    self._unreachable(str(exc))
-                    return False
+                    pool = await self._load(export, background=True)
                 except LoadError as exc:
+                    if exc.unreachable:
+                        self._unreachable(str(exc))
+                        return False
                     message = f"refused {exc}"
                     self._refused[identity] = message
                     status.refusals += 1
