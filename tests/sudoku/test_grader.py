@@ -9,6 +9,14 @@ from sudokupool.sudoku.replay import replay
 from sudokupool.sudoku.solver import solve
 from sudokupool.sudoku.techniques import SCORES
 from sudokupool.sudoku.techniques.last_resort import brute_force
+from sudokupool.sudoku.techniques.step import LENGTHY, difficulty, length_steps
+
+
+def path_score(path: list[dict[str, object]]) -> int:
+    """The score, worked out from the solve path alone (technique, cells and score of each step)."""
+    hardest = max(difficulty(str(step["technique"]), len(step["cells"])) for step in path)  # type: ignore[arg-type]
+    return 10 * hardest + sum(int(step["score"]) for step in path) // 10  # type: ignore[call-overload]
+
 
 # (puzzle, solution, difficulty, hardest technique), found by the generator and checked by replay.
 KNOWN = [
@@ -83,8 +91,7 @@ def test_grade_known_puzzles(puzzle: str, solution: str | None, difficulty: str,
     assert g.difficulty == difficulty
     assert g.difficulty_level == ("Easy", "Medium", "Hard", "Expert").index(difficulty) + 1
     assert g.hardest_technique == hardest
-    step_scores: list[int] = [step["score"] for step in g.solve_path]  # type: ignore[misc]
-    assert g.score == 10 * max(step_scores) + sum(step_scores) // 10
+    assert g.score == path_score(g.solve_path)
     assert g.tier == tier_of(g.score)
     assert g.stars == stars_of(g.score)
     assert g.techniques == list(dict.fromkeys(step["technique"] for step in g.solve_path))
@@ -151,7 +158,8 @@ def test_the_hardest_known_puzzles_get_a_human_style_path(puzzle: str) -> None:
     assert "Brute Force" not in g.techniques
     assert g.hardest_technique == "Forcing Net Contradiction"
     assert any("since assuming" in str(step["explanation"]) for step in g.solve_path)
-    assert g.score == 10 * 700 + sum(step["score"] for step in g.solve_path) // 10  # type: ignore[misc]
+    assert g.score == path_score(g.solve_path)
+    assert g.score >= 10 * 700 + sum(step["score"] for step in g.solve_path) // 10  # type: ignore[misc]
     assert (g.difficulty, g.tier, g.stars) == ("Expert", "Diabolical", 5)
 
 
@@ -253,3 +261,43 @@ def test_generated_puzzles_are_solved_and_replay_cleanly() -> None:
         result = grade(g.puzzle)
         assert result.status == "solved", seed
         assert replay(g.puzzle, g.solution, result.solve_path) == [], seed
+
+
+LENGTH_STEPS = [(2, 0), (4, 0), (5, 1), (6, 1), (7, 2), (8, 2), (9, 3), (12, 3), (13, 4), (16, 4), (17, 5), (24, 5)]
+LENGTH_STEPS += [(25, 6), (32, 6), (33, 7), (48, 7), (49, 8), (64, 8), (65, 9), (81, 9)]
+
+
+@pytest.mark.parametrize(("cells", "steps"), LENGTH_STEPS)
+def test_length_steps_follow_sizes_growing_by_half_then_a_third(cells: int, steps: int) -> None:
+    assert length_steps(cells) == steps
+
+
+def test_a_long_chain_is_harder_than_a_short_one_of_the_same_technique() -> None:
+    assert difficulty("AIC", 4) == 280
+    assert difficulty("AIC", 9) == 310
+    assert difficulty("Forcing Net Contradiction", 20) == 750
+    assert difficulty("Almost Locked Set XY-Chain", 20) == 390
+    # Techniques of fixed shape get no bonus, however many cells they name.
+    assert difficulty("Finned Jellyfish", 13) == SCORES["Finned Jellyfish"]
+    assert difficulty("Naked Single", 1) == 4
+
+
+def test_no_chain_or_als_move_rates_as_hard_as_a_forcing_chain() -> None:
+    # So the score's tiers still follow the technique ladder: forcing chains and nets alone reach 5000.
+    for technique in LENGTHY:
+        if SCORES[technique] < SCORES["Forcing Chain Contradiction"]:
+            assert difficulty(technique, 81) < SCORES["Forcing Chain Contradiction"]
+
+
+LONG_AIC = "3...1...5.948.567..75.3.19.8..2.7..4..7...2...2..5..6....196....3.....1.........."
+
+
+def test_the_score_counts_the_length_of_the_hardest_chain() -> None:
+    # SE 7.4 (Sudoku Exchange): its hardest step is an AIC through 11 cells.
+    g = grade(LONG_AIC)
+    aics = [step for step in g.solve_path if step["technique"] == "AIC"]
+    longest = max(len(step["cells"]) for step in aics)  # type: ignore[arg-type]
+    assert (g.hardest_technique, longest) == ("AIC", 11)
+    plain = 10 * 280 + sum(int(step["score"]) for step in g.solve_path) // 10  # type: ignore[call-overload]
+    assert g.score == plain + 10 * 30  # 11 cells exceed 4, 6 and 8: a difficulty of 280 + 3 × 10
+    assert g.tier == "Fiendish"

@@ -7,6 +7,7 @@ total; the puzzle's score lets the hardest step dominate, as Sudoku Explainer's 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -80,9 +81,10 @@ MAX_SCORE: Final = {1: 800, 2: 1000, 3: 1600}
 assert LEVEL.keys() == SCORES.keys()
 
 # (lowest score, tier name) and (lowest score, stars); see docs/grading.md. The score is ten times
-# the hardest step's score plus a little, so the bands follow the technique ladder: naked singles
+# the hardest step's difficulty plus a little, so the bands follow the technique ladder: naked singles
 # only, hidden singles (Easy), up to triples (Medium), 100-149 and 150-199 (Hard), 200-499
-# (chains, ALS, Sue de Coq, finned fish: Expert) and 500 up (forcing chains and nets).
+# (chains, ALS, Sue de Coq, finned fish: Expert; a long chain's bonus keeps it under 500) and 500 up
+# (forcing chains and nets).
 TIERS: Final = (
     (0, "Warm-up"),
     (100, "Gentle"),
@@ -137,11 +139,12 @@ def level_of(techniques: list[str], total: int) -> int:
     return level
 
 
-def score_of(step_scores: list[int]) -> int:
-    """The puzzle's score: ten times its hardest step's score plus a tenth of all step scores (rounded
-    down). The hardest step dominates, as it does in Sudoku Explainer's rating; the total ranks the
-    puzzles that share a hardest step."""
-    return 10 * max(step_scores, default=0) + sum(step_scores) // 10
+def score_of(steps: Sequence[Step]) -> int:
+    """The puzzle's score: ten times its hardest step's difficulty (its score, plus a bonus for a long
+    chain, net or ALS move: :func:`~sudokupool.sudoku.techniques.step.difficulty`) plus a tenth of all
+    step scores (rounded down). The hardest step dominates, as it does in Sudoku Explainer's rating;
+    the total ranks the puzzles that share a hardest step."""
+    return 10 * max((step.difficulty for step in steps), default=0) + sum(step.score for step in steps) // 10
 
 
 def tier_of(score: int) -> str:
@@ -202,10 +205,9 @@ def grade(text: str) -> Grade:
     for step in steps:
         if step.technique not in techniques:
             techniques.append(step.technique)
-    step_scores = [step.score for step in steps]
-    score = score_of(step_scores)
+    score = score_of(steps)
     hardest = max(techniques, key=lambda t: SCORES[t]) if techniques else None
-    level = level_of(techniques, sum(step_scores))
+    level = level_of(techniques, sum(step.score for step in steps))
     return Grade(
         status="solved",
         reason=None,

@@ -191,32 +191,42 @@ def als_chain(cg: Candidates) -> Step | None:
     are checked as soon as their last set is found, in the order a stack would give them, and each
     counts as one partial chain."""
     alses, links, masks = _state(cg)
+    where = [a.where for a in alses]
     work = 0
     for length in range(4, MAX_CHAIN + 1):
         for start in links:
-            stack: list[tuple[list[int], list[int], int]] = [([start], [], alses[start].where)]
+            if work >= MAX_WORK:
+                return None
+            first = alses[start]
+            # Where each digit of the first set could be removed: seen by all its cells for the digit.
+            near = {z: first.sees[z] & masks[z] for z in DIGITS_OF[first.digits]}
+            stack: list[tuple[list[int], list[int], int]] = [([start], [], where[start])]
             while stack and work < MAX_WORK:
                 work += 1
                 path, via, used = stack.pop()
                 last = path[-1]
                 if len(path) < length - 1:
                     for nxt, x in links.get(last, ()):
-                        if alses[nxt].where & used or (via and x == via[-1]):
+                        if where[nxt] & used or (via and x == via[-1]):
                             continue
-                        stack.append(([*path, nxt], [*via, x], used | alses[nxt].where))
+                        stack.append(([*path, nxt], [*via, x], used | where[nxt]))
                     continue
-                first = alses[path[0]]
                 back = via[-1] if via else 0
+                keep = first.digits & ~BIT[via[0]]
                 for nxt, x in reversed(links.get(last, ())):
-                    end = alses[nxt]
-                    if end.where & used or x == back:
+                    end_where = where[nxt]
+                    if end_where & used or x == back:
                         continue
                     if work >= MAX_WORK:
                         return None
                     work += 1
-                    free = first.digits & end.digits & ~BIT[via[0]] & ~BIT[x]
+                    end = alses[nxt]
+                    free = keep & end.digits & ~BIT[x]
+                    if not free:
+                        continue
+                    outside = ~(used | end_where)
                     for z in DIGITS_OF[free]:
-                        if not first.sees[z] & end.sees[z] & masks[z] & ~(used | end.where):
+                        if not near[z] & end.sees[z] & outside:
                             continue
                         elim = _targets(masks, first, end, z)
                         elim = [(c, d) for c, d in elim if not (used | end.where) >> c & 1]

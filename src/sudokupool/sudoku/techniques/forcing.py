@@ -46,25 +46,45 @@ _HOUSES_OF = tuple((ROW_OF[c], 9 + COL_OF[c], 18 + BOX_OF[c]) for c in range(81)
 
 class Tally:
     """Per house and digit (index ``house * 10 + digit``): how many cells hold the digit as a
-    candidate, and whether the digit is already placed there. Shared by every run on one grid."""
+    candidate, which ones, and whether the digit is already placed there. Shared by every run on one
+    grid (a nested run uses its outer run's)."""
 
-    __slots__ = ("counts", "placed")
+    __slots__ = ("counts", "hidden_why", "placed", "places")
 
     def __init__(self, cg: Candidates) -> None:
         self.counts = [0] * 270
         self.placed = [False] * 270
+        # The cells of the house holding the digit as a candidate, in house order; and, by
+        # ``index * 81 + cell``, the facts a hidden single in that cell rests on (the digit is gone from
+        # the house's other places), filled as the runs meet them.
+        self.places: list[list[int]] = [[] for _ in range(270)]
+        self.hidden_why: dict[int, tuple[Fact, ...]] = {}
+        counts, places, placed = self.counts, self.places, self.placed
         for h, house in enumerate(HOUSES):
             for c in house:
                 for d in DIGITS_OF[cg.cands[c]]:
-                    self.counts[h * 10 + d] += 1
+                    counts[h * 10 + d] += 1
+                    places[h * 10 + d].append(c)
                 if cg.values[c]:
-                    self.placed[h * 10 + cg.values[c]] = True
+                    placed[h * 10 + cg.values[c]] = True
+
+
+# The facts "cell is not d" for each d of a mask, by ``cell * 512 + mask``: what a naked single rests on.
+_GONE: dict[int, tuple[Fact, ...]] = {}
+
+
+def _gone(cell: int, mask: int) -> tuple[Fact, ...]:
+    key = cell * 512 + mask
+    facts = _GONE.get(key)
+    if facts is None:
+        facts = _GONE[key] = tuple((0, cell, d) for d in DIGITS_OF[mask])
+    return facts
 
 
 class Run:
     """The consequences of one assumption, with where each fact came from."""
 
-    __slots__ = ("base", "cands", "contradiction", "nested_out", "order", "parents", "values")
+    __slots__ = ("base", "cands", "contradiction", "nested_out", "order", "parents", "tally", "values")
 
     def __init__(
         self,
@@ -83,6 +103,7 @@ class Run:
         self.contradiction: tuple[str, tuple[Fact, ...]] | None = None
         if inside is None:
             tally = tally or Tally(cg)
+            self.tally = tally
             self.base = cg.cands
             self.cands = list(cg.cands)
             self.values = list(cg.values)
@@ -92,6 +113,7 @@ class Run:
             # A nested assumption, made inside the state ``outer`` reached: its facts rest on the outer
             # run's facts, which it reads through but never changes.
             outer, counts, placed = inside
+            self.tally = outer.tally
             self.base = outer.base
             self.cands = list(outer.cands)
             self.values = list(outer.values)
@@ -168,6 +190,7 @@ class Run:
         base_counts: list[int],
     ) -> None:
         cands, values, base, parents = self.cands, self.values, self.base, self.parents
+        places, hidden_why = self.tally.places, self.tally.hidden_why
         while queue:
             cell, d, why = queue.popleft()
             bit = BIT[d]
@@ -190,10 +213,12 @@ class Run:
             removed = [(cell, e) for e in DIGITS_OF[cands[cell] & ~bit]]
             cands[cell] = 0
             removed += [(p, d) for p in PEER_LISTS[cell] if cands[p] & bit]
+            because = (fact,)
             for p, e in removed:
                 # Remove and count one candidate at a time, so counts and candidates always agree.
-                cands[p] &= ~BIT[e]
-                parents[(0, p, e)] = (fact,)
+                ebit = BIT[e]
+                cands[p] &= ~ebit
+                parents[(0, p, e)] = because
                 if p != cell:
                     left = cands[p]
                     if not left and not values[p]:
@@ -204,8 +229,8 @@ class Run:
                         )
                         return
                     if POPCOUNT[left] == 1 and (not chain or POPCOUNT[base[p]] == 2):
-                        queue.append((p, DIGITS_OF[left][0], self._eliminated(p, DIGITS_OF[base[p] & ~left])))
-                ebit = BIT[e]
+                        # Every candidate the run removed has its fact, so the single rests on all of them.
+                        queue.append((p, DIGITS_OF[left][0], _gone(p, base[p] & ~left)))
                 for h in _HOUSES_OF[p]:
                     k = h * 10 + e
                     counts[k] -= 1
@@ -217,9 +242,12 @@ class Run:
                         self._contra(f"{house_name(h)} would have no place for {e}", None, why_h)
                         return
                     if not chain or base_counts[k] == 2:
-                        spot = next(c for c in house if cands[c] & ebit)
-                        why_h = tuple((0, c, e) for c in house if base[c] & ebit and c != spot)
-                        queue.append((spot, e, why_h))
+                        spots = places[k]
+                        spot = next(c for c in spots if cands[c] & ebit)
+                        rests_on = hidden_why.get(k * 81 + spot)
+                        if rests_on is None:
+                            rests_on = hidden_why[k * 81 + spot] = tuple((0, c, e) for c in spots if c != spot)
+                        queue.append((spot, e, rests_on))
 
     def _locked_candidates(
         self, queue: deque[tuple[int, int, tuple[Fact, ...]]], counts: list[int], placed: list[bool]

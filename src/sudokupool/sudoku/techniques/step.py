@@ -63,6 +63,51 @@ SCORES: dict[str, int] = {
     "Brute Force": 10000,
 }
 
+# Chains, nets and ALS moves: a long one is harder to find than a short one, as in Sudoku Explainer's
+# ratings, so for the puzzle's score (not the step's own ``score``) such a step is as hard as its
+# technique's score plus LENGTH_BONUS for each of the sizes in LENGTH_STEPS its cell count exceeds
+# (Sudoku Explainer adds 0.1 to a chain's rating at each of these lengths). See :func:`difficulty`.
+LENGTHY: frozenset[str] = frozenset(
+    {
+        "X-Chain",
+        "XY-Chain",
+        "AIC",
+        "Discontinuous Nice Loop",
+        "Continuous Nice Loop",
+        "Grouped AIC",
+        "Grouped Discontinuous Nice Loop",
+        "Grouped Continuous Nice Loop",
+        "Almost Locked Set XZ-Rule",
+        "Almost Locked Set XY-Wing",
+        "Almost Locked Set XY-Chain",
+        "Death Blossom",
+        "Forcing Chain Contradiction",
+        "Forcing Chain Verity",
+        "Forcing Net Contradiction",
+        "Forcing Net Verity",
+    }
+)
+LENGTH_BONUS = 10
+
+
+def length_steps(cells: int) -> int:
+    """How many of the sizes 4, 6, 8, 12, 16, 24, 32, 48, 64, ... (each 3/2 then 4/3 of the one before)
+    ``cells`` exceeds."""
+    steps, size, grow_half = 0, 4, True
+    while cells > size:
+        steps += 1
+        size = size * 3 // 2 if grow_half else size * 4 // 3
+        grow_half = not grow_half
+    return steps
+
+
+def difficulty(technique: str, cells: int) -> int:
+    """How hard a step of ``technique`` naming ``cells`` cells is, for the puzzle's score: the
+    technique's score, plus a bonus that grows with the size of a chain, net or ALS move."""
+    if technique in LENGTHY:
+        return SCORES[technique] + LENGTH_BONUS * length_steps(cells)
+    return SCORES[technique]
+
 
 @dataclass
 class Step:
@@ -79,6 +124,10 @@ class Step:
     @property
     def score(self) -> int:
         return SCORES[self.technique]
+
+    @property
+    def difficulty(self) -> int:
+        return difficulty(self.technique, len(self.cells))
 
     def to_dict(self) -> dict[str, object]:
         """The step as a solve-path object (docs/export-format.md)."""
