@@ -392,13 +392,14 @@ async def parse_export(
 
 
 async def load_latest(
-    store: ExportStore, *, loaded_at: int | None = None, limits: LoadLimits | None = None
+    store: ExportStore, *, loaded_at: int | None = None, background: bool = False, limits: LoadLimits | None = None
 ) -> tuple[Pool, LoadReport]:
-    """Load the newest export in ``store``; :class:`LoadError` if there is none or it cannot be used."""
+    """Load the newest export in ``store`` (``background``: as a live sync does, see :func:`load_export`);
+    :class:`LoadError` if there is none or it cannot be used."""
     try:
         listing = await store.list_exports(limit=1)
     except StorageError as exc:
         raise LoadError(f"cannot list exports in {store.description}: {exc}") from None
     if listing.latest is None:
         raise LoadError(f"no export (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz]) found in {store.description}")
-    return await load_export(store, listing.latest, loaded_at=loaded_at, limits=limits)
+    return await load_export(store, listing.latest, loaded_at=loaded_at, background=background, limits=limits)
