@@ -233,14 +233,15 @@ async def load_export(
     Raise :class:`LoadError` when the export is unreadable, truncated, or holds no valid puzzle.
     """
     stamp = int(time.time()) if loaded_at is None else loaded_at
+    limits = limits or LoadLimits()
     # A single file of another name than an export's: no pack is looked for or kept.
     cached = (
         Path(cache_dir) / pack_key(export.key).rsplit("/", 1)[-1] if cache_dir and is_export_name(export.key) else None
     )
     async with cache.lock(cached):
         started = time.perf_counter()
-        nice = (BACKGROUND_NICENESS if niceness is None else niceness) if background else 0
-        rate = (limits or LoadLimits()).sync_download_rate << 20 if background else 0
+        rate = limits.sync_download_rate << 20 if background else 0
+        nice = _niceness(background, niceness)
         pool = await _load_pack(store, export, stamp, cached, background=background, nice=nice, rate=rate)
         if pool is None:
             parse = functools.partial(parse_export, loaded_at=stamp, limits=limits, keep=cached)
@@ -299,6 +300,12 @@ async def _discard(path: Path) -> None:
         await asyncio.to_thread(path.unlink)
 
 
+def _niceness(background: bool, niceness: int | None) -> int:
+    """How many steps nicer than the server a load's thread runs: none in the foreground; in the
+    ``background``, ``niceness`` or else :data:`BACKGROUND_NICENESS`."""
+    return (BACKGROUND_NICENESS if niceness is None else niceness) if background else 0
+
+
 def _thread(niceness: int) -> ThreadPoolExecutor:
     """A thread of a load's own, ``niceness`` steps nicer (a live reload: on busy cores the CPU goes to
     requests first); not the loop's default executor, where image renders would wait behind it."""
@@ -348,7 +355,7 @@ async def parse_export(
     parse = _Parse(name, export, builder, limits)
     parse.verify = verify
     report = parse.report
-    thread = _thread((BACKGROUND_NICENESS if niceness is None else niceness) if background else 0)
+    thread = _thread(_niceness(background, niceness))
     loop = asyncio.get_running_loop()
     pending: asyncio.Future[None] | None = None
     try:
