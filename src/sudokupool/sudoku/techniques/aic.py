@@ -14,6 +14,8 @@ The search is breadth first from every node, so the shortest chain is found firs
 
 from __future__ import annotations
 
+import copy
+
 from sudokupool.sudoku.candidates import BIT, DIGITS_OF, Candidates
 from sudokupool.sudoku.grid import BOX_OF, COL_OF, HOUSES, PEERS, ROW_OF, cell_name
 from sudokupool.sudoku.techniques.step import Step, join, removal_text
@@ -23,26 +25,36 @@ _PEER_MASK = tuple(sum(1 << p for p in PEERS[c]) for c in range(81))
 
 
 class _Graph:
-    """The nodes of a candidate grid and their strong and weak links."""
+    """The nodes of a candidate grid and their strong and weak links.
 
-    def __init__(self, cg: Candidates, grouped: bool) -> None:
+    The single-cell nodes come first, in cell order, then the groups; a graph without groups is
+    the grouped graph's single-cell nodes and the links between them, in the same order
+    (:meth:`singles`), so one grid's graph is built once for both searches."""
+
+    def __init__(self, cg: Candidates) -> None:
         cands = cg.cands
         self.cells: list[tuple[int, ...]] = []
         self.digit: list[int] = []
-        self.index: dict[tuple[int, tuple[int, ...]], int] = {}
+        # The node of digit d in the single cell c, by ``c * 10 + d``; the groups by (digit, cells).
+        single = [-1] * 810
         for c in range(81):
             for d in DIGITS_OF[cands[c]]:
-                self._node(d, (c,))
-        if grouped:
-            for d in range(1, 10):
-                bit = BIT[d]
-                for box in range(9):
-                    spots = [c for c in HOUSES[18 + box] if cands[c] & bit]
-                    for line_of in (ROW_OF, COL_OF):
-                        for line in {line_of[c] for c in spots}:
-                            group = tuple(c for c in spots if line_of[c] == line)
-                            if len(group) >= 2:
-                                self._node(d, group)
+                single[c * 10 + d] = len(self.cells)
+                self.cells.append((c,))
+                self.digit.append(d)
+        self.n_singles = len(self.cells)
+        group_index: dict[tuple[int, tuple[int, ...]], int] = {}
+        for d in range(1, 10):
+            bit = BIT[d]
+            for box in range(9):
+                spots = [c for c in HOUSES[18 + box] if cands[c] & bit]
+                for line_of in (ROW_OF, COL_OF):
+                    for line in {line_of[c] for c in spots}:
+                        group = tuple(c for c in spots if line_of[c] == line)
+                        if len(group) >= 2 and (d, group) not in group_index:
+                            group_index[(d, group)] = len(self.cells)
+                            self.cells.append(group)
+                            self.digit.append(d)
         n = len(self.cells)
         self.mask = [sum(1 << c for c in cells) for cells in self.cells]
         self.seen = []
@@ -51,31 +63,38 @@ class _Graph:
             for c in cells:
                 m &= _PEER_MASK[c]
             self.seen.append(m)
-        self.strong: list[list[int]] = [[] for _ in range(n)]
-        self.weak: list[list[int]] = [[] for _ in range(n)]
-        by_digit: dict[int, list[int]] = {}
-        for i in range(n):
-            by_digit.setdefault(self.digit[i], []).append(i)
-        # Weak links between nodes of one digit: disjoint, and every cell of one sees every cell of the
-        # other. In node order: the single cells (in cell order, found through the cells that see all of
-        # node i), then the groups.
-        mask, seen, index = self.mask, self.seen, self.index
+        mask, seen, digit = self.mask, self.seen, self.digit
         # Each digit's places, as a cell bitmask.
         self.places = [0] + [sum(1 << c for c in range(81) if cands[c] & BIT[d]) for d in range(1, 10)]
-        for d, nodes in by_digit.items():
-            places = self.places[d]
-            groups = [j for j in nodes if len(self.cells[j]) > 1]
-            for i in nodes:
-                out = self.weak[i]
-                near = seen[i] & places
-                while near:
-                    low = near & -near
-                    near ^= low
-                    out.append(index[(d, (low.bit_length() - 1,))])
-                mi, si = mask[i], seen[i]
-                out.extend(j for j in groups if j != i and not mi & mask[j] and mask[j] & ~si == 0)
+        # Weak links between nodes of one digit: disjoint, and every cell of one sees every cell of the
+        # other. In node order: the single cells (in cell order, found through the cells that see all of
+        # node i), then the groups; then, for a single cell, its other digits.
+        near: list[list[int]] = []
+        for i in range(n):
+            d = digit[i]
+            out = []
+            reach = seen[i] & self.places[d]
+            while reach:
+                low = reach & -reach
+                reach ^= low
+                out.append(single[(low.bit_length() - 1) * 10 + d])
+            near.append(out)
+        for j in range(self.n_singles, n):
+            # A group is weakly linked to the single cells that see all of it, and to the groups of its
+            # digit that it lies apart from and sees all of.
+            d, mj, sj = digit[j], mask[j], seen[j]
+            reach = sj & self.places[d]
+            while reach:
+                low = reach & -reach
+                reach ^= low
+                near[single[(low.bit_length() - 1) * 10 + d]].append(j)
+            for i in range(self.n_singles, n):
+                if i != j and digit[i] == d and not mask[i] & mj and mj & ~seen[i] == 0:
+                    near[i].append(j)
+        self.weak = near
+        self.strong: list[list[int]] = [[] for _ in range(n)]
         # Strong links of one digit: a house whose places for it are exactly two nodes.
-        for d in by_digit:
+        for d in range(1, 10):
             bit = BIT[d]
             for h, house in enumerate(HOUSES):
                 spots = [c for c in house if cands[c] & bit]
@@ -87,29 +106,55 @@ class _Graph:
                         parts.setdefault(line_of[c], []).append(c)
                     if len(parts) != 2:
                         continue
-                    a, b = (self.index.get((d, tuple(p))) for p in parts.values())
+                    a, b = (
+                        single[p[0] * 10 + d] if len(p) == 1 else group_index.get((d, tuple(p))) for p in parts.values()
+                    )
                     if a is not None and b is not None and b not in self.strong[a]:
                         self.strong[a].append(b)
                         self.strong[b].append(a)
         # Links inside a cell: two candidates never both hold; in a bivalue cell one of them does.
         for c in range(81):
-            here = [self.index[(d, (c,))] for d in DIGITS_OF[cands[c]]]
+            here = [single[c * 10 + d] for d in DIGITS_OF[cands[c]]]
             for i in here:
                 for j in here:
                     if i != j:
                         self.weak[i].append(j)
                         if len(here) == 2:
                             self.strong[i].append(j)
+        self._states()
 
-    def _node(self, digit: int, cells: tuple[int, ...]) -> None:
-        key = (digit, cells)
-        if key not in self.index:
-            self.index[key] = len(self.cells)
-            self.cells.append(cells)
-            self.digit.append(digit)
+    def _states(self) -> None:
+        """The search's successors by state (node * 2 + 1 for "node true", node * 2 for "node false"):
+        a false node makes its strong partners true, a true node its weak partners false."""
+        self.next: list[list[int]] = []
+        for i in range(len(self.strong)):
+            self.next.append([2 * j + 1 for j in self.strong[i]])
+            self.next.append([2 * j for j in self.weak[i]])
+
+    def singles(self) -> _Graph:
+        """The same graph without its groups."""
+        g = copy.copy(self)
+        n = g.n_singles
+        g.strong = [[j for j in links if j < n] for links in self.strong[:n]]
+        g.weak = [[j for j in links if j < n] for links in self.weak[:n]]
+        g._states()
+        return g
 
     def name(self, i: int) -> str:
         return "/".join(cell_name(c) for c in self.cells[i])
+
+
+_graphs: dict[tuple[int, ...], tuple[_Graph, _Graph]] = {}
+
+
+def _graph(cg: Candidates, grouped: bool) -> _Graph:
+    """The graph of ``cg``, with or without groups, kept for the last candidate state."""
+    key = tuple(cg.cands)
+    if key not in _graphs:
+        full = _Graph(cg)
+        _graphs.clear()
+        _graphs[key] = (full, full.singles())
+    return _graphs[key][0 if grouped else 1]
 
 
 # path, placements, eliminations, and whether the path is a continuous nice loop (closing on its start)
@@ -175,14 +220,20 @@ def _conclude(g: _Graph, cg: Candidates, start: int, end: int) -> tuple[list[tup
 
 
 def _search(cg: Candidates, grouped: bool) -> tuple[_Graph, Found] | None:
-    g = _Graph(cg, grouped)
+    g = _graph(cg, grouped)
+    succ, digit, seen, cells = g.next, g.digit, g.seen, g.cells
     best: Found | None = None
-    for start in range(len(g.cells)):
+    for start in range(len(g.strong)):
         if not g.strong[start]:
             continue
+        # What an end of the start's digit must see for "start or end" to remove anything.
+        ds = digit[start]
+        reach = seen[start] & g.places[ds]
+        lone = len(cells[start]) == 1
         # States: node * 2 + 1 for "node true", node * 2 for "node false"; the start is false.
-        parent: dict[int, int] = {start * 2: -1}
-        frontier = [start * 2]
+        root = start * 2
+        parent: dict[int, int] = {root: -1}
+        frontier = [root]
         depth = 1
         limit = MAX_NODES if best is None else len(best[0]) - 1
         found: Found | None = None
@@ -190,25 +241,32 @@ def _search(cg: Candidates, grouped: bool) -> tuple[_Graph, Found] | None:
             depth += 1
             nxt = []
             for state in frontier:
-                node, on = divmod(state, 2)
-                for other in g.weak[node] if on else g.strong[node]:
-                    child = other * 2 + (0 if on else 1)
-                    if other == start and on and depth > 4:
-                        # The true end is weakly linked back to the start: a continuous nice loop.
-                        path = [state]
-                        while parent[path[-1]] != -1:
-                            path.append(parent[path[-1]])
-                        nodes = [s // 2 for s in reversed(path)]
-                        if len(set(nodes)) == len(nodes):
-                            elim = _loop_eliminations(g, cg, nodes)
-                            if elim:
-                                found = (nodes, [], elim, True)
-                                break
+                for child in succ[state]:
+                    if child == root:
+                        if depth > 4:
+                            # The true end is weakly linked back to the start: a continuous nice loop.
+                            path = [state]
+                            while parent[path[-1]] != -1:
+                                path.append(parent[path[-1]])
+                            nodes = [s // 2 for s in reversed(path)]
+                            if len(set(nodes)) == len(nodes):
+                                elim = _loop_eliminations(g, cg, nodes)
+                                if elim:
+                                    found = (nodes, [], elim, True)
+                                    break
+                        continue
                     if child in parent:
                         continue
                     parent[child] = state
                     nxt.append(child)
-                    if on or depth < 4:
+                    if not child & 1 or depth < 4:
+                        continue
+                    other = child >> 1
+                    # A quick look at the ends first: _conclude finds nothing in these.
+                    if digit[other] == ds:
+                        if other != start and not reach & seen[other]:
+                            continue
+                    elif not lone or len(cells[other]) != 1:
                         continue
                     placements, elim = _conclude(g, cg, start, other)
                     if placements or elim:
