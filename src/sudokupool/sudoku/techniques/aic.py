@@ -27,23 +27,77 @@ _PEER_MASK = tuple(sum(1 << p for p in PEERS[c]) for c in range(81))
 class _Graph:
     """The nodes of a candidate grid and their strong and weak links.
 
-    The single-cell nodes come first, in cell order, then the groups; a graph without groups is
-    the grouped graph's single-cell nodes and the links between them, in the same order
-    (:meth:`singles`), so one grid's graph is built once for both searches."""
+    The single-cell nodes come first, in cell order; a grouped graph (:meth:`with_groups`) adds the
+    groups after them and shares the single cells' data, so one grid's nodes are set up once for
+    both searches."""
 
     def __init__(self, cg: Candidates) -> None:
         cands = cg.cands
         self.cells: list[tuple[int, ...]] = []
         self.digit: list[int] = []
-        # The node of digit d in the single cell c, by ``c * 10 + d``; the groups by (digit, cells).
-        single = [-1] * 810
+        self.mask: list[int] = []
+        self.seen: list[int] = []
+        # The node of digit d in the single cell c, by ``c * 10 + d``.
+        self.single = single = [-1] * 810
         for c in range(81):
             for d in DIGITS_OF[cands[c]]:
                 single[c * 10 + d] = len(self.cells)
                 self.cells.append((c,))
                 self.digit.append(d)
-        self.n_singles = len(self.cells)
+                self.mask.append(1 << c)
+                self.seen.append(_PEER_MASK[c])
+        self.n_singles = n = len(self.cells)
+        # Each digit's places, as a cell bitmask.
+        self.places = [0] + [sum(1 << c for c in range(81) if cands[c] & BIT[d]) for d in range(1, 10)]
+        # Weak links between single cells of one digit that see each other (in cell order), and
+        # between two candidates of one cell (which never both hold).
+        self.near: list[list[int]] = []
+        for i in range(n):
+            d = self.digit[i]
+            out = []
+            reach = self.seen[i] & self.places[d]
+            while reach:
+                low = reach & -reach
+                reach ^= low
+                out.append(single[(low.bit_length() - 1) * 10 + d])
+            self.near.append(out)
+        self.inside: list[list[int]] = [[] for _ in range(n)]
+        self.strong: list[list[int]] = [[] for _ in range(n)]
+        # Strong links of one digit: a house whose places for it are two single cells, in two boxes
+        # for a row or column (as in the grouped graph, where a line's places are split by box).
+        for d in range(1, 10):
+            bit = BIT[d]
+            for h, house in enumerate(HOUSES):
+                spots = [c for c in house if cands[c] & bit]
+                if len(spots) == 2 and (h >= 18 or BOX_OF[spots[0]] != BOX_OF[spots[1]]):
+                    a, b = single[spots[0] * 10 + d], single[spots[1] * 10 + d]
+                    if b not in self.strong[a]:
+                        self.strong[a].append(b)
+                        self.strong[b].append(a)
+        self._cell_links(cands)
+        self.weak = [near + inside for near, inside in zip(self.near, self.inside, strict=True)]
+        self._states()
+
+    def _cell_links(self, cands: list[int]) -> None:
+        """Links inside a cell: two candidates never both hold; in a bivalue cell one of them does."""
+        single = self.single
+        for c in range(81):
+            here = [single[c * 10 + d] for d in DIGITS_OF[cands[c]]]
+            for i in here:
+                for j in here:
+                    if i != j:
+                        self.inside[i].append(j)
+                        if len(here) == 2:
+                            self.strong[i].append(j)
+
+    def with_groups(self, cg: Candidates) -> _Graph:
+        """The same grid's graph with group nodes (two or three cells of a box on one line)."""
+        cands = cg.cands
+        g = copy.copy(self)
+        g.cells, g.digit, g.mask, g.seen = self.cells[:], self.digit[:], self.mask[:], self.seen[:]
+        single = self.single
         group_index: dict[tuple[int, tuple[int, ...]], int] = {}
+        groups_of: list[list[int]] = [[] for _ in range(10)]
         for d in range(1, 10):
             bit = BIT[d]
             for box in range(9):
@@ -52,47 +106,43 @@ class _Graph:
                     for line in {line_of[c] for c in spots}:
                         group = tuple(c for c in spots if line_of[c] == line)
                         if len(group) >= 2 and (d, group) not in group_index:
-                            group_index[(d, group)] = len(self.cells)
-                            self.cells.append(group)
-                            self.digit.append(d)
-        n = len(self.cells)
-        self.mask = [sum(1 << c for c in cells) for cells in self.cells]
-        self.seen = []
-        for cells in self.cells:
-            m = (1 << 81) - 1
-            for c in cells:
-                m &= _PEER_MASK[c]
-            self.seen.append(m)
-        mask, seen, digit = self.mask, self.seen, self.digit
-        # Each digit's places, as a cell bitmask.
-        self.places = [0] + [sum(1 << c for c in range(81) if cands[c] & BIT[d]) for d in range(1, 10)]
+                            group_index[(d, group)] = len(g.cells)
+                            groups_of[d].append(len(g.cells))
+                            g.cells.append(group)
+                            g.digit.append(d)
+                            m = sum(1 << c for c in group)
+                            g.mask.append(m)
+                            seen = (1 << 81) - 1
+                            for c in group:
+                                seen &= _PEER_MASK[c]
+                            g.seen.append(seen)
+        n = len(g.cells)
+        mask, seen_all, digit = g.mask, g.seen, g.digit
         # Weak links between nodes of one digit: disjoint, and every cell of one sees every cell of the
-        # other. In node order: the single cells (in cell order, found through the cells that see all of
-        # node i), then the groups; then, for a single cell, its other digits.
-        near: list[list[int]] = []
-        for i in range(n):
-            d = digit[i]
+        # other. In node order: the single cells, then the groups; then, for a single cell, its other
+        # digits.
+        far: list[list[int]] = [[] for _ in range(n)]
+        for j in range(self.n_singles, n):
+            d = digit[j]
+            reach = seen_all[j] & self.places[d]
+            while reach:
+                low = reach & -reach
+                reach ^= low
+                far[single[(low.bit_length() - 1) * 10 + d]].append(j)
+        near = self.near[:]
+        for i in range(self.n_singles, n):
+            d, mi, si = digit[i], mask[i], seen_all[i]
             out = []
-            reach = seen[i] & self.places[d]
+            reach = si & self.places[d]
             while reach:
                 low = reach & -reach
                 reach ^= low
                 out.append(single[(low.bit_length() - 1) * 10 + d])
             near.append(out)
-        for j in range(self.n_singles, n):
-            # A group is weakly linked to the single cells that see all of it, and to the groups of its
-            # digit that it lies apart from and sees all of.
-            d, mj, sj = digit[j], mask[j], seen[j]
-            reach = sj & self.places[d]
-            while reach:
-                low = reach & -reach
-                reach ^= low
-                near[single[(low.bit_length() - 1) * 10 + d]].append(j)
-            for i in range(self.n_singles, n):
-                if i != j and digit[i] == d and not mask[i] & mj and mj & ~seen[i] == 0:
-                    near[i].append(j)
-        self.weak = near
-        self.strong: list[list[int]] = [[] for _ in range(n)]
+            far[i] = [j for j in groups_of[d] if j != i and not mi & mask[j] and mask[j] & ~si == 0]
+        inside = self.inside + [[] for _ in range(self.n_singles, n)]
+        g.weak = [a + b + c for a, b, c in zip(near, far, inside, strict=True)]
+        g.strong = [[] for _ in range(n)]
         # Strong links of one digit: a house whose places for it are exactly two nodes.
         for d in range(1, 10):
             bit = BIT[d]
@@ -109,19 +159,17 @@ class _Graph:
                     a, b = (
                         single[p[0] * 10 + d] if len(p) == 1 else group_index.get((d, tuple(p))) for p in parts.values()
                     )
-                    if a is not None and b is not None and b not in self.strong[a]:
-                        self.strong[a].append(b)
-                        self.strong[b].append(a)
-        # Links inside a cell: two candidates never both hold; in a bivalue cell one of them does.
+                    if a is not None and b is not None and b not in g.strong[a]:
+                        g.strong[a].append(b)
+                        g.strong[b].append(a)
         for c in range(81):
             here = [single[c * 10 + d] for d in DIGITS_OF[cands[c]]]
-            for i in here:
-                for j in here:
-                    if i != j:
-                        self.weak[i].append(j)
-                        if len(here) == 2:
-                            self.strong[i].append(j)
-        self._states()
+            if len(here) == 2:
+                i, j = here
+                g.strong[i].append(j)
+                g.strong[j].append(i)
+        g._states()
+        return g
 
     def _states(self) -> None:
         """The search's successors by state (node * 2 + 1 for "node true", node * 2 for "node false"):
@@ -131,30 +179,23 @@ class _Graph:
             self.next.append([2 * j + 1 for j in self.strong[i]])
             self.next.append([2 * j for j in self.weak[i]])
 
-    def singles(self) -> _Graph:
-        """The same graph without its groups."""
-        g = copy.copy(self)
-        n = g.n_singles
-        g.strong = [[j for j in links if j < n] for links in self.strong[:n]]
-        g.weak = [[j for j in links if j < n] for links in self.weak[:n]]
-        g._states()
-        return g
-
     def name(self, i: int) -> str:
         return "/".join(cell_name(c) for c in self.cells[i])
 
 
-_graphs: dict[tuple[int, ...], tuple[_Graph, _Graph]] = {}
+_graphs: dict[tuple[int, ...], list[_Graph]] = {}
 
 
 def _graph(cg: Candidates, grouped: bool) -> _Graph:
     """The graph of ``cg``, with or without groups, kept for the last candidate state."""
     key = tuple(cg.cands)
     if key not in _graphs:
-        full = _Graph(cg)
         _graphs.clear()
-        _graphs[key] = (full, full.singles())
-    return _graphs[key][0 if grouped else 1]
+        _graphs[key] = [_Graph(cg)]
+    kept = _graphs[key]
+    if grouped and len(kept) == 1:
+        kept.append(kept[0].with_groups(cg))
+    return kept[-1] if grouped else kept[0]
 
 
 # path, placements, eliminations, and whether the path is a continuous nice loop (closing on its start)
@@ -230,6 +271,7 @@ def _search(cg: Candidates, grouped: bool) -> tuple[_Graph, Found] | None:
         ds = digit[start]
         reach = seen[start] & g.places[ds]
         lone = len(cells[start]) == 1
+        back = set(g.weak[start])  # weak links are symmetric: the nodes weakly linked to the start
         # States: node * 2 + 1 for "node true", node * 2 for "node false"; the start is false.
         root = start * 2
         parent: dict[int, int] = {root: -1}
@@ -241,25 +283,30 @@ def _search(cg: Candidates, grouped: bool) -> tuple[_Graph, Found] | None:
             depth += 1
             nxt = []
             for state in frontier:
+                if state & 1:
+                    # A true node's successors are false nodes, which end no chain; but a true node weakly
+                    # linked back to the start closes a continuous nice loop.
+                    if depth > 4 and state >> 1 in back:
+                        path = [state]
+                        while parent[path[-1]] != -1:
+                            path.append(parent[path[-1]])
+                        nodes = [s // 2 for s in reversed(path)]
+                        if len(set(nodes)) == len(nodes):
+                            elim = _loop_eliminations(g, cg, nodes)
+                            if elim:
+                                found = (nodes, [], elim, True)
+                                break
+                    for child in succ[state]:
+                        if child not in parent:
+                            parent[child] = state
+                            nxt.append(child)
+                    continue
                 for child in succ[state]:
-                    if child == root:
-                        if depth > 4:
-                            # The true end is weakly linked back to the start: a continuous nice loop.
-                            path = [state]
-                            while parent[path[-1]] != -1:
-                                path.append(parent[path[-1]])
-                            nodes = [s // 2 for s in reversed(path)]
-                            if len(set(nodes)) == len(nodes):
-                                elim = _loop_eliminations(g, cg, nodes)
-                                if elim:
-                                    found = (nodes, [], elim, True)
-                                    break
-                        continue
                     if child in parent:
                         continue
                     parent[child] = state
                     nxt.append(child)
-                    if not child & 1 or depth < 4:
+                    if depth < 4:
                         continue
                     other = child >> 1
                     # A quick look at the ends first: _conclude finds nothing in these.

@@ -422,33 +422,31 @@ def _verity(
     cg: Candidates, runs: dict[tuple[int, int], Run], name: str, branches_max: int = MAX_BRANCHES
 ) -> tuple[int, Step] | None:
     cands = cg.cands
-    groups: list[tuple[str, list[tuple[int, int]]]] = []
+    # The branches of each cell (its candidates) and of each house and digit (its places), with the house
+    # (-1 for a cell) for the step's wording.
+    groups: list[tuple[int, list[tuple[int, int]]]] = []
     for cell in range(81):
         if 2 <= POPCOUNT[cands[cell]] <= branches_max:
-            groups.append(
-                (
-                    f"Whichever of {_either(str(d) for d in DIGITS_OF[cands[cell]])} {cell_name(cell)} holds",
-                    [(cell, d) for d in DIGITS_OF[cands[cell]]],
-                )
-            )
+            groups.append((-1, [(cell, d) for d in DIGITS_OF[cands[cell]]]))
     for h, house in enumerate(HOUSES):
         for digit in range(1, 10):
             spots = [c for c in house if cands[c] & BIT[digit]]
             if 2 <= len(spots) <= branches_max:
-                groups.append(
-                    (
-                        f"Wherever the {digit} of {house_name(h)} goes ({_either(cell_name(c) for c in spots)})",
-                        [(c, digit) for c in spots],
-                    )
-                )
+                groups.append((h, [(c, digit) for c in spots]))
     best: tuple[int, Step] | None = None
-    for intro, branches in groups:
+    # Each run's facts as a set, made once: a run is a branch of up to four groups. (A copy of such a
+    # set has the same layout as the set itself, so ``common`` holds its facts in the same order.)
+    facts: dict[tuple[int, int], set[Fact]] = {}
+    for h, branches in groups:
         branch_runs = [runs[b] for b in branches]
         if any(r.contradiction is not None for r in branch_runs):
             continue  # a contradiction step is found separately
-        common = set(branch_runs[0].parents)
-        for r in branch_runs[1:]:
-            common &= set(r.parents)
+        for b, r in zip(branches, branch_runs, strict=True):
+            if b not in facts:
+                facts[b] = set(r.parents)
+        common = set(facts[branches[0]])
+        for b in branches[1:]:
+            common &= facts[b]
         for fact in common:
             kind, cell, digit = fact
             if kind == 1 and cg.values[cell]:
@@ -466,6 +464,12 @@ def _verity(
                 f"if {cell_name(c)} = {d}: {_placements_text(p, c)}"
                 for (c, d), r, p in zip(branches, branch_runs, proofs, strict=True)
             )
+            if h < 0:
+                cell0 = branches[0][0]
+                intro = f"Whichever of {_either(str(d) for _, d in branches)} {cell_name(cell0)} holds"
+            else:
+                d0 = branches[0][1]
+                intro = f"Wherever the {d0} of {house_name(h)} goes ({_either(cell_name(c) for c, _ in branches)})"
             step = Step(
                 f"{name} Verity",
                 placements=[(cell, digit)] if kind else [],
