@@ -15,7 +15,6 @@ from itertools import combinations
 
 from sudokupool.sudoku.candidates import ALL, BIT, DIGITS_OF, POPCOUNT, Candidates
 from sudokupool.sudoku.grid import HOUSES, PEERS, cell_name
-from sudokupool.sudoku.techniques.memo import remember
 from sudokupool.sudoku.techniques.step import Step, digit_list, join, names, removal_text
 
 MAX_SIZE = 5
@@ -99,7 +98,9 @@ def find_alses(cg: Candidates) -> list[Als]:
 
 
 # The sets of one house, by the house and its cells' candidates: a step changes a few houses, so
-# most houses' sets carry over to the next step's search.
+# most houses' sets carry over to the next step's search. A hard puzzle's solve meets a few hundred
+# such keys; the cap keeps a long-running process's cache to a few megabytes.
+HOUSE_CACHE_MAX = 500
 _house_cache: dict[tuple[int, ...], list[Als]] = {}
 
 
@@ -137,7 +138,10 @@ def _house_alses(cands: list[int], h: int) -> list[Als]:
                 )
             if size < top:
                 stack.append((k + 1, grown, union))
-    return remember(_house_cache, key, out)
+    if len(_house_cache) >= HOUSE_CACHE_MAX:
+        _house_cache.clear()
+    _house_cache[key] = out
+    return out
 
 
 def _restricted(a: Als, b: Als) -> list[int]:
