@@ -5,7 +5,6 @@ The format is documented in ``docs/export-format.md``; this module is its one im
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterator
 from typing import Annotated, Any, Final, NamedTuple, cast
 
@@ -48,13 +47,13 @@ _Tag = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9-]{1,32}\Z")]
 _Solution = Annotated[str, msgspec.Meta(pattern=r"^[1-9]{81}\Z")]
 
 
-class _Record(msgspec.Struct, gc=False):
-    """The fields of an export line, in the order they are served, then ``solution``: each one's JSON type
-    and spelling. Unknown fields are dropped.
+class Record(msgspec.Struct, gc=False):
+    """An export line as the loader keeps it: its fields in the order they are served, then ``solution``,
+    each of its JSON type and spelling (:func:`parse_record` makes one). Unknown fields are dropped.
 
-    Built only to be checked and dropped, so (as :class:`_Step`, :class:`_Move`) untracked by the garbage
-    collector: a full record's fifty steps otherwise set off collections that cost a load beside the
-    service's modules about 10 % (``sudokupool pack`` on 10k full records: 3.16 s of CPU, 2.82 s without)."""
+    Untracked by the garbage collector (as :class:`_Step`, :class:`_Move`): a full record's fifty steps
+    otherwise set off collections that cost a load beside the service's modules about 10 %
+    (``sudokupool pack`` on 10k full records: 3.16 s of CPU, 2.82 s without)."""
 
     canonical_id: _Id
     puzzle_id: _Id
@@ -68,7 +67,7 @@ class _Record(msgspec.Struct, gc=False):
     seed: int | None
     created_at: int
     tags: list[_Tag]
-    score: float | None
+    score: int | float | None  # an integer stays one when served
     tier: str | None
     stars: Annotated[int, msgspec.Meta(ge=1, le=5)] | None
     hardest_technique: str | None
@@ -81,11 +80,9 @@ class _Record(msgspec.Struct, gc=False):
     solution: _Solution
 
 
-_FIELDS: Final = _Record.__struct_fields__
 #: The public record's fields in the order they are served.
-PUBLIC_FIELD_NAMES: Final = _FIELDS[:-1]
-#: The values of a line's fields, in order (KeyError if one is missing).
-_values: Final = operator.itemgetter(*_FIELDS)
+PUBLIC_FIELD_NAMES: Final = Record.__struct_fields__[:-1]
+_decode: Final = msgspec.json.Decoder(Record).decode
 #: A field of the right type but not of its documented spelling: the reason, and the message.
 _SPELLING: Final = {
     "canonical_id": ("bad-id", "canonical_id must be 13 upper-case Crockford base32 characters"),
@@ -180,36 +177,42 @@ def _agrees(puzzle: str, solution: str) -> bool:
     return (int.from_bytes(given) ^ int.from_bytes(solution.encode())) & int.from_bytes(given.translate(_GIVENS)) == 0
 
 
-def parse_record(line: bytes | str, *, max_bytes: int | None = None) -> dict[str, Any]:
-    """Parse and validate one export line; return the record (public fields in order, then ``solution``).
+def parse_record(line: bytes | str, *, max_bytes: int | None = None) -> Record:
+    """Parse and validate one export line into a :class:`Record`.
 
     Raise :class:`LineError` naming the first problem found. Unknown fields are dropped. A line longer
     than ``max_bytes`` is not parsed at all.
 
-    The types and spelling of the fields, every ``solve_path`` step included, are checked by msgspec
-    against :class:`_Record` (in C, naming where a value is wrong); the checks between fields follow.
+    msgspec decodes the line straight into :class:`Record`, checking the types and spelling of the
+    fields, every ``solve_path`` step included (one pass in C, naming where a value is wrong); the checks
+    between fields follow.
     """
     if max_bytes is not None and len(line) > max_bytes:
         raise LineError("too-long", f"{len(line)} bytes, more than the {max_bytes} a record may take")
     try:
-        data = orjson.loads(line)
-    except orjson.JSONDecodeError as exc:
-        raise LineError("invalid-json", str(exc)) from None
-    if type(data) is not dict:
-        raise LineError("not-an-object", "a line must hold one JSON object")
-    if tuple(data) == _FIELDS:  # as exports are written: every field in order, and nothing else
-        record = data
-    else:
-        try:
-            record = dict(zip(_FIELDS, _values(data), strict=True))
-        except KeyError as exc:
-            raise LineError("missing-field", f"{exc.args[0]} is missing") from None
-    try:
-        msgspec.convert(data, _Record)
-    except msgspec.ValidationError as exc:
-        raise _type_error(str(exc)) from None
+        record = _decode(line)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise _decode_error(line, exc) from None
     _check_values(record)
     return record
+
+
+def _decode_error(line: bytes | str, exc: Exception) -> LineError:
+    """The :class:`LineError` for a line msgspec refused with ``exc``. Bad lines are parsed again by orjson,
+    so that they are named as ever: not JSON (with orjson's line and column), not an object, a field
+    missing (the first in order), then a field of the wrong type or spelling."""
+    try:
+        data = orjson.loads(line)
+    except orjson.JSONDecodeError as invalid:
+        return LineError("invalid-json", str(invalid))
+    if type(data) is not dict:
+        return LineError("not-an-object", "a line must hold one JSON object")
+    for name in Record.__struct_fields__:
+        if name not in data:
+            return LineError("missing-field", f"{name} is missing")
+    if isinstance(exc, msgspec.ValidationError):
+        return _type_error(str(exc))
+    return LineError("invalid-json", str(exc))
 
 
 def _type_error(message: str) -> LineError:
@@ -225,26 +228,25 @@ def _type_error(message: str) -> LineError:
     return LineError(*_SPELLING[name])
 
 
-def _check_values(record: dict[str, Any]) -> None:
+def _check_values(record: Record) -> None:
     """Raise :class:`LineError` naming the first check between fields that ``record`` does not pass (its
     fields are of the right types and spelling)."""
-    puzzle: str = record["puzzle"]
-    solution: str = record["solution"]
+    puzzle, solution = record.puzzle, record.solution
     if not _valid_solution(solution):
         raise LineError("bad-solution", "solution repeats a digit in a row, column or box")
     if not _agrees(puzzle, solution):
         raise LineError("solution-disagrees", "solution does not keep every given of the puzzle")
-    level = DIFFICULTY_LEVEL.get(record["difficulty"])
+    level = DIFFICULTY_LEVEL.get(record.difficulty)
     if level is None:
         raise LineError("bad-difficulty", f"difficulty must be one of {', '.join(DIFFICULTIES)}")
-    if record["difficulty_level"] != level:
-        raise LineError("bad-difficulty", f"difficulty_level must be {level} for {record['difficulty']}")
+    if record.difficulty_level != level:
+        raise LineError("bad-difficulty", f"difficulty_level must be {level} for {record.difficulty}")
     clues = 81 - puzzle.count(".")
-    if record["clue_count"] != clues:
-        raise LineError("bad-clue-count", f"clue_count is {record['clue_count']} but the puzzle has {clues} givens")
-    if record["symmetry"] not in SYMMETRIES:
-        raise LineError("bad-symmetry", f"unknown symmetry {record['symmetry']!r}")
-    if record["symmetric"] != (record["symmetry"] != "none"):
+    if record.clue_count != clues:
+        raise LineError("bad-clue-count", f"clue_count is {record.clue_count} but the puzzle has {clues} givens")
+    if record.symmetry not in SYMMETRIES:
+        raise LineError("bad-symmetry", f"unknown symmetry {record.symmetry!r}")
+    if record.symmetric != (record.symmetry != "none"):
         raise LineError("bad-symmetry", "symmetric must be false exactly when symmetry is none")
 
 

@@ -24,11 +24,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from sudokupool.config import BadLineLimit, Settings
 from sudokupool.loading import cache
-from sudokupool.loading.export import MIN_RECORD_BYTES, ExportError, LineError, LineReader, Lines, parse_record
+from sudokupool.loading.export import MIN_RECORD_BYTES, ExportError, LineError, LineReader, Lines, Record, parse_record
 from sudokupool.loading.pack import PackError, map_file
 from sudokupool.loading.pool import Pool, PoolBuilder
 from sudokupool.naming import is_export_name, pack_key
@@ -36,7 +35,7 @@ from sudokupool.storage.base import ExportObject, ExportStore, StorageError
 
 logger = logging.getLogger("sudokupool.loader")
 
-Verify = Callable[[dict[str, Any]], None]
+Verify = Callable[[Record], None]
 
 #: Bad lines logged (and kept in the report) one by one; the rest are only counted.
 MAX_LOGGED_LINES = 20
@@ -172,7 +171,7 @@ class _Parse:
             if added:
                 report.loaded += 1
             else:
-                self.bad(number, "duplicate-id", f"duplicate-id: {record['canonical_id']} appeared before")
+                self.bad(number, "duplicate-id", f"duplicate-id: {record.canonical_id} appeared before")
         report.last_line = lines.first + lines.data.count(b"\n")
 
     def finish(self) -> None:
