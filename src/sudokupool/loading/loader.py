@@ -4,10 +4,10 @@ An export with a valid pack beside it (``sudokupool.loading.pack``) is loaded by
 check and a checksum, no work per record. A pack that is damaged or made from another export is
 refused with one log line, and the export is parsed instead.
 
-Parsing is one pass over the stream, in one thread off the event loop: chunks are decompressed, split
-into lines and parsed as they arrive, so the whole file is never held in memory; the prepared records go
-into a pack written to a temporary file (or to the cache directory, for the next boot) and that pack is
-mapped as above. Exports large enough for the parse to matter are served from their packs.
+Parsing is one pass over the export file (a local one in place, any other downloaded first), line by
+line in one thread off the event loop; the prepared records go into a pack written to a temporary file
+(or to the cache directory, for the next boot) and that pack is mapped as above. Exports large enough
+for the parse to matter are served from their packs.
 """
 
 from __future__ import annotations
@@ -333,12 +333,9 @@ async def parse_export(
     """Read ``export`` from ``store``, validate every line and build a pool of the good ones.
 
     One thread (``background``: ``niceness`` steps nicer, default :data:`BACKGROUND_NICENESS`) reads the
-    export line by line (:func:`~sudokupool.loading.export.numbered_lines`), parses, checks and serializes
-    each; the records become a pack in a temporary file, or in the file ``keep``. A local export is read
-    in place; any other is downloaded into a temporary file first (as a pack is, see
-    :func:`~sudokupool.loading.cache.fetch`; ``background``: at ``limits.sync_download_rate``). ``verify``
-    may check each record further (``sudokupool check``) and raise
-    :class:`~sudokupool.loading.export.LineError` to skip it.
+    export line by line (:func:`_export_file`), parses, checks and serializes each; the records become a
+    pack in a temporary file, or in the file ``keep``. ``verify`` may check each record further
+    (``sudokupool check``) and raise :class:`~sudokupool.loading.export.LineError` to skip it.
 
     Whatever fails, the answer is one :class:`LoadError` whose one-line message names the export and the
     reason (the first bad line, when lines are to blame): unreadable, truncated, larger or inflating past
@@ -399,7 +396,8 @@ async def parse_export(
 
 async def _export_file(store: ExportStore, export: ExportObject, limits: LoadLimits, *, rate: int) -> BinaryIO:
     """``export`` as a file to read: a local store's own file, else a temporary file it is downloaded into
-    at ``rate`` bytes a second (0: at full speed), once its size is known to be within bounds."""
+    as a pack is (:func:`~sudokupool.loading.cache.fetch`, at ``rate`` bytes a second; 0: at full speed),
+    once its size is known to be within bounds."""
     path_of: Callable[[str], Path] | None = getattr(store, "path_of", None)
     if path_of is not None:
         path = path_of(export.key)
@@ -407,8 +405,7 @@ async def _export_file(store: ExportStore, export: ExportObject, limits: LoadLim
             return await asyncio.to_thread(open, path, "rb")
         except OSError as exc:
             raise StorageError(f"{path}: {exc.strerror or exc}") from None
-    if export.size > limits.max_export_bytes:
-        most = limits.max_export_bytes
+    if export.size > (most := limits.max_export_bytes):
         raise ExportError(f"it is {export.size} bytes, more than {most} (SUDOKUPOOL_MAX_EXPORT_BYTES)")
     raw = tempfile.TemporaryFile()  # noqa: SIM115 - read by the parse, then closed
     try:
