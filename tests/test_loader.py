@@ -13,11 +13,10 @@ from typing import Any
 import orjson
 import pytest
 
-from sudokupool.config import BadLineLimit
+from sudokupool.config import BadLineLimit, Settings
 from sudokupool.loading import loader
 from sudokupool.loading.export import record_line
 from sudokupool.loading.loader import (
-    BACKGROUND_NICENESS,
     LoadError,
     LoadLimits,
     load_export,
@@ -292,7 +291,7 @@ async def test_a_background_load_builds_the_same_pool_as_a_startup_load(
 
 @pytest.mark.parametrize(
     ("background", "niceness", "lowered_by"),
-    [(False, None, 0), (False, 5, 0), (True, None, BACKGROUND_NICENESS), (True, 3, 3)],
+    [(False, None, 0), (False, 5, 0), (True, None, Settings.sync_niceness), (True, 3, 3)],
 )
 async def test_a_background_load_runs_its_threads_nicer_than_the_server(
     tmp_path: Path, records: list[dict[str, Any]], background: bool, niceness: int | None, lowered_by: int
@@ -303,7 +302,8 @@ async def test_a_background_load_runs_its_threads_nicer_than_the_server(
     ours = os.nice(0)
     seen: list[int] = []
     verify = lambda record: seen.append(os.nice(0))  # noqa: E731 - runs in the loader's threads
-    pool, _ = await parse_export(store, export, verify=verify, background=background, niceness=niceness)
+    limits = LoadLimits() if niceness is None else LoadLimits(sync_niceness=niceness)
+    pool, _ = await parse_export(store, export, verify=verify, background=background, limits=limits)
     assert len(pool) == 4
     assert set(seen) == {ours + lowered_by}
     assert os.nice(0) == ours  # the serving thread keeps its priority

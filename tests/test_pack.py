@@ -429,8 +429,7 @@ async def test_a_background_load_checks_its_pack_in_a_nicer_thread(
         return real(cls, *args, **kwargs)  # type: ignore[no-any-return]
 
     monkeypatch.setattr(Pool, "from_pack", classmethod(spy))
-    niceness = None if lowered_by == 10 else lowered_by
-    pool, report = await load(tmp_path, background=background, niceness=niceness)
+    pool, report = await load(tmp_path, background=background, limits=LoadLimits(sync_niceness=lowered_by or 10))
     assert report.packed and len(pool) == 6
     assert seen == [os.nice(0) + lowered_by]
 

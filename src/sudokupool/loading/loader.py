@@ -24,7 +24,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import BinaryIO
 
@@ -42,9 +42,6 @@ Verify = Callable[[Record], None]
 
 #: Bad lines logged (and kept in the report) one by one; the rest are only counted.
 MAX_LOGGED_LINES = 20
-#: How much nicer than the server a background load's thread runs by default
-#: (Unix; the live sync passes ``SUDOKUPOOL_SYNC_NICENESS``).
-BACKGROUND_NICENESS = 10
 
 
 class LoadError(Exception):
@@ -61,19 +58,19 @@ class LoadError(Exception):
 @dataclass(frozen=True)
 class LoadLimits:
     """The bounds an export must keep (``SUDOKUPOOL_MAX_RECORD_BYTES``, ``SUDOKUPOOL_MAX_EXPORT_BYTES``,
-    ``SUDOKUPOOL_MAX_BAD_LINES``) and the rate of a live sync's download (``SUDOKUPOOL_SYNC_DOWNLOAD_RATE``,
-    MiB per second); the defaults are the settings' defaults."""
+    ``SUDOKUPOOL_MAX_BAD_LINES``), and how a background load (a live sync's) goes easy on the requests
+    beside it: its download's rate (``SUDOKUPOOL_SYNC_DOWNLOAD_RATE``, MiB per second) and how many steps
+    nicer its thread runs (``SUDOKUPOOL_SYNC_NICENESS``, Unix). The defaults are the settings' defaults."""
 
     max_record_bytes: int = Settings.max_record_bytes
     max_export_bytes: int = Settings.max_export_bytes
     max_bad_lines: BadLineLimit = Settings.max_bad_lines
     sync_download_rate: int = Settings.sync_download_rate
+    sync_niceness: int = Settings.sync_niceness
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LoadLimits:
-        return cls(
-            settings.max_record_bytes, settings.max_export_bytes, settings.max_bad_lines, settings.sync_download_rate
-        )
+        return cls(**{limit.name: getattr(settings, limit.name) for limit in fields(cls)})
 
     def give_up(self, export: ExportObject) -> int:
         """The bad lines past which ``export`` is refused whatever else it holds (see
@@ -216,7 +213,6 @@ async def load_export(
     *,
     loaded_at: int | None = None,
     background: bool = False,
-    niceness: int | None = None,
     cache_dir: str | Path | None = None,
     limits: LoadLimits | None = None,
 ) -> tuple[Pool, LoadReport]:
@@ -237,12 +233,11 @@ async def load_export(
     )
     async with cache.lock(cached):
         started = time.perf_counter()
-        rate = limits.sync_download_rate << 20 if background else 0
-        nice = _niceness(background, niceness)
+        rate, nice = (limits.sync_download_rate << 20, limits.sync_niceness) if background else (0, 0)
         pool = await _load_pack(store, export, stamp, cached, background=background, nice=nice, rate=rate)
         if pool is None:
             parse = functools.partial(parse_export, loaded_at=stamp, limits=limits, keep=cached)
-            pool, report = await parse(store, export, background=background, niceness=niceness)
+            pool, report = await parse(store, export, background=background)
         else:
             report = LoadReport(key=export.key, loaded=len(pool), packed=True)
             report.seconds = time.perf_counter() - started
@@ -297,12 +292,6 @@ async def _discard(path: Path) -> None:
         await asyncio.to_thread(path.unlink)
 
 
-def _niceness(background: bool, niceness: int | None) -> int:
-    """How many steps nicer than the server a load's thread runs: none in the foreground; in the
-    ``background``, ``niceness`` or else :data:`BACKGROUND_NICENESS`."""
-    return (BACKGROUND_NICENESS if niceness is None else niceness) if background else 0
-
-
 def _thread(niceness: int) -> ThreadPoolExecutor:
     """A thread of a load's own, ``niceness`` steps nicer (a live reload: on busy cores the CPU goes to
     requests first); not the loop's default executor, where image renders would wait behind it."""
@@ -326,16 +315,15 @@ async def parse_export(
     log_lines: bool = True,
     verify: Verify | None = None,
     background: bool = False,
-    niceness: int | None = None,
     limits: LoadLimits | None = None,
     keep: Path | None = None,
 ) -> tuple[Pool, LoadReport]:
     """Read ``export`` from ``store``, validate every line and build a pool of the good ones.
 
-    One thread (``background``: ``niceness`` steps nicer, default :data:`BACKGROUND_NICENESS`) reads the
-    export line by line (:func:`_export_file`), parses, checks and serializes each; the records become a
-    pack in a temporary file, or in the file ``keep``. ``verify`` may check each record further
-    (``sudokupool check``) and raise :class:`~sudokupool.loading.export.LineError` to skip it.
+    One thread (``background``: ``limits.sync_niceness`` steps nicer) reads the export line by line
+    (:func:`_export_file`), parses, checks and serializes each; the records become a pack in a temporary
+    file, or in the file ``keep``. ``verify`` may check each record further (``sudokupool check``) and
+    raise :class:`~sudokupool.loading.export.LineError` to skip it.
 
     Whatever fails, the answer is one :class:`LoadError` whose one-line message names the export and the
     reason (the first bad line, when lines are to blame): unreadable, truncated, larger or inflating past
@@ -352,7 +340,7 @@ async def parse_export(
     parse = _Parse(name, export, builder, limits)
     parse.verify = verify
     report = parse.report
-    thread = _thread(_niceness(background, niceness))
+    thread = _thread(limits.sync_niceness if background else 0)
     loop = asyncio.get_running_loop()
     reading: asyncio.Future[None] | None = None
     raw: BinaryIO | None = None
