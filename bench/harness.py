@@ -56,13 +56,15 @@ import datasette_peer  # noqa: E402
 from load import Run, Target, sample_ids, summarize, wrk  # noqa: E402
 from servers import Server, free_port, get, proc_status, procfile, redis_outages, uvicorn  # noqa: E402
 from sudokupool.keys import digest  # noqa: E402
-from sudokupool.loading.loader import BACKGROUND_NICENESS as NICENESS  # noqa: E402
+from sudokupool.loading.loader import LoadLimits  # noqa: E402
 
 OUT = BENCH / "out"
 POOLS = BENCH / "pools"
 KEY = "bench-key-with-a-limit-that-never-trips"
 HEADERS_ONLY = "v2 random, limit headers only (nothing counted)"
 REDIS_RANDOM = "v2 random (Redis limiter)"
+#: A live sync's niceness by default (SUDOKUPOOL_SYNC_NICENESS).
+NICENESS = LoadLimits.sync_niceness
 
 
 def pool_dir(name: str) -> Path:
@@ -291,7 +293,7 @@ def swap_test(
     """p99 of v2 by-id in steady state, then while the export is loaded again and swapped in.
 
     Two reloads: at the server's own CPU priority and at a live sync's lower one (the loader's thread
-    ``BACKGROUND_NICENESS`` steps nicer), measured side by side. wrk saturates the
+    ``SUDOKUPOOL_SYNC_NICENESS`` steps nicer), measured side by side. wrk saturates the
     server, so every bit of CPU the reload takes comes out of the requests. With ``pause_ms``, the live
     sync's reload is measured once more below saturation, against a steady state at the same pace: each
     connection pauses that long between an answer and its next request.

@@ -25,8 +25,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH)]
 
 from harness import pool_dir  # noqa: E402
-from sudokupool.loading import loader  # noqa: E402
-from sudokupool.loading.loader import load_latest  # noqa: E402
+from sudokupool.loading.loader import LoadLimits, load_latest  # noqa: E402
 from sudokupool.storage.local import LocalStore  # noqa: E402
 
 
@@ -39,7 +38,7 @@ def quantiles(lags: list[float]) -> str:
     return f"p50 {at(0.5):.2f} p99 {at(0.99):.2f} p99.9 {at(0.999):.2f} max {ordered[-1]:.2f} ms"
 
 
-async def measure(directory: Path, rounds: int) -> None:
+async def measure(directory: Path, rounds: int, limits: LoadLimits) -> None:
     store = LocalStore(directory)
     pool, _ = await load_latest(store)
     gc.collect()
@@ -58,7 +57,7 @@ async def measure(directory: Path, rounds: int) -> None:
     for n in range(rounds):
         lags.clear()
         started = time.perf_counter()
-        fresh, _ = await load_latest(store, background=True)
+        fresh, _ = await load_latest(store, background=True, limits=limits)
         seconds = time.perf_counter() - started
         during = list(lags)
         started = time.perf_counter()
@@ -74,12 +73,11 @@ async def measure(directory: Path, rounds: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pool", default="1m-lean")
-    parser.add_argument("--niceness", type=int, default=loader.BACKGROUND_NICENESS)
+    parser.add_argument("--niceness", type=int, default=LoadLimits.sync_niceness)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args(argv)
-    loader.BACKGROUND_NICENESS = args.niceness
     print(f"pool {args.pool}, background loads {args.niceness} steps nicer")
-    asyncio.run(measure(pool_dir(args.pool), args.rounds))
+    asyncio.run(measure(pool_dir(args.pool), args.rounds, LoadLimits(sync_niceness=args.niceness)))
     return 0
 
 

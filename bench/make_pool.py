@@ -34,6 +34,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
+
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path[:0] = [str(BENCH), str(ROOT)]
@@ -77,7 +79,8 @@ def source_export() -> Path:
 def load_templates(path: Path, *, lean: bool) -> list[Template]:
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rb") as handle:
-        return [compile_record(parse_record(line), keep_solve_path=not lean) for line in handle if line.strip()]
+        records = [msgspec.to_builtins(parse_record(line)) for line in handle if line.strip()]
+    return [compile_record(record, keep_solve_path=not lean) for record in records]
 
 
 def transform_for(seed: int, k: int) -> Transform:
@@ -142,7 +145,7 @@ def verify_sample(count: int, sample: int, seed: int) -> bool:
     chosen = [next(lines(i, i + 1)) for i in picks]
     ok = True
     for line in chosen:
-        record = parse_record(line)
+        record = msgspec.to_builtins(parse_record(line))
         puzzle = record["puzzle"]
         if (
             canonical_form(puzzle) != record["canonical"]

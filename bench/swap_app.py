@@ -22,8 +22,7 @@ from starlette.types import Receive, Scope, Send
 from sudokupool.api.endpoints import query
 from sudokupool.app import SudokuPool
 from sudokupool.app import create_app as create_service
-from sudokupool.loading import loader
-from sudokupool.loading.loader import load_latest
+from sudokupool.loading.loader import LoadLimits, load_latest
 
 
 class SwapApp:
@@ -31,6 +30,7 @@ class SwapApp:
         self.service = service
         self.task: asyncio.Task[None] | None = None
         self.background = True
+        self.limits = LoadLimits()
         self.status: dict[str, object] = {"done": False, "seconds": 0.0, "puzzles": 0}
 
     async def reload(self) -> None:
@@ -38,7 +38,7 @@ class SwapApp:
         assert runtime.store is not None
         started = time.perf_counter()
         try:
-            pool, _ = await load_latest(runtime.store, background=self.background)
+            pool, _ = await load_latest(runtime.store, background=self.background, limits=self.limits)
             await runtime.install(pool)  # as the live sync does
         except Exception as exc:  # the bench stops on it rather than waiting for a swap that never ends
             self.status = {"done": True, "error": repr(exc)}
@@ -52,7 +52,7 @@ class SwapApp:
                 self.background = query(scope, "background") != "0"
                 niceness = query(scope, "niceness")
                 if niceness is not None:
-                    loader.BACKGROUND_NICENESS = int(niceness)
+                    self.limits = LoadLimits(sync_niceness=int(niceness))
                 self.status = {"done": False, "seconds": 0.0, "puzzles": 0}
                 self.task = asyncio.create_task(self.reload())
             body = orjson.dumps(self.status)

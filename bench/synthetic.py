@@ -130,7 +130,8 @@ class Template:
 
 
 def compile_record(record: dict[str, Any], *, keep_solve_path: bool = True) -> Template:
-    """Compile a parsed export record (sudokupool.loading.export.parse_record) into a :class:`Template`."""
+    """Compile an export record (a dict: ``msgspec.to_builtins`` of what ``parse_record`` returns) into a
+    :class:`Template`."""
     compiled = {name: record[name] for name in PUBLIC_FIELD_NAMES}
     compiled["solution"] = record["solution"]
     compiled.update(

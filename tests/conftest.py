@@ -9,7 +9,7 @@ import pytest
 
 from sudokupool.app import create_app
 from sudokupool.config import Settings
-from sudokupool.loading.export import PUBLIC_FIELD_NAMES
+from sudokupool.loading.export import parse_record, record_line
 from sudokupool.loading.pool import Pool, PoolBuilder
 from tests.factories import make_records, write_export
 
@@ -39,7 +39,7 @@ def export_dir(tmp_path_factory: pytest.TempPathFactory, records: list[dict[str,
 def build_pool(records: list[dict[str, Any]], *, loaded_at: int = 1_795_000_000) -> Pool:
     builder = PoolBuilder(loaded_at=loaded_at)
     for record in records:
-        builder.add({name: record[name] for name in (*PUBLIC_FIELD_NAMES, "solution")})
+        builder.add(parse_record(record_line(record)))
     return builder.build(source="tests", export_key=EXPORT_NAME, export_size=0)
 
 

@@ -4,6 +4,7 @@ import gzip
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from sudokupool.cli import main
@@ -37,7 +38,7 @@ def test_build_writes_a_valid_export(tmp_path: Path) -> None:
     assert path.name.startswith("pool-") and path.name.endswith("Z.ndjson.gz")
     lines = read_export(path)
     assert len(lines) == 12
-    records: list[dict[str, Any]] = [parse_record(line) for line in lines]
+    records: list[dict[str, Any]] = [msgspec.to_builtins(parse_record(line)) for line in lines]
     assert len({r["canonical_id"] for r in records}) == 12
     for record in records:
         assert list(record)[: len(PUBLIC_FIELD_NAMES)] == list(PUBLIC_FIELD_NAMES)
@@ -47,7 +48,7 @@ def test_build_writes_a_valid_export(tmp_path: Path) -> None:
         assert record["puzzle_id"] == puzzle_id(record["puzzle"])
         assert record["symmetry"] == symmetry_class(record["puzzle"])
         assert record["symmetry"] != "none"
-        assert record["source"] == "sudokupool-build/2.3.0"
+        assert record["source"] == "sudokupool-build/2.4.0"
         assert record["tags"] == ["demo"]
         assert record["volume"] == "demo"
         assert record["used_at"] is None
@@ -60,10 +61,10 @@ def test_build_is_deterministic_across_job_counts(tmp_path: Path) -> None:
     _, two = build(tmp_path / "b", "--count", "6", "--seed", "3", "--jobs", "2")
     first = [parse_record(line) for line in read_export(one)]
     second = [parse_record(line) for line in read_export(two)]
-    assert [r["puzzle"] for r in first] == [r["puzzle"] for r in second]
+    assert [r.puzzle for r in first] == [r.puzzle for r in second]
     # Puzzle seeds come from (build seed, index) and are kept in index order.
     candidates = [puzzle_seed(3, i) for i in range(60)]
-    positions = [candidates.index(r["seed"]) for r in first]
+    positions = [candidates.index(r.seed) for r in first]
     assert positions == sorted(positions)
 
 
@@ -86,7 +87,7 @@ def test_quota_mode_and_plain_file(tmp_path: Path) -> None:
     )
     assert code == 0
     records = [parse_record(line) for line in out.read_bytes().splitlines()]
-    assert sorted(r["difficulty"] for r in records) == ["Easy", "Easy", "Medium", "Medium"]
+    assert sorted(r.difficulty for r in records) == ["Easy", "Easy", "Medium", "Medium"]
 
 
 def test_time_limit_fails_with_partial_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

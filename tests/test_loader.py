@@ -5,6 +5,7 @@ import gzip
 import logging
 import os
 import threading
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -12,11 +13,10 @@ from typing import Any
 import orjson
 import pytest
 
-from sudokupool.config import BadLineLimit
+from sudokupool.config import BadLineLimit, Settings
 from sudokupool.loading import loader
 from sudokupool.loading.export import record_line
 from sudokupool.loading.loader import (
-    BACKGROUND_NICENESS,
     LoadError,
     LoadLimits,
     load_export,
@@ -291,7 +291,7 @@ async def test_a_background_load_builds_the_same_pool_as_a_startup_load(
 
 @pytest.mark.parametrize(
     ("background", "niceness", "lowered_by"),
-    [(False, None, 0), (False, 5, 0), (True, None, BACKGROUND_NICENESS), (True, 3, 3)],
+    [(False, None, 0), (False, 5, 0), (True, None, Settings.sync_niceness), (True, 3, 3)],
 )
 async def test_a_background_load_runs_its_threads_nicer_than_the_server(
     tmp_path: Path, records: list[dict[str, Any]], background: bool, niceness: int | None, lowered_by: int
@@ -302,18 +302,24 @@ async def test_a_background_load_runs_its_threads_nicer_than_the_server(
     ours = os.nice(0)
     seen: list[int] = []
     verify = lambda record: seen.append(os.nice(0))  # noqa: E731 - runs in the loader's threads
-    pool, _ = await parse_export(store, export, verify=verify, background=background, niceness=niceness)
+    limits = LoadLimits() if niceness is None else LoadLimits(sync_niceness=niceness)
+    pool, _ = await parse_export(store, export, verify=verify, background=background, limits=limits)
     assert len(pool) == 4
     assert set(seen) == {ours + lowered_by}
     assert os.nice(0) == ours  # the serving thread keeps its priority
 
 
 class FailingStore(LocalStore):
-    """A local directory whose reads fail after ``chunks`` chunks, as a dropped storage connection does."""
+    """A local directory read as object storage is (downloaded, not read in place), whose reads fail after
+    ``chunks`` chunks, as a dropped storage connection does."""
 
     def __init__(self, path: Path, chunks: int) -> None:
         super().__init__(path)
         self.chunks = chunks
+
+    @property
+    def path_of(self) -> None:  # type: ignore[override]
+        return None
 
     async def open(self, key: str, start: int = 0, end: int | None = None) -> AsyncIterator[bytes]:
         sent = 0
@@ -349,18 +355,30 @@ async def test_a_storage_failure_mid_load_refuses_the_export_until_storage_answe
     write_export(tmp_path / "pool-20260101T000000Z.ndjson", records)  # several 256 KiB chunks
     store = FailingStore(tmp_path, chunks=1)
     export = (await store.list_exports(1)).objects[0]
-    with pytest.raises(LoadError, match=r"read failed \(Connection reset\)"):
+    with pytest.raises(LoadError, match=r"read failed \(Connection reset\)") as caught:
         await load_export(store, export, background=background)
+    assert caught.value.unreachable
     # The same export loads whole once storage answers again.
-    pool, report = await load_export(LocalStore(tmp_path), export, background=background)
+    pool, report = await load_export(FailingStore(tmp_path, chunks=1000), export, background=background)
     assert len(pool) == report.loaded == len(records)
 
 
-class Stalling(LocalStore):
-    """Hands out the first chunk, then waits as a slow storage connection does."""
+async def test_an_export_in_object_storage_larger_than_the_bound_is_not_downloaded(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    path = write_export(tmp_path / "pool-20260101T000000Z.ndjson.gz", records)
+    store = FailingStore(tmp_path, chunks=0)  # any read fails
+    export = (await store.list_exports(1)).objects[0]
+    bound = path.stat().st_size - 1
+    with pytest.raises(LoadError, match=rf"it is {bound + 1} bytes, more than {bound} \(SUDOKUPOOL_MAX_EXPORT_BYTES\)"):
+        await load_export(store, export, limits=LoadLimits(max_export_bytes=bound))
+
+
+class Stalling(FailingStore):
+    """Hands out the first chunk of a download, then waits as a slow storage connection does."""
 
     def __init__(self, path: Path) -> None:
-        super().__init__(path)
+        super().__init__(path, chunks=1000)
         self.stalled = asyncio.Event()
 
     async def open(self, key: str, start: int = 0, end: int | None = None) -> AsyncIterator[bytes]:
@@ -370,16 +388,30 @@ class Stalling(LocalStore):
             await asyncio.sleep(3600)
 
 
+@pytest.mark.parametrize("where", ["download", "parse"])
 async def test_a_stopped_background_load_leaves_no_thread_or_file_behind(
-    tmp_path: Path, records: list[dict[str, Any]]
+    tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
-    # The live sync stops a load in progress at shutdown: its thread must end and its pack file go.
-    write_export(tmp_path / "pool-20260101T000000Z.ndjson", records * 3)  # several chunks (duplicates are fine)
-    store, cache = Stalling(tmp_path), tmp_path / "cache"
+    # The live sync stops a load in progress at shutdown: its thread must end and its pack file go, whether
+    # the export is still being downloaded or already being parsed.
+    write_export(tmp_path / "pool-20260101T000000Z.ndjson", records * 10)  # duplicates are fine
+    parsing = threading.Event()
+    parse = loader.parse_record
+
+    def slow(line: bytes) -> Any:
+        parsing.set()
+        time.sleep(0.1)  # the 400 lines would take 40 s
+        return parse(line)
+
+    monkeypatch.setattr(loader, "parse_record", slow)
+    store, cache = (Stalling(tmp_path) if where == "download" else LocalStore(tmp_path)), tmp_path / "cache"
     export = (await store.list_exports(1)).objects[0]
     load = asyncio.create_task(load_export(store, export, background=True, cache_dir=cache))
-    await store.stalled.wait()
-    await asyncio.sleep(0.2)  # the first chunk is being parsed
+    if isinstance(store, Stalling):
+        await store.stalled.wait()
+    else:
+        await asyncio.to_thread(parsing.wait)
+    await asyncio.sleep(0.2)
     load.cancel()
     with pytest.raises(asyncio.CancelledError):
         await load

@@ -24,7 +24,7 @@ from sudokupool.cli import main
 from sudokupool.commands.pack import write_pack
 from sudokupool.config import Settings
 from sudokupool.loading import pack
-from sudokupool.loading.export import PUBLIC_FIELD_NAMES
+from sudokupool.loading.export import parse_record, record_line
 from sudokupool.loading.loader import LoadLimits, LoadReport, load_export, load_latest, parse_export
 from sudokupool.loading.pool import Pool, PoolBuilder
 from sudokupool.naming import pack_key
@@ -397,8 +397,7 @@ def test_ids_chosen_to_share_their_low_bits_do_not_crowd_the_id_index(records: l
     ids = {"".join(rng.choices("0123456789ABCDEFGHJKMNPQRSTVWXYZ", k=7)) + "000000" for _ in range(120)}
     builder = PoolBuilder(loaded_at=1)
     for n, canonical_id in enumerate(sorted(ids)):
-        row = {name: records[n % len(records)][name] for name in (*PUBLIC_FIELD_NAMES, "solution")}
-        builder.add({**row, "canonical_id": canonical_id})
+        builder.add(parse_record(record_line({**records[n % len(records)], "canonical_id": canonical_id})))
     pool = builder.build(source="t", export_key=EXPORT, export_size=0)
     builder.file.seek(0)
     data = builder.file.read()
@@ -430,8 +429,7 @@ async def test_a_background_load_checks_its_pack_in_a_nicer_thread(
         return real(cls, *args, **kwargs)  # type: ignore[no-any-return]
 
     monkeypatch.setattr(Pool, "from_pack", classmethod(spy))
-    niceness = None if lowered_by == 10 else lowered_by
-    pool, report = await load(tmp_path, background=background, niceness=niceness)
+    pool, report = await load(tmp_path, background=background, limits=LoadLimits(sync_niceness=lowered_by or 10))
     assert report.packed and len(pool) == 6
     assert seen == [os.nice(0) + lowered_by]
 

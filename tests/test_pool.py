@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from sudokupool.loading.export import PUBLIC_FIELD_NAMES
+from sudokupool.loading.export import PUBLIC_FIELD_NAMES, Record, parse_record, record_line
 from sudokupool.loading.pool import Pool, PoolBuilder
 from tests.conftest import build_pool
 
@@ -101,9 +101,9 @@ def test_repr_stays_short_whatever_the_pool_holds(pool: Pool) -> None:
     assert len(repr(pool)) < 100
 
 
-def _row(record: dict[str, Any]) -> dict[str, Any]:
-    """A record as parse_record returns it (PoolBuilder.add consumes it)."""
-    return {name: record[name] for name in (*PUBLIC_FIELD_NAMES, "solution")}
+def _row(record: dict[str, Any]) -> Record:
+    """A record as the loader gives it to PoolBuilder.add."""
+    return parse_record(record_line(record))
 
 
 def test_a_repeated_id_is_skipped(records: list[dict[str, Any]]) -> None:

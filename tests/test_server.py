@@ -212,3 +212,36 @@ def test_a_failed_startup_exits_non_zero_without_a_traceback(tmp_path: Path, nam
     assert done.returncode != 0
     assert "Traceback" not in output
     assert output.count(f"cannot list exports in {tmp_path}/nowhere") == 1
+
+
+@pytest.mark.parametrize("name", SERVERS)
+def test_sigterm_while_startup_retries_storage_stops_at_once(tmp_path: Path, name: str) -> None:
+    # Storage that refuses every connection, retried for a minute: the signal ends startup there and
+    # then, rather than after the retries (past a platform's grace period before SIGKILL).
+    env = {
+        **os.environ,
+        "SUDOKUPOOL_SERVER": name,
+        "SUDOKUPOOL_EXPORTS": "s3://bucket/exports",
+        "SUDOKUPOOL_S3_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}",
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+        "SUDOKUPOOL_STORAGE_RETRY_SECONDS": "60",
+    }
+    log = tmp_path / "server.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(command(free_port()), env=env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 30
+            while "retrying for up to 60 s" not in log.read_text() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            started = time.monotonic()
+            process.send_signal(signal.SIGTERM)
+            process.wait(30)
+            elapsed = time.monotonic() - started
+        finally:
+            process.kill()
+            process.wait()
+    output = log.read_text()
+    assert elapsed < 30  # the retries alone would take 60 s
+    assert output.count("stopped by SIGTERM while loading the pool from s3://bucket/exports/") == 1
+    assert "Traceback" not in output

@@ -145,11 +145,12 @@ async def test_a_newer_export_is_swapped_in(
 ) -> None:
     trims: list[str] = []
     monkeypatch.setattr(state, "release_free_memory", lambda: trims.append("trim") or True)
-    loads: list[tuple[bool, int | None]] = []
+    loads: list[tuple[bool, int]] = []
     real_load = sync.load_export
 
     async def spy(*args: Any, **kwargs: Any) -> Any:
-        loads.append((kwargs.get("background", False), kwargs.get("niceness")))
+        limits = kwargs["limits"]
+        loads.append((kwargs.get("background", False), limits.sync_niceness))
         return await real_load(*args, **kwargs)
 
     monkeypatch.setattr(sync, "load_export", spy)
@@ -181,7 +182,7 @@ async def test_a_newer_export_is_swapped_in(
 
         await wait_for(trimmed_again)
         # Startup loads at full priority; the live reload at SUDOKUPOOL_SYNC_NICENESS.
-        assert loads == [(False, None), (True, 7)]
+        assert loads == [(False, 7), (True, 7)]
 
 
 async def test_a_pack_swapped_in_is_not_followed_by_a_trim(

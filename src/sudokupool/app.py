@@ -38,6 +38,7 @@ from sudokupool.ratelimit import LimiterStore, Limits, RateLimiter, make_store
 from sudokupool.site import STATIC_DIR, web_routes
 from sudokupool.state import Runtime
 from sudokupool.storage import open_store
+from sudokupool.tasks import Interrupted, until_signalled
 
 if TYPE_CHECKING:
     from sudokupool.metrics.endpoint import MetricsServer
@@ -108,7 +109,10 @@ class SudokuPool:
         if runtime.pool is None:
             self.sync = PoolSync(runtime)
             try:
-                await self.sync.load_initial()
+                await until_signalled(self.sync.load_initial())
+            except Interrupted as exc:
+                await runtime.store.close()
+                raise LoadError(f"{exc} while loading the pool from {runtime.store.description}") from None
             except LoadError:
                 await runtime.store.close()
                 raise

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from sudokupool.commands.check import check_file
@@ -25,9 +26,10 @@ from synthetic import compile_record, synthetic_line, token_table, tokenize_text
 def _synthetic(records: list[dict[str, Any]], transform: Transform) -> list[dict[str, Any]]:
     table = token_table(transform)
     lines = [
-        synthetic_line(compile_record(parse_record(record_line(r))), transform, table, n) for n, r in enumerate(records)
+        synthetic_line(compile_record(msgspec.to_builtins(parse_record(record_line(r)))), transform, table, n)
+        for n, r in enumerate(records)
     ]
-    return [parse_record(line) for line in lines]
+    return [msgspec.to_builtins(parse_record(line)) for line in lines]
 
 
 @pytest.mark.anyio

@@ -80,8 +80,8 @@ async def test_a_damaged_pack_in_object_storage_is_refused_and_the_export_parsed
 
 
 class RecordingStore(S3Store):
-    """The S3 store, recording each range it is asked for; ``fail_at`` makes the read of that part's
-    second chunk fail, as a connection dropped mid-download does."""
+    """The S3 store, recording each range it is asked for; ``fail_at`` makes the read of that part of a
+    pack fail after its first chunk, as a connection dropped mid-download does."""
 
     def __init__(self, store: S3Store, fail_at: int | None = None) -> None:
         super().__init__(store.location, store._settings)
@@ -92,7 +92,7 @@ class RecordingStore(S3Store):
         self.ranges.append((start, end))
         async for chunk in super().open(key, start, end):
             yield chunk
-            if start == self.fail_at:
+            if start == self.fail_at and key.endswith(".pack"):
                 raise StorageError(f"{key}: read failed (Connection reset)")
 
 

@@ -13,9 +13,9 @@ from sudokupool.sudoku.techniques.step import LENGTHY, difficulty, length_steps
 
 
 def path_score(path: list[dict[str, object]]) -> int:
-    """The score, worked out from the solve path alone (technique, cells and score of each step)."""
-    hardest = max(difficulty(str(step["technique"]), len(step["cells"])) for step in path)  # type: ignore[arg-type]
-    return 10 * hardest + sum(int(step["score"]) for step in path) // 10  # type: ignore[call-overload]
+    """The score, worked out from the solve path alone (technique and cells of each step)."""
+    difficulties = [difficulty(str(step["technique"]), len(step["cells"])) for step in path]  # type: ignore[arg-type]
+    return 10 * max(difficulties) + sum(d for d in difficulties if d >= 200) // 10
 
 
 # (puzzle, solution, difficulty, hardest technique), found by the generator and checked by replay.
@@ -159,7 +159,7 @@ def test_the_hardest_known_puzzles_get_a_human_style_path(puzzle: str) -> None:
     assert g.hardest_technique == "Forcing Net Contradiction"
     assert any("since assuming" in str(step["explanation"]) for step in g.solve_path)
     assert g.score == path_score(g.solve_path)
-    assert g.score >= 10 * 700 + sum(step["score"] for step in g.solve_path) // 10  # type: ignore[misc]
+    assert g.score >= 10 * 700 + sum(step["score"] for step in g.solve_path if step["score"] >= 500) // 10  # type: ignore[misc]
     assert (g.difficulty, g.tier, g.stars) == ("Expert", "Diabolical", 5)
 
 
@@ -282,6 +282,23 @@ def test_a_long_chain_is_harder_than_a_short_one_of_the_same_technique() -> None
     assert difficulty("Naked Single", 1) == 4
 
 
+def test_a_w_wing_is_as_hard_as_an_xy_chain_for_the_score_only() -> None:
+    assert difficulty("W-Wing", 4) == SCORES["XY-Chain"]
+    assert SCORES["W-Wing"] == 150
+
+
+@pytest.mark.parametrize(
+    ("puzzle", "score"),
+    [
+        pytest.param(KNOWN[0].values[0], 40, id="naked-singles"),
+        pytest.param(KNOWN[1].values[0], 140, id="hidden-singles"),
+        pytest.param(KNOWN[4].values[0], 1400, id="x-wing"),
+    ],
+)
+def test_steps_easier_than_the_hard_ones_add_nothing_to_the_score(puzzle: str, score: int) -> None:
+    assert grade(puzzle).score == score
+
+
 def test_no_chain_or_als_move_rates_as_hard_as_a_forcing_chain() -> None:
     # So the score's tiers still follow the technique ladder: forcing chains and nets alone reach 5000.
     for technique in LENGTHY:
@@ -298,6 +315,7 @@ def test_the_score_counts_the_length_of_the_hardest_chain() -> None:
     aics = [step for step in g.solve_path if step["technique"] == "AIC"]
     longest = max(len(step["cells"]) for step in aics)  # type: ignore[arg-type]
     assert (g.hardest_technique, longest) == ("AIC", 11)
-    plain = 10 * 280 + sum(int(step["score"]) for step in g.solve_path) // 10  # type: ignore[call-overload]
-    assert g.score == plain + 10 * 30  # 11 cells exceed 4, 6 and 8: a difficulty of 280 + 3 × 10
+    # 11 cells exceed 4, 6 and 8: a difficulty of 280 + 3 × 10.
+    assert max(difficulty(str(step["technique"]), len(step["cells"])) for step in g.solve_path) == 310  # type: ignore[arg-type]
+    assert g.score == path_score(g.solve_path)
     assert g.tier == "Fiendish"

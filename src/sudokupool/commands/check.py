@@ -17,8 +17,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from sudokupool.config import BadLineLimit, Settings, SettingsError
-from sudokupool.loading.export import LineError
+from sudokupool.loading.export import LineError, Record
 from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, parse_export
 from sudokupool.loading.pack import PackError, map_file
 from sudokupool.loading.pool import Pool
@@ -68,16 +70,16 @@ def verifier(*, canonical: bool) -> Any:
 
     seen: set[str] = set()
 
-    def verify(record: dict[str, Any]) -> None:
+    def verify(record: Record) -> None:
         # A repeat is not verified again (an export of one record repeated would take hours).
-        if record["canonical_id"] in seen:
-            raise LineError("duplicate-id", f"{record['canonical_id']} appeared before")
-        seen.add(record["canonical_id"])
-        puzzle, solution = record["puzzle"], record["solution"]
+        if record.canonical_id in seen:
+            raise LineError("duplicate-id", f"{record.canonical_id} appeared before")
+        seen.add(record.canonical_id)
+        puzzle, solution = record.puzzle, record.solution
         if count_solutions(puzzle, 2) != 1:
             raise LineError("not-unique", "the puzzle has more than one solution")
-        if record["solve_path"] is not None:
-            errors = replay(puzzle, solution, record["solve_path"])
+        if record.solve_path is not None:
+            errors = replay(puzzle, solution, msgspec.to_builtins(record.solve_path))
             if errors:
                 raise LineError("bad-solve-path", "; ".join(errors[:3]))
         if canonical:
@@ -89,7 +91,7 @@ def verifier(*, canonical: bool) -> Any:
                 "symmetry": symmetry_class(puzzle),
             }
             for name, value in expected.items():
-                if record[name] != value:
+                if getattr(record, name) != value:
                     raise LineError(f"wrong-{name.replace('_', '-')}", f"{name} should be {value}")
 
     return verify

@@ -92,48 +92,14 @@ def prune(directory: Path, loaded: str) -> None:
 
 
 async def download(store: ExportStore, key: str, size: int, cached: Path | None, *, rate: int = 0) -> mmap.mmap:
-    """Download the pack ``key`` of ``size`` bytes from ``store`` into ``cached`` (or a temporary file)
-    and map it (its checksum is checked by whoever opens the pool).
-
-    The file is preallocated and filled by :data:`PARALLEL` ranged reads of :data:`PART_SIZE` bytes at
-    a time, each written in place: one stream from S3 was the bottleneck of a boot. With a ``rate``
-    (bytes a second; a live sync, beside requests) one range is read at a time, no faster than that:
-    receiving a pack at full speed took enough of the serving loop's time to raise the p99 of requests
-    3-7x. A read that fails or comes back short raises :class:`StorageError`, and the partial file is
-    removed.
-    """
+    """Download the pack ``key`` of ``size`` bytes from ``store`` (:func:`fetch`) into ``cached`` (or a
+    temporary file) and map it (its checksum is checked by whoever opens the pool). The partial file of
+    a failed download is removed."""
     handle, written = new_file(cached)
     try:
         with handle:
-            fd = handle.fileno()
-            if size:
-                await asyncio.to_thread(os.posix_fallocate, fd, 0, size)
-            parts = iter(range(0, size, PART_SIZE))
-            began, received = time.monotonic(), 0
-
-            async def fetch() -> None:
-                nonlocal received
-                for start in parts:  # shared: each task takes the next part
-                    at, end = start, min(start + PART_SIZE, size)
-                    async with contextlib.aclosing(store.open(key, start, end)) as stream:
-                        async for chunk in stream:
-                            if at + len(chunk) > end:
-                                raise StorageError(f"{key}: bytes {start}-{end - 1} came back longer")
-                            await asyncio.to_thread(_write_at, fd, chunk, at)
-                            at += len(chunk)
-                            if rate:
-                                received += len(chunk)
-                                await asyncio.sleep(max(0.0, received / rate - (time.monotonic() - began)))
-                    if at != end:
-                        raise StorageError(f"{key}: bytes {start}-{end - 1} came back as {at - start} bytes")
-
-            try:
-                async with asyncio.TaskGroup() as group:
-                    for _ in range(1 if rate else min(PARALLEL, -(-size // PART_SIZE))):
-                        group.create_task(fetch())
-            except ExceptionGroup as failed:
-                raise failed.exceptions[0] from None
-            data = map_file(fd)
+            await fetch(store, key, size, handle.fileno(), rate=rate)
+            data = map_file(handle.fileno())
         if written is not None and cached is not None:
             keep(written, cached)
             written = None
@@ -141,6 +107,44 @@ async def download(store: ExportStore, key: str, size: int, cached: Path | None,
     finally:
         if written is not None:
             written.unlink(missing_ok=True)
+
+
+async def fetch(store: ExportStore, key: str, size: int, fd: int, *, rate: int = 0) -> None:
+    """Write the object ``key`` of ``size`` bytes from ``store`` into the file ``fd``.
+
+    The file is preallocated and filled by :data:`PARALLEL` ranged reads of :data:`PART_SIZE` bytes at
+    a time, each written in place: one stream from S3 was the bottleneck of a boot. With a ``rate``
+    (bytes a second; a live sync, beside requests) one range is read at a time, no faster than that:
+    receiving a pack at full speed took enough of the serving loop's time to raise the p99 of requests
+    3-7x. A read that fails or comes back short or long raises :class:`StorageError`.
+    """
+    if size:
+        await asyncio.to_thread(os.posix_fallocate, fd, 0, size)
+    parts = iter(range(0, size, PART_SIZE))
+    began, received = time.monotonic(), 0
+
+    async def part() -> None:
+        nonlocal received
+        for start in parts:  # shared: each task takes the next part
+            at, end = start, min(start + PART_SIZE, size)
+            async with contextlib.aclosing(store.open(key, start, end)) as stream:
+                async for chunk in stream:
+                    if at + len(chunk) > end:
+                        raise StorageError(f"{key}: bytes {start}-{end - 1} came back longer")
+                    await asyncio.to_thread(_write_at, fd, chunk, at)
+                    at += len(chunk)
+                    if rate:
+                        received += len(chunk)
+                        await asyncio.sleep(max(0.0, received / rate - (time.monotonic() - began)))
+            if at != end:
+                raise StorageError(f"{key}: bytes {start}-{end - 1} came back as {at - start} bytes")
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(1 if rate else min(PARALLEL, -(-size // PART_SIZE))):
+                group.create_task(part())
+    except ExceptionGroup as failed:
+        raise failed.exceptions[0] from None
 
 
 def _write_at(fd: int, data: bytes, at: int) -> None:

@@ -5,13 +5,14 @@ The format is documented in ``docs/export-format.md``; this module is its one im
 
 from __future__ import annotations
 
-import operator
+import io
+import itertools
 from collections.abc import Iterator
-from typing import Annotated, Any, Final, NamedTuple, cast
+from typing import Annotated, Any, BinaryIO, Final, cast
 
 import msgspec
 import orjson
-from isal import isal_zlib
+from isal import igzip, isal_zlib
 
 from sudokupool.sudoku import DIFFICULTIES, symmetry
 
@@ -48,13 +49,13 @@ _Tag = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9-]{1,32}\Z")]
 _Solution = Annotated[str, msgspec.Meta(pattern=r"^[1-9]{81}\Z")]
 
 
-class _Record(msgspec.Struct, gc=False):
-    """The fields of an export line, in the order they are served, then ``solution``: each one's JSON type
-    and spelling. Unknown fields are dropped.
+class Record(msgspec.Struct, gc=False):
+    """An export line as the loader keeps it: its fields in the order they are served, then ``solution``,
+    each of its JSON type and spelling (:func:`parse_record` makes one). Unknown fields are dropped.
 
-    Built only to be checked and dropped, so (as :class:`_Step`, :class:`_Move`) untracked by the garbage
-    collector: a full record's fifty steps otherwise set off collections that cost a load beside the
-    service's modules about 10 % (``sudokupool pack`` on 10k full records: 3.16 s of CPU, 2.82 s without)."""
+    Untracked by the garbage collector (as :class:`_Step`, :class:`_Move`): a full record's fifty steps
+    otherwise set off collections that cost a load beside the service's modules about 10 %
+    (``sudokupool pack`` on 10k full records: 3.16 s of CPU, 2.82 s without)."""
 
     canonical_id: _Id
     puzzle_id: _Id
@@ -68,7 +69,7 @@ class _Record(msgspec.Struct, gc=False):
     seed: int | None
     created_at: int
     tags: list[_Tag]
-    score: float | None
+    score: int | float | None  # an integer stays one when served
     tier: str | None
     stars: Annotated[int, msgspec.Meta(ge=1, le=5)] | None
     hardest_technique: str | None
@@ -81,11 +82,9 @@ class _Record(msgspec.Struct, gc=False):
     solution: _Solution
 
 
-_FIELDS: Final = _Record.__struct_fields__
 #: The public record's fields in the order they are served.
-PUBLIC_FIELD_NAMES: Final = _FIELDS[:-1]
-#: The values of a line's fields, in order (KeyError if one is missing).
-_values: Final = operator.itemgetter(*_FIELDS)
+PUBLIC_FIELD_NAMES: Final = Record.__struct_fields__[:-1]
+_decode: Final = msgspec.json.Decoder(Record).decode
 #: A field of the right type but not of its documented spelling: the reason, and the message.
 _SPELLING: Final = {
     "canonical_id": ("bad-id", "canonical_id must be 13 upper-case Crockford base32 characters"),
@@ -180,36 +179,39 @@ def _agrees(puzzle: str, solution: str) -> bool:
     return (int.from_bytes(given) ^ int.from_bytes(solution.encode())) & int.from_bytes(given.translate(_GIVENS)) == 0
 
 
-def parse_record(line: bytes | str, *, max_bytes: int | None = None) -> dict[str, Any]:
-    """Parse and validate one export line; return the record (public fields in order, then ``solution``).
+def parse_record(line: bytes | str) -> Record:
+    """Parse and validate one export line into a :class:`Record`.
 
-    Raise :class:`LineError` naming the first problem found. Unknown fields are dropped. A line longer
-    than ``max_bytes`` is not parsed at all.
+    Raise :class:`LineError` naming the first problem found. Unknown fields are dropped.
 
-    The types and spelling of the fields, every ``solve_path`` step included, are checked by msgspec
-    against :class:`_Record` (in C, naming where a value is wrong); the checks between fields follow.
+    msgspec decodes the line straight into :class:`Record`, checking the types and spelling of the
+    fields, every ``solve_path`` step included (one pass in C, naming where a value is wrong); the checks
+    between fields follow.
     """
-    if max_bytes is not None and len(line) > max_bytes:
-        raise LineError("too-long", f"{len(line)} bytes, more than the {max_bytes} a record may take")
     try:
-        data = orjson.loads(line)
-    except orjson.JSONDecodeError as exc:
-        raise LineError("invalid-json", str(exc)) from None
-    if type(data) is not dict:
-        raise LineError("not-an-object", "a line must hold one JSON object")
-    if tuple(data) == _FIELDS:  # as exports are written: every field in order, and nothing else
-        record = data
-    else:
-        try:
-            record = dict(zip(_FIELDS, _values(data), strict=True))
-        except KeyError as exc:
-            raise LineError("missing-field", f"{exc.args[0]} is missing") from None
-    try:
-        msgspec.convert(data, _Record)
-    except msgspec.ValidationError as exc:
-        raise _type_error(str(exc)) from None
+        record = _decode(line)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise _decode_error(line, exc) from None
     _check_values(record)
     return record
+
+
+def _decode_error(line: bytes | str, exc: Exception) -> LineError:
+    """The :class:`LineError` for a line msgspec refused with ``exc``. Bad lines are parsed again by orjson,
+    so that they are named as ever: not JSON (with orjson's line and column), not an object, a field
+    missing (the first in order), then a field of the wrong type or spelling."""
+    try:
+        data = orjson.loads(line)
+    except orjson.JSONDecodeError as invalid:
+        return LineError("invalid-json", str(invalid))
+    if type(data) is not dict:
+        return LineError("not-an-object", "a line must hold one JSON object")
+    for name in Record.__struct_fields__:
+        if name not in data:
+            return LineError("missing-field", f"{name} is missing")
+    if isinstance(exc, msgspec.ValidationError):
+        return _type_error(str(exc))
+    return LineError("invalid-json", str(exc))
 
 
 def _type_error(message: str) -> LineError:
@@ -225,26 +227,25 @@ def _type_error(message: str) -> LineError:
     return LineError(*_SPELLING[name])
 
 
-def _check_values(record: dict[str, Any]) -> None:
+def _check_values(record: Record) -> None:
     """Raise :class:`LineError` naming the first check between fields that ``record`` does not pass (its
     fields are of the right types and spelling)."""
-    puzzle: str = record["puzzle"]
-    solution: str = record["solution"]
+    puzzle, solution = record.puzzle, record.solution
     if not _valid_solution(solution):
         raise LineError("bad-solution", "solution repeats a digit in a row, column or box")
     if not _agrees(puzzle, solution):
         raise LineError("solution-disagrees", "solution does not keep every given of the puzzle")
-    level = DIFFICULTY_LEVEL.get(record["difficulty"])
+    level = DIFFICULTY_LEVEL.get(record.difficulty)
     if level is None:
         raise LineError("bad-difficulty", f"difficulty must be one of {', '.join(DIFFICULTIES)}")
-    if record["difficulty_level"] != level:
-        raise LineError("bad-difficulty", f"difficulty_level must be {level} for {record['difficulty']}")
+    if record.difficulty_level != level:
+        raise LineError("bad-difficulty", f"difficulty_level must be {level} for {record.difficulty}")
     clues = 81 - puzzle.count(".")
-    if record["clue_count"] != clues:
-        raise LineError("bad-clue-count", f"clue_count is {record['clue_count']} but the puzzle has {clues} givens")
-    if record["symmetry"] not in SYMMETRIES:
-        raise LineError("bad-symmetry", f"unknown symmetry {record['symmetry']!r}")
-    if record["symmetric"] != (record["symmetry"] != "none"):
+    if record.clue_count != clues:
+        raise LineError("bad-clue-count", f"clue_count is {record.clue_count} but the puzzle has {clues} givens")
+    if record.symmetry not in SYMMETRIES:
+        raise LineError("bad-symmetry", f"unknown symmetry {record.symmetry!r}")
+    if record.symmetric != (record.symmetry != "none"):
         raise LineError("bad-symmetry", "symmetric must be false exactly when symmetry is none")
 
 
@@ -255,126 +256,44 @@ def record_line(record: dict[str, Any]) -> bytes:
     return orjson.dumps(ordered, option=orjson.OPT_APPEND_NEWLINE)
 
 
-class Lines(NamedTuple):
-    """Complete lines of an export, joined by newlines in ``data``; ``first`` is the first one's number.
-
-    One ``bytes`` rather than a list of lines: cutting a chunk into lines costs no work per line until
-    they are parsed. ``too_long`` numbers the lines that were dropped unread
-    for their length (each stands in ``data`` as a blank line, so the numbering holds).
-    """
-
-    first: int
-    data: bytes
-    too_long: tuple[int, ...] = ()
-
-    def numbered(self) -> Iterator[tuple[int, bytes]]:
-        """The non-blank lines, each with its 1-based line number."""
-        if self.data:
-            for number, line in enumerate(self.data.split(b"\n"), self.first):
-                if line.strip():
-                    yield number, line
-
-
-#: Most inflated bytes :meth:`LineReader.read` hands out at once. A chunk of a normal export inflates
-#: to less (a 256 KiB chunk of gzip to about 1.3 MB), so it stays one piece; a gzip bomb's chunk (1,000
-#: times as large inflated) comes out in pieces of this size.
-BLOCK = 2 << 20
-
-
-class LineReader:
-    """Splits a stream of raw export bytes into numbered lines, decompressing gzip on the fly.
-
-    :meth:`read` each chunk as it arrives, then :meth:`finish` at the end of the stream. Memory stays
-    bounded whatever the stream holds: a chunk is inflated :data:`BLOCK` bytes at a time, and a line
-    longer than ``max_line`` is dropped as it streams past (only counted, in :attr:`Lines.too_long`). A
-    stream that inflates to more than ``max_bytes`` raises :class:`ExportError`; so does a gzip stream
-    that ends early (in :meth:`finish`), and data that is not gzip although the file's name says so.
-
-    Inflating is ISA-L's (``isal``: zlib's stream interface, twice as fast here; it was most of the
-    loading process's own work on a 1M export).
-    """
-
-    def __init__(self, *, gzipped: bool, max_line: int = 1 << 20, max_bytes: int = 4 << 30) -> None:
-        self._decompressor: Any = isal_zlib.decompressobj(wbits=31) if gzipped else None
-        self._pending = b""
-        self._skipping = False
-        self._number = 0
-        self._size = 0
-        self.max_line = max_line
-        self.max_bytes = max_bytes
-
-    def read(self, chunk: bytes) -> Iterator[Lines]:
-        """The complete lines of the stream so far, one :data:`BLOCK` of ``chunk`` at a time (possibly
-        none, while a line is still unfinished). Read them all before the next chunk."""
-        for data in self._blocks(chunk):
-            self._size += len(data)
-            if self._size > self.max_bytes:
-                raise ExportError(f"it inflates to more than {self.max_bytes} bytes (SUDOKUPOOL_MAX_EXPORT_BYTES)")
-            yield self._split(data)
-
-    def finish(self) -> Lines:
-        """The last line if the stream did not end with a newline; raise if the gzip stream is cut short."""
-        if self._decompressor is not None and not self._decompressor.eof:
-            raise ExportError("truncated gzip stream (the file ends before the compressed data does)")
-        number = self._number + 1
-        pending, self._pending = self._pending, b""
-        if self._skipping:
-            self._skipping = False
-            return Lines(number, b"", (number,))
-        return Lines(number, pending)
-
-    def _blocks(self, chunk: bytes) -> Iterator[bytes]:
-        if self._decompressor is None:
-            for at in range(0, len(chunk), BLOCK):
-                yield chunk[at : at + BLOCK]
-            return
-        while chunk:
-            if self._decompressor.eof:
-                # Concatenated gzip members are valid gzip: start a new member where one ends.
-                self._decompressor = isal_zlib.decompressobj(wbits=31)
-            decompressor = self._decompressor
-            data = _inflate(decompressor, chunk, BLOCK)
-            chunk = decompressor.unused_data if decompressor.eof else decompressor.unconsumed_tail
-            if data:
-                yield data
-
-    def _split(self, data: bytes) -> Lines:
-        first = self._number + 1
-        end = data.rfind(b"\n")
-        if end < 0:
-            self._carry(data)
-            return Lines(first, b"")
-        head_end = data.find(b"\n")
-        too_long: tuple[int, ...] = ()
-        if self._skipping or len(self._pending) + head_end > self.max_line:
-            too_long, head = (first,), b""
-        elif self._pending:
-            head = self._pending + data[:head_end]
-        else:
-            head = b""  # the head is in place in data
-        self._pending, self._skipping = b"", False
-        self._number += data.count(b"\n", 0, end + 1)
-        complete = b"".join((head, memoryview(data)[head_end:end])) if head or too_long else data[:end]
-        self._carry(data[end + 1 :])
-        return Lines(first, complete, too_long)
-
-    def _carry(self, rest: bytes) -> None:
-        """Keep ``rest`` as the start of the unfinished line, or drop it when the line is too long already."""
-        if self._skipping or not rest:
-            return
-        if len(self._pending) + len(rest) > self.max_line:
-            self._pending, self._skipping = b"", True
-        else:
-            self._pending += rest
-
-
 # isal's stub declares ``error`` as an instance of Exception; it is the class.
 _INFLATE_ERROR: Final = cast("type[Exception]", isal_zlib.error)
 
 
-def _inflate(decompressor: Any, chunk: bytes, limit: int) -> bytes:
+def numbered_lines(
+    raw: BinaryIO, *, gzipped: bool, max_line: int = 1 << 20, max_bytes: int = 4 << 30
+) -> Iterator[tuple[int, bytes | None]]:
+    """The non-blank lines of the export file ``raw``, without their newline, each with its number from 1
+    (blank lines are counted too); None in place of a line longer than ``max_line`` bytes.
+
+    Memory stays bounded whatever the file holds: a line is read at most ``max_line + 1`` bytes at a
+    time, so a longer one is read past and never held whole. gzip is inflated on the way (ISA-L's
+    ``igzip``, twice zlib's speed here; concatenated members are one stream). Raise :class:`ExportError`
+    when the lines add up to more than ``max_bytes`` (a gzip bomb), when a gzip stream ends early, and
+    when the data is not gzip although the file's name says so.
+    """
+    inflated = igzip.IGzipFile(fileobj=raw) if gzipped else raw  # type: ignore[no-untyped-call]  # not annotated
+    # readline scans a buffer for the newline: one of 1 MiB, where a GzipFile's own holds 8 KiB (refilled
+    # by a call for each, which took half the time of reading past a long line). It reads by readinto.
+    stream = io.BufferedReader(cast("io.RawIOBase", inflated), buffer_size=1 << 20)
+    left = max_bytes
     try:
-        data: bytes = decompressor.decompress(chunk, limit)
-    except _INFLATE_ERROR as exc:
+        for number in itertools.count(1):
+            line: bytes | None = stream.readline(max_line + 1)
+            if not line:
+                return
+            left -= len(line)
+            if len(line) > max_line and not line.endswith(b"\n"):
+                while left >= 0 and not line.endswith(b"\n") and (line := stream.readline(max_line + 1)):
+                    left -= len(line)
+                line = None
+            if left < 0:
+                raise ExportError(f"it inflates to more than {max_bytes} bytes (SUDOKUPOOL_MAX_EXPORT_BYTES)")
+            if line is None:
+                yield number, None
+            elif not line.isspace():
+                yield number, line.removesuffix(b"\n")
+    except EOFError:
+        raise ExportError("truncated gzip stream (the file ends before the compressed data does)") from None
+    except (igzip.BadGzipFile, _INFLATE_ERROR) as exc:
         raise ExportError(f"not a valid gzip stream ({exc})") from None
-    return data

@@ -4,10 +4,10 @@ An export with a valid pack beside it (``sudokupool.loading.pack``) is loaded by
 check and a checksum, no work per record. A pack that is damaged or made from another export is
 refused with one log line, and the export is parsed instead.
 
-Parsing is one pass over the stream, in one thread off the event loop: chunks are decompressed, split
-into lines and parsed as they arrive, so the whole file is never held in memory; the prepared records go
-into a pack written to a temporary file (or to the cache directory, for the next boot) and that pack is
-mapped as above. Exports large enough for the parse to matter are served from their packs.
+Parsing is one pass over the export file (a local one in place, any other downloaded first), line by
+line in one thread off the event loop; the prepared records go into a pack written to a temporary file
+(or to the cache directory, for the next boot) and that pack is mapped as above. Exports large enough
+for the parse to matter are served from their packs.
 """
 
 from __future__ import annotations
@@ -18,17 +18,19 @@ import functools
 import logging
 import mmap
 import os
+import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import BinaryIO
 
 from sudokupool.config import BadLineLimit, Settings
 from sudokupool.loading import cache
-from sudokupool.loading.export import MIN_RECORD_BYTES, ExportError, LineError, LineReader, Lines, parse_record
+from sudokupool.loading.export import MIN_RECORD_BYTES, ExportError, LineError, Record, numbered_lines, parse_record
 from sudokupool.loading.pack import PackError, map_file
 from sudokupool.loading.pool import Pool, PoolBuilder
 from sudokupool.naming import is_export_name, pack_key
@@ -36,13 +38,10 @@ from sudokupool.storage.base import ExportObject, ExportStore, StorageError
 
 logger = logging.getLogger("sudokupool.loader")
 
-Verify = Callable[[dict[str, Any]], None]
+Verify = Callable[[Record], None]
 
 #: Bad lines logged (and kept in the report) one by one; the rest are only counted.
 MAX_LOGGED_LINES = 20
-#: How much nicer than the server a background load's thread runs by default
-#: (Unix; the live sync passes ``SUDOKUPOOL_SYNC_NICENESS``).
-BACKGROUND_NICENESS = 10
 
 
 class LoadError(Exception):
@@ -59,19 +58,19 @@ class LoadError(Exception):
 @dataclass(frozen=True)
 class LoadLimits:
     """The bounds an export must keep (``SUDOKUPOOL_MAX_RECORD_BYTES``, ``SUDOKUPOOL_MAX_EXPORT_BYTES``,
-    ``SUDOKUPOOL_MAX_BAD_LINES``) and the rate of a live sync's download (``SUDOKUPOOL_SYNC_DOWNLOAD_RATE``,
-    MiB per second); the defaults are the settings' defaults."""
+    ``SUDOKUPOOL_MAX_BAD_LINES``), and how a background load (a live sync's) goes easy on the requests
+    beside it: its download's rate (``SUDOKUPOOL_SYNC_DOWNLOAD_RATE``, MiB per second) and how many steps
+    nicer its thread runs (``SUDOKUPOOL_SYNC_NICENESS``, Unix). The defaults are the settings' defaults."""
 
     max_record_bytes: int = Settings.max_record_bytes
     max_export_bytes: int = Settings.max_export_bytes
     max_bad_lines: BadLineLimit = Settings.max_bad_lines
     sync_download_rate: int = Settings.sync_download_rate
+    sync_niceness: int = Settings.sync_niceness
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LoadLimits:
-        return cls(
-            settings.max_record_bytes, settings.max_export_bytes, settings.max_bad_lines, settings.sync_download_rate
-        )
+        return cls(**{limit.name: getattr(settings, limit.name) for limit in fields(cls)})
 
     def give_up(self, export: ExportObject) -> int:
         """The bad lines past which ``export`` is refused whatever else it holds (see
@@ -123,25 +122,17 @@ def _describe(exc: BaseException) -> str:
 
 
 class _Parse:
-    """One export's parse, all of it in one thread: chunks in, prepared records into the builder, bad
-    lines into the report, and the bound on bad lines (refusing at the first bad line past which no
-    rest of the export could keep it)."""
+    """One export's parse, all of it in one thread: lines in, prepared records into the builder, bad lines
+    into the report, and the bound on bad lines (refusing at the first bad line past which no rest of the
+    export could keep it)."""
 
     def __init__(self, name: str, export: ExportObject, builder: PoolBuilder, limits: LoadLimits) -> None:
         self.name, self.builder, self.limits, self.give_up = name, builder, limits, limits.give_up(export)
         self.report = LoadReport(key=export.key)
-        self.reader = LineReader(
-            gzipped=export.key.endswith(".gz"), max_line=limits.max_record_bytes, max_bytes=limits.max_export_bytes
-        )
+        self.gzipped = export.key.endswith(".gz")
         self.verify: Verify | None = None
-
-    def push(self, chunk: bytes | None) -> None:
-        """Parse the complete lines of ``chunk``; None: the end of the stream."""
-        if chunk is None:
-            self.lines(self.reader.finish())
-            return
-        for lines in self.reader.read(chunk):
-            self.lines(lines)
+        #: Set when the load is given up (cancelled): the thread stops at the next line.
+        self.stopped = threading.Event()
 
     def bad(self, number: int, reason: str, message: str) -> None:
         report = self.report
@@ -151,16 +142,20 @@ class _Parse:
         if report.skipped_total > self.give_up:
             raise self.refusal()
 
-    def lines(self, lines: Lines) -> None:
+    def read(self, raw: BinaryIO) -> None:
+        """Parse every line of the export file ``raw``, unless :attr:`stopped` is set first."""
         report, most = self.report, self.limits.max_record_bytes
-        for number in lines.too_long:
-            report.lines += 1
-            self.bad(number, "too-long", f"too-long: more than the {most} bytes a record may take")
-        for number, line in lines.numbered():
+        lines = numbered_lines(raw, gzipped=self.gzipped, max_line=most, max_bytes=self.limits.max_export_bytes)
+        for number, line in lines:
+            if self.stopped.is_set():
+                return
             report.lines += 1
             report.last_line = number
+            if line is None:
+                self.bad(number, "too-long", f"too-long: more than the {most} bytes a record may take")
+                continue
             try:
-                record = parse_record(line, max_bytes=most)
+                record = parse_record(line)
                 if self.verify is not None:
                     self.verify(record)
                 added = self.builder.add(record)
@@ -172,8 +167,7 @@ class _Parse:
             if added:
                 report.loaded += 1
             else:
-                self.bad(number, "duplicate-id", f"duplicate-id: {record['canonical_id']} appeared before")
-        report.last_line = lines.first + lines.data.count(b"\n")
+                self.bad(number, "duplicate-id", f"duplicate-id: {record.canonical_id} appeared before")
 
     def finish(self) -> None:
         """Refuse the export if it broke the bound on bad lines or holds no valid puzzle."""
@@ -219,7 +213,6 @@ async def load_export(
     *,
     loaded_at: int | None = None,
     background: bool = False,
-    niceness: int | None = None,
     cache_dir: str | Path | None = None,
     limits: LoadLimits | None = None,
 ) -> tuple[Pool, LoadReport]:
@@ -240,12 +233,11 @@ async def load_export(
     )
     async with cache.lock(cached):
         started = time.perf_counter()
-        rate = limits.sync_download_rate << 20 if background else 0
-        nice = _niceness(background, niceness)
+        rate, nice = (limits.sync_download_rate << 20, limits.sync_niceness) if background else (0, 0)
         pool = await _load_pack(store, export, stamp, cached, background=background, nice=nice, rate=rate)
         if pool is None:
             parse = functools.partial(parse_export, loaded_at=stamp, limits=limits, keep=cached)
-            pool, report = await parse(store, export, background=background, niceness=niceness)
+            pool, report = await parse(store, export, background=background)
         else:
             report = LoadReport(key=export.key, loaded=len(pool), packed=True)
             report.seconds = time.perf_counter() - started
@@ -300,12 +292,6 @@ async def _discard(path: Path) -> None:
         await asyncio.to_thread(path.unlink)
 
 
-def _niceness(background: bool, niceness: int | None) -> int:
-    """How many steps nicer than the server a load's thread runs: none in the foreground; in the
-    ``background``, ``niceness`` or else :data:`BACKGROUND_NICENESS`."""
-    return (BACKGROUND_NICENESS if niceness is None else niceness) if background else 0
-
-
 def _thread(niceness: int) -> ThreadPoolExecutor:
     """A thread of a load's own, ``niceness`` steps nicer (a live reload: on busy cores the CPU goes to
     requests first); not the loop's default executor, where image renders would wait behind it."""
@@ -329,22 +315,21 @@ async def parse_export(
     log_lines: bool = True,
     verify: Verify | None = None,
     background: bool = False,
-    niceness: int | None = None,
     limits: LoadLimits | None = None,
     keep: Path | None = None,
 ) -> tuple[Pool, LoadReport]:
-    """Stream ``export`` from ``store``, validate every line and build a pool of the good ones.
+    """Read ``export`` from ``store``, validate every line and build a pool of the good ones.
 
-    One thread (``background``: ``niceness`` steps nicer, default :data:`BACKGROUND_NICENESS`) inflates,
-    splits, parses, checks and serializes each chunk as it arrives, the next one read meanwhile; the
-    records become a pack in a temporary file, or in the file ``keep``. ``verify`` may check each record
-    further (``sudokupool check``) and raise :class:`~sudokupool.loading.export.LineError` to skip it.
+    One thread (``background``: ``limits.sync_niceness`` steps nicer) reads the export line by line
+    (:func:`_export_file`), parses, checks and serializes each; the records become a pack in a temporary
+    file, or in the file ``keep``. ``verify`` may check each record further (``sudokupool check``) and
+    raise :class:`~sudokupool.loading.export.LineError` to skip it.
 
     Whatever fails, the answer is one :class:`LoadError` whose one-line message names the export and the
-    reason (the first bad line, when lines are to blame): unreadable, truncated, inflating past
+    reason (the first bad line, when lines are to blame): unreadable, truncated, larger or inflating past
     ``limits.max_export_bytes``, no valid puzzle or more bad lines than ``limits.max_bad_lines`` allows,
     a record that cannot be served, memory running out... Memory beyond the pool stays bounded by the
-    chunks in flight and the longest record allowed.
+    longest record allowed.
     """
     started = time.perf_counter()
     stamp = int(time.time()) if loaded_at is None else loaded_at
@@ -355,18 +340,14 @@ async def parse_export(
     parse = _Parse(name, export, builder, limits)
     parse.verify = verify
     report = parse.report
-    thread = _thread(_niceness(background, niceness))
+    thread = _thread(limits.sync_niceness if background else 0)
     loop = asyncio.get_running_loop()
-    pending: asyncio.Future[None] | None = None
+    reading: asyncio.Future[None] | None = None
+    raw: BinaryIO | None = None
     try:
-        async with contextlib.aclosing(store.open(export.key)) as stream:
-            async for chunk in stream:
-                if pending is not None:
-                    await pending
-                pending = loop.run_in_executor(thread, parse.push, chunk)
-        if pending is not None:
-            await pending
-        await loop.run_in_executor(thread, parse.push, None)
+        raw = await _export_file(store, export, limits, rate=limits.sync_download_rate << 20 if background else 0)
+        reading = loop.run_in_executor(thread, parse.read, raw)
+        await reading
         report.seconds = time.perf_counter() - started
         parse.finish()
         if log_lines:
@@ -387,15 +368,40 @@ async def parse_export(
         logger.debug("loading %s failed", name, exc_info=True)
         raise LoadError(f"cannot load export {name}: {_describe(exc)} after line {report.last_line}", report) from None
     finally:
-        thread.shutdown(wait=False, cancel_futures=True)
-        if pending is not None:
-            await asyncio.wait([pending])  # the thread may still be writing into the file
-            if not pending.cancelled():
-                pending.exception()  # raised above already, or moot once the load stopped
+        parse.stopped.set()
+        thread.shutdown(wait=False)
+        if reading is not None:
+            await asyncio.wait([reading])  # the thread may still be writing into the file
+            if not reading.cancelled():
+                reading.exception()  # raised above already, or moot once the load stopped
+        if raw is not None:
+            raw.close()
         file.close()
         if written is not None:
             written.unlink(missing_ok=True)
     return pool, report
+
+
+async def _export_file(store: ExportStore, export: ExportObject, limits: LoadLimits, *, rate: int) -> BinaryIO:
+    """``export`` as a file to read: a local store's own file, else a temporary file it is downloaded into
+    as a pack is (:func:`~sudokupool.loading.cache.fetch`, at ``rate`` bytes a second; 0: at full speed),
+    once its size is known to be within bounds."""
+    path_of: Callable[[str], Path] | None = getattr(store, "path_of", None)
+    if path_of is not None:
+        path = path_of(export.key)
+        try:
+            return await asyncio.to_thread(open, path, "rb")
+        except OSError as exc:
+            raise StorageError(f"{path}: {exc.strerror or exc}") from None
+    if export.size > (most := limits.max_export_bytes):
+        raise ExportError(f"it is {export.size} bytes, more than {most} (SUDOKUPOOL_MAX_EXPORT_BYTES)")
+    raw = tempfile.TemporaryFile()  # noqa: SIM115 - read by the parse, then closed
+    try:
+        await cache.fetch(store, export.key, export.size, raw.fileno(), rate=rate)
+    except BaseException:
+        raw.close()
+        raise
+    return raw
 
 
 async def load_latest(

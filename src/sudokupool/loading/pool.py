@@ -23,14 +23,15 @@ import struct
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import IO, Any, Final
+from typing import IO, Final
 from zlib import adler32, crc32
 
+import msgspec
 import orjson
 
 from sudokupool.api.compression import final_block, inflate, open_member, trailer
 from sudokupool.loading import pack
-from sudokupool.loading.export import DIFFICULTY_LEVEL
+from sudokupool.loading.export import DIFFICULTY_LEVEL, Record
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.ids import normalise_id
 
@@ -38,6 +39,7 @@ _SOLUTION_PREFIX: Final = b'{"canonical_id":"'
 SOLUTION_WIDTH: Final = len(b'{"canonical_id":"0123456789ABC","solution":"') + 81 + len(b'"}')
 _SOLUTION_AT: Final = SOLUTION_WIDTH - 81 - 2
 _ETAG_BYTES: Final = pack.ETAG_WIDTH
+_encode: Final = msgspec.json.Encoder().encode
 
 
 @dataclass(frozen=True)
@@ -238,30 +240,25 @@ class PoolBuilder:
         self.file = tempfile.TemporaryFile() if file is None else file  # noqa: SIM115 - mapped, then closed
         self._writer = pack.PackWriter(self.file, solution_width=SOLUTION_WIDTH)
 
-    def add(self, record: dict[str, Any]) -> bool:
+    def add(self, record: Record) -> bool:
         """Serialize and compress one validated record into the pack; False (nothing added) when its
         ``canonical_id`` was added before.
 
-        ``record`` must be as :func:`sudokupool.loading.export.parse_record` returns it (the public fields
-        in order, then ``solution``), and is consumed: ``solution`` and ``synced_at`` are taken out of it.
-        Its body is the record without ``synced_at``, as an open gzip member (the pool ends it when it
-        serves it); its ETag is that member's trailer, one for both encodings; a solution's is CRC-32 and
-        Adler-32 of its body. A weak validator only has to change when the body does, and these take half
-        the time of the shortest BLAKE2b.
+        Its body is the record without ``synced_at`` and ``solution`` (its last two fields, cut from its
+        JSON: the key ``"synced_at":`` can only be the key, as a quote in a string is escaped), as an open
+        gzip member (the pool ends it when it serves it); its ETag is that member's trailer, one for both
+        encodings; a solution's is CRC-32 and Adler-32 of its body. A weak validator only has to change
+        when the body does, and these take half the time of the shortest BLAKE2b.
         """
-        canonical_id = record["canonical_id"]
+        canonical_id = record.canonical_id
         if canonical_id in self._writer:
             return False
-        solution = b'%s%s","solution":"%s"}' % (
-            _SOLUTION_PREFIX,
-            canonical_id.encode(),
-            record.pop("solution").encode(),
-        )
-        del record["synced_at"]
-        raw = orjson.dumps(record)[:-1]
-        level = DIFFICULTY_LEVEL[record["difficulty"]]
+        solution = b'%s%s","solution":"%s"}' % (_SOLUTION_PREFIX, canonical_id.encode(), record.solution.encode())
+        encoded = _encode(record)
+        raw = encoded[: encoded.rfind(b',"synced_at":')]
+        level = DIFFICULTY_LEVEL[record.difficulty]
         check = struct.pack("<II", crc32(raw), len(raw))
-        puzzle = record["puzzle"].encode()
+        puzzle = record.puzzle.encode()
         return self._writer.add(canonical_id, level, open_member(raw), check, solution, _etag(solution), puzzle)
 
     def build(self, *, source: str, export_key: str, export_size: int) -> Pool:

@@ -192,7 +192,6 @@ class PoolSync:
             self.store,
             export,
             background=background,
-            niceness=settings.sync_niceness if background else None,
             cache_dir=settings.cache_dir or None,
             limits=self.limits,
         )

@@ -9,8 +9,8 @@ from typing import Protocol
 
 from sudokupool.naming import export_order, export_timestamp, pack_key
 
-#: Bytes per chunk a store hands out: what the export parser takes at a time (the next chunk is read
-#: meanwhile), and what a pack download writes at a time.
+#: Bytes per chunk a store hands out: what a download (of a pack, or of an export to parse) writes at a
+#: time.
 CHUNK = 256 << 10
 
 

@@ -95,6 +95,11 @@ TIERS: Final = (
     (5000, "Diabolical"),
 )
 STARS: Final = ((0, 1), (500, 2), (1000, 3), (1500, 4), (2000, 5))
+# The steps that count in the score besides the hardest one: difficulty 200 and up, HoDoKu's Expert
+# techniques (Finned Swordfish and harder) and W-Wings. Counting the easier steps too (HoDoKu's whole
+# total) ranks worse against Sudoku Explainer's ratings: their number says little about how hard a
+# puzzle is once it needs chains (docs/grading.md, Measured).
+HARD_STEP: Final = 200
 
 
 Status = Literal["solved", "no-solution", "multiple-solutions", "invalid"]
@@ -141,10 +146,12 @@ def level_of(techniques: list[str], total: int) -> int:
 
 def score_of(steps: Sequence[Step]) -> int:
     """The puzzle's score: ten times its hardest step's difficulty (its score, plus a bonus for a long
-    chain, net or ALS move: :func:`~sudokupool.sudoku.techniques.step.difficulty`) plus a tenth of all
-    step scores (rounded down). The hardest step dominates, as it does in Sudoku Explainer's rating;
-    the total ranks the puzzles that share a hardest step."""
-    return 10 * max((step.difficulty for step in steps), default=0) + sum(step.score for step in steps) // 10
+    chain, net or ALS move: :func:`~sudokupool.sudoku.techniques.step.difficulty`) plus a tenth of the
+    difficulties of its hard steps (``HARD_STEP`` and up), rounded down. The hardest step dominates, as
+    it does in Sudoku Explainer's rating; the hard steps rank the puzzles that share a hardest step."""
+    difficulties = [step.difficulty for step in steps]
+    hard = sum(d for d in difficulties if d >= HARD_STEP)
+    return 10 * max(difficulties, default=0) + hard // 10
 
 
 def tier_of(score: int) -> str:

@@ -88,6 +88,10 @@ LENGTHY: frozenset[str] = frozenset(
     }
 )
 LENGTH_BONUS = 10
+# Sudoku Explainer, whose ratings the score is measured against, has no W-Wing: it meets the pattern
+# only as a chain (a W-Wing is an XY-Chain whose middle link is a digit's strong link instead of a
+# bivalue cell), so for the puzzle's score a W-Wing is as hard as an XY-Chain.
+RATED_AS: dict[str, str] = {"W-Wing": "XY-Chain"}
 
 
 def length_steps(cells: int) -> int:
@@ -103,10 +107,12 @@ def length_steps(cells: int) -> int:
 
 def difficulty(technique: str, cells: int) -> int:
     """How hard a step of ``technique`` naming ``cells`` cells is, for the puzzle's score: the
-    technique's score, plus a bonus that grows with the size of a chain, net or ALS move."""
+    technique's score (a W-Wing's is an XY-Chain's, see ``RATED_AS``), plus a bonus that grows with the
+    size of a chain, net or ALS move."""
+    score = SCORES[RATED_AS.get(technique, technique)]
     if technique in LENGTHY:
-        return SCORES[technique] + LENGTH_BONUS * length_steps(cells)
-    return SCORES[technique]
+        return score + LENGTH_BONUS * length_steps(cells)
+    return score
 
 
 @dataclass
