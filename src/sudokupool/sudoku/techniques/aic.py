@@ -14,6 +14,8 @@ The search is breadth first from every node, so the shortest chain is found firs
 
 from __future__ import annotations
 
+import copy
+
 from sudokupool.sudoku.candidates import BIT, DIGITS_OF, Candidates
 from sudokupool.sudoku.grid import BOX_OF, COL_OF, HOUSES, PEERS, ROW_OF, cell_name
 from sudokupool.sudoku.techniques.step import Step, join, removal_text
@@ -23,59 +25,126 @@ _PEER_MASK = tuple(sum(1 << p for p in PEERS[c]) for c in range(81))
 
 
 class _Graph:
-    """The nodes of a candidate grid and their strong and weak links."""
+    """The nodes of a candidate grid and their strong and weak links.
 
-    def __init__(self, cg: Candidates, grouped: bool) -> None:
+    The single-cell nodes come first, in cell order; a grouped graph (:meth:`with_groups`) adds the
+    groups after them and shares the single cells' data, so one grid's nodes are set up once for
+    both searches."""
+
+    def __init__(self, cg: Candidates) -> None:
         cands = cg.cands
         self.cells: list[tuple[int, ...]] = []
         self.digit: list[int] = []
-        self.index: dict[tuple[int, tuple[int, ...]], int] = {}
+        self.mask: list[int] = []
+        self.seen: list[int] = []
+        # The node of digit d in the single cell c, by ``c * 10 + d``.
+        self.single = single = [-1] * 810
         for c in range(81):
             for d in DIGITS_OF[cands[c]]:
-                self._node(d, (c,))
-        if grouped:
-            for d in range(1, 10):
-                bit = BIT[d]
-                for box in range(9):
-                    spots = [c for c in HOUSES[18 + box] if cands[c] & bit]
-                    for line_of in (ROW_OF, COL_OF):
-                        for line in {line_of[c] for c in spots}:
-                            group = tuple(c for c in spots if line_of[c] == line)
-                            if len(group) >= 2:
-                                self._node(d, group)
-        n = len(self.cells)
-        self.mask = [sum(1 << c for c in cells) for cells in self.cells]
-        self.seen = []
-        for cells in self.cells:
-            m = (1 << 81) - 1
-            for c in cells:
-                m &= _PEER_MASK[c]
-            self.seen.append(m)
-        self.strong: list[list[int]] = [[] for _ in range(n)]
-        self.weak: list[list[int]] = [[] for _ in range(n)]
-        by_digit: dict[int, list[int]] = {}
-        for i in range(n):
-            by_digit.setdefault(self.digit[i], []).append(i)
-        # Weak links between nodes of one digit: disjoint, and every cell of one sees every cell of the
-        # other. In node order: the single cells (in cell order, found through the cells that see all of
-        # node i), then the groups.
-        mask, seen, index = self.mask, self.seen, self.index
+                single[c * 10 + d] = len(self.cells)
+                self.cells.append((c,))
+                self.digit.append(d)
+                self.mask.append(1 << c)
+                self.seen.append(_PEER_MASK[c])
+        self.n_singles = n = len(self.cells)
         # Each digit's places, as a cell bitmask.
         self.places = [0] + [sum(1 << c for c in range(81) if cands[c] & BIT[d]) for d in range(1, 10)]
-        for d, nodes in by_digit.items():
-            places = self.places[d]
-            groups = [j for j in nodes if len(self.cells[j]) > 1]
-            for i in nodes:
-                out = self.weak[i]
-                near = seen[i] & places
-                while near:
-                    low = near & -near
-                    near ^= low
-                    out.append(index[(d, (low.bit_length() - 1,))])
-                mi, si = mask[i], seen[i]
-                out.extend(j for j in groups if j != i and not mi & mask[j] and mask[j] & ~si == 0)
+        # Weak links between single cells of one digit that see each other (in cell order), and
+        # between two candidates of one cell (which never both hold).
+        self.near: list[list[int]] = []
+        for i in range(n):
+            d = self.digit[i]
+            out = []
+            reach = self.seen[i] & self.places[d]
+            while reach:
+                low = reach & -reach
+                reach ^= low
+                out.append(single[(low.bit_length() - 1) * 10 + d])
+            self.near.append(out)
+        self.inside: list[list[int]] = [[] for _ in range(n)]
+        self.strong: list[list[int]] = [[] for _ in range(n)]
+        # Strong links of one digit: a house whose places for it are two single cells, in two boxes
+        # for a row or column (as in the grouped graph, where a line's places are split by box).
+        for d in range(1, 10):
+            bit = BIT[d]
+            for h, house in enumerate(HOUSES):
+                spots = [c for c in house if cands[c] & bit]
+                if len(spots) == 2 and (h >= 18 or BOX_OF[spots[0]] != BOX_OF[spots[1]]):
+                    a, b = single[spots[0] * 10 + d], single[spots[1] * 10 + d]
+                    if b not in self.strong[a]:
+                        self.strong[a].append(b)
+                        self.strong[b].append(a)
+        self._cell_links(cands)
+        self.weak = [near + inside for near, inside in zip(self.near, self.inside, strict=True)]
+        self._states()
+
+    def _cell_links(self, cands: list[int]) -> None:
+        """Links inside a cell: two candidates never both hold; in a bivalue cell one of them does."""
+        single = self.single
+        for c in range(81):
+            here = [single[c * 10 + d] for d in DIGITS_OF[cands[c]]]
+            for i in here:
+                for j in here:
+                    if i != j:
+                        self.inside[i].append(j)
+                        if len(here) == 2:
+                            self.strong[i].append(j)
+
+    def with_groups(self, cg: Candidates) -> _Graph:
+        """The same grid's graph with group nodes (two or three cells of a box on one line)."""
+        cands = cg.cands
+        g = copy.copy(self)
+        g.cells, g.digit, g.mask, g.seen = self.cells[:], self.digit[:], self.mask[:], self.seen[:]
+        single = self.single
+        group_index: dict[tuple[int, tuple[int, ...]], int] = {}
+        groups_of: list[list[int]] = [[] for _ in range(10)]
+        for d in range(1, 10):
+            bit = BIT[d]
+            for box in range(9):
+                spots = [c for c in HOUSES[18 + box] if cands[c] & bit]
+                for line_of in (ROW_OF, COL_OF):
+                    for line in {line_of[c] for c in spots}:
+                        group = tuple(c for c in spots if line_of[c] == line)
+                        if len(group) >= 2 and (d, group) not in group_index:
+                            group_index[(d, group)] = len(g.cells)
+                            groups_of[d].append(len(g.cells))
+                            g.cells.append(group)
+                            g.digit.append(d)
+                            m = sum(1 << c for c in group)
+                            g.mask.append(m)
+                            seen = (1 << 81) - 1
+                            for c in group:
+                                seen &= _PEER_MASK[c]
+                            g.seen.append(seen)
+        n = len(g.cells)
+        mask, seen_all, digit = g.mask, g.seen, g.digit
+        # Weak links between nodes of one digit: disjoint, and every cell of one sees every cell of the
+        # other. In node order: the single cells, then the groups; then, for a single cell, its other
+        # digits.
+        far: list[list[int]] = [[] for _ in range(n)]
+        for j in range(self.n_singles, n):
+            d = digit[j]
+            reach = seen_all[j] & self.places[d]
+            while reach:
+                low = reach & -reach
+                reach ^= low
+                far[single[(low.bit_length() - 1) * 10 + d]].append(j)
+        near = self.near[:]
+        for i in range(self.n_singles, n):
+            d, mi, si = digit[i], mask[i], seen_all[i]
+            out = []
+            reach = si & self.places[d]
+            while reach:
+                low = reach & -reach
+                reach ^= low
+                out.append(single[(low.bit_length() - 1) * 10 + d])
+            near.append(out)
+            far[i] = [j for j in groups_of[d] if j != i and not mi & mask[j] and mask[j] & ~si == 0]
+        inside = self.inside + [[] for _ in range(self.n_singles, n)]
+        g.weak = [a + b + c for a, b, c in zip(near, far, inside, strict=True)]
+        g.strong = [[] for _ in range(n)]
         # Strong links of one digit: a house whose places for it are exactly two nodes.
-        for d in by_digit:
+        for d in range(1, 10):
             bit = BIT[d]
             for h, house in enumerate(HOUSES):
                 spots = [c for c in house if cands[c] & bit]
@@ -87,29 +156,46 @@ class _Graph:
                         parts.setdefault(line_of[c], []).append(c)
                     if len(parts) != 2:
                         continue
-                    a, b = (self.index.get((d, tuple(p))) for p in parts.values())
-                    if a is not None and b is not None and b not in self.strong[a]:
-                        self.strong[a].append(b)
-                        self.strong[b].append(a)
-        # Links inside a cell: two candidates never both hold; in a bivalue cell one of them does.
+                    a, b = (
+                        single[p[0] * 10 + d] if len(p) == 1 else group_index.get((d, tuple(p))) for p in parts.values()
+                    )
+                    if a is not None and b is not None and b not in g.strong[a]:
+                        g.strong[a].append(b)
+                        g.strong[b].append(a)
         for c in range(81):
-            here = [self.index[(d, (c,))] for d in DIGITS_OF[cands[c]]]
-            for i in here:
-                for j in here:
-                    if i != j:
-                        self.weak[i].append(j)
-                        if len(here) == 2:
-                            self.strong[i].append(j)
+            here = [single[c * 10 + d] for d in DIGITS_OF[cands[c]]]
+            if len(here) == 2:
+                i, j = here
+                g.strong[i].append(j)
+                g.strong[j].append(i)
+        g._states()
+        return g
 
-    def _node(self, digit: int, cells: tuple[int, ...]) -> None:
-        key = (digit, cells)
-        if key not in self.index:
-            self.index[key] = len(self.cells)
-            self.cells.append(cells)
-            self.digit.append(digit)
+    def _states(self) -> None:
+        """The search's successors by state (node * 2 + 1 for "node true", node * 2 for "node false"):
+        a false node makes its strong partners true, a true node its weak partners false."""
+        self.next: list[list[int]] = []
+        for i in range(len(self.strong)):
+            self.next.append([2 * j + 1 for j in self.strong[i]])
+            self.next.append([2 * j for j in self.weak[i]])
 
     def name(self, i: int) -> str:
         return "/".join(cell_name(c) for c in self.cells[i])
+
+
+_graphs: dict[tuple[int, ...], list[_Graph]] = {}
+
+
+def _graph(cg: Candidates, grouped: bool) -> _Graph:
+    """The graph of ``cg``, with or without groups, kept for the last candidate state."""
+    key = tuple(cg.cands)
+    if key not in _graphs:
+        _graphs.clear()
+        _graphs[key] = [_Graph(cg)]
+    kept = _graphs[key]
+    if grouped and len(kept) == 1:
+        kept.append(kept[0].with_groups(cg))
+    return kept[-1] if grouped else kept[0]
 
 
 # path, placements, eliminations, and whether the path is a continuous nice loop (closing on its start)
@@ -175,14 +261,21 @@ def _conclude(g: _Graph, cg: Candidates, start: int, end: int) -> tuple[list[tup
 
 
 def _search(cg: Candidates, grouped: bool) -> tuple[_Graph, Found] | None:
-    g = _Graph(cg, grouped)
+    g = _graph(cg, grouped)
+    succ, digit, seen, cells = g.next, g.digit, g.seen, g.cells
     best: Found | None = None
-    for start in range(len(g.cells)):
+    for start in range(len(g.strong)):
         if not g.strong[start]:
             continue
+        # What an end of the start's digit must see for "start or end" to remove anything.
+        ds = digit[start]
+        reach = seen[start] & g.places[ds]
+        lone = len(cells[start]) == 1
+        back = set(g.weak[start])  # weak links are symmetric: the nodes weakly linked to the start
         # States: node * 2 + 1 for "node true", node * 2 for "node false"; the start is false.
-        parent: dict[int, int] = {start * 2: -1}
-        frontier = [start * 2]
+        root = start * 2
+        parent: dict[int, int] = {root: -1}
+        frontier = [root]
         depth = 1
         limit = MAX_NODES if best is None else len(best[0]) - 1
         found: Found | None = None
@@ -190,11 +283,10 @@ def _search(cg: Candidates, grouped: bool) -> tuple[_Graph, Found] | None:
             depth += 1
             nxt = []
             for state in frontier:
-                node, on = divmod(state, 2)
-                for other in g.weak[node] if on else g.strong[node]:
-                    child = other * 2 + (0 if on else 1)
-                    if other == start and on and depth > 4:
-                        # The true end is weakly linked back to the start: a continuous nice loop.
+                if state & 1:
+                    # A true node's successors are false nodes, which end no chain; but a true node weakly
+                    # linked back to the start closes a continuous nice loop.
+                    if depth > 4 and state >> 1 in back:
                         path = [state]
                         while parent[path[-1]] != -1:
                             path.append(parent[path[-1]])
@@ -204,11 +296,24 @@ def _search(cg: Candidates, grouped: bool) -> tuple[_Graph, Found] | None:
                             if elim:
                                 found = (nodes, [], elim, True)
                                 break
+                    for child in succ[state]:
+                        if child not in parent:
+                            parent[child] = state
+                            nxt.append(child)
+                    continue
+                for child in succ[state]:
                     if child in parent:
                         continue
                     parent[child] = state
                     nxt.append(child)
-                    if on or depth < 4:
+                    if depth < 4:
+                        continue
+                    other = child >> 1
+                    # A quick look at the ends first: _conclude finds nothing in these.
+                    if digit[other] == ds:
+                        if other != start and not reach & seen[other]:
+                            continue
+                    elif not lone or len(cells[other]) != 1:
                         continue
                     placements, elim = _conclude(g, cg, start, other)
                     if placements or elim:

@@ -58,23 +58,24 @@ def _state(cg: Candidates) -> tuple[list[Als], dict[int, list[tuple[int, int]]],
         masks = [0] + [sum(1 << c for c, m in enumerate(cg.cands) if m & BIT[d]) for d in range(1, 10)]
         # Index the sets by digit and the lowest cell holding it, so a set only meets the sets whose
         # cells for the digit start where it sees them all.
-        lowest: list[dict[int, list[int]]] = [{} for _ in range(10)]
+        lowest: list[dict[int, list[tuple[int, int, int]]]] = [{} for _ in range(10)]
         for j, b in enumerate(alses):
             for x, spots in b.spots.items():
-                lowest[x].setdefault((spots & -spots).bit_length() - 1, []).append(j)
+                lowest[x].setdefault((spots & -spots).bit_length() - 1, []).append((j, spots, b.where))
         links: dict[int, list[tuple[int, int]]] = {}
         for i, a in enumerate(alses):
             out: list[tuple[int, int]] = []
+            a_where = a.where
             for x in DIGITS_OF[a.digits]:
-                region = a.sees[x] & ~a.where
+                region = a.sees[x] & ~a_where
+                beyond = ~region
                 starts = region & masks[x]
                 index = lowest[x]
                 while starts:
                     low = starts & -starts
                     starts ^= low
-                    for j in index.get(low.bit_length() - 1, ()):
-                        b = alses[j]
-                        if not b.where & a.where and b.spots[x] & ~region == 0:
+                    for j, spots, b_where in index.get(low.bit_length() - 1, ()):
+                        if not b_where & a_where and not spots & beyond:
                             out.append((j, x))
             if out:
                 out.sort()
@@ -87,24 +88,46 @@ def _state(cg: Candidates) -> tuple[list[Als], dict[int, list[tuple[int, int]]],
 def find_alses(cg: Candidates) -> list[Als]:
     cands = cg.cands
     found: dict[tuple[int, ...], Als] = {}
-    for h, house in enumerate(HOUSES):
-        empty = [c for c in house if cands[c]]
-        top = min(MAX_SIZE, len(empty) - 1)
-        # Depth first over growing cell sets; a set with more than MAX_SIZE + 1 digits never shrinks back.
-        stack: list[tuple[int, tuple[int, ...], int]] = [(0, (), 0)]
-        while stack:
-            nxt, cells, digits = stack.pop()
-            for k in range(nxt, len(empty)):
-                c = empty[k]
-                union = digits | cands[c]
-                n = POPCOUNT[union]
-                grown = (*cells, c)
-                size = len(grown)
-                if n > top + 1:
-                    continue
-                if n == size + 1 and grown not in found:
-                    spots = {d: sum(1 << e for e in grown if cands[e] & BIT[d]) for d in DIGITS_OF[union]}
-                    found[grown] = Als(
+    for h in range(27):
+        # A set in two houses (a row or column inside a box) counts for the first of them.
+        for a in _house_alses(cands, h):
+            if a.cells not in found:
+                found[a.cells] = a
+    # Houses in order, then smaller sets first, then cell order: the order the searches meet them.
+    return sorted(found.values(), key=lambda a: (a.house, len(a.cells), a.cells))
+
+
+# The sets of one house, by the house and its cells' candidates: a step changes a few houses, so
+# most houses' sets carry over to the next step's search. A hard puzzle's solve meets a few hundred
+# such keys; the cap keeps a long-running process's cache to a few megabytes.
+HOUSE_CACHE_MAX = 500
+_house_cache: dict[tuple[int, ...], list[Als]] = {}
+
+
+def _house_alses(cands: list[int], h: int) -> list[Als]:
+    house = HOUSES[h]
+    key = (h, *(cands[c] for c in house))
+    if key in _house_cache:
+        return _house_cache[key]
+    empty = [c for c in house if cands[c]]
+    top = min(MAX_SIZE, len(empty) - 1)
+    out: list[Als] = []
+    # Depth first over growing cell sets; a set with more than MAX_SIZE + 1 digits never shrinks back.
+    stack: list[tuple[int, tuple[int, ...], int]] = [(0, (), 0)]
+    while stack:
+        nxt, cells, digits = stack.pop()
+        for k in range(nxt, len(empty)):
+            c = empty[k]
+            union = digits | cands[c]
+            n = POPCOUNT[union]
+            grown = (*cells, c)
+            size = len(grown)
+            if n > top + 1:
+                continue
+            if n == size + 1:
+                spots = {d: sum(1 << e for e in grown if cands[e] & BIT[d]) for d in DIGITS_OF[union]}
+                out.append(
+                    Als(
                         grown,
                         h,
                         union,
@@ -112,10 +135,13 @@ def find_alses(cg: Candidates) -> list[Als]:
                         spots,
                         {d: _seen_by_all(m) for d, m in spots.items()},
                     )
-                if size < top:
-                    stack.append((k + 1, grown, union))
-    # Houses in order, then smaller sets first, then cell order: the order the searches meet them.
-    return sorted(found.values(), key=lambda a: (a.house, len(a.cells), a.cells))
+                )
+            if size < top:
+                stack.append((k + 1, grown, union))
+    if len(_house_cache) >= HOUSE_CACHE_MAX:
+        _house_cache.clear()
+    _house_cache[key] = out
+    return out
 
 
 def _restricted(a: Als, b: Als) -> list[int]:
@@ -192,6 +218,10 @@ def als_chain(cg: Candidates) -> Step | None:
     counts as one partial chain."""
     alses, links, masks = _state(cg)
     where = [a.where for a in alses]
+    # Each set's links with the linked set's cells, in link order; and reversed, with the linked set's
+    # digits other than the link's: the inner loops reject most links by these alone.
+    onward = {i: [(j, x, where[j]) for j, x in out] for i, out in links.items()}
+    backward = {i: [(j, x, where[j], alses[j].digits & ~BIT[x]) for j, x in reversed(out)] for i, out in links.items()}
     work = 0
     for length in range(4, MAX_CHAIN + 1):
         for start in links:
@@ -206,24 +236,24 @@ def als_chain(cg: Candidates) -> Step | None:
                 path, via, used = stack.pop()
                 last = path[-1]
                 if len(path) < length - 1:
-                    for nxt, x in links.get(last, ()):
-                        if where[nxt] & used or (via and x == via[-1]):
+                    back = via[-1] if via else 0
+                    for nxt, x, nxt_where in onward.get(last, ()):
+                        if nxt_where & used or x == back:
                             continue
-                        stack.append(([*path, nxt], [*via, x], used | where[nxt]))
+                        stack.append(([*path, nxt], [*via, x], used | nxt_where))
                     continue
                 back = via[-1] if via else 0
                 keep = first.digits & ~BIT[via[0]]
-                for nxt, x in reversed(links.get(last, ())):
-                    end_where = where[nxt]
+                for nxt, x, end_where, end_digits in backward.get(last, ()):
                     if end_where & used or x == back:
                         continue
                     if work >= MAX_WORK:
                         return None
                     work += 1
-                    end = alses[nxt]
-                    free = keep & end.digits & ~BIT[x]
+                    free = keep & end_digits
                     if not free:
                         continue
+                    end = alses[nxt]
                     outside = ~(used | end_where)
                     for z in DIGITS_OF[free]:
                         if not near[z] & end.sees[z] & outside:

@@ -101,6 +101,14 @@ def finned_fish(cg: Candidates, size: int, sashimi: bool) -> Step | None:
     return None
 
 
+# The cells of each row (by_rows) or column, in line order; and each 9-bit mask's bits, low first.
+_LINE_CELLS = {
+    True: tuple(tuple(i * 9 + j for j in range(9)) for i in range(9)),
+    False: tuple(tuple(j * 9 + i for j in range(9)) for i in range(9)),
+}
+_BITS_OF = tuple(tuple(1 << j for j in range(9) if m >> j & 1) for m in range(512))
+
+
 def finned_fish_digit(cg: Candidates, size: int, digit: int) -> tuple[Step | None, Step | None]:
     """The first finned and the first sashimi fish of ``size`` lines for ``digit``.
 
@@ -117,7 +125,13 @@ def finned_fish_digit(cg: Candidates, size: int, digit: int) -> tuple[Step | Non
         def at(i: int, j: int, by_rows: bool = by_rows) -> int:
             return i * 9 + j if by_rows else j * 9 + i
 
-        lines = [sum(1 << j for j in range(9) if cands[at(i, j)] & bit) for i in range(9)]
+        lines = []
+        for cells in _LINE_CELLS[by_rows]:
+            line = 0
+            for j, c in enumerate(cells):
+                if cands[c] & bit:
+                    line |= 1 << j
+            lines.append(line)
         pool = [i for i in range(9) if 1 <= POPCOUNT[lines[i]] <= size + 3]
         for base in combinations(pool, size):
             union = 0
@@ -132,9 +146,8 @@ def finned_fish_digit(cg: Candidates, size: int, digit: int) -> tuple[Step | Non
                 need = size - POPCOUNT[required]
                 if need < 0:
                     continue
-                optional = [j for j in range(9) if (union & in_stack) >> j & 1]
-                for extra in combinations(optional, need):
-                    cover = required | sum(1 << j for j in extra)
+                for extra in combinations(_BITS_OF[union & in_stack], need):
+                    cover = required | sum(extra)
                     fin_lines = [i for i in base if lines[i] & ~cover]
                     if not fin_lines or len({i // 3 for i in fin_lines}) != 1:
                         continue

@@ -42,14 +42,23 @@ MAX_BRANCHES = 4
 
 EMPTY_GRID = Candidates.from_puzzle("." * 81)
 _HOUSES_OF = tuple((ROW_OF[c], 9 + COL_OF[c], 18 + BOX_OF[c]) for c in range(81))
+# The hot loop's lookups: by ``cell * 10 + digit`` the keys ``house * 10 + digit`` of the cell's row,
+# column and box; each cell's bit, its peers' and each house's cells as 81-bit masks.
+_KEYS = tuple(tuple(h * 10 + d for h in _HOUSES_OF[c]) if d else () for c in range(81) for d in range(10))
+_CELL_BIT = tuple(1 << c for c in range(81))
+_PEER_MASK = tuple(sum(_CELL_BIT[p] for p in PEER_LISTS[c]) for c in range(81))
+_HOUSE_MASK = tuple(sum(_CELL_BIT[c] for c in house) for house in HOUSES)
+# The facts "cell is not digit" and "cell is digit", by ``cell * 10 + digit``, made once.
+_NOT = tuple((0, c, d) for c in range(81) for d in range(10))
+_IS = tuple((1, c, d) for c in range(81) for d in range(10))
 
 
 class Tally:
     """Per house and digit (index ``house * 10 + digit``): how many cells hold the digit as a
-    candidate, which ones, and whether the digit is already placed there. Shared by every run on one
-    grid (a nested run uses its outer run's)."""
+    candidate, which ones, and whether the digit is already placed there; and each digit's cells as
+    an 81-bit mask. Shared by every run on one grid (a nested run uses its outer run's)."""
 
-    __slots__ = ("counts", "hidden_why", "placed", "places")
+    __slots__ = ("cells_of", "counts", "hidden_why", "placed", "places")
 
     def __init__(self, cg: Candidates) -> None:
         self.counts = [0] * 270
@@ -67,6 +76,10 @@ class Tally:
                     places[h * 10 + d].append(c)
                 if cg.values[c]:
                     placed[h * 10 + cg.values[c]] = True
+        self.cells_of = [0] * 10
+        for c, m in enumerate(cg.cands):
+            for d in DIGITS_OF[m]:
+                self.cells_of[d] |= _CELL_BIT[c]
 
 
 # The facts "cell is not d" for each d of a mask, by ``cell * 512 + mask``: what a naked single rests on.
@@ -84,7 +97,7 @@ def _gone(cell: int, mask: int) -> tuple[Fact, ...]:
 class Run:
     """The consequences of one assumption, with where each fact came from."""
 
-    __slots__ = ("base", "cands", "contradiction", "nested_out", "order", "parents", "tally", "values")
+    __slots__ = ("base", "cands", "cells_of", "contradiction", "nested_out", "order", "parents", "tally", "values")
 
     def __init__(
         self,
@@ -107,6 +120,7 @@ class Run:
             self.base = cg.cands
             self.cands = list(cg.cands)
             self.values = list(cg.values)
+            self.cells_of = list(tally.cells_of)  # kept equal to ``cands``, by digit
             self.parents: MutableMapping[Fact, tuple[Fact, ...]] = {}
             counts, placed, base_counts = list(tally.counts), list(tally.placed), tally.counts
         else:
@@ -117,6 +131,7 @@ class Run:
             self.base = outer.base
             self.cands = list(outer.cands)
             self.values = list(outer.values)
+            self.cells_of = list(outer.cells_of)
             self.parents = ChainMap({}, outer.parents)
             counts, placed, base_counts = list(counts), list(placed), counts
         self._propagate(cell, digit, chain, counts, placed, base_counts, locked, nested)
@@ -189,8 +204,8 @@ class Run:
         chain: bool,
         base_counts: list[int],
     ) -> None:
-        cands, values, base, parents = self.cands, self.values, self.base, self.parents
-        places, hidden_why = self.tally.places, self.tally.hidden_why
+        cands, values, base, parents, cells_of = self.cands, self.values, self.base, self.parents, self.cells_of
+        hidden_why = self.tally.hidden_why
         while queue:
             cell, d, why = queue.popleft()
             bit = BIT[d]
@@ -204,23 +219,30 @@ class Run:
             if not cands[cell] & bit:
                 self._contra(f"{cell_name(cell)} would be {d}, which it cannot hold", (0, cell, d), why)
                 return
-            fact = (1, cell, d)
+            fact = _IS[cell * 10 + d]
             parents[fact] = why
             self.order.append(fact)
             values[cell] = d
-            for h in _HOUSES_OF[cell]:
-                placed[h * 10 + d] = True
+            for k in _KEYS[cell * 10 + d]:
+                placed[k] = True
+            cell_bit = _CELL_BIT[cell]
+            cells_of[d] ^= cell_bit
+            # The cell's other digits go first, then the digit from its peers in cell order.
             removed = [(cell, e) for e in DIGITS_OF[cands[cell] & ~bit]]
             cands[cell] = 0
-            removed += [(p, d) for p in PEER_LISTS[cell] if cands[p] & bit]
+            peers = _PEER_MASK[cell] & cells_of[d]
+            while peers:
+                low = peers & -peers
+                peers ^= low
+                removed.append((low.bit_length() - 1, d))
             because = (fact,)
             for p, e in removed:
                 # Remove and count one candidate at a time, so counts and candidates always agree.
                 ebit = BIT[e]
-                cands[p] &= ~ebit
-                parents[(0, p, e)] = because
                 if p != cell:
-                    left = cands[p]
+                    cells_of[e] ^= _CELL_BIT[p]
+                    left = cands[p] = cands[p] & ~ebit
+                    parents[_NOT[p * 10 + e]] = because
                     if not left and not values[p]:
                         self._contra(
                             f"{cell_name(p)} would have no candidate left",
@@ -231,22 +253,25 @@ class Run:
                     if POPCOUNT[left] == 1 and (not chain or POPCOUNT[base[p]] == 2):
                         # Every candidate the run removed has its fact, so the single rests on all of them.
                         queue.append((p, DIGITS_OF[left][0], _gone(p, base[p] & ~left)))
-                for h in _HOUSES_OF[p]:
-                    k = h * 10 + e
-                    counts[k] -= 1
-                    if placed[k] or counts[k] > 1:
+                else:
+                    cells_of[e] ^= cell_bit
+                    parents[_NOT[p * 10 + e]] = because
+                for k in _KEYS[p * 10 + e]:
+                    n = counts[k] = counts[k] - 1
+                    if n > 1 or placed[k]:
                         continue
-                    house = HOUSES[h]
-                    if not counts[k]:
-                        why_h = tuple((0, c, e) for c in house if base[c] & ebit and (0, c, e) in parents)
+                    h = k // 10
+                    if not n:
+                        why_h = tuple((0, c, e) for c in HOUSES[h] if base[c] & ebit and (0, c, e) in parents)
                         self._contra(f"{house_name(h)} would have no place for {e}", None, why_h)
                         return
                     if not chain or base_counts[k] == 2:
-                        spots = places[k]
-                        spot = next(c for c in spots if cands[c] & ebit)
+                        spot = (_HOUSE_MASK[h] & cells_of[e]).bit_length() - 1
                         rests_on = hidden_why.get(k * 81 + spot)
                         if rests_on is None:
-                            rests_on = hidden_why[k * 81 + spot] = tuple((0, c, e) for c in spots if c != spot)
+                            rests_on = hidden_why[k * 81 + spot] = tuple(
+                                (0, c, e) for c in self.tally.places[k] if c != spot
+                            )
                         queue.append((spot, e, rests_on))
 
     def _locked_candidates(
@@ -300,6 +325,7 @@ class Run:
         if not cands[cell] & ebit:
             return True
         cands[cell] &= ~ebit
+        self.cells_of[e] ^= _CELL_BIT[cell]
         self.parents[(0, cell, e)] = why
         left = cands[cell]
         if not left:
@@ -396,33 +422,31 @@ def _verity(
     cg: Candidates, runs: dict[tuple[int, int], Run], name: str, branches_max: int = MAX_BRANCHES
 ) -> tuple[int, Step] | None:
     cands = cg.cands
-    groups: list[tuple[str, list[tuple[int, int]]]] = []
+    # The branches of each cell (its candidates) and of each house and digit (its places), with the house
+    # (-1 for a cell) for the step's wording.
+    groups: list[tuple[int, list[tuple[int, int]]]] = []
     for cell in range(81):
         if 2 <= POPCOUNT[cands[cell]] <= branches_max:
-            groups.append(
-                (
-                    f"Whichever of {_either(str(d) for d in DIGITS_OF[cands[cell]])} {cell_name(cell)} holds",
-                    [(cell, d) for d in DIGITS_OF[cands[cell]]],
-                )
-            )
+            groups.append((-1, [(cell, d) for d in DIGITS_OF[cands[cell]]]))
     for h, house in enumerate(HOUSES):
         for digit in range(1, 10):
             spots = [c for c in house if cands[c] & BIT[digit]]
             if 2 <= len(spots) <= branches_max:
-                groups.append(
-                    (
-                        f"Wherever the {digit} of {house_name(h)} goes ({_either(cell_name(c) for c in spots)})",
-                        [(c, digit) for c in spots],
-                    )
-                )
+                groups.append((h, [(c, digit) for c in spots]))
     best: tuple[int, Step] | None = None
-    for intro, branches in groups:
+    # Each run's facts as a set, made once: a run is a branch of up to four groups. (A copy of such a
+    # set has the same layout as the set itself, so ``common`` holds its facts in the same order.)
+    facts: dict[tuple[int, int], set[Fact]] = {}
+    for h, branches in groups:
         branch_runs = [runs[b] for b in branches]
         if any(r.contradiction is not None for r in branch_runs):
             continue  # a contradiction step is found separately
-        common = set(branch_runs[0].parents)
-        for r in branch_runs[1:]:
-            common &= set(r.parents)
+        for b, r in zip(branches, branch_runs, strict=True):
+            if b not in facts:
+                facts[b] = set(r.parents)
+        common = set(facts[branches[0]])
+        for b in branches[1:]:
+            common &= facts[b]
         for fact in common:
             kind, cell, digit = fact
             if kind == 1 and cg.values[cell]:
@@ -440,6 +464,12 @@ def _verity(
                 f"if {cell_name(c)} = {d}: {_placements_text(p, c)}"
                 for (c, d), r, p in zip(branches, branch_runs, proofs, strict=True)
             )
+            if h < 0:
+                cell0 = branches[0][0]
+                intro = f"Whichever of {_either(str(d) for _, d in branches)} {cell_name(cell0)} holds"
+            else:
+                d0 = branches[0][1]
+                intro = f"Wherever the {d0} of {house_name(h)} goes ({_either(cell_name(c) for c, _ in branches)})"
             step = Step(
                 f"{name} Verity",
                 placements=[(cell, digit)] if kind else [],

@@ -35,21 +35,26 @@ def _rectangles(cg: Candidates) -> list[tuple[Rectangle, int, int]]:
     return found
 
 
+# Every rectangle of cells spanning two rows, two columns and exactly two boxes, in the order the
+# search tries them.
+_ALL_RECTANGLES: tuple[Rectangle, ...] = tuple(
+    (r1 * 9 + c1, r1 * 9 + c2, r2 * 9 + c1, r2 * 9 + c2)
+    for r1, r2 in combinations(range(9), 2)
+    for c1, c2 in combinations(range(9), 2)
+    if (r1 // 3 == r2 // 3) != (c1 // 3 == c2 // 3)
+)
+
+
 def _find_rectangles(cg: Candidates) -> Iterator[tuple[Rectangle, int, int]]:
-    cands, values = cg.cands, cg.values
-    for r1, r2 in combinations(range(9), 2):
-        same_band = r1 // 3 == r2 // 3
-        for c1, c2 in combinations(range(9), 2):
-            if same_band == (c1 // 3 == c2 // 3):
-                continue  # one box or four boxes
-            rect = (r1 * 9 + c1, r1 * 9 + c2, r2 * 9 + c1, r2 * 9 + c2)
-            if any(values[c] for c in rect):
-                continue
-            common = cands[rect[0]] & cands[rect[1]] & cands[rect[2]] & cands[rect[3]]
-            if POPCOUNT[common] < 2:
-                continue
-            for x, y in combinations(DIGITS_OF[common], 2):
-                yield rect, x, y
+    cands = cg.cands
+    for rect in _ALL_RECTANGLES:
+        a, b, c, d = rect
+        # A filled cell has no candidates, so a rectangle with one has no common digit.
+        common = cands[a] & cands[b] & cands[c] & cands[d]
+        if POPCOUNT[common] < 2:
+            continue
+        for x, y in combinations(DIGITS_OF[common], 2):
+            yield rect, x, y
 
 
 def _shared_houses(a: int, b: int) -> list[int]:
