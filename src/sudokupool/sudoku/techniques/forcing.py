@@ -256,10 +256,16 @@ class Run:
                 if POPCOUNT[left] == 1 and (not chain or POPCOUNT[base[p]] == 2):
                     # Every candidate the run removed has its fact, so the single rests on all of them.
                     queue.append((p, DIGITS_OF[left][0], _gone(p, base[p] & ~left)))
-                for k in _KEYS[p * 10 + d]:
-                    n = counts[k] = counts[k] - 1
-                    if (n > 1 or placed[k]) or self._house_single(k, d, n, queue, chain, base_counts):
-                        continue
+                # The row's, column's and box's counts, written out: the hottest lines of a forcing search.
+                row, col, box = _KEYS[p * 10 + d]
+                n = counts[row] = counts[row] - 1
+                if n < 2 and not placed[row] and not self._house_single(row, d, n, queue, chain, base_counts):
+                    return
+                n = counts[col] = counts[col] - 1
+                if n < 2 and not placed[col] and not self._house_single(col, d, n, queue, chain, base_counts):
+                    return
+                n = counts[box] = counts[box] - 1
+                if n < 2 and not placed[box] and not self._house_single(box, d, n, queue, chain, base_counts):
                     return
 
     def _house_single(
