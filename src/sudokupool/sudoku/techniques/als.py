@@ -167,7 +167,11 @@ def als_xz(cg: Candidates) -> Step | None:
             if j < i:
                 continue
             b = alses[j]
+            a_sees, b_sees = a.sees, b.sees
             for z in DIGITS_OF[a.digits & b.digits & ~BIT[x]]:
+                # Most pairs remove nothing: look at the cells seeing both before listing them.
+                if not a_sees[z] & b_sees[z] & masks[z]:
+                    continue
                 elim = _targets(masks, a, b, z)
                 if elim:
                     return Step(
@@ -194,6 +198,8 @@ def als_xy_wing(cg: Candidates) -> Step | None:
             if a.where & b.where:
                 continue
             for z in DIGITS_OF[a.digits & b.digits & ~BIT[x] & ~BIT[y]]:
+                if not a.sees[z] & b.sees[z] & masks[z]:
+                    continue
                 elim = [(cell, d) for cell, d in _targets(masks, a, b, z) if not c.where >> cell & 1]
                 if elim:
                     return Step(
