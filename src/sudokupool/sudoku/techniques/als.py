@@ -167,7 +167,11 @@ def als_xz(cg: Candidates) -> Step | None:
             if j < i:
                 continue
             b = alses[j]
+            a_sees, b_sees = a.sees, b.sees
             for z in DIGITS_OF[a.digits & b.digits & ~BIT[x]]:
+                # Most pairs remove nothing: look at the cells seeing both before listing them.
+                if not a_sees[z] & b_sees[z] & masks[z]:
+                    continue
                 elim = _targets(masks, a, b, z)
                 if elim:
                     return Step(
@@ -194,6 +198,8 @@ def als_xy_wing(cg: Candidates) -> Step | None:
             if a.where & b.where:
                 continue
             for z in DIGITS_OF[a.digits & b.digits & ~BIT[x] & ~BIT[y]]:
+                if not a.sees[z] & b.sees[z] & masks[z]:
+                    continue
                 elim = [(cell, d) for cell, d in _targets(masks, a, b, z) if not c.where >> cell & 1]
                 if elim:
                     return Step(
@@ -222,6 +228,9 @@ def als_chain(cg: Candidates) -> Step | None:
     # digits other than the link's: the inner loops reject most links by these alone.
     onward = {i: [(j, x, where[j]) for j, x in out] for i, out in links.items()}
     backward = {i: [(j, x, where[j], alses[j].digits & ~BIT[x]) for j, x in reversed(out)] for i, out in links.items()}
+    # The closing links of a last-but-one set without those on the digit it was reached by, by
+    # ``set * 10 + digit``, made as the search meets them.
+    closers: dict[int, list[tuple[int, int, int, int]]] = {}
     work = 0
     for length in range(4, MAX_CHAIN + 1):
         for start in links:
@@ -244,8 +253,11 @@ def als_chain(cg: Candidates) -> Step | None:
                     continue
                 back = via[-1] if via else 0
                 keep = first.digits & ~BIT[via[0]]
-                for nxt, x, end_where, end_digits in backward.get(last, ()):
-                    if end_where & used or x == back:
+                closing = closers.get(last * 10 + back)
+                if closing is None:
+                    closing = closers[last * 10 + back] = [t for t in backward.get(last, ()) if t[1] != back]
+                for nxt, x, end_where, end_digits in closing:
+                    if end_where & used:
                         continue
                     if work >= MAX_WORK:
                         return None

@@ -205,7 +205,6 @@ class Run:
         base_counts: list[int],
     ) -> None:
         cands, values, base, parents, cells_of = self.cands, self.values, self.base, self.parents, self.cells_of
-        hidden_why = self.tally.hidden_why
         while queue:
             cell, d, why = queue.popleft()
             bit = BIT[d]
@@ -227,52 +226,73 @@ class Run:
                 placed[k] = True
             cell_bit = _CELL_BIT[cell]
             cells_of[d] ^= cell_bit
-            # The cell's other digits go first, then the digit from its peers in cell order.
-            removed = [(cell, e) for e in DIGITS_OF[cands[cell] & ~bit]]
+            own = cands[cell] & ~bit
             cands[cell] = 0
             peers = _PEER_MASK[cell] & cells_of[d]
+            because = (fact,)
+            # The cell's other digits go first, then the digit from its peers in cell order; one
+            # candidate at a time, so counts and candidates always agree.
+            for e in DIGITS_OF[own]:
+                cells_of[e] ^= cell_bit
+                parents[_NOT[cell * 10 + e]] = because
+                for k in _KEYS[cell * 10 + e]:
+                    n = counts[k] = counts[k] - 1
+                    if (n > 1 or placed[k]) or self._house_single(k, e, n, queue, chain, base_counts):
+                        continue
+                    return
+            notbit = ~bit
             while peers:
                 low = peers & -peers
                 peers ^= low
-                removed.append((low.bit_length() - 1, d))
-            because = (fact,)
-            for p, e in removed:
-                # Remove and count one candidate at a time, so counts and candidates always agree.
-                ebit = BIT[e]
-                if p != cell:
-                    cells_of[e] ^= _CELL_BIT[p]
-                    left = cands[p] = cands[p] & ~ebit
-                    parents[_NOT[p * 10 + e]] = because
-                    if not left and not values[p]:
-                        self._contra(
-                            f"{cell_name(p)} would have no candidate left",
-                            None,
-                            self._eliminated(p, DIGITS_OF[base[p]]),
-                        )
-                        return
-                    if POPCOUNT[left] == 1 and (not chain or POPCOUNT[base[p]] == 2):
-                        # Every candidate the run removed has its fact, so the single rests on all of them.
-                        queue.append((p, DIGITS_OF[left][0], _gone(p, base[p] & ~left)))
-                else:
-                    cells_of[e] ^= cell_bit
-                    parents[_NOT[p * 10 + e]] = because
-                for k in _KEYS[p * 10 + e]:
-                    n = counts[k] = counts[k] - 1
-                    if n > 1 or placed[k]:
-                        continue
-                    h = k // 10
-                    if not n:
-                        why_h = tuple((0, c, e) for c in HOUSES[h] if base[c] & ebit and (0, c, e) in parents)
-                        self._contra(f"{house_name(h)} would have no place for {e}", None, why_h)
-                        return
-                    if not chain or base_counts[k] == 2:
-                        spot = (_HOUSE_MASK[h] & cells_of[e]).bit_length() - 1
-                        rests_on = hidden_why.get(k * 81 + spot)
-                        if rests_on is None:
-                            rests_on = hidden_why[k * 81 + spot] = tuple(
-                                (0, c, e) for c in self.tally.places[k] if c != spot
-                            )
-                        queue.append((spot, e, rests_on))
+                p = low.bit_length() - 1
+                cells_of[d] ^= low
+                left = cands[p] = cands[p] & notbit
+                parents[_NOT[p * 10 + d]] = because
+                if not left and not values[p]:
+                    self._contra(
+                        f"{cell_name(p)} would have no candidate left", None, self._eliminated(p, DIGITS_OF[base[p]])
+                    )
+                    return
+                if POPCOUNT[left] == 1 and (not chain or POPCOUNT[base[p]] == 2):
+                    # Every candidate the run removed has its fact, so the single rests on all of them.
+                    queue.append((p, DIGITS_OF[left][0], _gone(p, base[p] & ~left)))
+                # The row's, column's and box's counts, written out: the hottest lines of a forcing search.
+                row, col, box = _KEYS[p * 10 + d]
+                n = counts[row] = counts[row] - 1
+                if n < 2 and not placed[row] and not self._house_single(row, d, n, queue, chain, base_counts):
+                    return
+                n = counts[col] = counts[col] - 1
+                if n < 2 and not placed[col] and not self._house_single(col, d, n, queue, chain, base_counts):
+                    return
+                n = counts[box] = counts[box] - 1
+                if n < 2 and not placed[box] and not self._house_single(box, d, n, queue, chain, base_counts):
+                    return
+
+    def _house_single(
+        self,
+        k: int,
+        e: int,
+        n: int,
+        queue: deque[tuple[int, int, tuple[Fact, ...]]],
+        chain: bool,
+        base_counts: list[int],
+    ) -> bool:
+        """After a removal left ``n`` (0 or 1) places for digit ``e`` in house ``k // 10``: record the
+        contradiction (False), or queue the hidden single (when it counts) and return True."""
+        h = k // 10
+        if not n:
+            ebit, base, parents = BIT[e], self.base, self.parents
+            why_h = tuple((0, c, e) for c in HOUSES[h] if base[c] & ebit and (0, c, e) in parents)
+            self._contra(f"{house_name(h)} would have no place for {e}", None, why_h)
+            return False
+        if not chain or base_counts[k] == 2:
+            spot = (_HOUSE_MASK[h] & self.cells_of[e]).bit_length() - 1
+            hidden_why = self.tally.hidden_why
+            rests_on = hidden_why.get(k * 81 + spot)
+            if rests_on is None:
+                rests_on = hidden_why[k * 81 + spot] = tuple((0, c, e) for c in self.tally.places[k] if c != spot)
+            queue.append((spot, e, rests_on))
+        return True
 
     def _locked_candidates(
         self, queue: deque[tuple[int, int, tuple[Fact, ...]]], counts: list[int], placed: list[bool]
