@@ -38,19 +38,19 @@ async def until_signalled(work: Awaitable[T]) -> T:
     task = asyncio.ensure_future(work)
     loop = asyncio.get_running_loop()
     caught: list[int] = []
-    chained: dict[int, Callable[[int, FrameType | None], object]] = {}
+    chained: dict[signal.Signals, Callable[[int, FrameType | None], object]] = {}
 
     def stop(sig: int, frame: FrameType | None) -> None:
         caught.append(sig)
         loop.call_soon_threadsafe(task.cancel)  # wakes the loop from its select()
-        chained[sig](sig, frame)
+        chained[signal.Signals(sig)](sig, frame)
 
     if threading.current_thread() is threading.main_thread():
-        for number in (signal.SIGINT, signal.SIGTERM):
-            handler = signal.getsignal(number)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            handler = signal.getsignal(sig)
             if callable(handler) and handler is not signal.default_int_handler:
-                chained[number] = handler
-                signal.signal(number, stop)
+                chained[sig] = handler
+                signal.signal(sig, stop)
     try:
         return await task
     except asyncio.CancelledError:
@@ -58,5 +58,5 @@ async def until_signalled(work: Awaitable[T]) -> T:
             raise
         raise Interrupted(f"stopped by {signal.Signals(caught[0]).name}") from None
     finally:
-        for chained_number, handler in chained.items():
-            signal.signal(chained_number, handler)
+        for sig, handler in chained.items():
+            signal.signal(sig, handler)

@@ -144,11 +144,6 @@ def _house_alses(cands: list[int], h: int) -> list[Als]:
     return out
 
 
-def _restricted(a: Als, b: Als) -> list[int]:
-    """The restricted common digits of two disjoint sets."""
-    return [x for x in DIGITS_OF[a.digits & b.digits] if b.spots[x] & ~a.sees[x] == 0]
-
-
 def _targets(masks: list[int], a: Als, b: Als, z: int) -> list[tuple[int, int]]:
     mask = a.sees[z] & b.sees[z] & masks[z] & ~(a.where | b.where)
     out = []

@@ -89,17 +89,6 @@ jellyfish = _sized(4)
 
 
 _FINNED = {2: "X-Wing", 3: "Swordfish", 4: "Jellyfish"}
-MAX_FINS = 5
-
-
-def finned_fish(cg: Candidates, size: int, sashimi: bool) -> Step | None:
-    """The first finned (or sashimi) fish of ``size`` lines, trying digits 1-9 in order."""
-    for digit in range(1, 10):
-        step = finned_fish_digit(cg, size, digit)[sashimi]
-        if step is not None:
-            return step
-    return None
-
 
 # The cells of each row (by_rows) or column, in line order; and each 9-bit mask's bits, low first.
 _LINE_CELLS = {
