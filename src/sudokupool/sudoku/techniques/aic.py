@@ -54,13 +54,7 @@ class _Graph:
         self.near: list[list[int]] = []
         for i in range(n):
             d = self.digit[i]
-            out = []
-            reach = self.seen[i] & self.places[d]
-            while reach:
-                low = reach & -reach
-                reach ^= low
-                out.append(single[(low.bit_length() - 1) * 10 + d])
-            self.near.append(out)
+            self.near.append(self._singles(self.seen[i] & self.places[d], d))
         self.inside: list[list[int]] = [[] for _ in range(n)]
         self.strong: list[list[int]] = [[] for _ in range(n)]
         # Strong links of one digit: a house whose places for it are two single cells, in two boxes
@@ -77,6 +71,15 @@ class _Graph:
         self._cell_links(cands)
         self.weak = [near + inside for near, inside in zip(self.near, self.inside, strict=True)]
         self._states()
+
+    def _singles(self, reach: int, d: int) -> list[int]:
+        """The single-cell nodes of digit ``d`` in the cells of the bitmask ``reach``, in cell order."""
+        single, out = self.single, []
+        while reach:
+            low = reach & -reach
+            reach ^= low
+            out.append(single[(low.bit_length() - 1) * 10 + d])
+        return out
 
     def _cell_links(self, cands: list[int]) -> None:
         """Links inside a cell: two candidates never both hold; in a bivalue cell one of them does."""
@@ -124,21 +127,12 @@ class _Graph:
         far: list[list[int]] = [[] for _ in range(n)]
         for j in range(self.n_singles, n):
             d = digit[j]
-            reach = seen_all[j] & self.places[d]
-            while reach:
-                low = reach & -reach
-                reach ^= low
-                far[single[(low.bit_length() - 1) * 10 + d]].append(j)
+            for k in self._singles(seen_all[j] & self.places[d], d):
+                far[k].append(j)
         near = self.near[:]
         for i in range(self.n_singles, n):
             d, mi, si = digit[i], mask[i], seen_all[i]
-            out = []
-            reach = si & self.places[d]
-            while reach:
-                low = reach & -reach
-                reach ^= low
-                out.append(single[(low.bit_length() - 1) * 10 + d])
-            near.append(out)
+            near.append(self._singles(si & self.places[d], d))
             far[i] = [j for j in groups_of[d] if j != i and not mi & mask[j] and mask[j] & ~si == 0]
         inside = self.inside + [[] for _ in range(self.n_singles, n)]
         g.weak = [a + b + c for a, b, c in zip(near, far, inside, strict=True)]
