@@ -97,7 +97,18 @@ def _gone(cell: int, mask: int) -> tuple[Fact, ...]:
 class Run:
     """The consequences of one assumption, with where each fact came from."""
 
-    __slots__ = ("base", "cands", "cells_of", "contradiction", "nested_out", "order", "parents", "tally", "values")
+    __slots__ = (
+        "base",
+        "cands",
+        "cells_of",
+        "contradiction",
+        "held_back",
+        "nested_out",
+        "order",
+        "parents",
+        "tally",
+        "values",
+    )
 
     def __init__(
         self,
@@ -114,6 +125,9 @@ class Run:
         self.order: list[Fact] = []  # placements in the order they were derived
         self.nested_out: list[Fact] = []  # eliminations a nested assumption's contradiction gave
         self.contradiction: tuple[str, tuple[Fact, ...]] | None = None
+        # True when a chain run met a single the chain rule does not allow: only then can the net run
+        # of the same assumption differ from it.
+        self.held_back = False
         if inside is None:
             tally = tally or Tally(cg)
             self.tally = tally
@@ -253,9 +267,12 @@ class Run:
                         f"{cell_name(p)} would have no candidate left", None, self._eliminated(p, DIGITS_OF[base[p]])
                     )
                     return
-                if POPCOUNT[left] == 1 and (not chain or POPCOUNT[base[p]] == 2):
-                    # Every candidate the run removed has its fact, so the single rests on all of them.
-                    queue.append((p, DIGITS_OF[left][0], _gone(p, base[p] & ~left)))
+                if POPCOUNT[left] == 1:
+                    if not chain or POPCOUNT[base[p]] == 2:
+                        # Every candidate the run removed has its fact, so the single rests on all of them.
+                        queue.append((p, DIGITS_OF[left][0], _gone(p, base[p] & ~left)))
+                    else:
+                        self.held_back = True
                 # The row's, column's and box's counts, written out: the hottest lines of a forcing search.
                 row, col, box = _KEYS[p * 10 + d]
                 n = counts[row] = counts[row] - 1
@@ -292,6 +309,8 @@ class Run:
             if rests_on is None:
                 rests_on = hidden_why[k * 81 + spot] = tuple((0, c, e) for c in self.tally.places[k] if c != spot)
             queue.append((spot, e, rests_on))
+        else:
+            self.held_back = True
         return True
 
     def _locked_candidates(
@@ -502,11 +521,20 @@ def _verity(
     return best
 
 
+# The runs of a forcing-chain search that found nothing, with their grid: the forcing-net search,
+# tried next on the same grid, takes over every run that held back no single, since its own run of
+# that assumption would be the same.
+_unused_chains: dict[tuple[int, ...], tuple[Tally, dict[tuple[int, int], Run]]] = {}
+
+
 def _forcing(cg: Candidates, *, chain: bool, locked: bool = False) -> Step | None:
     name = "Forcing Chain" if chain else "Forcing Net"
-    tally = Tally(cg)
+    key = (*cg.values, *cg.cands)
+    tally, earlier = _unused_chains.pop(key, None) or (Tally(cg), {})
+    _unused_chains.clear()
+    same = {} if chain or locked else {assumed: run for assumed, run in earlier.items() if not run.held_back}
     runs = {
-        (c, d): Run(cg, c, d, chain=chain, tally=tally, locked=locked)
+        (c, d): same.get((c, d)) or Run(cg, c, d, chain=chain, tally=tally, locked=locked)
         for c in range(81)
         for d in DIGITS_OF[cg.cands[c]]
     }
@@ -516,6 +544,8 @@ def _forcing(cg: Candidates, *, chain: bool, locked: bool = False) -> Step | Non
         if x is not None
     ]
     if not found:
+        if chain:
+            _unused_chains[key] = (tally, runs)
         return None
     return min(found, key=lambda x: x[0])[1]
 
