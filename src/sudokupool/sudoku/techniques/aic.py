@@ -18,10 +18,12 @@ import copy
 
 from sudokupool.sudoku.candidates import BIT, DIGITS_OF, Candidates
 from sudokupool.sudoku.grid import BOX_OF, COL_OF, HOUSES, PEERS, ROW_OF, cell_name
+from sudokupool.sudoku.techniques.memo import digit_masks
 from sudokupool.sudoku.techniques.step import Step, join, removal_text
 
 MAX_NODES = 16
 _PEER_MASK = tuple(sum(1 << p for p in PEERS[c]) for c in range(81))
+_HOUSE_MASK = tuple(sum(1 << c for c in house) for house in HOUSES)
 
 
 class _Graph:
@@ -48,7 +50,7 @@ class _Graph:
                 self.seen.append(_PEER_MASK[c])
         self.n_singles = n = len(self.cells)
         # Each digit's places, as a cell bitmask.
-        self.places = [0] + [sum(1 << c for c in range(81) if cands[c] & BIT[d]) for d in range(1, 10)]
+        self.places = digit_masks(cg)
         # Weak links between single cells of one digit that see each other (in cell order), and
         # between two candidates of one cell (which never both hold).
         self.near: list[list[int]] = []
@@ -60,11 +62,14 @@ class _Graph:
         # Strong links of one digit: a house whose places for it are two single cells, in two boxes
         # for a row or column (as in the grouped graph, where a line's places are split by box).
         for d in range(1, 10):
-            bit = BIT[d]
-            for h, house in enumerate(HOUSES):
-                spots = [c for c in house if cands[c] & bit]
-                if len(spots) == 2 and (h >= 18 or BOX_OF[spots[0]] != BOX_OF[spots[1]]):
-                    a, b = single[spots[0] * 10 + d], single[spots[1] * 10 + d]
+            for h in range(27):
+                spots = self.places[d] & _HOUSE_MASK[h]
+                if spots.bit_count() != 2:
+                    continue
+                low = spots & -spots
+                first, second = low.bit_length() - 1, (spots ^ low).bit_length() - 1
+                if h >= 18 or BOX_OF[first] != BOX_OF[second]:
+                    a, b = single[first * 10 + d], single[second * 10 + d]
                     if b not in self.strong[a]:
                         self.strong[a].append(b)
                         self.strong[b].append(a)
@@ -141,9 +146,9 @@ class _Graph:
         for d in range(1, 10):
             bit = BIT[d]
             for h, house in enumerate(HOUSES):
-                spots = [c for c in house if cands[c] & bit]
-                if len(spots) < 2:
+                if (self.places[d] & _HOUSE_MASK[h]).bit_count() < 2:
                     continue
+                spots = [c for c in house if cands[c] & bit]
                 for line_of in (ROW_OF, COL_OF, BOX_OF) if h >= 18 else (BOX_OF,):
                     parts: dict[int, list[int]] = {}
                     for c in spots:

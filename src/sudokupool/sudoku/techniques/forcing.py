@@ -236,8 +236,8 @@ class Run:
             parents[fact] = why
             self.order.append(fact)
             values[cell] = d
-            for k in _KEYS[cell * 10 + d]:
-                placed[k] = True
+            row, col, box = _KEYS[cell * 10 + d]
+            placed[row] = placed[col] = placed[box] = True
             cell_bit = _CELL_BIT[cell]
             cells_of[d] ^= cell_bit
             own = cands[cell] & ~bit
@@ -245,14 +245,20 @@ class Run:
             peers = _PEER_MASK[cell] & cells_of[d]
             because = (fact,)
             # The cell's other digits go first, then the digit from its peers in cell order; one
-            # candidate at a time, so counts and candidates always agree.
+            # candidate at a time, so counts and candidates always agree. The row's, column's and
+            # box's counts are written out: the hottest lines of a forcing search.
             for e in DIGITS_OF[own]:
                 cells_of[e] ^= cell_bit
                 parents[_NOT[cell * 10 + e]] = because
-                for k in _KEYS[cell * 10 + e]:
-                    n = counts[k] = counts[k] - 1
-                    if (n > 1 or placed[k]) or self._house_single(k, e, n, queue, chain, base_counts):
-                        continue
+                row, col, box = _KEYS[cell * 10 + e]
+                n = counts[row] = counts[row] - 1
+                if n < 2 and not placed[row] and not self._house_single(row, e, n, queue, chain, base_counts):
+                    return
+                n = counts[col] = counts[col] - 1
+                if n < 2 and not placed[col] and not self._house_single(col, e, n, queue, chain, base_counts):
+                    return
+                n = counts[box] = counts[box] - 1
+                if n < 2 and not placed[box] and not self._house_single(box, e, n, queue, chain, base_counts):
                     return
             notbit = ~bit
             while peers:
@@ -273,7 +279,6 @@ class Run:
                         queue.append((p, DIGITS_OF[left][0], _gone(p, base[p] & ~left)))
                     else:
                         self.held_back = True
-                # The row's, column's and box's counts, written out: the hottest lines of a forcing search.
                 row, col, box = _KEYS[p * 10 + d]
                 n = counts[row] = counts[row] - 1
                 if n < 2 and not placed[row] and not self._house_single(row, d, n, queue, chain, base_counts):
@@ -458,7 +463,7 @@ def _contradiction(
 
 
 def _verity(
-    cg: Candidates, runs: dict[tuple[int, int], Run], name: str, branches_max: int = MAX_BRANCHES
+    cg: Candidates, runs: dict[tuple[int, int], Run], tally: Tally, name: str, branches_max: int = MAX_BRANCHES
 ) -> tuple[int, Step] | None:
     cands = cg.cands
     # The branches of each cell (its candidates) and of each house and digit (its places), with the house
@@ -467,9 +472,9 @@ def _verity(
     for cell in range(81):
         if 2 <= POPCOUNT[cands[cell]] <= branches_max:
             groups.append((-1, [(cell, d) for d in DIGITS_OF[cands[cell]]]))
-    for h, house in enumerate(HOUSES):
+    for h in range(27):
         for digit in range(1, 10):
-            spots = [c for c in house if cands[c] & BIT[digit]]
+            spots = tally.places[h * 10 + digit]
             if 2 <= len(spots) <= branches_max:
                 groups.append((h, [(c, digit) for c in spots]))
     best: tuple[int, Step] | None = None
@@ -530,8 +535,9 @@ _unused_chains: dict[tuple[int, ...], tuple[Tally, dict[tuple[int, int], Run]]] 
 def _forcing(cg: Candidates, *, chain: bool, locked: bool = False) -> Step | None:
     name = "Forcing Chain" if chain else "Forcing Net"
     key = (*cg.values, *cg.cands)
-    tally, earlier = _unused_chains.pop(key, None) or (Tally(cg), {})
+    kept = _unused_chains.pop(key, None)
     _unused_chains.clear()
+    tally, earlier = kept if kept is not None else (Tally(cg), {})
     same = {} if chain or locked else {assumed: run for assumed, run in earlier.items() if not run.held_back}
     runs = {
         (c, d): same.get((c, d)) or Run(cg, c, d, chain=chain, tally=tally, locked=locked)
@@ -540,7 +546,7 @@ def _forcing(cg: Candidates, *, chain: bool, locked: bool = False) -> Step | Non
     }
     found = [
         x
-        for x in (_contradiction(cg, runs, name), _verity(cg, runs, name, 9 if locked else MAX_BRANCHES))
+        for x in (_contradiction(cg, runs, name), _verity(cg, runs, tally, name, 9 if locked else MAX_BRANCHES))
         if x is not None
     ]
     if not found:
