@@ -17,13 +17,11 @@ from __future__ import annotations
 import copy
 
 from sudokupool.sudoku.candidates import BIT, DIGITS_OF, Candidates
-from sudokupool.sudoku.grid import BOX_OF, COL_OF, HOUSES, PEERS, ROW_OF, cell_name
+from sudokupool.sudoku.grid import BOX_OF, COL_OF, HOUSE_MASK, HOUSES, PEER_MASK, PEERS, ROW_OF, cell_name
 from sudokupool.sudoku.techniques.memo import digit_masks
 from sudokupool.sudoku.techniques.step import Step, join, removal_text
 
 MAX_NODES = 16
-_PEER_MASK = tuple(sum(1 << p for p in PEERS[c]) for c in range(81))
-_HOUSE_MASK = tuple(sum(1 << c for c in house) for house in HOUSES)
 
 
 class _Graph:
@@ -47,7 +45,7 @@ class _Graph:
                 self.cells.append((c,))
                 self.digit.append(d)
                 self.mask.append(1 << c)
-                self.seen.append(_PEER_MASK[c])
+                self.seen.append(PEER_MASK[c])
         self.n_singles = n = len(self.cells)
         # Each digit's places, as a cell bitmask.
         self.places = digit_masks(cg)
@@ -63,7 +61,7 @@ class _Graph:
         # for a row or column (as in the grouped graph, where a line's places are split by box).
         for d in range(1, 10):
             for h in range(27):
-                spots = self.places[d] & _HOUSE_MASK[h]
+                spots = self.places[d] & HOUSE_MASK[h]
                 if spots.bit_count() != 2:
                     continue
                 low = spots & -spots
@@ -122,7 +120,7 @@ class _Graph:
                             g.mask.append(m)
                             seen = (1 << 81) - 1
                             for c in group:
-                                seen &= _PEER_MASK[c]
+                                seen &= PEER_MASK[c]
                             g.seen.append(seen)
         n = len(g.cells)
         mask, seen_all, digit = g.mask, g.seen, g.digit
@@ -146,7 +144,7 @@ class _Graph:
         for d in range(1, 10):
             bit = BIT[d]
             for h, house in enumerate(HOUSES):
-                if (self.places[d] & _HOUSE_MASK[h]).bit_count() < 2:
+                if (self.places[d] & HOUSE_MASK[h]).bit_count() < 2:
                     continue
                 spots = [c for c in house if cands[c] & bit]
                 for line_of in (ROW_OF, COL_OF, BOX_OF) if h >= 18 else (BOX_OF,):

@@ -14,12 +14,11 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from sudokupool.sudoku.candidates import ALL, BIT, DIGITS_OF, POPCOUNT, Candidates
-from sudokupool.sudoku.grid import HOUSES, PEERS, cell_name
+from sudokupool.sudoku.grid import HOUSES, PEER_MASK, cell_name
 from sudokupool.sudoku.techniques.step import Step, digit_list, join, names, removal_text
 
 MAX_SIZE = 5
 MAX_WORK = 20_000  # partial chains an ALS-chain search extends before it gives up
-_PEER_MASK = tuple(sum(1 << p for p in PEERS[c]) for c in range(81))
 _EVERYWHERE = (1 << 81) - 1
 
 
@@ -40,7 +39,7 @@ def _seen_by_all(mask: int) -> int:
     seen = _EVERYWHERE
     while mask:
         low = mask & -mask
-        seen &= _PEER_MASK[low.bit_length() - 1]
+        seen &= PEER_MASK[low.bit_length() - 1]
         mask ^= low
     return seen
 

@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections import ChainMap, deque
 from collections.abc import Iterable, MutableMapping
 
-from sudokupool.sudoku.candidates import BIT, DIGITS_OF, PEER_LISTS, POPCOUNT, Candidates
-from sudokupool.sudoku.grid import BOX_OF, COL_OF, HOUSES, ROW_OF, cell_name, house_name
+from sudokupool.sudoku.candidates import BIT, DIGITS_OF, POPCOUNT, Candidates
+from sudokupool.sudoku.grid import BOX_OF, COL_OF, HOUSE_MASK, HOUSES, PEER_MASK, ROW_OF, cell_name, house_name
 from sudokupool.sudoku.techniques.step import Step, join
 
 # A fact: (kind, cell, digit) with kind 1 for "cell holds digit", 0 for "cell does not hold digit",
@@ -43,11 +43,9 @@ MAX_BRANCHES = 4
 EMPTY_GRID = Candidates.from_puzzle("." * 81)
 _HOUSES_OF = tuple((ROW_OF[c], 9 + COL_OF[c], 18 + BOX_OF[c]) for c in range(81))
 # The hot loop's lookups: by ``cell * 10 + digit`` the keys ``house * 10 + digit`` of the cell's row,
-# column and box; each cell's bit, its peers' and each house's cells as 81-bit masks.
+# column and box; each cell's bit.
 _KEYS = tuple(tuple(h * 10 + d for h in _HOUSES_OF[c]) if d else () for c in range(81) for d in range(10))
 _CELL_BIT = tuple(1 << c for c in range(81))
-_PEER_MASK = tuple(sum(_CELL_BIT[p] for p in PEER_LISTS[c]) for c in range(81))
-_HOUSE_MASK = tuple(sum(_CELL_BIT[c] for c in house) for house in HOUSES)
 # The facts "cell is not digit" and "cell is digit", by ``cell * 10 + digit``, made once.
 _NOT = tuple((0, c, d) for c in range(81) for d in range(10))
 _IS = tuple((1, c, d) for c in range(81) for d in range(10))
@@ -242,7 +240,7 @@ class Run:
             cells_of[d] ^= cell_bit
             own = cands[cell] & ~bit
             cands[cell] = 0
-            peers = _PEER_MASK[cell] & cells_of[d]
+            peers = PEER_MASK[cell] & cells_of[d]
             because = (fact,)
             # The cell's other digits go first, then the digit from its peers in cell order; one
             # candidate at a time, so counts and candidates always agree. The row's, column's and
@@ -308,7 +306,7 @@ class Run:
             self._contra(f"{house_name(h)} would have no place for {e}", None, why_h)
             return False
         if not chain or base_counts[k] == 2:
-            spot = (_HOUSE_MASK[h] & self.cells_of[e]).bit_length() - 1
+            spot = (HOUSE_MASK[h] & self.cells_of[e]).bit_length() - 1
             hidden_why = self.tally.hidden_why
             rests_on = hidden_why.get(k * 81 + spot)
             if rests_on is None:
