@@ -22,6 +22,15 @@ from sudokupool.sudoku.techniques.memo import digit_masks
 from sudokupool.sudoku.techniques.step import Step, join, removal_text
 
 MAX_NODES = 16
+# The ways a house splits into the lines of a box, as masks of its cells: a row or column by box, a
+# box by row and by column (as one box, a box has a single part, which makes no strong link).
+_SEGMENTS = tuple(
+    tuple(
+        tuple(sum(1 << c for c in house if line_of[c] == line) for line in sorted({line_of[c] for c in house}))
+        for line_of in ((ROW_OF, COL_OF) if h >= 18 else (BOX_OF,))
+    )
+    for h, house in enumerate(HOUSES)
+)
 
 
 class _Graph:
@@ -102,7 +111,8 @@ class _Graph:
         g = copy.copy(self)
         g.cells, g.digit, g.mask, g.seen = self.cells[:], self.digit[:], self.mask[:], self.seen[:]
         single = self.single
-        group_index: dict[tuple[int, tuple[int, ...]], int] = {}
+        # The group node of a digit by its cells' mask.
+        group_index: dict[tuple[int, int], int] = {}
         groups_of: list[list[int]] = [[] for _ in range(10)]
         for d in range(1, 10):
             bit = BIT[d]
@@ -111,12 +121,12 @@ class _Graph:
                 for line_of in (ROW_OF, COL_OF):
                     for line in {line_of[c] for c in spots}:
                         group = tuple(c for c in spots if line_of[c] == line)
-                        if len(group) >= 2 and (d, group) not in group_index:
-                            group_index[(d, group)] = len(g.cells)
+                        m = sum(1 << c for c in group)
+                        if len(group) >= 2 and (d, m) not in group_index:
+                            group_index[(d, m)] = len(g.cells)
                             groups_of[d].append(len(g.cells))
                             g.cells.append(group)
                             g.digit.append(d)
-                            m = sum(1 << c for c in group)
                             g.mask.append(m)
                             seen = (1 << 81) - 1
                             for c in group:
@@ -140,21 +150,23 @@ class _Graph:
         inside = self.inside + [[] for _ in range(self.n_singles, n)]
         g.weak = [a + b + c for a, b, c in zip(near, far, inside, strict=True)]
         g.strong = [[] for _ in range(n)]
-        # Strong links of one digit: a house whose places for it are exactly two nodes.
+        # Strong links of one digit: a house whose places for it are exactly two nodes, the first
+        # one holding the house's first place.
         for d in range(1, 10):
-            bit = BIT[d]
-            for h, house in enumerate(HOUSES):
-                if (self.places[d] & HOUSE_MASK[h]).bit_count() < 2:
+            for h in range(27):
+                held = self.places[d] & HOUSE_MASK[h]
+                if held.bit_count() < 2:
                     continue
-                spots = [c for c in house if cands[c] & bit]
-                for line_of in (ROW_OF, COL_OF, BOX_OF) if h >= 18 else (BOX_OF,):
-                    parts: dict[int, list[int]] = {}
-                    for c in spots:
-                        parts.setdefault(line_of[c], []).append(c)
+                for segments in _SEGMENTS[h]:
+                    parts = [part for part in (held & segment for segment in segments) if part]
                     if len(parts) != 2:
                         continue
+                    parts.sort(key=lambda part: part & -part)  # by their first cell
                     a, b = (
-                        single[p[0] * 10 + d] if len(p) == 1 else group_index.get((d, tuple(p))) for p in parts.values()
+                        single[(part.bit_length() - 1) * 10 + d]
+                        if part & (part - 1) == 0
+                        else group_index.get((d, part))
+                        for part in parts
                     )
                     if a is not None and b is not None and b not in g.strong[a]:
                         g.strong[a].append(b)
