@@ -8,7 +8,7 @@ from __future__ import annotations
 import io
 import itertools
 from collections.abc import Iterator
-from typing import Annotated, Any, BinaryIO, Final, cast
+from typing import IO, Annotated, Any, Final, cast
 
 import msgspec
 import orjson
@@ -261,7 +261,7 @@ _INFLATE_ERROR: Final = cast("type[Exception]", isal_zlib.error)
 
 
 def numbered_lines(
-    raw: BinaryIO, *, gzipped: bool, max_line: int = 1 << 20, max_bytes: int = 4 << 30
+    raw: IO[bytes], *, gzipped: bool, max_line: int = 1 << 20, max_bytes: int = 4 << 30
 ) -> Iterator[tuple[int, bytes | None]]:
     """The non-blank lines of the export file ``raw``, without their newline, each with its number from 1
     (blank lines are counted too); None in place of a line longer than ``max_line`` bytes.

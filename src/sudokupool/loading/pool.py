@@ -17,6 +17,7 @@ page cache, and an old pool's mapping goes when the last request that holds the 
 
 from __future__ import annotations
 
+import itertools
 import mmap
 import random
 import struct
@@ -80,16 +81,13 @@ class Pool:
         self._table = items("table").cast("I")
         self._offsets = items("offsets").cast("Q")
         everything = items("by_difficulty").cast("I")
-        self._by_difficulty: dict[str, memoryview] = {}
-        start = 0
-        for name, count in zip(DIFFICULTIES, header.counts, strict=True):
-            self._by_difficulty[name] = everything[start : start + count]
-            start += count
+        starts = [0, *itertools.accumulate(header.counts)]
+        self._by_difficulty = {name: everything[starts[i] : starts[i + 1]] for i, name in enumerate(DIFFICULTIES)}
         self._counts = dict(zip(DIFFICULTIES, header.counts, strict=True))
-        self._bodies_at = sections["bodies"][0]
         # u32 pairs, read as native integers: packs are little-endian, and so is every host that maps
         # one (pack.check refuses a pack on a big-endian host).
         self._checks = items("checks").cast("I")
+        self._bodies_at = sections["bodies"][0]
         self._ids_at = sections["ids"][0]
         self._solutions_at = sections["solutions"][0]
         self._etags_at = sections["etags"][0]
@@ -109,16 +107,14 @@ class Pool:
         source: str,
         export_key: str,
         export_size: int,
-        loaded_at: int | None = None,
+        loaded_at: int,
         background: bool = False,
     ) -> Pool:
         """Check the mapped pack ``data`` (made from ``export_key`` of ``export_size`` bytes; ``background``:
         beside a serving loop, see :func:`~sudokupool.loading.pack.check`) and serve it. Raise
         :class:`~sudokupool.loading.pack.PackError`."""
         header = pack.check(data, export_name=export_key, export_size=export_size, background=background)
-        stamp = int(time.time()) if loaded_at is None else loaded_at
-        info = PoolInfo(source=source, export_key=export_key, export_size=export_size, loaded_at=stamp)
-        return cls(data, header, info)
+        return cls(data, header, PoolInfo(source, export_key, export_size, loaded_at))
 
     def __len__(self) -> int:
         return self._count
@@ -251,21 +247,21 @@ class PoolBuilder:
         when the body does, and these take half the time of the shortest BLAKE2b.
         """
         canonical_id = record.canonical_id
-        if canonical_id in self._writer:
+        if canonical_id in self._writer.ids:
             return False
         solution = b'%s%s","solution":"%s"}' % (_SOLUTION_PREFIX, canonical_id.encode(), record.solution.encode())
         encoded = _encode(record)
         raw = encoded[: encoded.rfind(b',"synced_at":')]
-        level = DIFFICULTY_LEVEL[record.difficulty]
         check = struct.pack("<II", crc32(raw), len(raw))
-        puzzle = record.puzzle.encode()
-        return self._writer.add(canonical_id, level, open_member(raw), check, solution, _etag(solution), puzzle)
+        level = DIFFICULTY_LEVEL[record.difficulty]
+        self._writer.add(
+            canonical_id, level, open_member(raw), check, solution, _etag(solution), record.puzzle.encode()
+        )
+        return True
 
     def build(self, *, source: str, export_key: str, export_size: int) -> Pool:
         """Write the pack's indexes and header and map it: the finished, immutable pool. The file may be
         closed afterwards."""
-        self._writer.finish(export_name=export_key, export_size=export_size, made_at=self.loaded_at)
+        header = self._writer.finish(export_name=export_key, export_size=export_size, made_at=self.loaded_at)
         data = mmap.mmap(self.file.fileno(), 0, access=mmap.ACCESS_READ)
-        header = pack.read_header(data, len(data))
-        info = PoolInfo(source, export_key, export_size, self.loaded_at, parsed=True)
-        return Pool(data, header, info)
+        return Pool(data, header, PoolInfo(source, export_key, export_size, self.loaded_at, parsed=True))
