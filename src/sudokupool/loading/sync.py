@@ -53,29 +53,26 @@ class Backoff:
 
     first: float = 0.5
     cap: float = 5.0
-    factor: float = 2.0
 
     def delays(self, rng: Callable[[], float] = random.random) -> Iterator[float]:
         step = self.first
         while True:
             yield step * (0.5 + 0.5 * rng())
-            step = min(step * self.factor, self.cap)
+            step = min(step * 2, self.cap)
 
 
 class PoolSync:
     """Loads the pool at startup and, once :meth:`start` ed, swaps in newer exports as they appear.
 
-    ``runtime.store`` is the primary store. ``retry_seconds`` defaults to ``storage_retry_seconds``
-    for remote stores and 0 for a local one (a missing directory is a mistake, not an outage).
-    ``sleep``, ``clock`` and ``rng`` are injectable for tests of the startup retries.
+    ``runtime.store`` is the primary store. Unreachable storage is retried at startup for
+    ``storage_retry_seconds``, or not at all for a local store (a missing directory is a mistake, not an
+    outage). ``sleep``, ``clock`` and ``rng`` are injectable for tests of the startup retries.
     """
 
     def __init__(
         self,
         runtime: Runtime,
         *,
-        retry_seconds: float | None = None,
-        backoff: Backoff = Backoff(),
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
         rng: Callable[[], float] = random.random,
@@ -85,12 +82,9 @@ class PoolSync:
         self.runtime = runtime
         self.store: ExportStore = runtime.store
         settings = runtime.settings
-        if retry_seconds is None:
-            retry_seconds = 0.0 if isinstance(self.store, LocalStore) else settings.storage_retry_seconds
-        self.retry_seconds = retry_seconds
+        self.retry_seconds = 0.0 if isinstance(self.store, LocalStore) else settings.storage_retry_seconds
         self.fallback = settings.fallback_exports
         self.limits = LoadLimits.from_settings(settings)
-        self.backoff = backoff
         self._sleep = sleep
         self._clock = clock
         self._rng = rng
@@ -112,28 +106,23 @@ class PoolSync:
         self.runtime.sync.attempts += 1
         started = self._clock()
         deadline = started + self.retry_seconds
-        delays = self.backoff.delays(self._rng)
-        unreachable = True
+        delays = Backoff().delays(self._rng)
         while True:
             try:
                 pool = await self._load_newest(deadline)
             except LoadError as exc:
-                reason = str(exc)
-                if not exc.unreachable:
-                    if not self.fallback:
-                        raise
-                    unreachable = False
-                    break
+                reason, unreachable = str(exc), exc.unreachable
                 remaining = deadline - self._clock()
-                if remaining <= 0:
+                if not unreachable and not self.fallback:
+                    raise
+                if not unreachable or remaining <= 0:
                     break
-                delay = min(next(delays), remaining)
-                # One line for the whole outage, not one per retry; the end is logged by _reachable.
+                # One line for the whole outage, not one per retry; the end is logged by storage_outage.
                 self.runtime.storage_outage.failed(f"{reason}; retrying for up to {self.retry_seconds:g} s")
-                await self._sleep(delay)
+                await self._sleep(min(next(delays), remaining))
                 continue
             await self.runtime.install(pool)
-            self._reachable()
+            self.runtime.storage_outage.recovered()
             self._succeeded()
             return
         waited = self._clock() - started
@@ -238,40 +227,36 @@ class PoolSync:
             listed = {(e.key, e.size, e.uploaded) for e in listing.objects}
             self._refused = {k: v for k, v in self._refused.items() if k in listed}
             refusal: str | None = None
+            swapped = False
             for export in self._candidates(listing):
                 identity = (export.key, export.size, export.uploaded)
                 known = self._refused.get(identity)
-                if known is not None:
-                    refusal = refusal or known
-                    continue
-                try:
-                    pool = await self._load(export, background=True)
-                except LoadError as exc:
-                    if exc.unreachable:
-                        self._unreachable(str(exc))
-                        return False
-                    message = f"refused {exc}"
-                    self._refused[identity] = message
-                    status.refusals += 1
-                    logger.warning("%s; still serving %s", message, self._serving())
-                    refusal = refusal or message
-                    continue
-                back = " (the primary source is back; no longer serving the fallback)" if status.fallback else ""
-                await self.runtime.install(pool)
-                status.fallback = False
-                logger.info("now serving %s%s", export.key, back)
-                self._reachable()
-                if refusal is None:
-                    self._succeeded()
-                else:
-                    self._failed(refusal)
-                return True
-            self._reachable()
+                if known is None:
+                    try:
+                        pool = await self._load(export, background=True)
+                    except LoadError as exc:
+                        if exc.unreachable:
+                            self._unreachable(str(exc))
+                            return False
+                        known = self._refused[identity] = f"refused {exc}"
+                        status.refusals += 1
+                        logger.warning("%s; still serving %s", known, self._serving())
+                    else:
+                        back = (
+                            " (the primary source is back; no longer serving the fallback)" if status.fallback else ""
+                        )
+                        await self.runtime.install(pool)
+                        status.fallback = False
+                        logger.info("now serving %s%s", export.key, back)
+                        swapped = True
+                        break
+                refusal = refusal or known
+            self.runtime.storage_outage.recovered()
             if refusal is None and not status.fallback:
                 self._succeeded()
             else:
                 self._failed(refusal or f"no export found in {self.store.description}; still serving the fallback")
-            return False
+            return swapped
 
     def _candidates(self, listing: ExportListing) -> list[ExportObject]:
         """Listed exports worth loading, newest first: all of them while serving the fallback, else only
@@ -293,9 +278,6 @@ class PoolSync:
         # Logged when storage goes away (by the sync or the pool-exports listing), not at every interval.
         self.runtime.storage_outage.failed(f"sync: {reason}; still serving {self._serving()}")
         self._failed(reason)
-
-    def _reachable(self) -> None:
-        self.runtime.storage_outage.recovered()
 
     def _succeeded(self) -> None:
         self.runtime.sync.last_success_at = int(time.time())
