@@ -106,10 +106,9 @@ class PoolSync:
         self.runtime.sync.attempts += 1
         started = self._clock()
         deadline = started + self.retry_seconds
-        delays = Backoff().delays(self._rng)
-        while True:
+        for delay in Backoff().delays(self._rng):
             try:
-                pool = await self._load_newest(deadline)
+                await self.runtime.install(await self._load_newest(deadline))
             except LoadError as exc:
                 reason, unreachable = str(exc), exc.unreachable
                 remaining = deadline - self._clock()
@@ -119,16 +118,13 @@ class PoolSync:
                     break
                 # One line for the whole outage, not one per retry; the end is logged by storage_outage.
                 self.runtime.storage_outage.failed(f"{reason}; retrying for up to {self.retry_seconds:g} s")
-                await self._sleep(min(next(delays), remaining))
-                continue
-            await self.runtime.install(pool)
-            self.runtime.storage_outage.recovered()
-            self._succeeded()
-            return
-        waited = self._clock() - started
-        gave_up = ""
-        if unreachable and self.retry_seconds > 0:
-            gave_up = f" (still unreachable after {waited:.0f} s of retries)"
+                await self._sleep(min(delay, remaining))
+            else:
+                self.runtime.storage_outage.recovered()
+                self._succeeded()
+                return
+        retried = unreachable and self.retry_seconds > 0
+        gave_up = f" (still unreachable after {self._clock() - started:.0f} s of retries)" if retried else ""
         if not self.fallback:
             raise LoadError(f"{reason}{gave_up}; no SUDOKUPOOL_FALLBACK_EXPORTS to serve instead")
         try:
@@ -157,10 +153,9 @@ class PoolSync:
             # The store's own timeouts bound a listing too; this keeps one slow attempt within the budget.
             async with asyncio.timeout(max(deadline - self._clock(), MIN_ATTEMPT_SECONDS)):
                 listing = await store.list_exports(limit=1)
-        except StorageError as exc:
-            raise LoadError(f"cannot list exports in {store.description}: {exc}", unreachable=True) from None
-        except TimeoutError:
-            raise LoadError(f"cannot list exports in {store.description}: timed out", unreachable=True) from None
+        except (StorageError, TimeoutError) as exc:
+            why = str(exc) or "timed out"
+            raise LoadError(f"cannot list exports in {store.description}: {why}", unreachable=True) from None
         latest = listing.latest
         if latest is None:
             raise LoadError(f"no export (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz]) found in {store.description}")
