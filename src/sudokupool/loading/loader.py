@@ -2,12 +2,9 @@
 
 An export with a valid pack beside it (``sudokupool.loading.pack``) is loaded by mapping the pack: a header
 check and a checksum, no work per record. A pack that is damaged or made from another export is
-refused with one log line, and the export is parsed instead.
-
-Parsing is one pass over the export file (a local one in place, any other downloaded first), line by
-line in one thread off the event loop; the prepared records go into a pack written to a temporary file
-(or to the cache directory, for the next boot) and that pack is mapped as above. Exports large enough
-for the parse to matter are served from their packs.
+refused with one log line, and the export is parsed instead: one pass over the export file (a local one
+in place, any other downloaded first) in one thread off the event loop, into a pack written to a
+temporary file (or to the cache directory, for the next boot) and mapped as above.
 """
 
 from __future__ import annotations
@@ -223,10 +220,8 @@ async def load_export(
     """Load ``export`` from ``store``: map its pack when it has a valid one, else parse it.
 
     The pack is looked for in ``cache_dir`` (when set) and beside the export; a pack from remote storage
-    is downloaded to ``cache_dir`` (or to a temporary file) and mapped from there. Without a usable pack
-    the export is parsed (:func:`parse_export`); with ``cache_dir`` the pack that makes is kept there
-    for the next load.
-
+    is downloaded to ``cache_dir`` (or to a temporary file). Without a usable pack the export is parsed
+    (:func:`parse_export`), and with ``cache_dir`` the pack that makes is kept there for the next load.
     Raise :class:`LoadError` when the export is unreadable, truncated, or holds no valid puzzle.
     """
     stamp = int(time.time()) if loaded_at is None else loaded_at
@@ -239,8 +234,9 @@ async def load_export(
         started = time.perf_counter()
         pool = await _load_pack(store, export, stamp, cached, background=background, limits=limits)
         if pool is None:
-            parse = functools.partial(parse_export, loaded_at=stamp, background=background, limits=limits, keep=cached)
-            pool, report = await parse(store, export)
+            pool, report = await parse_export(
+                store, export, loaded_at=stamp, background=background, limits=limits, keep=cached
+            )
         else:
             report = LoadReport(key=export.key, loaded=len(pool), packed=True, seconds=time.perf_counter() - started)
         if cached is not None:
@@ -259,8 +255,7 @@ async def _load_pack(
     store: ExportStore, export: ExportObject, stamp: int, cached: Path | None, *, background: bool, limits: LoadLimits
 ) -> Pool | None:
     """The pool of ``export``'s pack: the copy ``cached`` (in the cache directory), else the store's
-    (downloaded into ``cached`` when remote). None when there is no pack, or it is refused (one log line;
-    a refused copy in the cache is deleted)."""
+    (downloaded into ``cached`` when remote). None when there is none, or it is refused (one log line)."""
     rate, nice = limits.pace(background)
     source, key, size = store.description, export.key, export.size
     opened = functools.partial(
@@ -330,16 +325,12 @@ async def parse_export(
 ) -> tuple[Pool, LoadReport]:
     """Read ``export`` from ``store``, validate every line and build a pool of the good ones.
 
-    One thread (``background``: ``limits.sync_niceness`` steps nicer) reads the export line by line (in
-    place when local, else downloaded first), parses, checks and serializes each; the records become a
-    pack in a temporary file, or in the file ``keep``. ``verify`` may check each record further
-    (``sudokupool check``) and raise :class:`~sudokupool.loading.export.LineError` to skip it.
-
-    Whatever fails, the answer is one :class:`LoadError` whose one-line message names the export and the
-    reason (the first bad line, when lines are to blame): unreadable, truncated, larger or inflating past
-    ``limits.max_export_bytes``, no valid puzzle or more bad lines than ``limits.max_bad_lines`` allows,
-    a record that cannot be served, memory running out... Memory beyond the pool stays bounded by the
-    longest record allowed.
+    The records become a pack in a temporary file, or in the file ``keep``. ``verify`` may check each
+    record further (``sudokupool check``) and raise :class:`~sudokupool.loading.export.LineError` to skip
+    it. Whatever fails, the answer is one :class:`LoadError` whose one-line message names the export and
+    the reason (the first bad line, when lines are to blame): unreadable, truncated, past a bound of
+    ``limits``, no valid puzzle, a record that cannot be served, memory running out... Memory beyond the
+    pool stays bounded by the longest record allowed.
     """
     limits = limits or LoadLimits()
     rate, nice = limits.pace(background)

@@ -18,9 +18,13 @@ from array import array
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Final
+from zlib import adler32, crc32
 
+import msgspec
 from isal import isal_zlib
 
+from sudokupool.api.compression import open_member
+from sudokupool.loading.export import DIFFICULTY_LEVEL, Record
 from sudokupool.sudoku import DIFFICULTIES
 
 MAGIC: Final = b"SUDOKUPK"
@@ -31,6 +35,8 @@ ALIGN: Final = 64
 ID_WIDTH: Final = 13
 GRID_WIDTH: Final = 81
 ETAG_WIDTH: Final = 8
+#: Bytes of a record's ``SolutionResponse`` body, ``{"canonical_id":"…","solution":"…"}``.
+SOLUTION_WIDTH: Final = len(b'{"canonical_id":"0123456789ABC","solution":"') + 81 + len(b'"}')
 #: The sections, in file order after the header. ``bodies`` is written first, as records arrive.
 SECTIONS: Final = (
     "bodies",
@@ -57,6 +63,7 @@ _NAME_MAX: Final = 256
 #: "Swap under load").
 _SLICE: Final = 2 << 20
 _PACE: Final = 7
+_encode: Final = msgspec.json.Encoder().encode
 
 
 class PackError(Exception):
@@ -110,15 +117,14 @@ class PackHeader:
 
 
 class PackWriter:
-    """Writes a pack to ``file`` (a binary file opened for writing and reading, at position 0).
+    """Writes the pack of records to ``file`` (a binary file opened for writing and reading, at position 0).
 
     :meth:`add` records one at a time (bodies go to the file as they come, the small columns stay in
     memory until :meth:`finish`); :meth:`finish` writes the indexes and the header.
     """
 
-    def __init__(self, file: IO[bytes], *, solution_width: int) -> None:
+    def __init__(self, file: IO[bytes]) -> None:
         self.file = file
-        self.solution_width = solution_width
         self.ids: dict[str, None] = {}
         self._offsets = array("Q", [0])
         self._levels = bytearray()
@@ -129,18 +135,32 @@ class PackWriter:
         self._crc = 0
         file.write(bytes(HEADER_SIZE))
 
-    def add(
-        self, canonical_id: str, level: int, body: bytes, check: bytes, solution: bytes, etag: bytes, puzzle: bytes
-    ) -> None:
-        """Add one prepared record, of an id not added before, its columns of their widths."""
+    def add(self, record: Record) -> bool:
+        """Serialize and compress one validated record into the pack; False (nothing added) when its
+        ``canonical_id`` was added before.
+
+        Its body is the record without ``synced_at`` and ``solution`` (its last two fields, cut from its
+        JSON: the key ``"synced_at":`` can only be the key, as a quote in a string is escaped), as an open
+        gzip member (the pool ends it when it serves it); its ETag is that member's trailer, one for both
+        encodings; a solution's is CRC-32 and Adler-32 of its body. A weak validator only has to change
+        when the body does, and these take half the time of the shortest BLAKE2b.
+        """
+        canonical_id = record.canonical_id
+        if canonical_id in self.ids:
+            return False
         self.ids[canonical_id] = None
-        self._levels.append(level)
-        self._offsets.append(self._offsets[-1] + len(body))
-        self._checks += check
+        encoded = _encode(record)
+        raw = encoded[: encoded.rfind(b',"synced_at":')]
+        solution = b'{"canonical_id":"%s","solution":"%s"}' % (canonical_id.encode(), record.solution.encode())
+        self._levels.append(DIFFICULTY_LEVEL[record.difficulty])
+        self._checks += struct.pack("<II", crc32(raw), len(raw))
         self._solutions += solution
-        self._etags += etag
-        self._puzzles += puzzle
+        self._etags += (crc32(solution) << 32 | adler32(solution)).to_bytes(ETAG_WIDTH)
+        self._puzzles += record.puzzle.encode()
+        body = open_member(raw)
+        self._offsets.append(self._offsets[-1] + len(body))
         self._write(body)
+        return True
 
     def _write(self, data: bytes | bytearray) -> None:
         self._crc = isal_zlib.crc32(data, self._crc)
@@ -181,9 +201,7 @@ class PackWriter:
             self._write(data)
         counts = tuple(len(indexes) for indexes in by_level)
         name = _file_name(export_name)
-        header = PackHeader(
-            count, slots, self.solution_width, export_size, made_at, key, counts, sections, name, self._crc
-        )
+        header = PackHeader(count, slots, SOLUTION_WIDTH, export_size, made_at, key, counts, sections, name, self._crc)
         self.file.seek(0)
         self.file.write(header.to_bytes())
         self.file.flush()

@@ -20,27 +20,22 @@ from __future__ import annotations
 import itertools
 import mmap
 import random
-import struct
 import tempfile
 import time
 from dataclasses import dataclass
 from typing import IO, Final
-from zlib import adler32, crc32
+from zlib import crc32
 
-import msgspec
 import orjson
 
-from sudokupool.api.compression import final_block, inflate, open_member, trailer
+from sudokupool.api.compression import final_block, inflate, trailer
 from sudokupool.loading import pack
-from sudokupool.loading.export import DIFFICULTY_LEVEL, Record
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.ids import normalise_id
 
-_SOLUTION_PREFIX: Final = b'{"canonical_id":"'
-SOLUTION_WIDTH: Final = len(b'{"canonical_id":"0123456789ABC","solution":"') + 81 + len(b'"}')
+SOLUTION_WIDTH: Final = pack.SOLUTION_WIDTH
 _SOLUTION_AT: Final = SOLUTION_WIDTH - 81 - 2
 _ETAG_BYTES: Final = pack.ETAG_WIDTH
-_encode: Final = msgspec.json.Encoder().encode
 
 
 @dataclass(frozen=True)
@@ -53,10 +48,6 @@ class PoolInfo:
     export_size: int
     loaded_at: int
     parsed: bool = False
-
-
-def _etag(body: bytes) -> bytes:
-    return (crc32(body) << 32 | adler32(body)).to_bytes(_ETAG_BYTES)
 
 
 class Pool:
@@ -227,41 +218,17 @@ class Pool:
         return self._counts.get(difficulty, 0)
 
 
-class PoolBuilder:
-    """Serializes records into a pack, written to ``file`` (default: an anonymous temporary file), and
-    maps it as a :class:`Pool`."""
+class PoolBuilder(pack.PackWriter):
+    """Writes records (:meth:`~sudokupool.loading.pack.PackWriter.add`) into a pack in ``file`` (default: an
+    anonymous temporary file) and maps it as a :class:`Pool`."""
 
     def __init__(self, *, loaded_at: int, file: IO[bytes] | None = None) -> None:
+        super().__init__(tempfile.TemporaryFile() if file is None else file)  # noqa: SIM115 - mapped, then closed
         self.loaded_at = loaded_at
-        self.file = tempfile.TemporaryFile() if file is None else file  # noqa: SIM115 - mapped, then closed
-        self._writer = pack.PackWriter(self.file, solution_width=SOLUTION_WIDTH)
-
-    def add(self, record: Record) -> bool:
-        """Serialize and compress one validated record into the pack; False (nothing added) when its
-        ``canonical_id`` was added before.
-
-        Its body is the record without ``synced_at`` and ``solution`` (its last two fields, cut from its
-        JSON: the key ``"synced_at":`` can only be the key, as a quote in a string is escaped), as an open
-        gzip member (the pool ends it when it serves it); its ETag is that member's trailer, one for both
-        encodings; a solution's is CRC-32 and Adler-32 of its body. A weak validator only has to change
-        when the body does, and these take half the time of the shortest BLAKE2b.
-        """
-        canonical_id = record.canonical_id
-        if canonical_id in self._writer.ids:
-            return False
-        solution = b'%s%s","solution":"%s"}' % (_SOLUTION_PREFIX, canonical_id.encode(), record.solution.encode())
-        encoded = _encode(record)
-        raw = encoded[: encoded.rfind(b',"synced_at":')]
-        check = struct.pack("<II", crc32(raw), len(raw))
-        level = DIFFICULTY_LEVEL[record.difficulty]
-        self._writer.add(
-            canonical_id, level, open_member(raw), check, solution, _etag(solution), record.puzzle.encode()
-        )
-        return True
 
     def build(self, *, source: str, export_key: str, export_size: int) -> Pool:
         """Write the pack's indexes and header and map it: the finished, immutable pool. The file may be
         closed afterwards."""
-        header = self._writer.finish(export_name=export_key, export_size=export_size, made_at=self.loaded_at)
+        header = self.finish(export_name=export_key, export_size=export_size, made_at=self.loaded_at)
         data = mmap.mmap(self.file.fileno(), 0, access=mmap.ACCESS_READ)
         return Pool(data, header, PoolInfo(source, export_key, export_size, self.loaded_at, parsed=True))
