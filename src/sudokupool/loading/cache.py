@@ -35,21 +35,17 @@ PARALLEL = 8
 
 @contextlib.asynccontextmanager
 async def lock(pack: Path | None) -> AsyncIterator[None]:
-    """Hold the cache directory's lock for the pack ``pack`` (``flock``; nothing without a pack)."""
-    if pack is None:
+    """Hold the cache directory's lock for the pack ``pack`` (``flock``): none without a pack, or where the
+    pack cannot be kept either (logged where it is written)."""
+    handle = None
+    if pack is not None:
+        with contextlib.suppress(OSError):
+            await asyncio.to_thread(pack.parent.mkdir, parents=True, exist_ok=True)
+            handle = await asyncio.to_thread(open, pack.with_name(f".{pack.name}.lock"), "ab")
+    with handle or contextlib.nullcontext():  # closing it releases the lock
+        if handle is not None:
+            await asyncio.to_thread(fcntl.flock, handle.fileno(), fcntl.LOCK_EX)
         yield
-        return
-    try:
-        await asyncio.to_thread(pack.parent.mkdir, parents=True, exist_ok=True)
-        handle = await asyncio.to_thread(open, pack.with_name(f".{pack.name}.lock"), "ab")
-    except OSError:
-        yield  # the pack cannot be kept there either (logged where it is written)
-        return
-    try:
-        await asyncio.to_thread(fcntl.flock, handle.fileno(), fcntl.LOCK_EX)
-        yield
-    finally:
-        handle.close()  # releases the lock
 
 
 @contextlib.contextmanager
@@ -60,7 +56,6 @@ def new_file(keep: Path | None) -> Iterator[IO[bytes]]:
     written: Path | None = None
     if keep is not None:
         try:
-            keep.parent.mkdir(parents=True, exist_ok=True)
             # Closed (then renamed or removed) below, as is the temporary file.
             file: IO[bytes] = tempfile.NamedTemporaryFile(dir=keep.parent, prefix=f".{keep.name}.", delete=False)  # noqa: SIM115
             written = Path(file.name)

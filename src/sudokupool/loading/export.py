@@ -117,7 +117,6 @@ class LineError(ValueError):
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(f"{reason}: {detail}")
         self.reason = reason
-        self.detail = detail
 
 
 class ExportError(Exception):
@@ -180,9 +179,8 @@ def _agrees(puzzle: str, solution: str) -> bool:
 
 
 def parse_record(line: bytes | str) -> Record:
-    """Parse and validate one export line into a :class:`Record`.
-
-    Raise :class:`LineError` naming the first problem found. Unknown fields are dropped.
+    """Parse and validate one export line into a :class:`Record`; raise :class:`LineError` naming the first
+    problem found. Unknown fields are dropped.
 
     msgspec decodes the line straight into :class:`Record`, checking the types and spelling of the
     fields, every ``solve_path`` step included (one pass in C, naming where a value is wrong); the checks
@@ -199,7 +197,8 @@ def parse_record(line: bytes | str) -> Record:
 def _decode_error(line: bytes | str, exc: Exception) -> LineError:
     """The :class:`LineError` for a line msgspec refused with ``exc``. Bad lines are parsed again by orjson,
     so that they are named as ever: not JSON (with orjson's line and column), not an object, a field
-    missing (the first in order), then a field of the wrong type or spelling."""
+    missing (the first in order), then a field of the wrong type or spelling (from msgspec's message,
+    e.g. ``Expected `int`, got `str` - at `$.seed```)."""
     try:
         data = orjson.loads(line)
     except orjson.JSONDecodeError as invalid:
@@ -209,14 +208,9 @@ def _decode_error(line: bytes | str, exc: Exception) -> LineError:
     for name in Record.__struct_fields__:
         if name not in data:
             return LineError("missing-field", f"{name} is missing")
-    if isinstance(exc, msgspec.ValidationError):
-        return _type_error(str(exc))
-    return LineError("invalid-json", str(exc))
-
-
-def _type_error(message: str) -> LineError:
-    """The :class:`LineError` for msgspec's ``message``, e.g. ``Expected `int`, got `str` - at `$.seed```."""
-    problem, _, where = message.partition(" - at `$")
+    if not isinstance(exc, msgspec.ValidationError):
+        return LineError("invalid-json", str(exc))
+    problem, _, where = str(exc).partition(" - at `$")
     name, _, inner = where.rstrip("`").lstrip(".").partition("[")
     if name == "solve_path" and inner:
         number, _, place = inner.partition("]")

@@ -27,7 +27,7 @@ from sudokupool.config import BadLineLimit, Settings
 from sudokupool.loading import cache
 from sudokupool.loading.export import MIN_RECORD_BYTES, ExportError, LineError, Record, numbered_lines, parse_record
 from sudokupool.loading.pack import PackError, map_file
-from sudokupool.loading.pool import Pool, PoolBuilder
+from sudokupool.loading.pool import Pool, PoolBuilder, PoolInfo
 from sudokupool.naming import is_export_name, pack_key
 from sudokupool.storage.base import ExportObject, ExportStore, StorageError
 
@@ -110,10 +110,7 @@ class LoadReport:
 
     def first_bad_line(self) -> str:
         """``line N: reason: detail`` for the first bad line, or an empty string."""
-        if not self.problems:
-            return ""
-        number, message = self.problems[0]
-        return f"line {number}: {message}"
+        return "line {}: {}".format(*self.problems[0]) if self.problems else ""
 
 
 def _describe(exc: BaseException) -> str:
@@ -203,7 +200,7 @@ def log_bad_lines(report: LoadReport) -> None:
 
 def lower_priority(niceness: int) -> None:
     """Make the calling thread (Linux nice is per thread) or process ``niceness`` steps nicer."""
-    if niceness and hasattr(os, "nice"):
+    if niceness:
         with contextlib.suppress(OSError):  # not allowed here: run at normal priority
             os.nice(niceness)
 
@@ -227,9 +224,7 @@ async def load_export(
     stamp = int(time.time()) if loaded_at is None else loaded_at
     limits = limits or LoadLimits()
     # A single file of another name than an export's: no pack is looked for or kept.
-    cached = (
-        Path(cache_dir) / pack_key(export.key).rsplit("/", 1)[-1] if cache_dir and is_export_name(export.key) else None
-    )
+    cached = Path(cache_dir) / Path(pack_key(export.key)).name if cache_dir and is_export_name(export.key) else None
     async with cache.lock(cached):
         started = time.perf_counter()
         pool = await _load_pack(store, export, stamp, cached, background=background, limits=limits)
@@ -257,10 +252,8 @@ async def _load_pack(
     """The pool of ``export``'s pack: the copy ``cached`` (in the cache directory), else the store's
     (downloaded into ``cached`` when remote). None when there is none, or it is refused (one log line)."""
     rate, nice = limits.pace(background)
-    source, key, size = store.description, export.key, export.size
-    opened = functools.partial(
-        Pool.from_pack, source=source, export_key=key, export_size=size, loaded_at=stamp, background=background
-    )
+    info = PoolInfo(store.description, export.key, export.size, stamp)
+    opened = functools.partial(Pool.from_pack, info=info, background=background)
     if cached is not None and await asyncio.to_thread(cached.is_file):
         try:
             return await _in_thread(nice, opened, map_file(cached))

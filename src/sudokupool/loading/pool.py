@@ -91,21 +91,12 @@ class Pool:
         self.stats_body = orjson.dumps(stats)
 
     @classmethod
-    def from_pack(
-        cls,
-        data: mmap.mmap,
-        *,
-        source: str,
-        export_key: str,
-        export_size: int,
-        loaded_at: int,
-        background: bool = False,
-    ) -> Pool:
-        """Check the mapped pack ``data`` (made from ``export_key`` of ``export_size`` bytes; ``background``:
-        beside a serving loop, see :func:`~sudokupool.loading.pack.check`) and serve it. Raise
+    def from_pack(cls, data: mmap.mmap, info: PoolInfo, *, background: bool = False) -> Pool:
+        """Check the mapped pack ``data`` (made from the export ``info`` names; ``background``: beside a
+        serving loop, see :func:`~sudokupool.loading.pack.check`) and serve it. Raise
         :class:`~sudokupool.loading.pack.PackError`."""
-        header = pack.check(data, export_name=export_key, export_size=export_size, background=background)
-        return cls(data, header, PoolInfo(source, export_key, export_size, loaded_at))
+        header = pack.check(data, export_name=info.export_key, export_size=info.export_size, background=background)
+        return cls(data, header, info)
 
     def __len__(self) -> int:
         return self._count

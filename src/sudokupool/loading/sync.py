@@ -45,6 +45,8 @@ INTERVAL_JITTER = 0.1
 #: A startup listing gets at least this long, even when the retry budget is nearly spent.
 MIN_ATTEMPT_SECONDS = 5.0
 
+_BACK = " (the primary source is back; no longer serving the fallback)"
+
 
 @dataclass(frozen=True)
 class Backoff:
@@ -168,16 +170,10 @@ class PoolSync:
             raise
 
     async def _load(self, export: ExportObject, *, background: bool = False) -> Pool:
-        """Load ``export`` and log its report; ``background``: a live reload, ``sync_niceness`` steps below
-        the CPU priority of the requests it runs beside. Raise :class:`LoadError` (``unreachable`` when
-        storage failed rather than the export)."""
-        settings = self.runtime.settings
+        """Load ``export`` (``background``: a live reload, see :func:`load_export`) and log its report."""
+        cache_dir = self.runtime.settings.cache_dir or None
         pool, report = await load_export(
-            self.store,
-            export,
-            background=background,
-            cache_dir=settings.cache_dir or None,
-            limits=self.limits,
+            self.store, export, background=background, cache_dir=cache_dir, limits=self.limits
         )
         logger.info("%s", report.summary())
         return pool
@@ -237,12 +233,9 @@ class PoolSync:
                         status.refusals += 1
                         logger.warning("%s; still serving %s", known, self._serving())
                     else:
-                        back = (
-                            " (the primary source is back; no longer serving the fallback)" if status.fallback else ""
-                        )
                         await self.runtime.install(pool)
+                        logger.info("now serving %s%s", export.key, _BACK if status.fallback else "")
                         status.fallback = False
-                        logger.info("now serving %s%s", export.key, back)
                         swapped = True
                         break
                 refusal = refusal or known
