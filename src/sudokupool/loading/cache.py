@@ -77,9 +77,7 @@ def new_file(keep: Path | None) -> Iterator[IO[bytes]]:
 
 def prune(directory: Path, loaded: str) -> None:
     """Remove all but the :data:`KEEP` newest packs in ``directory`` (never ``loaded``), and their locks.
-
-    A worker still serving a removed pack keeps its mapping (the file goes with the last one).
-    """
+    A worker still serving a removed pack keeps its mapping (the file goes with the last one)."""
     try:
         packs = sorted((name for name in os.listdir(directory) if is_pack_name(name)), reverse=True)
     except OSError:
@@ -93,9 +91,8 @@ def prune(directory: Path, loaded: str) -> None:
 
 
 async def download(store: ExportStore, key: str, size: int, fd: int, *, rate: int) -> None:
-    """Write the object ``key`` of ``size`` bytes from ``store`` into the file ``fd``.
-
-    The file is preallocated and filled by :data:`PARALLEL` ranged reads of :data:`PART_SIZE` bytes at
+    """Write the object ``key`` of ``size`` bytes from ``store`` into the file ``fd``. The file is
+    preallocated and filled by :data:`PARALLEL` ranged reads of :data:`PART_SIZE` bytes at
     a time, each written in place: one stream from S3 was the bottleneck of a boot. With a ``rate``
     (bytes a second; a live sync, beside requests) one range is read at a time, no faster than that:
     receiving a pack at full speed took enough of the serving loop's time to raise the p99 of requests

@@ -147,11 +147,9 @@ _GIVENS: Final = bytes.maketrans(b".123456789", b"\x00" + b"\xff" * 9)
 
 
 def _valid_solution(solution: str) -> bool:
-    """Every row, column and box of ``solution`` (81 digits 1-9) holds nine different digits.
-
-    Whole-grid integer arithmetic (see ``_LOW_BYTE``) rather than 27 sets: it runs for every line of
-    every export loaded, and this takes about 2 us where 27 sets took 9.
-    """
+    """Every row, column and box of ``solution`` (81 digits 1-9) holds nine different digits. Whole-grid
+    integer arithmetic (see ``_LOW_BYTE``) rather than 27 sets: it runs for every line of every export
+    loaded, and this takes about 2 us where 27 sets took 9."""
     digits = solution.encode()
     cells = bytearray(162)
     cells[0::2] = digits.translate(_LOW_BYTE)
@@ -180,12 +178,8 @@ def _agrees(puzzle: str, solution: str) -> bool:
 
 def parse_record(line: bytes | str) -> Record:
     """Parse and validate one export line into a :class:`Record`; raise :class:`LineError` naming the first
-    problem found. Unknown fields are dropped.
-
-    msgspec decodes the line straight into :class:`Record`, checking the types and spelling of the
-    fields, every ``solve_path`` step included (one pass in C, naming where a value is wrong); the checks
-    between fields follow.
-    """
+    problem found. msgspec checks the types and spelling of the fields, every ``solve_path`` step
+    included, in one pass in C; the checks between fields follow."""
     try:
         record = _decode(line)
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:

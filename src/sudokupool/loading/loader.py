@@ -187,17 +187,6 @@ class _Parse:
         )
 
 
-def log_bad_lines(report: LoadReport) -> None:
-    """Log the first bad lines of ``report`` one by one and how many more there were."""
-    for number, message in report.problems:
-        logger.warning("%s line %d skipped: %s", report.key, number, message)
-    unlogged = report.skipped_total - len(report.problems)
-    if unlogged:
-        logger.warning(
-            "%s: %d more bad lines skipped (only the first %d are logged)", report.key, unlogged, MAX_LOGGED_LINES
-        )
-
-
 def lower_priority(niceness: int) -> None:
     """Make the calling thread (Linux nice is per thread) or process ``niceness`` steps nicer."""
     if niceness:
@@ -349,7 +338,11 @@ async def parse_export(
         logger.debug("loading %s failed", name, exc_info=True)
         raise LoadError(f"cannot load export {name}: {_describe(exc)} after line {report.last_line}", report) from None
     if log_lines:
-        log_bad_lines(report)
+        for number, message in report.problems:
+            logger.warning("%s line %d skipped: %s", report.key, number, message)
+        if unlogged := report.skipped_total - len(report.problems):
+            more = "%s: %d more bad lines skipped (only the first %d are logged)"
+            logger.warning(more, report.key, unlogged, MAX_LOGGED_LINES)
     return pool, report
 
 

@@ -117,11 +117,8 @@ class PackHeader:
 
 
 class PackWriter:
-    """Writes the pack of records to ``file`` (a binary file opened for writing and reading, at position 0).
-
-    :meth:`add` records one at a time (bodies go to the file as they come, the small columns stay in
-    memory until :meth:`finish`); :meth:`finish` writes the indexes and the header.
-    """
+    """Writes the pack of the records :meth:`add` ed to ``file`` (opened for writing and reading, at position
+    0): bodies as they come, the small columns and the indexes at :meth:`finish`."""
 
     def __init__(self, file: IO[bytes]) -> None:
         self.file = file
@@ -195,8 +192,7 @@ class PackWriter:
         }
         sections = {"bodies": (HEADER_SIZE, self._offsets[-1])}
         for section, data in columns.items():
-            end = self.file.tell()
-            self._write(bytes(-end % ALIGN))
+            self._write(bytes(-self.file.tell() % ALIGN))
             sections[section] = (self.file.tell(), len(data))
             self._write(data)
         counts = tuple(len(indexes) for indexes in by_level)

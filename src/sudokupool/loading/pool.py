@@ -1,9 +1,8 @@
 """The pool: immutable indexes over prepared response bodies, read from a pack (``sudokupool.loading.pack``).
 
 A :class:`Pool` serves from one mapped pack and is never changed; a reload maps a new one and the app
-swaps a single reference, so readers never see half a pool. There is one kind of pool: an export without
-a pack is parsed and written as a pack by a :class:`PoolBuilder` (into an anonymous temporary file, or
-into the cache directory for the next boot) and mapped like any other.
+swaps a single reference, so readers never see half a pool. An export without a pack is written as one
+by a :class:`PoolBuilder` and mapped like any other.
 
 A record's body is held as the start of one gzip member (``compression.open_member``) of the record
 without its last field, ``synced_at``: the pool ends each member with its own load time when it serves
@@ -192,10 +191,8 @@ class Pool:
         return self._data[start : start + 81].decode()
 
     def pick(self, difficulty: str | None = None) -> int | None:
-        """A uniformly random puzzle, of one difficulty (a capitalised name) or of the whole pool.
-
-        Uniform over the whole pool is the same as weighting difficulties by the pool's mix.
-        """
+        """A uniformly random puzzle, of one difficulty (a capitalised name) or of the whole pool (the same
+        as weighting difficulties by the pool's mix)."""
         if difficulty is None:
             count = self._count
             return self._rng.randrange(count) if count else None

@@ -1,11 +1,8 @@
-"""Keep the served pool in step with the newest export.
-
-Two jobs share one class, :class:`PoolSync`:
-
-- the startup load, which retries storage that cannot be reached (exponential backoff with jitter, for
-  at most ``storage_retry_seconds``) and then falls back to ``fallback_exports`` if one is set;
-- the live sync loop, which every ``sync_interval`` seconds lists the exports and swaps in a newer one,
-  loaded off the request path and validated exactly as at startup.
+"""Keep the served pool in step with the newest export: :class:`PoolSync` does the startup load, which
+retries storage that cannot be reached (exponential backoff with jitter, for at most
+``storage_retry_seconds``) and then falls back to ``fallback_exports`` if one is set, and the live sync,
+which every ``sync_interval`` seconds swaps in a newer export, loaded off the request path and validated
+exactly as at startup.
 
 Two kinds of failure are kept apart. Storage that cannot be listed or read is *unreachable*: that passes,
 so it is retried. An export that is truncated, corrupt, past a bound (``SUDOKUPOOL_MAX_*``) or holds no
@@ -98,12 +95,10 @@ class PoolSync:
     # -- startup -------------------------------------------------------------------------------------
 
     async def load_initial(self) -> None:
-        """Load the newest export of the primary store and make it the served pool.
-
-        Unreachable storage is retried with backoff for ``retry_seconds``; then the fallback export is
-        served if one is set, as it is at once when the newest export is refused. Raise :class:`LoadError`
-        (one line naming the export or the storage and the reason) when there is no export, the newest
-        one cannot be used, or storage stays unreachable, with no usable fallback.
+        """Load the newest export of the primary store and make it the served pool. Unreachable storage is
+        retried with backoff for ``retry_seconds``, then the fallback export is served if one is set (at
+        once when the newest export is refused). Raise :class:`LoadError` (one line naming the export or
+        the storage and the reason) when there is no usable export and no usable fallback.
         """
         self.runtime.sync.attempts += 1
         started = self._clock()
@@ -201,11 +196,9 @@ class PoolSync:
                 logger.exception("sync attempt failed unexpectedly")
 
     async def check(self) -> bool:
-        """One sync attempt: swap in the newest usable export newer than the served one.
-
-        Never goes back to an older export. Return True when a new pool was swapped in. The attempt
-        counts as failed in ``runtime.sync`` when storage is unreachable or the newest export is refused.
-        """
+        """One sync attempt: swap in the newest usable export newer than the served one (never an older
+        one); True when it did. The attempt counts as failed in ``runtime.sync`` when storage is
+        unreachable or the newest export is refused."""
         async with self._lock:
             status = self.runtime.sync
             status.last_attempt_at = int(time.time())
