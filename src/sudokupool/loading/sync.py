@@ -129,13 +129,10 @@ class PoolSync:
         except LoadError as exc:
             raise LoadError(f"{reason}{gave_up}; the fallback failed too: {exc}") from None
         logger.info("%s", report.summary())
+        fallback = f"{self.fallback.rstrip('/')}/{pool.info.export_key}"
+        primary = self.store.description
         logger.warning(
-            "serving the FALLBACK export %s/%s: %s%s; live sync keeps trying %s",
-            self.fallback.rstrip("/"),
-            pool.info.export_key,
-            reason,
-            gave_up,
-            self.store.description,
+            "serving the FALLBACK export %s: %s%s; live sync keeps trying %s", fallback, reason, gave_up, primary
         )
         await self.runtime.install(pool)
         self.runtime.sync.fallback = True
