@@ -145,10 +145,10 @@ class PackWriter:
         canonical_id = record.canonical_id
         if canonical_id in self.ids:
             return False
-        self.ids[canonical_id] = None
         encoded = _encode(record)
         raw = encoded[: encoded.rfind(b',"synced_at":')]
         solution = b'{"canonical_id":"%s","solution":"%s"}' % (canonical_id.encode(), record.solution.encode())
+        self.ids[canonical_id] = None
         self._levels.append(DIFFICULTY_LEVEL[record.difficulty])
         self._checks += struct.pack("<II", crc32(raw), len(raw))
         self._solutions += solution
@@ -226,7 +226,7 @@ def read_header(data: bytes | mmap.mmap | memoryview, size: int) -> PackHeader:
     counts, places, (name_length, name, crc, header_crc) = tuple(rest[:4]), rest[4:-4], rest[-4:]
     if isal_zlib.crc32(raw[:_CRC_AT] + bytes(8) + raw[_CRC_AT + 8 :]) != header_crc:
         raise PackError("header checksum mismatch (damaged)")
-    sections = {name: (places[2 * i], places[2 * i + 1]) for i, name in enumerate(SECTIONS)}
+    sections = {section: (places[2 * i], places[2 * i + 1]) for i, section in enumerate(SECTIONS)}
     expected = {
         "offsets": 8 * (count + 1),
         "ids": ID_WIDTH * count,
