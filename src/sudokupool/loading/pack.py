@@ -64,6 +64,8 @@ _NAME_MAX: Final = 256
 _SLICE: Final = 2 << 20
 _PACE: Final = 7
 _encode: Final = msgspec.json.Encoder().encode
+#: Bodies the writer joins into one write: a write and a checksum call per body made a parse 3 % slower.
+_BATCH: Final = 256
 
 
 class PackError(Exception):
@@ -129,6 +131,7 @@ class PackWriter:
         self._solutions = bytearray()
         self._etags = bytearray()
         self._puzzles = bytearray()
+        self._pending: list[bytes] = []
         self._crc = 0
         file.write(bytes(HEADER_SIZE))
 
@@ -154,9 +157,11 @@ class PackWriter:
         self._solutions += solution
         self._etags += (crc32(solution) << 32 | adler32(solution)).to_bytes(ETAG_WIDTH)
         self._puzzles += record.puzzle.encode()
-        body = open_member(raw)
-        self._offsets.append(self._offsets[-1] + len(body))
-        self._write(body)
+        self._pending.append(open_member(raw))
+        self._offsets.append(self._offsets[-1] + len(self._pending[-1]))
+        if len(self._pending) == _BATCH:
+            self._write(b"".join(self._pending))
+            self._pending.clear()
         return True
 
     def _write(self, data: bytes | bytearray) -> None:
@@ -165,6 +170,7 @@ class PackWriter:
 
     def finish(self, *, export_name: str, export_size: int, made_at: int) -> PackHeader:
         """Write the indexes and the header; return the header."""
+        self._write(b"".join(self._pending))
         count = len(self.ids)
         slots = 8
         while slots < 2 * count:
