@@ -23,7 +23,7 @@ from sudokupool.config import BadLineLimit, Settings, SettingsError
 from sudokupool.loading.export import LineError, Record
 from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, parse_export
 from sudokupool.loading.pack import PackError, map_file
-from sudokupool.loading.pool import Pool
+from sudokupool.loading.pool import Pool, PoolInfo
 from sudokupool.naming import is_export_name, pack_key
 from sudokupool.storage.base import ExportObject, StorageError
 from sudokupool.storage.local import LocalStore
@@ -137,13 +137,7 @@ async def check_pack(store: LocalStore, export: ExportObject, limits: LoadLimits
     than parsing the export gives. None when it matches."""
     assert export.pack is not None
     try:
-        packed = Pool.from_pack(
-            map_file(store.path_of(export.pack.key)),
-            source="",
-            export_key=export.key,
-            export_size=export.size,
-            loaded_at=0,
-        )
+        packed = Pool.from_pack(map_file(store.path_of(export.pack.key)), PoolInfo("", export.key, export.size, 0))
     except PackError as exc:
         return str(exc)
     parsed, _ = await parse_export(store, export, loaded_at=0, log_lines=False, limits=limits)

@@ -13,15 +13,13 @@ import asyncio
 import contextlib
 import fcntl
 import logging
-import mmap
 import os
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import IO
 
-from sudokupool.loading.pack import map_file
 from sudokupool.naming import is_pack_name
 from sudokupool.storage.base import ExportStore, StorageError
 
@@ -30,55 +28,56 @@ logger = logging.getLogger("sudokupool.loader")
 #: Packs the directory keeps, the newest by name (so by export time) and always the one just loaded:
 #: older ones are removed after each load, so the directory does not grow with every export synced.
 KEEP = 3
-#: A pack is downloaded in ranges of this many bytes, :data:`PARALLEL` of them at a time (see :func:`download`).
+#: A file is downloaded in ranges of this many bytes, :data:`PARALLEL` of them at a time (see :func:`download`).
 PART_SIZE = 128 << 20
 PARALLEL = 8
 
 
 @contextlib.asynccontextmanager
 async def lock(pack: Path | None) -> AsyncIterator[None]:
-    """Hold the cache directory's lock for the pack ``pack`` (``flock``; nothing without a pack)."""
-    if pack is None:
+    """Hold the cache directory's lock for the pack ``pack`` (``flock``): none without a pack, or where the
+    pack cannot be kept either (logged where it is written)."""
+    handle = None
+    if pack is not None:
+        with contextlib.suppress(OSError):
+            await asyncio.to_thread(pack.parent.mkdir, parents=True, exist_ok=True)
+            handle = await asyncio.to_thread(open, pack.with_name(f".{pack.name}.lock"), "ab")
+    with handle or contextlib.nullcontext():  # closing it releases the lock
+        if handle is not None:
+            await asyncio.to_thread(fcntl.flock, handle.fileno(), fcntl.LOCK_EX)
         yield
-        return
-    try:
-        await asyncio.to_thread(pack.parent.mkdir, parents=True, exist_ok=True)
-        handle = await asyncio.to_thread(open, pack.with_name(f".{pack.name}.lock"), "ab")
-    except OSError:
-        yield  # the pack cannot be kept there either (logged where it is written)
-        return
-    try:
-        await asyncio.to_thread(fcntl.flock, handle.fileno(), fcntl.LOCK_EX)
-        yield
-    finally:
-        handle.close()  # releases the lock
 
 
-def new_file(keep: Path | None) -> tuple[IO[bytes], Path | None]:
-    """A file to write a pack into, and its path: beside ``keep`` (to be renamed to it with :func:`keep`
-    when whole), else an anonymous temporary file (no path)."""
+@contextlib.contextmanager
+def new_file(keep: Path | None) -> Iterator[IO[bytes]]:
+    """A file to write a pack into, closed at the end of the block: beside ``keep``, and renamed to it
+    (readable by all) when the block ends without an error, else removed; without ``keep`` (or when
+    its directory cannot be written), an anonymous temporary file."""
+    written: Path | None = None
     if keep is not None:
         try:
-            keep.parent.mkdir(parents=True, exist_ok=True)
-            # Closed by the caller, once the pack is written (and mapped).
-            handle = tempfile.NamedTemporaryFile(dir=keep.parent, prefix=f".{keep.name}.", delete=False)  # noqa: SIM115
-            return handle, Path(handle.name)
+            # Closed (then renamed or removed) below, as is the temporary file.
+            file: IO[bytes] = tempfile.NamedTemporaryFile(dir=keep.parent, prefix=f".{keep.name}.", delete=False)  # noqa: SIM115
+            written = Path(file.name)
         except OSError as exc:
             logger.warning("cannot write a pack into %s (%s); keeping it in a temporary file", keep.parent, exc)
-    return tempfile.TemporaryFile(), None
-
-
-def keep(written: Path, final: Path) -> None:
-    """Make the whole pack ``written`` readable by all and rename it to ``final``."""
-    written.chmod(0o644)
-    os.replace(written, final)
+    if written is None:
+        file = tempfile.TemporaryFile()  # noqa: SIM115
+    try:
+        with file:
+            yield file
+        if written is not None and keep is not None:
+            written.chmod(0o644)
+            os.replace(written, keep)
+            written = None
+    finally:
+        if written is not None:
+            written.unlink(missing_ok=True)
 
 
 def prune(directory: Path, loaded: str) -> None:
     """Remove all but the :data:`KEEP` newest packs in ``directory`` (never ``loaded``), and their locks.
-
-    A worker still serving a removed pack keeps its mapping (the file goes with the last one).
-    """
+    A worker still serving a removed pack keeps its mapping (the file goes with the last one)."""
     try:
         packs = sorted((name for name in os.listdir(directory) if is_pack_name(name)), reverse=True)
     except OSError:
@@ -91,28 +90,9 @@ def prune(directory: Path, loaded: str) -> None:
                 logger.info("removed %s from the cache directory (it keeps the newest %d packs)", name, KEEP)
 
 
-async def download(store: ExportStore, key: str, size: int, cached: Path | None, *, rate: int = 0) -> mmap.mmap:
-    """Download the pack ``key`` of ``size`` bytes from ``store`` (:func:`fetch`) into ``cached`` (or a
-    temporary file) and map it (its checksum is checked by whoever opens the pool). The partial file of
-    a failed download is removed."""
-    handle, written = new_file(cached)
-    try:
-        with handle:
-            await fetch(store, key, size, handle.fileno(), rate=rate)
-            data = map_file(handle.fileno())
-        if written is not None and cached is not None:
-            keep(written, cached)
-            written = None
-        return data
-    finally:
-        if written is not None:
-            written.unlink(missing_ok=True)
-
-
-async def fetch(store: ExportStore, key: str, size: int, fd: int, *, rate: int = 0) -> None:
-    """Write the object ``key`` of ``size`` bytes from ``store`` into the file ``fd``.
-
-    The file is preallocated and filled by :data:`PARALLEL` ranged reads of :data:`PART_SIZE` bytes at
+async def download(store: ExportStore, key: str, size: int, fd: int, *, rate: int) -> None:
+    """Write the object ``key`` of ``size`` bytes from ``store`` into the file ``fd``. The file is
+    preallocated and filled by :data:`PARALLEL` ranged reads of :data:`PART_SIZE` bytes at
     a time, each written in place: one stream from S3 was the bottleneck of a boot. With a ``rate``
     (bytes a second; a live sync, beside requests) one range is read at a time, no faster than that:
     receiving a pack at full speed took enough of the serving loop's time to raise the p99 of requests

@@ -8,7 +8,7 @@ from __future__ import annotations
 import io
 import itertools
 from collections.abc import Iterator
-from typing import Annotated, Any, BinaryIO, Final, cast
+from typing import IO, Annotated, Any, Final, cast
 
 import msgspec
 import orjson
@@ -117,7 +117,6 @@ class LineError(ValueError):
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(f"{reason}: {detail}")
         self.reason = reason
-        self.detail = detail
 
 
 class ExportError(Exception):
@@ -148,11 +147,9 @@ _GIVENS: Final = bytes.maketrans(b".123456789", b"\x00" + b"\xff" * 9)
 
 
 def _valid_solution(solution: str) -> bool:
-    """Every row, column and box of ``solution`` (81 digits 1-9) holds nine different digits.
-
-    Whole-grid integer arithmetic (see ``_LOW_BYTE``) rather than 27 sets: it runs for every line of
-    every export loaded, and this takes about 2 us where 27 sets took 9.
-    """
+    """Every row, column and box of ``solution`` (81 digits 1-9) holds nine different digits. Whole-grid
+    integer arithmetic (see ``_LOW_BYTE``) rather than 27 sets: it runs for every line of every export
+    loaded, and this takes about 2 us where 27 sets took 9."""
     digits = solution.encode()
     cells = bytearray(162)
     cells[0::2] = digits.translate(_LOW_BYTE)
@@ -180,14 +177,9 @@ def _agrees(puzzle: str, solution: str) -> bool:
 
 
 def parse_record(line: bytes | str) -> Record:
-    """Parse and validate one export line into a :class:`Record`.
-
-    Raise :class:`LineError` naming the first problem found. Unknown fields are dropped.
-
-    msgspec decodes the line straight into :class:`Record`, checking the types and spelling of the
-    fields, every ``solve_path`` step included (one pass in C, naming where a value is wrong); the checks
-    between fields follow.
-    """
+    """Parse and validate one export line into a :class:`Record`; raise :class:`LineError` naming the first
+    problem found. msgspec checks the types and spelling of the fields, every ``solve_path`` step
+    included, in one pass in C; the checks between fields follow."""
     try:
         record = _decode(line)
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
@@ -199,7 +191,8 @@ def parse_record(line: bytes | str) -> Record:
 def _decode_error(line: bytes | str, exc: Exception) -> LineError:
     """The :class:`LineError` for a line msgspec refused with ``exc``. Bad lines are parsed again by orjson,
     so that they are named as ever: not JSON (with orjson's line and column), not an object, a field
-    missing (the first in order), then a field of the wrong type or spelling."""
+    missing (the first in order), then a field of the wrong type or spelling (from msgspec's message,
+    e.g. ``Expected `int`, got `str` - at `$.seed```)."""
     try:
         data = orjson.loads(line)
     except orjson.JSONDecodeError as invalid:
@@ -209,14 +202,9 @@ def _decode_error(line: bytes | str, exc: Exception) -> LineError:
     for name in Record.__struct_fields__:
         if name not in data:
             return LineError("missing-field", f"{name} is missing")
-    if isinstance(exc, msgspec.ValidationError):
-        return _type_error(str(exc))
-    return LineError("invalid-json", str(exc))
-
-
-def _type_error(message: str) -> LineError:
-    """The :class:`LineError` for msgspec's ``message``, e.g. ``Expected `int`, got `str` - at `$.seed```."""
-    problem, _, where = message.partition(" - at `$")
+    if not isinstance(exc, msgspec.ValidationError):
+        return LineError("invalid-json", str(exc))
+    problem, _, where = str(exc).partition(" - at `$")
     name, _, inner = where.rstrip("`").lstrip(".").partition("[")
     if name == "solve_path" and inner:
         number, _, place = inner.partition("]")
@@ -261,7 +249,7 @@ _INFLATE_ERROR: Final = cast("type[Exception]", isal_zlib.error)
 
 
 def numbered_lines(
-    raw: BinaryIO, *, gzipped: bool, max_line: int = 1 << 20, max_bytes: int = 4 << 30
+    raw: IO[bytes], *, gzipped: bool, max_line: int = 1 << 20, max_bytes: int = 4 << 30
 ) -> Iterator[tuple[int, bytes | None]]:
     """The non-blank lines of the export file ``raw``, without their newline, each with its number from 1
     (blank lines are counted too); None in place of a line longer than ``max_line`` bytes.

@@ -2,12 +2,9 @@
 
 An export with a valid pack beside it (``sudokupool.loading.pack``) is loaded by mapping the pack: a header
 check and a checksum, no work per record. A pack that is damaged or made from another export is
-refused with one log line, and the export is parsed instead.
-
-Parsing is one pass over the export file (a local one in place, any other downloaded first), line by
-line in one thread off the event loop; the prepared records go into a pack written to a temporary file
-(or to the cache directory, for the next boot) and that pack is mapped as above. Exports large enough
-for the parse to matter are served from their packs.
+refused with one log line, and the export is parsed instead: one pass over the export file (a local one
+in place, any other downloaded first) in one thread off the event loop, into a pack written to a
+temporary file (or to the cache directory, for the next boot) and mapped as above.
 """
 
 from __future__ import annotations
@@ -16,29 +13,28 @@ import asyncio
 import contextlib
 import functools
 import logging
-import mmap
 import os
-import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, Any, TypeVar
 
 from sudokupool.config import BadLineLimit, Settings
 from sudokupool.loading import cache
 from sudokupool.loading.export import MIN_RECORD_BYTES, ExportError, LineError, Record, numbered_lines, parse_record
 from sudokupool.loading.pack import PackError, map_file
-from sudokupool.loading.pool import Pool, PoolBuilder
+from sudokupool.loading.pool import Pool, PoolBuilder, PoolInfo
 from sudokupool.naming import is_export_name, pack_key
 from sudokupool.storage.base import ExportObject, ExportStore, StorageError
 
 logger = logging.getLogger("sudokupool.loader")
 
 Verify = Callable[[Record], None]
+T = TypeVar("T")
 
 #: Bad lines logged (and kept in the report) one by one; the rest are only counted.
 MAX_LOGGED_LINES = 20
@@ -71,6 +67,11 @@ class LoadLimits:
     @classmethod
     def from_settings(cls, settings: Settings) -> LoadLimits:
         return cls(**{limit.name: getattr(settings, limit.name) for limit in fields(cls)})
+
+    def pace(self, background: bool) -> tuple[int, int]:
+        """A load's download rate (bytes a second; 0: at full speed) and how many steps nicer its thread
+        runs: a background load's from the settings, else neither."""
+        return (self.sync_download_rate << 20, self.sync_niceness) if background else (0, 0)
 
     def give_up(self, export: ExportObject) -> int:
         """The bad lines past which ``export`` is refused whatever else it holds (see
@@ -109,10 +110,7 @@ class LoadReport:
 
     def first_bad_line(self) -> str:
         """``line N: reason: detail`` for the first bad line, or an empty string."""
-        if not self.problems:
-            return ""
-        number, message = self.problems[0]
-        return f"line {number}: {message}"
+        return "line {}: {}".format(*self.problems[0]) if self.problems else ""
 
 
 def _describe(exc: BaseException) -> str:
@@ -122,15 +120,16 @@ def _describe(exc: BaseException) -> str:
 
 
 class _Parse:
-    """One export's parse, all of it in one thread: lines in, prepared records into the builder, bad lines
-    into the report, and the bound on bad lines (refusing at the first bad line past which no rest of the
+    """One export's parse, all of it in one thread: lines in, prepared records into a pack, bad lines into
+    the report, and the bound on bad lines (refusing at the first bad line past which no rest of the
     export could keep it)."""
 
-    def __init__(self, name: str, export: ExportObject, builder: PoolBuilder, limits: LoadLimits) -> None:
-        self.name, self.builder, self.limits, self.give_up = name, builder, limits, limits.give_up(export)
+    def __init__(self, store: ExportStore, export: ExportObject, limits: LoadLimits, verify: Verify | None) -> None:
+        self.store, self.export, self.limits, self.verify = store, export, limits, verify
+        self.name = _export_name(store, export.key)
+        self.give_up = limits.give_up(export)
         self.report = LoadReport(key=export.key)
-        self.gzipped = export.key.endswith(".gz")
-        self.verify: Verify | None = None
+        self.started = time.perf_counter()
         #: Set when the load is given up (cancelled): the thread stops at the next line.
         self.stopped = threading.Event()
 
@@ -142,13 +141,14 @@ class _Parse:
         if report.skipped_total > self.give_up:
             raise self.refusal()
 
-    def read(self, raw: BinaryIO) -> None:
-        """Parse every line of the export file ``raw``, unless :attr:`stopped` is set first."""
-        report, most = self.report, self.limits.max_record_bytes
-        lines = numbered_lines(raw, gzipped=self.gzipped, max_line=most, max_bytes=self.limits.max_export_bytes)
-        for number, line in lines:
+    def run(self, raw: IO[bytes], builder: PoolBuilder) -> Pool:
+        """Parse every line of the export file ``raw`` into ``builder``, refuse the export if it broke the
+        bound on bad lines or holds no valid puzzle, and build its pool."""
+        report, limits, most = self.report, self.limits, self.limits.max_record_bytes
+        gzipped = self.export.key.endswith(".gz")
+        for number, line in numbered_lines(raw, gzipped=gzipped, max_line=most, max_bytes=limits.max_export_bytes):
             if self.stopped.is_set():
-                return
+                raise ExportError("stopped")
             report.lines += 1
             report.last_line = number
             if line is None:
@@ -158,7 +158,7 @@ class _Parse:
                 record = parse_record(line)
                 if self.verify is not None:
                     self.verify(record)
-                added = self.builder.add(record)
+                added = builder.add(record)
             except LineError as exc:
                 self.bad(number, exc.reason, str(exc))
                 continue
@@ -168,17 +168,15 @@ class _Parse:
                 report.loaded += 1
             else:
                 self.bad(number, "duplicate-id", f"duplicate-id: {record.canonical_id} appeared before")
-
-    def finish(self) -> None:
-        """Refuse the export if it broke the bound on bad lines or holds no valid puzzle."""
-        report = self.report
+        report.seconds = time.perf_counter() - self.started
         if report.loaded == 0:
             first = f"; the first bad line is {report.first_bad_line()}" if report.problems else ""
             raise LoadError(
                 f"cannot load export {self.name}: no valid puzzle in it ({report.summary()}){first}", report
             )
-        if not self.limits.max_bad_lines.allows(report.skipped_total, report.lines):
+        if not limits.max_bad_lines.allows(report.skipped_total, report.lines):
             raise self.refusal()
+        return builder.build(source=self.store.description, export_key=self.export.key, export_size=self.export.size)
 
     def refusal(self) -> LoadError:
         report = self.report
@@ -189,20 +187,9 @@ class _Parse:
         )
 
 
-def log_bad_lines(report: LoadReport) -> None:
-    """Log the first bad lines of ``report`` one by one and how many more there were."""
-    for number, message in report.problems:
-        logger.warning("%s line %d skipped: %s", report.key, number, message)
-    unlogged = report.skipped_total - len(report.problems)
-    if unlogged:
-        logger.warning(
-            "%s: %d more bad lines skipped (only the first %d are logged)", report.key, unlogged, MAX_LOGGED_LINES
-        )
-
-
 def lower_priority(niceness: int) -> None:
     """Make the calling thread (Linux nice is per thread) or process ``niceness`` steps nicer."""
-    if niceness and hasattr(os, "nice"):
+    if niceness:
         with contextlib.suppress(OSError):  # not allowed here: run at normal priority
             os.nice(niceness)
 
@@ -219,28 +206,23 @@ async def load_export(
     """Load ``export`` from ``store``: map its pack when it has a valid one, else parse it.
 
     The pack is looked for in ``cache_dir`` (when set) and beside the export; a pack from remote storage
-    is downloaded to ``cache_dir`` (or to a temporary file) and mapped from there. Without a usable pack
-    the export is parsed (:func:`parse_export`); with ``cache_dir`` the pack that makes is kept there
-    for the next load.
-
+    is downloaded to ``cache_dir`` (or to a temporary file). Without a usable pack the export is parsed
+    (:func:`parse_export`), and with ``cache_dir`` the pack that makes is kept there for the next load.
     Raise :class:`LoadError` when the export is unreadable, truncated, or holds no valid puzzle.
     """
     stamp = int(time.time()) if loaded_at is None else loaded_at
     limits = limits or LoadLimits()
     # A single file of another name than an export's: no pack is looked for or kept.
-    cached = (
-        Path(cache_dir) / pack_key(export.key).rsplit("/", 1)[-1] if cache_dir and is_export_name(export.key) else None
-    )
+    cached = Path(cache_dir) / Path(pack_key(export.key)).name if cache_dir and is_export_name(export.key) else None
     async with cache.lock(cached):
         started = time.perf_counter()
-        rate, nice = (limits.sync_download_rate << 20, limits.sync_niceness) if background else (0, 0)
-        pool = await _load_pack(store, export, stamp, cached, background=background, nice=nice, rate=rate)
+        pool = await _load_pack(store, export, stamp, cached, background=background, limits=limits)
         if pool is None:
-            parse = functools.partial(parse_export, loaded_at=stamp, limits=limits, keep=cached)
-            pool, report = await parse(store, export, background=background)
+            pool, report = await parse_export(
+                store, export, loaded_at=stamp, background=background, limits=limits, keep=cached
+            )
         else:
-            report = LoadReport(key=export.key, loaded=len(pool), packed=True)
-            report.seconds = time.perf_counter() - started
+            report = LoadReport(key=export.key, loaded=len(pool), packed=True, seconds=time.perf_counter() - started)
         if cached is not None:
             await asyncio.to_thread(cache.prune, cached.parent, cached.name)
         return pool, report
@@ -254,55 +236,60 @@ def _export_name(store: ExportStore, key: str) -> str:
 
 
 async def _load_pack(
-    store: ExportStore, export: ExportObject, stamp: int, cached: Path | None, *, background: bool, nice: int, rate: int
+    store: ExportStore, export: ExportObject, stamp: int, cached: Path | None, *, background: bool, limits: LoadLimits
 ) -> Pool | None:
-    """The pool of ``export``'s pack: the copy ``cached`` (in the cache directory), else the store's,
-    downloaded at ``rate`` bytes a second (0: at full speed). None when there is no pack, or it is
-    refused (one log line; a refused copy in the cache is deleted)."""
-    found = export.pack
-    source, key, size = store.description, export.key, export.size
-    opened = functools.partial(
-        Pool.from_pack, source=source, export_key=key, export_size=size, loaded_at=stamp, background=background
-    )
+    """The pool of ``export``'s pack: the copy ``cached`` (in the cache directory), else the store's
+    (downloaded into ``cached`` when remote). None when there is none, or it is refused (one log line)."""
+    rate, nice = limits.pace(background)
+    info = PoolInfo(store.description, export.key, export.size, stamp)
+    opened = functools.partial(Pool.from_pack, info=info, background=background)
     if cached is not None and await asyncio.to_thread(cached.is_file):
         try:
-            return await _nicer(nice, opened, map_file(cached))
+            return await _in_thread(nice, opened, map_file(cached))
         except PackError as exc:
             logger.warning("refused pack %s: %s; trying the next source", cached, exc)
-            await _discard(cached)
-    if found is None:
+            with contextlib.suppress(OSError):
+                await asyncio.to_thread(cached.unlink)
+    if export.pack is None:
         return None
-    where = _export_name(store, found.key)
-    path_of: Callable[[str], Path] | None = getattr(store, "path_of", None)
+    where = _export_name(store, export.pack.key)
     try:
-        if path_of is not None:
-            return await _nicer(nice, opened, map_file(path_of(found.key)))
-        return await _nicer(nice, opened, await cache.download(store, found.key, found.size, cached, rate=rate))
+        async with _opened(store, export.pack, cached, rate) as file:
+            return await _in_thread(nice, opened, map_file(file.fileno()))
     except PackError as exc:
         logger.warning("refused pack %s: %s; loading the export instead", where, exc)
-        if cached is not None and path_of is None:
-            await _discard(cached)  # the copy just downloaded: not worth trying at the next boot
     except (StorageError, OSError) as exc:
         logger.warning("cannot read pack %s: %s; loading the export instead", where, exc)
     return None
 
 
-async def _discard(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        await asyncio.to_thread(path.unlink)
-
-
-def _thread(niceness: int) -> ThreadPoolExecutor:
-    """A thread of a load's own, ``niceness`` steps nicer (a live reload: on busy cores the CPU goes to
-    requests first); not the loop's default executor, where image renders would wait behind it."""
-    return ThreadPoolExecutor(1, "sudokupool-load", initializer=lower_priority, initargs=(niceness,))
-
-
-async def _nicer(niceness: int, check: Callable[[mmap.mmap], Pool], data: mmap.mmap) -> Pool:
-    """``check(data)`` (a pass over the whole pack) in a :func:`_thread` ``niceness`` steps nicer."""
-    thread = _thread(niceness)
+@contextlib.asynccontextmanager
+async def _opened(store: ExportStore, item: ExportObject, keep: Path | None, rate: int) -> AsyncIterator[IO[bytes]]:
+    """``item`` (an export or a pack) as a file to read: a local store's own file, else a copy downloaded
+    at ``rate`` bytes a second (0: at full speed) into ``keep``, kept there when the block ends without an
+    error, or into a temporary file (:func:`~sudokupool.loading.cache.new_file`)."""
+    path_of: Callable[[str], Path] | None = getattr(store, "path_of", None)
+    if path_of is None:
+        with cache.new_file(keep) as copy:
+            await cache.download(store, item.key, item.size, copy.fileno(), rate=rate)
+            yield copy
+        return
+    path = path_of(item.key)
     try:
-        return await asyncio.get_running_loop().run_in_executor(thread, check, data)
+        local = await asyncio.to_thread(open, path, "rb")
+    except OSError as exc:
+        raise StorageError(f"{path}: {exc.strerror or exc}") from None
+    with local:
+        yield local
+
+
+async def _in_thread(niceness: int, function: Callable[..., T], *args: Any) -> T:
+    """``function(*args)`` in a thread of the load's own, ``niceness`` steps nicer (a live reload: on busy
+    cores the CPU goes to requests first); not the loop's default executor, where image renders would
+    wait behind it."""
+    thread = ThreadPoolExecutor(1, "sudokupool-load", initializer=lower_priority, initargs=(niceness,))
+    try:
+        return await asyncio.get_running_loop().run_in_executor(thread, function, *args)
     finally:
         thread.shutdown(wait=False)
 
@@ -320,44 +307,27 @@ async def parse_export(
 ) -> tuple[Pool, LoadReport]:
     """Read ``export`` from ``store``, validate every line and build a pool of the good ones.
 
-    One thread (``background``: ``limits.sync_niceness`` steps nicer) reads the export line by line
-    (:func:`_export_file`), parses, checks and serializes each; the records become a pack in a temporary
-    file, or in the file ``keep``. ``verify`` may check each record further (``sudokupool check``) and
-    raise :class:`~sudokupool.loading.export.LineError` to skip it.
-
-    Whatever fails, the answer is one :class:`LoadError` whose one-line message names the export and the
-    reason (the first bad line, when lines are to blame): unreadable, truncated, larger or inflating past
-    ``limits.max_export_bytes``, no valid puzzle or more bad lines than ``limits.max_bad_lines`` allows,
-    a record that cannot be served, memory running out... Memory beyond the pool stays bounded by the
-    longest record allowed.
+    The records become a pack in a temporary file, or in the file ``keep``. ``verify`` may check each
+    record further (``sudokupool check``) and raise :class:`~sudokupool.loading.export.LineError` to skip
+    it. Whatever fails, the answer is one :class:`LoadError` whose one-line message names the export and
+    the reason (the first bad line, when lines are to blame): unreadable, truncated, past a bound of
+    ``limits``, no valid puzzle, a record that cannot be served, memory running out... Memory beyond the
+    pool stays bounded by the longest record allowed.
     """
-    started = time.perf_counter()
-    stamp = int(time.time()) if loaded_at is None else loaded_at
     limits = limits or LoadLimits()
-    file, written = cache.new_file(keep)
-    builder = PoolBuilder(loaded_at=stamp, file=file)
-    name = _export_name(store, export.key)
-    parse = _Parse(name, export, builder, limits)
-    parse.verify = verify
-    report = parse.report
-    thread = _thread(limits.sync_niceness if background else 0)
-    loop = asyncio.get_running_loop()
-    reading: asyncio.Future[None] | None = None
-    raw: BinaryIO | None = None
+    rate, nice = limits.pace(background)
+    parse = _Parse(store, export, limits, verify)
+    name, report = parse.name, parse.report
     try:
-        raw = await _export_file(store, export, limits, rate=limits.sync_download_rate << 20 if background else 0)
-        reading = loop.run_in_executor(thread, parse.read, raw)
-        await reading
-        report.seconds = time.perf_counter() - started
-        parse.finish()
-        if log_lines:
-            log_bad_lines(report)
-        source, key, size = store.description, export.key, export.size
-        build = functools.partial(builder.build, source=source, export_key=key, export_size=size)
-        pool = await loop.run_in_executor(thread, build)
-        if written is not None and keep is not None:
-            cache.keep(written, keep)
-            written = None
+        with cache.new_file(keep) as file:
+            builder = PoolBuilder(loaded_at=int(time.time()) if loaded_at is None else loaded_at, file=file)
+            if getattr(store, "path_of", None) is None and export.size > (most := limits.max_export_bytes):
+                raise ExportError(f"it is {export.size} bytes, more than {most} (SUDOKUPOOL_MAX_EXPORT_BYTES)")
+            async with _opened(store, export, None, rate) as raw:
+                try:
+                    pool = await _in_thread(nice, parse.run, raw, builder)
+                finally:
+                    parse.stopped.set()  # a load given up: its thread stops before its files close
     except LoadError:
         raise
     except (StorageError, ExportError) as exc:
@@ -367,41 +337,13 @@ async def parse_export(
         # Anything else is refused the same way: one line, and the pool in service (if any) stays.
         logger.debug("loading %s failed", name, exc_info=True)
         raise LoadError(f"cannot load export {name}: {_describe(exc)} after line {report.last_line}", report) from None
-    finally:
-        parse.stopped.set()
-        thread.shutdown(wait=False)
-        if reading is not None:
-            await asyncio.wait([reading])  # the thread may still be writing into the file
-            if not reading.cancelled():
-                reading.exception()  # raised above already, or moot once the load stopped
-        if raw is not None:
-            raw.close()
-        file.close()
-        if written is not None:
-            written.unlink(missing_ok=True)
+    if log_lines:
+        for number, message in report.problems:
+            logger.warning("%s line %d skipped: %s", report.key, number, message)
+        if unlogged := report.skipped_total - len(report.problems):
+            more = "%s: %d more bad lines skipped (only the first %d are logged)"
+            logger.warning(more, report.key, unlogged, MAX_LOGGED_LINES)
     return pool, report
-
-
-async def _export_file(store: ExportStore, export: ExportObject, limits: LoadLimits, *, rate: int) -> BinaryIO:
-    """``export`` as a file to read: a local store's own file, else a temporary file it is downloaded into
-    as a pack is (:func:`~sudokupool.loading.cache.fetch`, at ``rate`` bytes a second; 0: at full speed),
-    once its size is known to be within bounds."""
-    path_of: Callable[[str], Path] | None = getattr(store, "path_of", None)
-    if path_of is not None:
-        path = path_of(export.key)
-        try:
-            return await asyncio.to_thread(open, path, "rb")
-        except OSError as exc:
-            raise StorageError(f"{path}: {exc.strerror or exc}") from None
-    if export.size > (most := limits.max_export_bytes):
-        raise ExportError(f"it is {export.size} bytes, more than {most} (SUDOKUPOOL_MAX_EXPORT_BYTES)")
-    raw = tempfile.TemporaryFile()  # noqa: SIM115 - read by the parse, then closed
-    try:
-        await cache.fetch(store, export.key, export.size, raw.fileno(), rate=rate)
-    except BaseException:
-        raw.close()
-        raise
-    return raw
 
 
 async def load_latest(

@@ -1,9 +1,8 @@
 """The pool: immutable indexes over prepared response bodies, read from a pack (``sudokupool.loading.pack``).
 
 A :class:`Pool` serves from one mapped pack and is never changed; a reload maps a new one and the app
-swaps a single reference, so readers never see half a pool. There is one kind of pool: an export without
-a pack is parsed and written as a pack by a :class:`PoolBuilder` (into an anonymous temporary file, or
-into the cache directory for the next boot) and mapped like any other.
+swaps a single reference, so readers never see half a pool. An export without a pack is written as one
+by a :class:`PoolBuilder` and mapped like any other.
 
 A record's body is held as the start of one gzip member (``compression.open_member``) of the record
 without its last field, ``synced_at``: the pool ends each member with its own load time when it serves
@@ -17,29 +16,25 @@ page cache, and an old pool's mapping goes when the last request that holds the 
 
 from __future__ import annotations
 
+import itertools
 import mmap
 import random
-import struct
 import tempfile
 import time
 from dataclasses import dataclass
 from typing import IO, Final
-from zlib import adler32, crc32
+from zlib import crc32
 
-import msgspec
 import orjson
 
-from sudokupool.api.compression import final_block, inflate, open_member, trailer
+from sudokupool.api.compression import final_block, inflate, trailer
 from sudokupool.loading import pack
-from sudokupool.loading.export import DIFFICULTY_LEVEL, Record
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.ids import normalise_id
 
-_SOLUTION_PREFIX: Final = b'{"canonical_id":"'
-SOLUTION_WIDTH: Final = len(b'{"canonical_id":"0123456789ABC","solution":"') + 81 + len(b'"}')
+SOLUTION_WIDTH: Final = pack.SOLUTION_WIDTH
 _SOLUTION_AT: Final = SOLUTION_WIDTH - 81 - 2
 _ETAG_BYTES: Final = pack.ETAG_WIDTH
-_encode: Final = msgspec.json.Encoder().encode
 
 
 @dataclass(frozen=True)
@@ -52,10 +47,6 @@ class PoolInfo:
     export_size: int
     loaded_at: int
     parsed: bool = False
-
-
-def _etag(body: bytes) -> bytes:
-    return (crc32(body) << 32 | adler32(body)).to_bytes(_ETAG_BYTES)
 
 
 class Pool:
@@ -80,16 +71,13 @@ class Pool:
         self._table = items("table").cast("I")
         self._offsets = items("offsets").cast("Q")
         everything = items("by_difficulty").cast("I")
-        self._by_difficulty: dict[str, memoryview] = {}
-        start = 0
-        for name, count in zip(DIFFICULTIES, header.counts, strict=True):
-            self._by_difficulty[name] = everything[start : start + count]
-            start += count
+        starts = [0, *itertools.accumulate(header.counts)]
+        self._by_difficulty = {name: everything[starts[i] : starts[i + 1]] for i, name in enumerate(DIFFICULTIES)}
         self._counts = dict(zip(DIFFICULTIES, header.counts, strict=True))
-        self._bodies_at = sections["bodies"][0]
         # u32 pairs, read as native integers: packs are little-endian, and so is every host that maps
         # one (pack.check refuses a pack on a big-endian host).
         self._checks = items("checks").cast("I")
+        self._bodies_at = sections["bodies"][0]
         self._ids_at = sections["ids"][0]
         self._solutions_at = sections["solutions"][0]
         self._etags_at = sections["etags"][0]
@@ -102,22 +90,11 @@ class Pool:
         self.stats_body = orjson.dumps(stats)
 
     @classmethod
-    def from_pack(
-        cls,
-        data: mmap.mmap,
-        *,
-        source: str,
-        export_key: str,
-        export_size: int,
-        loaded_at: int | None = None,
-        background: bool = False,
-    ) -> Pool:
-        """Check the mapped pack ``data`` (made from ``export_key`` of ``export_size`` bytes; ``background``:
-        beside a serving loop, see :func:`~sudokupool.loading.pack.check`) and serve it. Raise
+    def from_pack(cls, data: mmap.mmap, info: PoolInfo, *, background: bool = False) -> Pool:
+        """Check the mapped pack ``data`` (made from the export ``info`` names; ``background``: beside a
+        serving loop, see :func:`~sudokupool.loading.pack.check`) and serve it. Raise
         :class:`~sudokupool.loading.pack.PackError`."""
-        header = pack.check(data, export_name=export_key, export_size=export_size, background=background)
-        stamp = int(time.time()) if loaded_at is None else loaded_at
-        info = PoolInfo(source=source, export_key=export_key, export_size=export_size, loaded_at=stamp)
+        header = pack.check(data, export_name=info.export_key, export_size=info.export_size, background=background)
         return cls(data, header, info)
 
     def __len__(self) -> int:
@@ -214,10 +191,8 @@ class Pool:
         return self._data[start : start + 81].decode()
 
     def pick(self, difficulty: str | None = None) -> int | None:
-        """A uniformly random puzzle, of one difficulty (a capitalised name) or of the whole pool.
-
-        Uniform over the whole pool is the same as weighting difficulties by the pool's mix.
-        """
+        """A uniformly random puzzle, of one difficulty (a capitalised name) or of the whole pool (the same
+        as weighting difficulties by the pool's mix)."""
         if difficulty is None:
             count = self._count
             return self._rng.randrange(count) if count else None
@@ -231,41 +206,17 @@ class Pool:
         return self._counts.get(difficulty, 0)
 
 
-class PoolBuilder:
-    """Serializes records into a pack, written to ``file`` (default: an anonymous temporary file), and
-    maps it as a :class:`Pool`."""
+class PoolBuilder(pack.PackWriter):
+    """Writes records (:meth:`~sudokupool.loading.pack.PackWriter.add`) into a pack in ``file`` (default: an
+    anonymous temporary file) and maps it as a :class:`Pool`."""
 
     def __init__(self, *, loaded_at: int, file: IO[bytes] | None = None) -> None:
+        super().__init__(tempfile.TemporaryFile() if file is None else file)  # noqa: SIM115 - mapped, then closed
         self.loaded_at = loaded_at
-        self.file = tempfile.TemporaryFile() if file is None else file  # noqa: SIM115 - mapped, then closed
-        self._writer = pack.PackWriter(self.file, solution_width=SOLUTION_WIDTH)
-
-    def add(self, record: Record) -> bool:
-        """Serialize and compress one validated record into the pack; False (nothing added) when its
-        ``canonical_id`` was added before.
-
-        Its body is the record without ``synced_at`` and ``solution`` (its last two fields, cut from its
-        JSON: the key ``"synced_at":`` can only be the key, as a quote in a string is escaped), as an open
-        gzip member (the pool ends it when it serves it); its ETag is that member's trailer, one for both
-        encodings; a solution's is CRC-32 and Adler-32 of its body. A weak validator only has to change
-        when the body does, and these take half the time of the shortest BLAKE2b.
-        """
-        canonical_id = record.canonical_id
-        if canonical_id in self._writer:
-            return False
-        solution = b'%s%s","solution":"%s"}' % (_SOLUTION_PREFIX, canonical_id.encode(), record.solution.encode())
-        encoded = _encode(record)
-        raw = encoded[: encoded.rfind(b',"synced_at":')]
-        level = DIFFICULTY_LEVEL[record.difficulty]
-        check = struct.pack("<II", crc32(raw), len(raw))
-        puzzle = record.puzzle.encode()
-        return self._writer.add(canonical_id, level, open_member(raw), check, solution, _etag(solution), puzzle)
 
     def build(self, *, source: str, export_key: str, export_size: int) -> Pool:
         """Write the pack's indexes and header and map it: the finished, immutable pool. The file may be
         closed afterwards."""
-        self._writer.finish(export_name=export_key, export_size=export_size, made_at=self.loaded_at)
+        header = self.finish(export_name=export_key, export_size=export_size, made_at=self.loaded_at)
         data = mmap.mmap(self.file.fileno(), 0, access=mmap.ACCESS_READ)
-        header = pack.read_header(data, len(data))
-        info = PoolInfo(source, export_key, export_size, self.loaded_at, parsed=True)
-        return Pool(data, header, info)
+        return Pool(data, header, PoolInfo(source, export_key, export_size, self.loaded_at, parsed=True))

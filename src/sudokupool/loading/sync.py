@@ -1,11 +1,8 @@
-"""Keep the served pool in step with the newest export.
-
-Two jobs share one class, :class:`PoolSync`:
-
-- the startup load, which retries storage that cannot be reached (exponential backoff with jitter, for
-  at most ``storage_retry_seconds``) and then falls back to ``fallback_exports`` if one is set;
-- the live sync loop, which every ``sync_interval`` seconds lists the exports and swaps in a newer one,
-  loaded off the request path and validated exactly as at startup.
+"""Keep the served pool in step with the newest export: :class:`PoolSync` does the startup load, which
+retries storage that cannot be reached (exponential backoff with jitter, for at most
+``storage_retry_seconds``) and then falls back to ``fallback_exports`` if one is set, and the live sync,
+which every ``sync_interval`` seconds swaps in a newer export, loaded off the request path and validated
+exactly as at startup.
 
 Two kinds of failure are kept apart. Storage that cannot be listed or read is *unreachable*: that passes,
 so it is retried. An export that is truncated, corrupt, past a bound (``SUDOKUPOOL_MAX_*``) or holds no
@@ -45,6 +42,8 @@ INTERVAL_JITTER = 0.1
 #: A startup listing gets at least this long, even when the retry budget is nearly spent.
 MIN_ATTEMPT_SECONDS = 5.0
 
+_BACK = " (the primary source is back; no longer serving the fallback)"
+
 
 @dataclass(frozen=True)
 class Backoff:
@@ -53,29 +52,26 @@ class Backoff:
 
     first: float = 0.5
     cap: float = 5.0
-    factor: float = 2.0
 
     def delays(self, rng: Callable[[], float] = random.random) -> Iterator[float]:
         step = self.first
         while True:
             yield step * (0.5 + 0.5 * rng())
-            step = min(step * self.factor, self.cap)
+            step = min(step * 2, self.cap)
 
 
 class PoolSync:
     """Loads the pool at startup and, once :meth:`start` ed, swaps in newer exports as they appear.
 
-    ``runtime.store`` is the primary store. ``retry_seconds`` defaults to ``storage_retry_seconds``
-    for remote stores and 0 for a local one (a missing directory is a mistake, not an outage).
-    ``sleep``, ``clock`` and ``rng`` are injectable for tests of the startup retries.
+    ``runtime.store`` is the primary store. Unreachable storage is retried at startup for
+    ``storage_retry_seconds``, or not at all for a local store (a missing directory is a mistake, not an
+    outage). ``sleep``, ``clock`` and ``rng`` are injectable for tests of the startup retries.
     """
 
     def __init__(
         self,
         runtime: Runtime,
         *,
-        retry_seconds: float | None = None,
-        backoff: Backoff = Backoff(),
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
         rng: Callable[[], float] = random.random,
@@ -85,12 +81,9 @@ class PoolSync:
         self.runtime = runtime
         self.store: ExportStore = runtime.store
         settings = runtime.settings
-        if retry_seconds is None:
-            retry_seconds = 0.0 if isinstance(self.store, LocalStore) else settings.storage_retry_seconds
-        self.retry_seconds = retry_seconds
+        self.retry_seconds = 0.0 if isinstance(self.store, LocalStore) else settings.storage_retry_seconds
         self.fallback = settings.fallback_exports
         self.limits = LoadLimits.from_settings(settings)
-        self.backoff = backoff
         self._sleep = sleep
         self._clock = clock
         self._rng = rng
@@ -102,44 +95,33 @@ class PoolSync:
     # -- startup -------------------------------------------------------------------------------------
 
     async def load_initial(self) -> None:
-        """Load the newest export of the primary store and make it the served pool.
-
-        Unreachable storage is retried with backoff for ``retry_seconds``; then the fallback export is
-        served if one is set, as it is at once when the newest export is refused. Raise :class:`LoadError`
-        (one line naming the export or the storage and the reason) when there is no export, the newest
-        one cannot be used, or storage stays unreachable, with no usable fallback.
+        """Load the newest export of the primary store and make it the served pool. Unreachable storage is
+        retried with backoff for ``retry_seconds``, then the fallback export is served if one is set (at
+        once when the newest export is refused). Raise :class:`LoadError` (one line naming the export or
+        the storage and the reason) when there is no usable export and no usable fallback.
         """
         self.runtime.sync.attempts += 1
         started = self._clock()
         deadline = started + self.retry_seconds
-        delays = self.backoff.delays(self._rng)
-        unreachable = True
-        while True:
+        for delay in Backoff().delays(self._rng):
             try:
-                pool = await self._load_newest(deadline)
+                await self.runtime.install(await self._load_newest(deadline))
             except LoadError as exc:
-                reason = str(exc)
-                if not exc.unreachable:
-                    if not self.fallback:
-                        raise
-                    unreachable = False
-                    break
+                reason, unreachable = str(exc), exc.unreachable
                 remaining = deadline - self._clock()
-                if remaining <= 0:
+                if not unreachable and not self.fallback:
+                    raise
+                if not unreachable or remaining <= 0:
                     break
-                delay = min(next(delays), remaining)
-                # One line for the whole outage, not one per retry; the end is logged by _reachable.
+                # One line for the whole outage, not one per retry; the end is logged by storage_outage.
                 self.runtime.storage_outage.failed(f"{reason}; retrying for up to {self.retry_seconds:g} s")
-                await self._sleep(delay)
-                continue
-            await self.runtime.install(pool)
-            self._reachable()
-            self._succeeded()
-            return
-        waited = self._clock() - started
-        gave_up = ""
-        if unreachable and self.retry_seconds > 0:
-            gave_up = f" (still unreachable after {waited:.0f} s of retries)"
+                await self._sleep(min(delay, remaining))
+            else:
+                self.runtime.storage_outage.recovered()
+                self._succeeded()
+                return
+        retried = unreachable and self.retry_seconds > 0
+        gave_up = f" (still unreachable after {self._clock() - started:.0f} s of retries)" if retried else ""
         if not self.fallback:
             raise LoadError(f"{reason}{gave_up}; no SUDOKUPOOL_FALLBACK_EXPORTS to serve instead")
         try:
@@ -147,13 +129,10 @@ class PoolSync:
         except LoadError as exc:
             raise LoadError(f"{reason}{gave_up}; the fallback failed too: {exc}") from None
         logger.info("%s", report.summary())
+        fallback = f"{self.fallback.rstrip('/')}/{pool.info.export_key}"
+        primary = self.store.description
         logger.warning(
-            "serving the FALLBACK export %s/%s: %s%s; live sync keeps trying %s",
-            self.fallback.rstrip("/"),
-            pool.info.export_key,
-            reason,
-            gave_up,
-            self.store.description,
+            "serving the FALLBACK export %s: %s%s; live sync keeps trying %s", fallback, reason, gave_up, primary
         )
         await self.runtime.install(pool)
         self.runtime.sync.fallback = True
@@ -168,10 +147,9 @@ class PoolSync:
             # The store's own timeouts bound a listing too; this keeps one slow attempt within the budget.
             async with asyncio.timeout(max(deadline - self._clock(), MIN_ATTEMPT_SECONDS)):
                 listing = await store.list_exports(limit=1)
-        except StorageError as exc:
-            raise LoadError(f"cannot list exports in {store.description}: {exc}", unreachable=True) from None
-        except TimeoutError:
-            raise LoadError(f"cannot list exports in {store.description}: timed out", unreachable=True) from None
+        except (StorageError, TimeoutError) as exc:
+            why = str(exc) or "timed out"
+            raise LoadError(f"cannot list exports in {store.description}: {why}", unreachable=True) from None
         latest = listing.latest
         if latest is None:
             raise LoadError(f"no export (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz]) found in {store.description}")
@@ -184,16 +162,10 @@ class PoolSync:
             raise
 
     async def _load(self, export: ExportObject, *, background: bool = False) -> Pool:
-        """Load ``export`` and log its report; ``background``: a live reload, ``sync_niceness`` steps below
-        the CPU priority of the requests it runs beside. Raise :class:`LoadError` (``unreachable`` when
-        storage failed rather than the export)."""
-        settings = self.runtime.settings
+        """Load ``export`` (``background``: a live reload, see :func:`load_export`) and log its report."""
+        cache_dir = self.runtime.settings.cache_dir or None
         pool, report = await load_export(
-            self.store,
-            export,
-            background=background,
-            cache_dir=settings.cache_dir or None,
-            limits=self.limits,
+            self.store, export, background=background, cache_dir=cache_dir, limits=self.limits
         )
         logger.info("%s", report.summary())
         return pool
@@ -221,11 +193,9 @@ class PoolSync:
                 logger.exception("sync attempt failed unexpectedly")
 
     async def check(self) -> bool:
-        """One sync attempt: swap in the newest usable export newer than the served one.
-
-        Never goes back to an older export. Return True when a new pool was swapped in. The attempt
-        counts as failed in ``runtime.sync`` when storage is unreachable or the newest export is refused.
-        """
+        """One sync attempt: swap in the newest usable export newer than the served one (never an older
+        one); True when it did. The attempt counts as failed in ``runtime.sync`` when storage is
+        unreachable or the newest export is refused."""
         async with self._lock:
             status = self.runtime.sync
             status.last_attempt_at = int(time.time())
@@ -238,40 +208,33 @@ class PoolSync:
             listed = {(e.key, e.size, e.uploaded) for e in listing.objects}
             self._refused = {k: v for k, v in self._refused.items() if k in listed}
             refusal: str | None = None
+            swapped = False
             for export in self._candidates(listing):
                 identity = (export.key, export.size, export.uploaded)
                 known = self._refused.get(identity)
-                if known is not None:
-                    refusal = refusal or known
-                    continue
-                try:
-                    pool = await self._load(export, background=True)
-                except LoadError as exc:
-                    if exc.unreachable:
-                        self._unreachable(str(exc))
-                        return False
-                    message = f"refused {exc}"
-                    self._refused[identity] = message
-                    status.refusals += 1
-                    logger.warning("%s; still serving %s", message, self._serving())
-                    refusal = refusal or message
-                    continue
-                back = " (the primary source is back; no longer serving the fallback)" if status.fallback else ""
-                await self.runtime.install(pool)
-                status.fallback = False
-                logger.info("now serving %s%s", export.key, back)
-                self._reachable()
-                if refusal is None:
-                    self._succeeded()
-                else:
-                    self._failed(refusal)
-                return True
-            self._reachable()
+                if known is None:
+                    try:
+                        pool = await self._load(export, background=True)
+                    except LoadError as exc:
+                        if exc.unreachable:
+                            self._unreachable(str(exc))
+                            return False
+                        known = self._refused[identity] = f"refused {exc}"
+                        status.refusals += 1
+                        logger.warning("%s; still serving %s", known, self._serving())
+                    else:
+                        await self.runtime.install(pool)
+                        logger.info("now serving %s%s", export.key, _BACK if status.fallback else "")
+                        status.fallback = False
+                        swapped = True
+                        break
+                refusal = refusal or known
+            self.runtime.storage_outage.recovered()
             if refusal is None and not status.fallback:
                 self._succeeded()
             else:
                 self._failed(refusal or f"no export found in {self.store.description}; still serving the fallback")
-            return False
+            return swapped
 
     def _candidates(self, listing: ExportListing) -> list[ExportObject]:
         """Listed exports worth loading, newest first: all of them while serving the fallback, else only
@@ -293,9 +256,6 @@ class PoolSync:
         # Logged when storage goes away (by the sync or the pool-exports listing), not at every interval.
         self.runtime.storage_outage.failed(f"sync: {reason}; still serving {self._serving()}")
         self._failed(reason)
-
-    def _reachable(self) -> None:
-        self.runtime.storage_outage.recovered()
 
     def _succeeded(self) -> None:
         self.runtime.sync.last_success_at = int(time.time())

@@ -227,7 +227,7 @@ class S3Store:
             pending = 0
             while True:
                 # read(n) returns what the connection has buffered (often much less than n), so gather
-                # reads into ~CHUNK-sized pieces, each written to disk by the download (loading.cache.fetch).
+                # reads into ~CHUNK-sized pieces, each written to disk by the download (loading.cache.download).
                 data = await body.read(CHUNK - pending)
                 if data:
                     parts.append(data)
