@@ -121,8 +121,10 @@ class _Graph:
                 for line_of in (ROW_OF, COL_OF):
                     for line in {line_of[c] for c in spots}:
                         group = tuple(c for c in spots if line_of[c] == line)
+                        if len(group) < 2:
+                            continue
                         m = sum(1 << c for c in group)
-                        if len(group) >= 2 and (d, m) not in group_index:
+                        if (d, m) not in group_index:
                             group_index[(d, m)] = len(g.cells)
                             groups_of[d].append(len(g.cells))
                             g.cells.append(group)

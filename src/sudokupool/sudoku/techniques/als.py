@@ -15,6 +15,7 @@ from itertools import combinations
 
 from sudokupool.sudoku.candidates import ALL, BIT, DIGITS_OF, POPCOUNT, Candidates
 from sudokupool.sudoku.grid import HOUSES, PEER_MASK, cell_name
+from sudokupool.sudoku.techniques.memo import digit_masks
 from sudokupool.sudoku.techniques.step import Step, digit_list, join, names, removal_text
 
 MAX_SIZE = 5
@@ -44,16 +45,16 @@ def _seen_by_all(mask: int) -> int:
     return seen
 
 
-_cache: dict[tuple[int, ...], tuple[list[Als], dict[int, list[tuple[int, int]]], list[int]]] = {}
+_cache: dict[tuple[int, ...], tuple[list[Als], dict[int, list[tuple[int, int]]], tuple[int, ...]]] = {}
 
 
-def _state(cg: Candidates) -> tuple[list[Als], dict[int, list[tuple[int, int]]], list[int]]:
+def _state(cg: Candidates) -> tuple[list[Als], dict[int, list[tuple[int, int]]], tuple[int, ...]]:
     """The sets, their restricted-common links and each digit's cells (as bitmasks) for ``cg``,
     kept for the last candidate state: the ALS techniques are tried one after another on it."""
     key = tuple(cg.cands)
     if key not in _cache:
         alses = find_alses(cg)
-        masks = [0] + [sum(1 << c for c, m in enumerate(cg.cands) if m & BIT[d]) for d in range(1, 10)]
+        masks = digit_masks(cg)
         # Index the sets by digit and the lowest cell holding it, so a set only meets the sets whose
         # cells for the digit start where it sees them all.
         lowest: list[dict[int, list[tuple[int, int, int]]]] = [{} for _ in range(10)]
@@ -142,7 +143,7 @@ def _house_alses(cands: list[int], h: int) -> list[Als]:
     return out
 
 
-def _targets(masks: list[int], a: Als, b: Als, z: int) -> list[tuple[int, int]]:
+def _targets(masks: tuple[int, ...], a: Als, b: Als, z: int) -> list[tuple[int, int]]:
     mask = a.sees[z] & b.sees[z] & masks[z] & ~(a.where | b.where)
     out = []
     while mask:
@@ -270,7 +271,7 @@ def als_chain(cg: Candidates) -> Step | None:
     return None
 
 
-def _chain_step(masks: list[int], sets: list[Als], links_used: list[int], z: int) -> Step:
+def _chain_step(masks: tuple[int, ...], sets: list[Als], links_used: list[int], z: int) -> Step:
     first, end = sets[0], sets[-1]
     inside = 0
     for s in sets:
