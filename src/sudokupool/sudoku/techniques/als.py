@@ -223,8 +223,9 @@ def als_chain(cg: Candidates) -> Step | None:
     # digits other than the link's too: the inner loops reject most links by these alone.
     onward = {i: [(j, x, where[j]) for j, x in reversed(out)] for i, out in links.items()}
     backward = {i: [(j, x, where[j], alses[j].digits & ~BIT[x]) for j, x in reversed(out)] for i, out in links.items()}
-    # The closing links of a third set without those on the digit it was reached by, by
-    # ``set * 10 + digit``, made as the search meets them.
+    # The links of a second set, and the closing links of a third, without those on the digit it was
+    # reached by, by ``set * 10 + digit``, made as the search meets them.
+    thirds_of: dict[int, list[tuple[int, int, int]]] = {}
     closers: dict[int, list[tuple[int, int, int, int]]] = {}
     work = 0
     for start, seconds in onward.items():
@@ -242,8 +243,11 @@ def als_chain(cg: Candidates) -> Step | None:
             work += 1
             keep = first.digits & ~BIT[x1]
             used2 = where[start] | second_where
-            for third, x2, third_where in onward.get(second, ()):
-                if third_where & used2 or x2 == x1:
+            thirds = thirds_of.get(second * 10 + x1)
+            if thirds is None:
+                thirds = thirds_of[second * 10 + x1] = [t for t in onward.get(second, ()) if t[1] != x1]
+            for third, x2, third_where in thirds:
+                if third_where & used2:
                     continue
                 if work >= MAX_WORK:
                     return None
