@@ -99,11 +99,11 @@ class _Graph:
         for c in range(81):
             here = [single[c * 10 + d] for d in DIGITS_OF[cands[c]]]
             for i in here:
-                for j in here:
-                    if i != j:
-                        self.inside[i].append(j)
-                        if len(here) == 2:
-                            self.strong[i].append(j)
+                self.inside[i] = [j for j in here if j != i]
+            if len(here) == 2:
+                i, j = here
+                self.strong[i].append(j)
+                self.strong[j].append(i)
 
     def with_groups(self, cg: Candidates) -> _Graph:
         """The same grid's graph with group nodes (two or three cells of a box on one line)."""

@@ -394,7 +394,7 @@ class Run:
     def _contra(self, text: str, fact: Fact | None, why: tuple[Fact, ...]) -> None:
         self.contradiction = (text, why + ((fact,) if fact is not None else ()))
 
-    def proof(self, facts: Iterable[Fact]) -> list[Fact]:
+    def support(self, facts: Iterable[Fact]) -> set[Fact]:
         """Every fact ``facts`` rest on, back to the assumption."""
         seen: set[Fact] = set()
         stack = list(facts)
@@ -404,7 +404,13 @@ class Run:
                 continue
             seen.add(fact)
             stack.extend(self.parents.get(fact, ()))
-        return [f for f in self.order if f in seen] + sorted(f for f in seen if f[0] != 1)
+        return seen
+
+    def proof(self, support: set[Fact]) -> list[Fact]:
+        """The facts of ``support``: placements in the order they were derived, then the others sorted.
+        Every placement a run's facts rest on is one the run derived, so the proof is as long as the
+        support, and the searches compare supports before they put one in order."""
+        return [f for f in self.order if f in support] + sorted(f for f in support if f[0] != 1)
 
 
 def _placements_text(proof: list[Fact], skip: int) -> str:
@@ -444,9 +450,10 @@ def _contradiction(
         if run.contradiction is None:
             continue
         text, why = run.contradiction
-        proof = run.proof(why)
-        if best is not None and len(proof) >= best[0]:
+        support = run.support(why)
+        if best is not None and len(support) >= best[0]:
             continue
+        proof = run.proof(support)
         step = Step(
             f"{name} Contradiction",
             eliminations=[(cell, digit)],
@@ -497,10 +504,11 @@ def _verity(
                 continue
             if kind == 1 and (cell, digit) in branches:
                 continue
-            proofs = [r.proof([fact]) for r in branch_runs]
-            size = sum(len(p) for p in proofs)
+            supports = [r.support([fact]) for r in branch_runs]
+            size = sum(len(support) for support in supports)
             if best is not None and size >= best[0]:
                 continue
+            proofs = [r.proof(support) for r, support in zip(branch_runs, supports, strict=True)]
             outcome = f"{cell_name(cell)} = {digit}" if kind else f"{cell_name(cell)} is not {digit}"
             cases = "; ".join(
                 f"if {cell_name(c)} = {d}: {_placements_text(p, c)}"
