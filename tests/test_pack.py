@@ -252,6 +252,32 @@ def test_the_pack_command_writes_a_pack_that_check_accepts(
     assert f"pack {pack_key(EXPORT)}: checksum mismatch" in capsys.readouterr().out
 
 
+def test_check_on_a_directory_reports_the_newest_exports_pack(
+    tmp_path: Path, records: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_export(tmp_path / EXPORT, records[:6])
+    assert main(["pack", str(tmp_path / EXPORT)]) == 0
+    flip(tmp_path / pack_key(EXPORT), pack.HEADER_SIZE + 10)
+    capsys.readouterr()
+    assert main(["check", str(tmp_path)]) == 1
+    assert f"pack {pack_key(EXPORT)}: checksum mismatch" in capsys.readouterr().out
+
+
+def test_check_on_a_pack_says_to_check_its_export(
+    tmp_path: Path, records: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_export(tmp_path / EXPORT, records[:6])
+    assert main(["pack", str(tmp_path / EXPORT)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(tmp_path / pack_key(EXPORT))]) == 1
+    out, err = capsys.readouterr()
+    assert err == (
+        f"sudokupool check: {tmp_path / pack_key(EXPORT)} is a pool pack, not an export: check the export it was "
+        "made from (pool-<timestamp>.ndjson[.gz]), and the pack beside it is checked against it\n"
+    )
+    assert out == ""
+
+
 def test_the_pack_command_refuses_a_file_that_is_not_an_export(
     tmp_path: Path, records: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -219,5 +219,5 @@ def test_publish_parses_a_clean_export_once(
     (tmp_path / "up").mkdir()
     (tmp_path / "up" / key.removeprefix("exports/")).write_bytes(objects[key])
     (tmp_path / "up" / pack_key(key).removeprefix("exports/")).write_bytes(data)
-    report, problem = asyncio.run(check.check_export(tmp_path / "up" / key.removeprefix("exports/")))
-    assert problem is None and report.loaded == 6
+    report, checked = asyncio.run(check.check_export(tmp_path / "up" / key.removeprefix("exports/")))
+    assert checked == check.PackCheck(pack_key(key).removeprefix("exports/"), None) and report.loaded == 6

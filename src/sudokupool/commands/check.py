@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +23,15 @@ import msgspec
 from sudokupool.config import BadLineLimit, Settings, SettingsError
 from sudokupool.loading.export import LineError, Record
 from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, parse_export
-from sudokupool.loading.pack import PackError, map_file
+from sudokupool.loading.pack import MAGIC, PackError, map_file
 from sudokupool.loading.pool import Pool, PoolInfo
-from sudokupool.naming import is_export_name, pack_key
 from sudokupool.storage.base import ExportObject, StorageError
 from sudokupool.storage.local import LocalStore
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("check", help="validate an export file (exit 1 on any bad line)")
-    parser.add_argument("file", type=Path, help="an export: .ndjson or .ndjson.gz")
+    parser.add_argument("file", type=Path, help="an export (.ndjson or .ndjson.gz), or a directory: its newest export")
     parser.add_argument(
         "--canonical", action="store_true", help="also recompute canonical forms, ids and symmetry (slower)"
     )
@@ -106,6 +106,14 @@ async def check_file(
     return report
 
 
+@dataclass(frozen=True)
+class PackCheck:
+    """The pack found beside a checked export, and what is wrong with it (None when it matches)."""
+
+    name: str
+    problem: str | None
+
+
 async def check_export(
     path: Path,
     *,
@@ -113,9 +121,14 @@ async def check_export(
     limits: LoadLimits | None = None,
     pack: bool = True,
     keep: Path | None = None,
-) -> tuple[LoadReport, str | None]:
-    """:func:`check_file`, and with ``pack`` the export's pack if it has one: the report, and what is
-    wrong with the pack (None when it matches or there is none)."""
+) -> tuple[LoadReport, PackCheck | None]:
+    """:func:`check_file`, and with ``pack`` the export's pack if it has one: the report, and the pack's
+    check (None when there is no pack)."""
+    if await asyncio.to_thread(_is_pack, path):
+        raise LoadError(
+            f"{path} is a pool pack, not an export: check the export it was made from "
+            "(pool-<timestamp>.ndjson[.gz]), and the pack beside it is checked against it"
+        )
     store = LocalStore(path)
     try:
         listing = await store.list_exports(limit=1)
@@ -126,10 +139,17 @@ async def check_export(
         raise LoadError(f"{path}: not an export")
     verify = verifier(canonical=canonical)
     _, report = await parse_export(store, export, log_lines=False, verify=verify, limits=limits, keep=keep)
-    problem = None
-    if pack and export.pack is not None:
-        problem = await check_pack(store, export, limits)
-    return report, problem
+    if not pack or export.pack is None:
+        return report, None
+    return report, PackCheck(export.pack.key, await check_pack(store, export, limits))
+
+
+def _is_pack(path: Path) -> bool:
+    try:
+        with open(path, "rb") as file:
+            return file.read(len(MAGIC)) == MAGIC
+    except OSError:  # a directory, or missing: the listing says why
+        return False
 
 
 async def check_pack(store: LocalStore, export: ExportObject, limits: LoadLimits | None = None) -> str | None:
@@ -176,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"sudokupool check: {exc}", file=sys.stderr)
         return 2
     try:
-        report, problem = asyncio.run(check_export(args.file, canonical=args.canonical, limits=limits))
+        report, pack = asyncio.run(check_export(args.file, canonical=args.canonical, limits=limits))
     except LoadError as exc:
         if exc.report is not None:
             print_problems(exc.report)
@@ -184,8 +204,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     print_problems(report)
     print(report.summary())
-    pack = LocalStore(args.file).path_of(pack_key(args.file.name)) if is_export_name(args.file.name) else None
-    if pack is not None and pack.exists():
-        matches = f"matches the export ({report.loaded} puzzles)"
-        print(f"pack {pack.name}: {problem or matches}")
-    return 1 if problem else 0
+    if pack is None:
+        return 0
+    print(f"pack {pack.name}: {pack.problem or f'matches the export ({report.loaded} puzzles)'}")
+    return 1 if pack.problem else 0
