@@ -31,6 +31,9 @@ PEERS: Final[tuple[frozenset[int], ...]] = tuple(
     )
     for i in range(81)
 )
+# The cells of each house and each cell's peers as 81-bit masks (bit c for cell c).
+HOUSE_MASK: Final[tuple[int, ...]] = tuple(sum(1 << c for c in house) for house in HOUSES)
+PEER_MASK: Final[tuple[int, ...]] = tuple(sum(1 << p for p in PEERS[c]) for c in range(81))
 
 _NORMALISE = str.maketrans("0", ".")
 

@@ -7,6 +7,7 @@ from sudokupool.sudoku.justify import unjustified
 from sudokupool.sudoku.solver import solve
 from sudokupool.sudoku.techniques.forcing import (
     Run,
+    Tally,
     _verity,
     forcing_chain,
     forcing_net,
@@ -51,8 +52,9 @@ def test_the_shortest_proof_wins() -> None:
 def test_forcing_chain_verity() -> None:
     # Whichever of 4 and 7 r5c1 holds, r5c5 or r5c9 becomes 6, and both see r5c8.
     p = xy_ring()
-    runs = {(c, d): Run(p.cg, c, d, chain=True) for c in range(81) for d in DIGITS_OF[p.cg.cands[c]]}
-    found = _verity(p.cg, runs, "Forcing Chain")
+    tally = Tally(p.cg)
+    runs = {(c, d): Run(p.cg, c, d, chain=True, tally=tally) for c in range(81) for d in DIGITS_OF[p.cg.cands[c]]}
+    found = _verity(p.cg, runs, tally, "Forcing Chain")
     assert found is not None
     size, step = found
     assert step.technique == "Forcing Chain Verity"

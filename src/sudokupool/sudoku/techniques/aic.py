@@ -17,11 +17,20 @@ from __future__ import annotations
 import copy
 
 from sudokupool.sudoku.candidates import BIT, DIGITS_OF, Candidates
-from sudokupool.sudoku.grid import BOX_OF, COL_OF, HOUSES, PEERS, ROW_OF, cell_name
+from sudokupool.sudoku.grid import BOX_OF, COL_OF, HOUSE_MASK, HOUSES, PEER_MASK, PEERS, ROW_OF, cell_name
+from sudokupool.sudoku.techniques.memo import digit_masks
 from sudokupool.sudoku.techniques.step import Step, join, removal_text
 
 MAX_NODES = 16
-_PEER_MASK = tuple(sum(1 << p for p in PEERS[c]) for c in range(81))
+# The ways a house splits into the lines of a box, as masks of its cells: a row or column by box, a
+# box by row and by column (as one box, a box has a single part, which makes no strong link).
+_SEGMENTS = tuple(
+    tuple(
+        tuple(sum(1 << c for c in house if line_of[c] == line) for line in sorted({line_of[c] for c in house}))
+        for line_of in ((ROW_OF, COL_OF) if h >= 18 else (BOX_OF,))
+    )
+    for h, house in enumerate(HOUSES)
+)
 
 
 class _Graph:
@@ -45,10 +54,10 @@ class _Graph:
                 self.cells.append((c,))
                 self.digit.append(d)
                 self.mask.append(1 << c)
-                self.seen.append(_PEER_MASK[c])
+                self.seen.append(PEER_MASK[c])
         self.n_singles = n = len(self.cells)
         # Each digit's places, as a cell bitmask.
-        self.places = [0] + [sum(1 << c for c in range(81) if cands[c] & BIT[d]) for d in range(1, 10)]
+        self.places = digit_masks(cg)
         # Weak links between single cells of one digit that see each other (in cell order), and
         # between two candidates of one cell (which never both hold).
         self.near: list[list[int]] = []
@@ -60,11 +69,14 @@ class _Graph:
         # Strong links of one digit: a house whose places for it are two single cells, in two boxes
         # for a row or column (as in the grouped graph, where a line's places are split by box).
         for d in range(1, 10):
-            bit = BIT[d]
-            for h, house in enumerate(HOUSES):
-                spots = [c for c in house if cands[c] & bit]
-                if len(spots) == 2 and (h >= 18 or BOX_OF[spots[0]] != BOX_OF[spots[1]]):
-                    a, b = single[spots[0] * 10 + d], single[spots[1] * 10 + d]
+            for h in range(27):
+                spots = self.places[d] & HOUSE_MASK[h]
+                if spots.bit_count() != 2:
+                    continue
+                low = spots & -spots
+                first, second = low.bit_length() - 1, (spots ^ low).bit_length() - 1
+                if h >= 18 or BOX_OF[first] != BOX_OF[second]:
+                    a, b = single[first * 10 + d], single[second * 10 + d]
                     if b not in self.strong[a]:
                         self.strong[a].append(b)
                         self.strong[b].append(a)
@@ -87,11 +99,11 @@ class _Graph:
         for c in range(81):
             here = [single[c * 10 + d] for d in DIGITS_OF[cands[c]]]
             for i in here:
-                for j in here:
-                    if i != j:
-                        self.inside[i].append(j)
-                        if len(here) == 2:
-                            self.strong[i].append(j)
+                self.inside[i] = [j for j in here if j != i]
+            if len(here) == 2:
+                i, j = here
+                self.strong[i].append(j)
+                self.strong[j].append(i)
 
     def with_groups(self, cg: Candidates) -> _Graph:
         """The same grid's graph with group nodes (two or three cells of a box on one line)."""
@@ -99,7 +111,8 @@ class _Graph:
         g = copy.copy(self)
         g.cells, g.digit, g.mask, g.seen = self.cells[:], self.digit[:], self.mask[:], self.seen[:]
         single = self.single
-        group_index: dict[tuple[int, tuple[int, ...]], int] = {}
+        # The group node of a digit by its cells' mask.
+        group_index: dict[tuple[int, int], int] = {}
         groups_of: list[list[int]] = [[] for _ in range(10)]
         for d in range(1, 10):
             bit = BIT[d]
@@ -108,16 +121,18 @@ class _Graph:
                 for line_of in (ROW_OF, COL_OF):
                     for line in {line_of[c] for c in spots}:
                         group = tuple(c for c in spots if line_of[c] == line)
-                        if len(group) >= 2 and (d, group) not in group_index:
-                            group_index[(d, group)] = len(g.cells)
+                        if len(group) < 2:
+                            continue
+                        m = sum(1 << c for c in group)
+                        if (d, m) not in group_index:
+                            group_index[(d, m)] = len(g.cells)
                             groups_of[d].append(len(g.cells))
                             g.cells.append(group)
                             g.digit.append(d)
-                            m = sum(1 << c for c in group)
                             g.mask.append(m)
                             seen = (1 << 81) - 1
                             for c in group:
-                                seen &= _PEER_MASK[c]
+                                seen &= PEER_MASK[c]
                             g.seen.append(seen)
         n = len(g.cells)
         mask, seen_all, digit = g.mask, g.seen, g.digit
@@ -137,21 +152,23 @@ class _Graph:
         inside = self.inside + [[] for _ in range(self.n_singles, n)]
         g.weak = [a + b + c for a, b, c in zip(near, far, inside, strict=True)]
         g.strong = [[] for _ in range(n)]
-        # Strong links of one digit: a house whose places for it are exactly two nodes.
+        # Strong links of one digit: a house whose places for it are exactly two nodes, the first
+        # one holding the house's first place.
         for d in range(1, 10):
-            bit = BIT[d]
-            for h, house in enumerate(HOUSES):
-                spots = [c for c in house if cands[c] & bit]
-                if len(spots) < 2:
+            for h in range(27):
+                held = self.places[d] & HOUSE_MASK[h]
+                if held.bit_count() < 2:
                     continue
-                for line_of in (ROW_OF, COL_OF, BOX_OF) if h >= 18 else (BOX_OF,):
-                    parts: dict[int, list[int]] = {}
-                    for c in spots:
-                        parts.setdefault(line_of[c], []).append(c)
+                for segments in _SEGMENTS[h]:
+                    parts = [part for part in (held & segment for segment in segments) if part]
                     if len(parts) != 2:
                         continue
+                    parts.sort(key=lambda part: part & -part)  # by their first cell
                     a, b = (
-                        single[p[0] * 10 + d] if len(p) == 1 else group_index.get((d, tuple(p))) for p in parts.values()
+                        single[(part.bit_length() - 1) * 10 + d]
+                        if part & (part - 1) == 0
+                        else group_index.get((d, part))
+                        for part in parts
                     )
                     if a is not None and b is not None and b not in g.strong[a]:
                         g.strong[a].append(b)

@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from sudokupool.sudoku.candidates import ALL, BIT, DIGITS_OF, POPCOUNT, Candidates
-from sudokupool.sudoku.grid import HOUSES, PEERS, cell_name
+from sudokupool.sudoku.grid import HOUSES, PEER_MASK, cell_name
+from sudokupool.sudoku.techniques.memo import digit_masks
 from sudokupool.sudoku.techniques.step import Step, digit_list, join, names, removal_text
 
 MAX_SIZE = 5
-MAX_CHAIN = 4  # sets in an ALS chain (two and three are ALS-XZ and ALS-XY-Wing)
 MAX_WORK = 20_000  # partial chains an ALS-chain search extends before it gives up
-_PEER_MASK = tuple(sum(1 << p for p in PEERS[c]) for c in range(81))
 _EVERYWHERE = (1 << 81) - 1
 
 
@@ -41,21 +40,21 @@ def _seen_by_all(mask: int) -> int:
     seen = _EVERYWHERE
     while mask:
         low = mask & -mask
-        seen &= _PEER_MASK[low.bit_length() - 1]
+        seen &= PEER_MASK[low.bit_length() - 1]
         mask ^= low
     return seen
 
 
-_cache: dict[tuple[int, ...], tuple[list[Als], dict[int, list[tuple[int, int]]], list[int]]] = {}
+_cache: dict[tuple[int, ...], tuple[list[Als], dict[int, list[tuple[int, int]]], tuple[int, ...]]] = {}
 
 
-def _state(cg: Candidates) -> tuple[list[Als], dict[int, list[tuple[int, int]]], list[int]]:
+def _state(cg: Candidates) -> tuple[list[Als], dict[int, list[tuple[int, int]]], tuple[int, ...]]:
     """The sets, their restricted-common links and each digit's cells (as bitmasks) for ``cg``,
     kept for the last candidate state: the ALS techniques are tried one after another on it."""
     key = tuple(cg.cands)
     if key not in _cache:
         alses = find_alses(cg)
-        masks = [0] + [sum(1 << c for c, m in enumerate(cg.cands) if m & BIT[d]) for d in range(1, 10)]
+        masks = digit_masks(cg)
         # Index the sets by digit and the lowest cell holding it, so a set only meets the sets whose
         # cells for the digit start where it sees them all.
         lowest: list[dict[int, list[tuple[int, int, int]]]] = [{} for _ in range(10)]
@@ -144,7 +143,7 @@ def _house_alses(cands: list[int], h: int) -> list[Als]:
     return out
 
 
-def _targets(masks: list[int], a: Als, b: Als, z: int) -> list[tuple[int, int]]:
+def _targets(masks: tuple[int, ...], a: Als, b: Als, z: int) -> list[tuple[int, int]]:
     mask = a.sees[z] & b.sees[z] & masks[z] & ~(a.where | b.where)
     out = []
     while mask:
@@ -211,47 +210,53 @@ def als_xy_wing(cg: Candidates) -> Step | None:
 
 
 def als_chain(cg: Candidates) -> Step | None:
-    """A chain of sets A1 -x1- A2 -x2- ... An, each link a restricted common different from the one
-    before; z common to A1 and An (and not their links) is in A1 or An.
+    """A chain of four sets A1 -x1- A2 -x2- A3 -x3- A4, each link a restricted common different from
+    the one before; z common to A1 and A4 (and not their links) is in A1 or A4. (Chains of two and
+    three sets are ALS-XZ and ALS-XY-Wing.)
 
-    Depth first from each set in turn, at most MAX_WORK partial chains; the chains of full length
-    are checked as soon as their last set is found, in the order a stack would give them, and each
-    counts as one partial chain."""
+    Depth first from each set in turn, at most MAX_WORK partial chains: each set reached counts as
+    one, and so does each fourth set that does not overlap the first three; the later links of a set
+    are tried first, the order a stack of partial chains would give them."""
     alses, links, masks = _state(cg)
     where = [a.where for a in alses]
-    # Each set's links with the linked set's cells, in link order; and reversed, with the linked set's
-    # digits other than the link's: the inner loops reject most links by these alone.
-    onward = {i: [(j, x, where[j]) for j, x in out] for i, out in links.items()}
+    # Each set's links with the linked set's cells, in reverse link order; and with the linked set's
+    # digits other than the link's too: the inner loops reject most links by these alone.
+    onward = {i: [(j, x, where[j]) for j, x in reversed(out)] for i, out in links.items()}
     backward = {i: [(j, x, where[j], alses[j].digits & ~BIT[x]) for j, x in reversed(out)] for i, out in links.items()}
-    # The closing links of a last-but-one set without those on the digit it was reached by, by
-    # ``set * 10 + digit``, made as the search meets them.
+    # The links of a second set, and the closing links of a third, without those on the digit it was
+    # reached by, by ``set * 10 + digit``, made as the search meets them.
+    thirds_of: dict[int, list[tuple[int, int, int]]] = {}
     closers: dict[int, list[tuple[int, int, int, int]]] = {}
     work = 0
-    for length in range(4, MAX_CHAIN + 1):
-        for start in links:
+    for start, seconds in onward.items():
+        if work >= MAX_WORK:
+            return None
+        work += 1
+        first = alses[start]
+        # Where each digit of the first set could be removed: seen by all its cells for the digit.
+        near = {z: first.sees[z] & masks[z] for z in DIGITS_OF[first.digits]}
+        for second, x1, second_where in seconds:
+            if second_where & where[start]:
+                continue
             if work >= MAX_WORK:
                 return None
-            first = alses[start]
-            # Where each digit of the first set could be removed: seen by all its cells for the digit.
-            near = {z: first.sees[z] & masks[z] for z in DIGITS_OF[first.digits]}
-            stack: list[tuple[list[int], list[int], int]] = [([start], [], where[start])]
-            while stack and work < MAX_WORK:
-                work += 1
-                path, via, used = stack.pop()
-                last = path[-1]
-                if len(path) < length - 1:
-                    back = via[-1] if via else 0
-                    for nxt, x, nxt_where in onward.get(last, ()):
-                        if nxt_where & used or x == back:
-                            continue
-                        stack.append(([*path, nxt], [*via, x], used | nxt_where))
+            work += 1
+            keep = first.digits & ~BIT[x1]
+            used2 = where[start] | second_where
+            thirds = thirds_of.get(second * 10 + x1)
+            if thirds is None:
+                thirds = thirds_of[second * 10 + x1] = [t for t in onward.get(second, ()) if t[1] != x1]
+            for third, x2, third_where in thirds:
+                if third_where & used2:
                     continue
-                back = via[-1] if via else 0
-                keep = first.digits & ~BIT[via[0]]
-                closing = closers.get(last * 10 + back)
+                if work >= MAX_WORK:
+                    return None
+                work += 1
+                used = used2 | third_where
+                closing = closers.get(third * 10 + x2)
                 if closing is None:
-                    closing = closers[last * 10 + back] = [t for t in backward.get(last, ()) if t[1] != back]
-                for nxt, x, end_where, end_digits in closing:
+                    closing = closers[third * 10 + x2] = [t for t in backward.get(third, ()) if t[1] != x2]
+                for fourth, x3, end_where, end_digits in closing:
                     if end_where & used:
                         continue
                     if work >= MAX_WORK:
@@ -260,29 +265,33 @@ def als_chain(cg: Candidates) -> Step | None:
                     free = keep & end_digits
                     if not free:
                         continue
-                    end = alses[nxt]
+                    end = alses[fourth]
                     outside = ~(used | end_where)
                     for z in DIGITS_OF[free]:
-                        if not near[z] & end.sees[z] & outside:
-                            continue
-                        elim = _targets(masks, first, end, z)
-                        elim = [(c, d) for c, d in elim if not (used | end.where) >> c & 1]
-                        sets = [alses[i] for i in (*path, nxt)]
-                        links_used = [*via, x]
-                        chain = sets[0].text() + "".join(
-                            f" -{v}- {s.text()}" for v, s in zip(links_used, sets[1:], strict=True)
-                        )
-                        return Step(
-                            "Almost Locked Set XY-Chain",
-                            eliminations=elim,
-                            cells=[c for s in sets for c in s.cells],
-                            houses=[s.house for s in sets],
-                            digits=sorted({*links_used, z}),
-                            explanation=f"The sets {chain} are linked by restricted commons "
-                            f"({', '.join(map(str, links_used))}); each link takes its digit from at most one side, "
-                            f"so {z} is in the first or the last set: remove {removal_text(elim)}.",
-                        )
+                        if near[z] & end.sees[z] & outside:
+                            return _chain_step(
+                                masks, [alses[i] for i in (start, second, third, fourth)], [x1, x2, x3], z
+                            )
     return None
+
+
+def _chain_step(masks: tuple[int, ...], sets: list[Als], links_used: list[int], z: int) -> Step:
+    first, end = sets[0], sets[-1]
+    inside = 0
+    for s in sets:
+        inside |= s.where
+    elim = [(c, d) for c, d in _targets(masks, first, end, z) if not inside >> c & 1]
+    chain = sets[0].text() + "".join(f" -{v}- {s.text()}" for v, s in zip(links_used, sets[1:], strict=True))
+    return Step(
+        "Almost Locked Set XY-Chain",
+        eliminations=elim,
+        cells=[c for s in sets for c in s.cells],
+        houses=[s.house for s in sets],
+        digits=sorted({*links_used, z}),
+        explanation=f"The sets {chain} are linked by restricted commons "
+        f"({', '.join(map(str, links_used))}); each link takes its digit from at most one side, "
+        f"so {z} is in the first or the last set: remove {removal_text(elim)}.",
+    )
 
 
 MAX_STEM = 4  # candidates of a Death Blossom's stem cell

@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections import ChainMap, deque
 from collections.abc import Iterable, MutableMapping
 
-from sudokupool.sudoku.candidates import BIT, DIGITS_OF, PEER_LISTS, POPCOUNT, Candidates
-from sudokupool.sudoku.grid import BOX_OF, COL_OF, HOUSES, ROW_OF, cell_name, house_name
+from sudokupool.sudoku.candidates import BIT, DIGITS_OF, POPCOUNT, Candidates
+from sudokupool.sudoku.grid import BOX_OF, COL_OF, HOUSE_MASK, HOUSES, PEER_MASK, ROW_OF, cell_name, house_name
 from sudokupool.sudoku.techniques.step import Step, join
 
 # A fact: (kind, cell, digit) with kind 1 for "cell holds digit", 0 for "cell does not hold digit",
@@ -43,11 +43,9 @@ MAX_BRANCHES = 4
 EMPTY_GRID = Candidates.from_puzzle("." * 81)
 _HOUSES_OF = tuple((ROW_OF[c], 9 + COL_OF[c], 18 + BOX_OF[c]) for c in range(81))
 # The hot loop's lookups: by ``cell * 10 + digit`` the keys ``house * 10 + digit`` of the cell's row,
-# column and box; each cell's bit, its peers' and each house's cells as 81-bit masks.
+# column and box; each cell's bit.
 _KEYS = tuple(tuple(h * 10 + d for h in _HOUSES_OF[c]) if d else () for c in range(81) for d in range(10))
 _CELL_BIT = tuple(1 << c for c in range(81))
-_PEER_MASK = tuple(sum(_CELL_BIT[p] for p in PEER_LISTS[c]) for c in range(81))
-_HOUSE_MASK = tuple(sum(_CELL_BIT[c] for c in house) for house in HOUSES)
 # The facts "cell is not digit" and "cell is digit", by ``cell * 10 + digit``, made once.
 _NOT = tuple((0, c, d) for c in range(81) for d in range(10))
 _IS = tuple((1, c, d) for c in range(81) for d in range(10))
@@ -97,7 +95,18 @@ def _gone(cell: int, mask: int) -> tuple[Fact, ...]:
 class Run:
     """The consequences of one assumption, with where each fact came from."""
 
-    __slots__ = ("base", "cands", "cells_of", "contradiction", "nested_out", "order", "parents", "tally", "values")
+    __slots__ = (
+        "base",
+        "cands",
+        "cells_of",
+        "contradiction",
+        "held_back",
+        "nested_out",
+        "order",
+        "parents",
+        "tally",
+        "values",
+    )
 
     def __init__(
         self,
@@ -114,6 +123,9 @@ class Run:
         self.order: list[Fact] = []  # placements in the order they were derived
         self.nested_out: list[Fact] = []  # eliminations a nested assumption's contradiction gave
         self.contradiction: tuple[str, tuple[Fact, ...]] | None = None
+        # True when a chain run met a single the chain rule does not allow: only then can the net run
+        # of the same assumption differ from it.
+        self.held_back = False
         if inside is None:
             tally = tally or Tally(cg)
             self.tally = tally
@@ -222,23 +234,29 @@ class Run:
             parents[fact] = why
             self.order.append(fact)
             values[cell] = d
-            for k in _KEYS[cell * 10 + d]:
-                placed[k] = True
+            row, col, box = _KEYS[cell * 10 + d]
+            placed[row] = placed[col] = placed[box] = True
             cell_bit = _CELL_BIT[cell]
             cells_of[d] ^= cell_bit
             own = cands[cell] & ~bit
             cands[cell] = 0
-            peers = _PEER_MASK[cell] & cells_of[d]
+            peers = PEER_MASK[cell] & cells_of[d]
             because = (fact,)
             # The cell's other digits go first, then the digit from its peers in cell order; one
-            # candidate at a time, so counts and candidates always agree.
+            # candidate at a time, so counts and candidates always agree. The row's, column's and
+            # box's counts are written out: the hottest lines of a forcing search.
             for e in DIGITS_OF[own]:
                 cells_of[e] ^= cell_bit
                 parents[_NOT[cell * 10 + e]] = because
-                for k in _KEYS[cell * 10 + e]:
-                    n = counts[k] = counts[k] - 1
-                    if (n > 1 or placed[k]) or self._house_single(k, e, n, queue, chain, base_counts):
-                        continue
+                row, col, box = _KEYS[cell * 10 + e]
+                n = counts[row] = counts[row] - 1
+                if n < 2 and not placed[row] and not self._house_single(row, e, n, queue, chain, base_counts):
+                    return
+                n = counts[col] = counts[col] - 1
+                if n < 2 and not placed[col] and not self._house_single(col, e, n, queue, chain, base_counts):
+                    return
+                n = counts[box] = counts[box] - 1
+                if n < 2 and not placed[box] and not self._house_single(box, e, n, queue, chain, base_counts):
                     return
             notbit = ~bit
             while peers:
@@ -253,10 +271,12 @@ class Run:
                         f"{cell_name(p)} would have no candidate left", None, self._eliminated(p, DIGITS_OF[base[p]])
                     )
                     return
-                if POPCOUNT[left] == 1 and (not chain or POPCOUNT[base[p]] == 2):
-                    # Every candidate the run removed has its fact, so the single rests on all of them.
-                    queue.append((p, DIGITS_OF[left][0], _gone(p, base[p] & ~left)))
-                # The row's, column's and box's counts, written out: the hottest lines of a forcing search.
+                if POPCOUNT[left] == 1:
+                    if not chain or POPCOUNT[base[p]] == 2:
+                        # Every candidate the run removed has its fact, so the single rests on all of them.
+                        queue.append((p, DIGITS_OF[left][0], _gone(p, base[p] & ~left)))
+                    else:
+                        self.held_back = True
                 row, col, box = _KEYS[p * 10 + d]
                 n = counts[row] = counts[row] - 1
                 if n < 2 and not placed[row] and not self._house_single(row, d, n, queue, chain, base_counts):
@@ -286,12 +306,14 @@ class Run:
             self._contra(f"{house_name(h)} would have no place for {e}", None, why_h)
             return False
         if not chain or base_counts[k] == 2:
-            spot = (_HOUSE_MASK[h] & self.cells_of[e]).bit_length() - 1
+            spot = (HOUSE_MASK[h] & self.cells_of[e]).bit_length() - 1
             hidden_why = self.tally.hidden_why
             rests_on = hidden_why.get(k * 81 + spot)
             if rests_on is None:
                 rests_on = hidden_why[k * 81 + spot] = tuple((0, c, e) for c in self.tally.places[k] if c != spot)
             queue.append((spot, e, rests_on))
+        else:
+            self.held_back = True
         return True
 
     def _locked_candidates(
@@ -372,7 +394,7 @@ class Run:
     def _contra(self, text: str, fact: Fact | None, why: tuple[Fact, ...]) -> None:
         self.contradiction = (text, why + ((fact,) if fact is not None else ()))
 
-    def proof(self, facts: Iterable[Fact]) -> list[Fact]:
+    def support(self, facts: Iterable[Fact]) -> set[Fact]:
         """Every fact ``facts`` rest on, back to the assumption."""
         seen: set[Fact] = set()
         stack = list(facts)
@@ -382,7 +404,13 @@ class Run:
                 continue
             seen.add(fact)
             stack.extend(self.parents.get(fact, ()))
-        return [f for f in self.order if f in seen] + sorted(f for f in seen if f[0] != 1)
+        return seen
+
+    def proof(self, support: set[Fact]) -> list[Fact]:
+        """The facts of ``support``: placements in the order they were derived, then the others sorted.
+        Every placement a run's facts rest on is one the run derived, so the proof is as long as the
+        support, and the searches compare supports before they put one in order."""
+        return [f for f in self.order if f in support] + sorted(f for f in support if f[0] != 1)
 
 
 def _placements_text(proof: list[Fact], skip: int) -> str:
@@ -422,9 +450,10 @@ def _contradiction(
         if run.contradiction is None:
             continue
         text, why = run.contradiction
-        proof = run.proof(why)
-        if best is not None and len(proof) >= best[0]:
+        support = run.support(why)
+        if best is not None and len(support) >= best[0]:
             continue
+        proof = run.proof(support)
         step = Step(
             f"{name} Contradiction",
             eliminations=[(cell, digit)],
@@ -439,7 +468,7 @@ def _contradiction(
 
 
 def _verity(
-    cg: Candidates, runs: dict[tuple[int, int], Run], name: str, branches_max: int = MAX_BRANCHES
+    cg: Candidates, runs: dict[tuple[int, int], Run], tally: Tally, name: str, branches_max: int = MAX_BRANCHES
 ) -> tuple[int, Step] | None:
     cands = cg.cands
     # The branches of each cell (its candidates) and of each house and digit (its places), with the house
@@ -448,9 +477,9 @@ def _verity(
     for cell in range(81):
         if 2 <= POPCOUNT[cands[cell]] <= branches_max:
             groups.append((-1, [(cell, d) for d in DIGITS_OF[cands[cell]]]))
-    for h, house in enumerate(HOUSES):
+    for h in range(27):
         for digit in range(1, 10):
-            spots = [c for c in house if cands[c] & BIT[digit]]
+            spots = tally.places[h * 10 + digit]
             if 2 <= len(spots) <= branches_max:
                 groups.append((h, [(c, digit) for c in spots]))
     best: tuple[int, Step] | None = None
@@ -475,10 +504,11 @@ def _verity(
                 continue
             if kind == 1 and (cell, digit) in branches:
                 continue
-            proofs = [r.proof([fact]) for r in branch_runs]
-            size = sum(len(p) for p in proofs)
+            supports = [r.support([fact]) for r in branch_runs]
+            size = sum(len(support) for support in supports)
             if best is not None and size >= best[0]:
                 continue
+            proofs = [r.proof(support) for r, support in zip(branch_runs, supports, strict=True)]
             outcome = f"{cell_name(cell)} = {digit}" if kind else f"{cell_name(cell)} is not {digit}"
             cases = "; ".join(
                 f"if {cell_name(c)} = {d}: {_placements_text(p, c)}"
@@ -502,20 +532,32 @@ def _verity(
     return best
 
 
+# The runs of a forcing-chain search that found nothing, with their grid: the forcing-net search,
+# tried next on the same grid, takes over every run that held back no single, since its own run of
+# that assumption would be the same.
+_unused_chains: dict[tuple[int, ...], tuple[Tally, dict[tuple[int, int], Run]]] = {}
+
+
 def _forcing(cg: Candidates, *, chain: bool, locked: bool = False) -> Step | None:
     name = "Forcing Chain" if chain else "Forcing Net"
-    tally = Tally(cg)
+    key = (*cg.values, *cg.cands)
+    kept = _unused_chains.pop(key, None)
+    _unused_chains.clear()
+    tally, earlier = kept if kept is not None else (Tally(cg), {})
+    same = {} if chain or locked else {assumed: run for assumed, run in earlier.items() if not run.held_back}
     runs = {
-        (c, d): Run(cg, c, d, chain=chain, tally=tally, locked=locked)
+        (c, d): same.get((c, d)) or Run(cg, c, d, chain=chain, tally=tally, locked=locked)
         for c in range(81)
         for d in DIGITS_OF[cg.cands[c]]
     }
     found = [
         x
-        for x in (_contradiction(cg, runs, name), _verity(cg, runs, name, 9 if locked else MAX_BRANCHES))
+        for x in (_contradiction(cg, runs, name), _verity(cg, runs, tally, name, 9 if locked else MAX_BRANCHES))
         if x is not None
     ]
     if not found:
+        if chain:
+            _unused_chains[key] = (tally, runs)
         return None
     return min(found, key=lambda x: x[0])[1]
 

@@ -19,6 +19,7 @@ from sudokupool.sudoku.techniques.step import Step
 MAX_ENTRIES = 20_000  # per finder; cleared when full (a hard puzzle's whole solve fits easily)
 
 _last: list[object] = [None, ()]
+_last_houses: list[object] = [None, ()]
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -48,6 +49,18 @@ def digit_masks(cg: Candidates) -> tuple[int, ...]:
     masks_out = _last[1]
     assert isinstance(masks_out, tuple)
     return masks_out
+
+
+def house_keys(cg: Candidates) -> tuple[tuple[int, ...], ...]:
+    """For each house 0-26 its number and its cells' candidates, made once per grid: the key of the
+    house's answers in a :func:`by_house` finder, shared by the subset finders tried one after another."""
+    key = tuple(cg.cands)
+    if _last_houses[0] != key:
+        _last_houses[0] = key
+        _last_houses[1] = tuple((h, *(key[c] for c in house)) for h, house in enumerate(HOUSES))
+    keys = _last_houses[1]
+    assert isinstance(keys, tuple)
+    return keys
 
 
 def by_digit(find: Callable[[Candidates, int], Step | None]) -> Callable[[Candidates], Step | None]:
@@ -92,9 +105,9 @@ def by_house(
     cache: dict[tuple[int, ...], Step | None] = {}
 
     def finder(cg: Candidates) -> Step | None:
-        cands = cg.cands
+        keys = house_keys(cg)
         for h in order:
-            key = (h, *(cands[c] for c in HOUSES[h]))
+            key = keys[h]
             step = cache[key] if key in cache else remember(cache, key, find(cg, h))
             if step is not None:
                 return step

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from sudokupool.sudoku.candidates import BIT, Candidates, common_peers
-from sudokupool.sudoku.grid import BOX_OF, COL_OF, HOUSES, PEERS, ROW_OF, cell_name, house_name
-from sudokupool.sudoku.techniques.memo import by_digit
+from sudokupool.sudoku.grid import BOX_OF, COL_OF, HOUSE_MASK, HOUSES, PEERS, ROW_OF, cell_name, house_name
+from sudokupool.sudoku.techniques.memo import by_digit, digit_masks
 from sudokupool.sudoku.techniques.step import Step, removal_text
 
 StrongLink = tuple[int, int, int]  # (house, cell, cell)
@@ -20,13 +20,13 @@ StrongLink = tuple[int, int, int]  # (house, cell, cell)
 
 def strong_links(cg: Candidates, digit: int) -> list[StrongLink]:
     """Every house where ``digit`` has exactly two candidate cells."""
-    bit = BIT[digit]
-    cands = cg.cands
+    places = digit_masks(cg)[digit]
     links = []
-    for h, house in enumerate(HOUSES):
-        cells = [c for c in house if cands[c] & bit]
-        if len(cells) == 2:
-            links.append((h, cells[0], cells[1]))
+    for h in range(27):
+        cells = places & HOUSE_MASK[h]
+        if cells.bit_count() == 2:
+            low = cells & -cells
+            links.append((h, low.bit_length() - 1, (cells ^ low).bit_length() - 1))
     return links
 
 
