@@ -48,7 +48,7 @@ def test_build_writes_a_valid_export(tmp_path: Path) -> None:
         assert record["puzzle_id"] == puzzle_id(record["puzzle"])
         assert record["symmetry"] == symmetry_class(record["puzzle"])
         assert record["symmetry"] != "none"
-        assert record["source"] == "sudokupool-build/2.4.0"
+        assert record["source"] == "sudokupool-build/2.5.0"
         assert record["tags"] == ["demo"]
         assert record["volume"] == "demo"
         assert record["used_at"] is None

@@ -43,8 +43,9 @@ from sudokupool.sudoku.symmetry import SYMMETRIES, symmetry_class
 # from different graders can be told apart (2.1.0: HoDoKu's order, levels and the full technique set;
 # 2.2.0: Sue de Coq, continuous nice loops, the hardest-step score and its tiers; 2.3.0: the score's
 # hardest step counts the length of a chain, net or ALS move; 2.4.0: the score adds the hard steps
-# instead of all step scores, and rates a W-Wing as an XY-Chain).
-BUILD_VERSION = "2.4.0"
+# instead of all step scores, and rates a W-Wing as an XY-Chain; 2.5.0: forcing chains and nets take the
+# first proof found, fewest-candidate cells first, rather than the shortest).
+BUILD_VERSION = "2.5.0"
 SOURCE = f"sudokupool-build/{BUILD_VERSION}"
 CHUNK = 4  # puzzles per task sent to a worker: large enough to amortise IPC, small enough to stay ordered
 _UNSOLVED = "unsolved"

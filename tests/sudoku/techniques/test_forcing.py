@@ -2,13 +2,11 @@ from __future__ import annotations
 
 from pencil import Pencil, from_pencilmarks, moves
 
-from sudokupool.sudoku.candidates import DIGITS_OF
 from sudokupool.sudoku.justify import unjustified
 from sudokupool.sudoku.solver import solve
 from sudokupool.sudoku.techniques.forcing import (
     Run,
     Tally,
-    _verity,
     forcing_chain,
     forcing_net,
     locked_forcing_net,
@@ -17,15 +15,15 @@ from sudokupool.sudoku.techniques.forcing import (
 
 
 def test_forcing_chain_contradiction() -> None:
-    # r1c1 and r1c2 hold 1/2; if r1c3 were 1, r1c1 would be 2 and r1c2 would have nothing left.
-    p = Pencil().set("r1c1", (1, 2)).set("r1c2", (1, 2)).set("r1c3", (1, 2, 3))
+    # r1c1, r1c2 and r1c3 hold only 1 and 2: if r1c1 were 1, r1c2 would be 2 and r1c3 would have nothing left.
+    p = Pencil().set("r1c1", (1, 2)).set("r1c2", (1, 2)).set("r1c3", (1, 2))
     step = forcing_chain(p.cg)
     assert step is not None
     assert step.technique == "Forcing Chain Contradiction"
     assert step.score == 500
-    assert moves(step.eliminations) == {("r1c3", 1)}
+    assert moves(step.eliminations) == {("r1c1", 1)}
     assert step.explanation == (
-        "If r1c3 were 1, then r1c1 = 2, and r1c2 would have no candidate left; so r1c3 is not 1."
+        "If r1c1 were 1, then r1c2 = 2, and r1c3 would have no candidate left; so r1c1 is not 1."
     )
     assert unjustified(p.cg, step.to_dict()) == []
 
@@ -35,31 +33,16 @@ def xy_ring() -> Pencil:
     return Pencil().set("r5c5", (4, 6)).set("r5c1", (4, 7)).set("r5c9", (6, 7)).set("r5c3", (7, 8))
 
 
-def test_the_shortest_proof_wins() -> None:
-    # r5c2 = 4 would force r5c1 = 7 and r5c5 = 6, leaving r5c9 nothing: seven facts. Every other
-    # contradiction or verity takes at least as many, and r5c2 comes first.
+def test_the_first_cell_with_fewest_candidates_gives_the_proof() -> None:
+    # r5c2 = 4 would end in a contradiction (r5c1 = 7, r5c5 = 6, r5c9 left with nothing), but r5c1, the
+    # first of the two-candidate cells, is assumed first, and its two branches already agree.
     p = xy_ring()
+    r5c2 = 4 * 9 + 1
+    assert Run(p.cg, r5c2, 4, chain=True, tally=Tally(p.cg)).contradiction is not None
     step = forcing_chain(p.cg)
     assert step is not None
-    assert step.technique == "Forcing Chain Contradiction"
-    assert moves(step.eliminations) == {("r5c2", 4)}
-    assert step.explanation == (
-        "If r5c2 were 4, then r5c1 = 7 and r5c5 = 6, and r5c9 would have no candidate left; so r5c2 is not 4."
-    )
-    assert unjustified(p.cg, step.to_dict()) == []
-
-
-def test_forcing_chain_verity() -> None:
-    # Whichever of 4 and 7 r5c1 holds, r5c5 or r5c9 becomes 6, and both see r5c8.
-    p = xy_ring()
-    tally = Tally(p.cg)
-    runs = {(c, d): Run(p.cg, c, d, chain=True, tally=tally) for c in range(81) for d in DIGITS_OF[p.cg.cands[c]]}
-    found = _verity(p.cg, runs, tally, "Forcing Chain")
-    assert found is not None
-    size, step = found
     assert step.technique == "Forcing Chain Verity"
     assert moves(step.eliminations) == {("r5c8", 6)}
-    assert size == 8
     assert step.explanation == (
         "Whichever of 4 or 7 r5c1 holds, r5c8 is not 6 (if r5c1 = 4: r5c5 = 6; if r5c1 = 7: r5c9 = 6); "
         "so r5c8 is not 6."

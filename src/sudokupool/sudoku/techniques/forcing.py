@@ -10,7 +10,9 @@ for every fact the facts it came from. Two outcomes give a step:
 
 It is a *forcing chain* (HoDoKu: 500) when every inference rests on one earlier fact: a cell left
 with two candidates or a house with two places for a digit, as in an alternating chain; otherwise a
-*forcing net* (700), where a single may need several earlier facts. The shortest proof is chosen.
+*forcing net* (700), where a single may need several earlier facts. The first proof found is taken:
+the assumptions are made cell by cell, cells with the fewest candidates first, and the search stops at
+the first contradiction, or at the first cell whose candidates complete a verity.
 
 Two stronger nets follow, tried only when those find nothing (so only the hardest puzzles meet
 them), both named and scored as HoDoKu's forcing nets:
@@ -467,12 +469,10 @@ def _contradiction(
     return best
 
 
-def _verity(
-    cg: Candidates, runs: dict[tuple[int, int], Run], tally: Tally, name: str, branches_max: int = MAX_BRANCHES
-) -> tuple[int, Step] | None:
+def _groups(cg: Candidates, tally: Tally, branches_max: int) -> list[tuple[int, list[tuple[int, int]]]]:
+    """The branches a verity can rest on: each cell's candidates and each house's places of a digit
+    (two to ``branches_max`` of them), with the house (-1 for a cell) for the step's wording."""
     cands = cg.cands
-    # The branches of each cell (its candidates) and of each house and digit (its places), with the house
-    # (-1 for a cell) for the step's wording.
     groups: list[tuple[int, list[tuple[int, int]]]] = []
     for cell in range(81):
         if 2 <= POPCOUNT[cands[cell]] <= branches_max:
@@ -482,14 +482,24 @@ def _verity(
             spots = tally.places[h * 10 + digit]
             if 2 <= len(spots) <= branches_max:
                 groups.append((h, [(c, digit) for c in spots]))
+    return groups
+
+
+def _verity(
+    cg: Candidates,
+    runs: dict[tuple[int, int], Run],
+    groups: Iterable[tuple[int, list[tuple[int, int]]]],
+    name: str,
+    facts: dict[tuple[int, int], set[Fact]],
+) -> tuple[int, Step] | None:
+    """The shortest verity of ``groups``, whose branches have all been run and found no contradiction.
+    ``facts`` keeps each run's facts as a set, made once: a run is a branch of up to four groups. (A
+    copy of such a set has the same layout as the set itself, so ``common`` holds its facts in the same
+    order.)"""
+    cands = cg.cands
     best: tuple[int, Step] | None = None
-    # Each run's facts as a set, made once: a run is a branch of up to four groups. (A copy of such a
-    # set has the same layout as the set itself, so ``common`` holds its facts in the same order.)
-    facts: dict[tuple[int, int], set[Fact]] = {}
     for h, branches in groups:
         branch_runs = [runs[b] for b in branches]
-        if any(r.contradiction is not None for r in branch_runs):
-            continue  # a contradiction step is found separately
         for b, r in zip(branches, branch_runs, strict=True):
             if b not in facts:
                 facts[b] = set(r.parents)
@@ -539,27 +549,48 @@ _unused_chains: dict[tuple[int, ...], tuple[Tally, dict[tuple[int, int], Run]]] 
 
 
 def _forcing(cg: Candidates, *, chain: bool, locked: bool = False) -> Step | None:
+    """The first proof found, assuming the candidates of the cells with the fewest candidates first:
+    a contradiction as soon as one assumption meets it; else, once all of a cell's candidates are run,
+    the shortest verity among the groups of branches (a cell's candidates, a house's places of a
+    digit) that this cell completes."""
     name = "Forcing Chain" if chain else "Forcing Net"
     key = (*cg.values, *cg.cands)
     kept = _unused_chains.pop(key, None)
     _unused_chains.clear()
     tally, earlier = kept if kept is not None else (Tally(cg), {})
     same = {} if chain or locked else {assumed: run for assumed, run in earlier.items() if not run.held_back}
-    runs = {
-        (c, d): same.get((c, d)) or Run(cg, c, d, chain=chain, tally=tally, locked=locked)
-        for c in range(81)
-        for d in DIGITS_OF[cg.cands[c]]
-    }
-    found = [
-        x
-        for x in (_contradiction(cg, runs, name), _verity(cg, runs, tally, name, 9 if locked else MAX_BRANCHES))
-        if x is not None
-    ]
-    if not found:
-        if chain:
-            _unused_chains[key] = (tally, runs)
-        return None
-    return min(found, key=lambda x: x[0])[1]
+    groups = _groups(cg, tally, 9 if locked else MAX_BRANCHES)
+    # For each cell, the groups that have a branch in it; for each group, how many of its cells are
+    # still to run.
+    waiting: dict[int, list[int]] = {}
+    left: list[int] = []
+    for i, (_, branches) in enumerate(groups):
+        cells = {c for c, _ in branches}
+        left.append(len(cells))
+        for c in cells:
+            waiting.setdefault(c, []).append(i)
+    runs: dict[tuple[int, int], Run] = {}
+    facts: dict[tuple[int, int], set[Fact]] = {}
+    for cell in sorted(cg.empty_cells(), key=lambda c: (POPCOUNT[cg.cands[c]], c)):
+        for digit in DIGITS_OF[cg.cands[cell]]:
+            run = runs[(cell, digit)] = same.get((cell, digit)) or Run(
+                cg, cell, digit, chain=chain, tally=tally, locked=locked
+            )
+            if run.contradiction is not None:
+                found = _contradiction(cg, {(cell, digit): run}, name)
+                assert found is not None
+                return found[1]
+        ready = []
+        for i in waiting.get(cell, ()):
+            left[i] -= 1
+            if not left[i]:
+                ready.append(groups[i])
+        verity = _verity(cg, runs, ready, name, facts)
+        if verity is not None:
+            return verity[1]
+    if chain:
+        _unused_chains[key] = (tally, runs)
+    return None
 
 
 def forcing_chain(cg: Candidates) -> Step | None:
