@@ -444,29 +444,26 @@ def _cells(proofs: Iterable[list[Fact]], first: Iterable[int]) -> list[int]:
     return out
 
 
-def _contradiction(
-    cg: Candidates, runs: dict[tuple[int, int], Run], name: str, nested: bool = False
-) -> tuple[int, Step] | None:
-    best: tuple[int, Step] | None = None
-    for (cell, digit), run in runs.items():
-        if run.contradiction is None:
-            continue
-        text, why = run.contradiction
-        support = run.support(why)
-        if best is not None and len(support) >= best[0]:
-            continue
-        proof = run.proof(support)
-        step = Step(
-            f"{name} Contradiction",
-            eliminations=[(cell, digit)],
-            cells=_cells([proof], [cell]),
-            digits=[digit],
-            explanation=f"If {cell_name(cell)} were {digit}, then {_placements_text(proof, cell)}"
-            f"{_nested_text(run, proof) if nested else ''}, and "
-            f"{text}; so {cell_name(cell)} is not {digit}.",
-        )
-        best = (len(proof), step)
-    return best
+def _contradiction(cell: int, digit: int, run: Run, name: str, nested: bool = False) -> Step:
+    """The step that removes ``digit`` from ``cell`` because assuming it, ``run``, met a contradiction."""
+    assert run.contradiction is not None
+    text, why = run.contradiction
+    proof = run.proof(run.support(why))
+    return Step(
+        f"{name} Contradiction",
+        eliminations=[(cell, digit)],
+        cells=_cells([proof], [cell]),
+        digits=[digit],
+        explanation=f"If {cell_name(cell)} were {digit}, then {_placements_text(proof, cell)}"
+        f"{_nested_text(run, proof) if nested else ''}, and "
+        f"{text}; so {cell_name(cell)} is not {digit}.",
+    )
+
+
+def _assumption_order(cg: Candidates) -> list[int]:
+    """The empty cells in the order the searches assume their candidates: fewest candidates first,
+    ties by cell."""
+    return sorted(cg.empty_cells(), key=lambda c: (POPCOUNT[cg.cands[c]], c))
 
 
 def _groups(cg: Candidates, tally: Tally, branches_max: int) -> list[tuple[int, list[tuple[int, int]]]]:
@@ -491,7 +488,7 @@ def _verity(
     groups: Iterable[tuple[int, list[tuple[int, int]]]],
     name: str,
     facts: dict[tuple[int, int], set[Fact]],
-) -> tuple[int, Step] | None:
+) -> Step | None:
     """The shortest verity of ``groups``, whose branches have all been run and found no contradiction.
     ``facts`` keeps each run's facts as a set, made once: a run is a branch of up to four groups. (A
     copy of such a set has the same layout as the set itself, so ``common`` holds its facts in the same
@@ -539,7 +536,7 @@ def _verity(
                 explanation=f"{intro}, {outcome} ({cases}); so {outcome}.",
             )
             best = (size, step)
-    return best
+    return best[1] if best is not None else None
 
 
 # The runs of a forcing-chain search that found nothing, with their grid: the forcing-net search,
@@ -571,15 +568,13 @@ def _forcing(cg: Candidates, *, chain: bool, locked: bool = False) -> Step | Non
             waiting.setdefault(c, []).append(i)
     runs: dict[tuple[int, int], Run] = {}
     facts: dict[tuple[int, int], set[Fact]] = {}
-    for cell in sorted(cg.empty_cells(), key=lambda c: (POPCOUNT[cg.cands[c]], c)):
+    for cell in _assumption_order(cg):
         for digit in DIGITS_OF[cg.cands[cell]]:
             run = runs[(cell, digit)] = same.get((cell, digit)) or Run(
                 cg, cell, digit, chain=chain, tally=tally, locked=locked
             )
             if run.contradiction is not None:
-                found = _contradiction(cg, {(cell, digit): run}, name)
-                assert found is not None
-                return found[1]
+                return _contradiction(cell, digit, run, name)
         ready = []
         for i in waiting.get(cell, ()):
             left[i] -= 1
@@ -587,7 +582,7 @@ def _forcing(cg: Candidates, *, chain: bool, locked: bool = False) -> Step | Non
                 ready.append(groups[i])
         verity = _verity(cg, runs, ready, name, facts)
         if verity is not None:
-            return verity[1]
+            return verity
     if chain:
         _unused_chains[key] = (tally, runs)
     return None
@@ -614,11 +609,9 @@ def nested_forcing_net(cg: Candidates) -> Step | None:
     an assumption made inside it contradicts (a nested net). The last resort before Brute Force: the
     first contradiction found is taken, trying cells with the fewest candidates first."""
     tally = Tally(cg)
-    for cell in sorted(cg.empty_cells(), key=lambda c: (POPCOUNT[cg.cands[c]], c)):
+    for cell in _assumption_order(cg):
         for digit in DIGITS_OF[cg.cands[cell]]:
             run = Run(cg, cell, digit, chain=False, tally=tally, locked=True, nested=True)
             if run.contradiction is not None:
-                found = _contradiction(cg, {(cell, digit): run}, "Forcing Net", nested=True)
-                assert found is not None
-                return found[1]
+                return _contradiction(cell, digit, run, "Forcing Net", nested=True)
     return None
