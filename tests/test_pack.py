@@ -137,11 +137,12 @@ async def test_a_truncated_pack_is_refused(
     tmp_path: Path, records: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
 ) -> None:
     path = await packed(tmp_path, records)
-    path.write_bytes(path.read_bytes()[:-64])
+    whole = path.read_bytes()
+    path.write_bytes(whole[:-64])
     with caplog.at_level(logging.WARNING, logger="sudokupool.loader"):
         _, report = await load(tmp_path)
     assert not report.packed
-    assert "refused pack" in caplog.text
+    assert f"refused pack {path}: truncated: {len(whole) - 64} bytes, but section " in caplog.text
 
 
 async def test_a_pack_of_another_version_is_refused(

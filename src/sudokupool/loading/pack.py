@@ -245,8 +245,10 @@ def read_header(data: bytes | mmap.mmap | memoryview, size: int) -> PackHeader:
         "puzzles": GRID_WIDTH * count,
     }
     for section, (offset, length) in sections.items():
-        if offset % ALIGN or offset < HEADER_SIZE or offset + length > size:
-            raise PackError(f"section {section} lies outside the file")
+        if offset % ALIGN or offset < HEADER_SIZE:
+            raise PackError(f"section {section} is misplaced (damaged header)")
+        if offset + length > size:
+            raise PackError(f"truncated: {size} bytes, but section {section} ends at byte {offset + length}")
         if section in expected and length != expected[section]:
             raise PackError(f"section {section} has {length} bytes, not {expected[section]}")
     table_key = int.from_bytes(key, "little")
