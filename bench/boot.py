@@ -2,11 +2,12 @@
 
     python bench/boot.py [--pool 1m] [--workers 2] [--rounds 3] [--source local|s3|both]
 
-Each round starts the service as the Procfile does (uvicorn, ``--workers N``) and times it from process
-start until every worker has logged its load and ``/api/v1/health`` answers 200 (the first worker to
-answer would flatter a multi-worker boot). Then it sends a few seconds of v2 random and by-id requests
-(wrk) so every worker touches its pool, and reads each worker's ``/proc/PID/smaps_rollup``: USS (the
-``Private_*`` lines: what stopping that worker alone would give back), PSS and RSS.
+Each round starts the service as the Procfile does (``sudokupool serve``, ``WEB_CONCURRENCY=N``, the
+server ``SUDOKUPOOL_SERVER`` names) and times it from process start until every worker has logged its
+load and ``/api/v1/health`` answers 200 (the first worker to answer would flatter a multi-worker boot).
+Then it sends a few seconds of v2 random and by-id requests (wrk) so every worker touches its pool, and
+reads each child process's ``/proc/PID/smaps_rollup``: USS (the ``Private_*`` lines: what stopping that
+worker alone would give back), PSS and RSS.
 
 ``s3`` starts a real SeaweedFS (``tests/seaweed.py``), uploads the export and its pack, and points the
 service at it with a fresh ``SUDOKUPOOL_CACHE_DIR`` per round, so every round downloads the pack
@@ -55,12 +56,12 @@ def children(pid: int) -> list[int]:
 
 def boot(env: dict[str, str], workers: int, log: Path, ids: Path, seconds: float) -> dict[str, Any]:
     port = free_port()
-    argv = [sys.executable, "-m", "uvicorn", "--factory", "sudokupool.app:create_app", "--host", "127.0.0.1",
-            "--port", str(port), "--workers", str(workers), "--no-proxy-headers", "--no-server-header",
-            "--no-access-log"]  # fmt: skip
+    # The Procfile's line, on a loopback port: the configured server (SUDOKUPOOL_SERVER) and its settings.
+    argv = [sys.executable, "-m", "sudokupool", "serve", "--host", "127.0.0.1", "--port", str(port)]
     started = time.perf_counter()
     with log.open("wb") as out:
-        process = subprocess.Popen(argv, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
+        env = {**os.environ, **env, "WEB_CONCURRENCY": str(workers)}
+        process = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
         ready = None
         while time.perf_counter() - started < 600:
