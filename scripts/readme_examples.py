@@ -48,6 +48,8 @@ COMMANDS: list[tuple[str, str]] = [
     ("curl -s localhost:8000/api/v2/stats", ""),
     ("curl -s 'localhost:8000/api/v2/puzzles/random?difficulty=expert'", ""),
     ("curl -s localhost:8000/api/v2/puzzles/{id_lower}/solution", "codes are case-insensitive"),
+    ("curl -s --compressed -o /dev/null -w '%{{size_download}} bytes\\n' localhost:8000/api/v2/puzzles/{id}", "gzip"),
+    ("curl -s -o /dev/null -w '%{{size_download}} bytes\\n' localhost:8000/api/v2/puzzles/{id}", "inflated"),
     ("curl -s -i localhost:8000/api/v2/puzzles/NOPE", ""),
     ("curl -s 'localhost:8000/api/v2/puzzles/random?difficulty=x'", ""),
     ("curl -s localhost:8000/api/v2/pool-exports", ""),

@@ -253,13 +253,13 @@ def refusals() -> dict[tuple[str, str], subprocess.CompletedProcess[str]]:
         return {(entry, repr(environ)): result for (entry, environ), result in zip(runs, results, strict=True)}
 
 
-def assert_one_line(result: subprocess.CompletedProcess[str], problem: str) -> None:
+def assert_one_line(result: subprocess.CompletedProcess[str], problem: str, prefix: str = "sudokupool") -> None:
     assert result.returncode == 2, result.stderr
     assert result.stdout == ""
     assert "Traceback" not in result.stderr
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr
-    assert lines[0].startswith(f"sudokupool: {problem}")
+    assert lines[0].startswith(f"{prefix}: {problem}")
 
 
 @pytest.mark.parametrize("entry", [FACTORY, SERVE])
@@ -270,9 +270,20 @@ def test_an_entry_point_refuses_a_bad_setting_in_one_line(
     assert_one_line(refusals[(entry, repr(environ))], problem)
 
 
-def test_other_commands_refuse_a_bad_setting() -> None:
-    result = run_entry_point([sys.executable, "-m", "sudokupool", "keys", "check"], {"SUDOKUPOOL_LIMIT_PRO": "1.5"})
-    assert_one_line(result, "SUDOKUPOOL_LIMIT_PRO='1.5' is not a whole number")
+@pytest.mark.parametrize(
+    ("command", "prefix"),
+    [
+        pytest.param(["keys", "check"], "sudokupool", id="keys-check"),
+        pytest.param(["check", "{export}"], "sudokupool check", id="check"),
+        pytest.param(["pack", "{export}"], "sudokupool pack", id="pack"),
+    ],
+)
+def test_other_commands_refuse_a_bad_setting(tmp_path: Path, command: list[str], prefix: str) -> None:
+    export = tmp_path / "pool-20260101T000000Z.ndjson"
+    export.write_text("")
+    argv = [sys.executable, "-m", "sudokupool", *(part.format(export=export) for part in command)]
+    result = run_entry_point(argv, {"SUDOKUPOOL_MAX_BAD_LINES": "1.5"})
+    assert_one_line(result, "SUDOKUPOOL_MAX_BAD_LINES='1.5'", prefix)
 
 
 def test_create_app_with_given_settings_raises() -> None:

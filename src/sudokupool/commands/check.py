@@ -30,7 +30,7 @@ from sudokupool.storage.local import LocalStore
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("check", help="validate an export file (exit 1 on any bad line)")
+    parser = subparsers.add_parser("check", help="validate an export file (exit 1 when the service would refuse it)")
     parser.add_argument("file", type=Path, help="an export (.ndjson or .ndjson.gz), or a directory: its newest export")
     parser.add_argument(
         "--canonical", action="store_true", help="also recompute canonical forms, ids and symmetry (slower)"

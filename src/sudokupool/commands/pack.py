@@ -44,8 +44,13 @@ async def write_pack(path: Path, limits: LoadLimits | None = None) -> tuple[Path
 def run(args: argparse.Namespace) -> int:
     """Within the service's bounds (``SUDOKUPOOL_MAX_*`` from the environment), as ``check`` does."""
     try:
-        written, report = asyncio.run(write_pack(args.export, limits_from(args)))
-    except (LoadError, SettingsError) as exc:
+        limits = limits_from(args)
+    except SettingsError as exc:
+        print(f"sudokupool pack: {exc}", file=sys.stderr)
+        return 2
+    try:
+        written, report = asyncio.run(write_pack(args.export, limits))
+    except LoadError as exc:
         print(f"sudokupool pack: {exc}", file=sys.stderr)
         return 1
     print(report.summary())
