@@ -209,6 +209,22 @@ async def test_an_encoded_slash_is_part_of_the_id(
         assert response.json() == {"error": error}
 
 
+@pytest.mark.parametrize(
+    "tail",
+    [pytest.param("/", id="record"), pytest.param("/solution/", id="solution"), pytest.param("/image/", id="image")],
+)
+async def test_a_trailing_slash_is_not_a_path_of_the_api(
+    client: httpx.AsyncClient, records: list[dict[str, Any]], tail: str
+) -> None:
+    for prefix in ("/api/v2", "/api/v1", "/api"):
+        response = await client.get(f"{prefix}/puzzles/{records[0]['canonical_id']}{tail}")
+        assert response.status_code == 404
+        assert response.json() == {"error": "not found"}
+    response = await client.get("/api/v2/puzzles/random/")
+    assert response.status_code == 404
+    assert response.json() == {"error": "not found"}
+
+
 async def test_an_encoded_character_that_is_not_a_slash_still_decodes(
     client: httpx.AsyncClient, records: list[dict[str, Any]]
 ) -> None:

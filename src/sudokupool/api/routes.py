@@ -106,9 +106,14 @@ class ApiRouter:
             return entry, None
         if path.startswith("/puzzles/"):
             rest = path[9:]
-            puzzle_id, _, tail = rest.partition("/")
+            puzzle_id, slash, tail = rest.partition("/")
             if puzzle_id:
-                return self.by_id.get(tail), puzzle_id
+                if slash and not tail:
+                    # ``/puzzles/ID/`` is no path of the API, as ``/puzzles/ID/solution/`` is not; the id is
+                    # kept for ``/puzzles/ID%2F``, an id that ends with a slash.
+                    return None, puzzle_id
+                entry = self.by_id.get(tail)
+                return entry, puzzle_id if entry is not None else None
         return None, None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -135,7 +140,9 @@ class ApiRouter:
                 extra = admitted
             if entry is None:
                 status = 404
-                await send_error(send, 404, "not found", extra=extra)
+                # ``/puzzles/ID%2F``: an id that ends with a slash (see below), not a trailing slash.
+                encoded = param is not None and _encoded_slash(scope.get("raw_path") or b"")
+                await send_error(send, 404, NO_PUZZLE if encoded else "not found", extra=extra)
                 return
             if param is not None:
                 raw: bytes | None = scope.get("raw_path")
