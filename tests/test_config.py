@@ -226,6 +226,14 @@ MISTAKES = [
     pytest.param({"PORT": "99999"}, "PORT='99999' is out of range", id="paas-port-range"),
     pytest.param({"SUDOKUPOOL_REDIS_URL": "localhost"}, "SUDOKUPOOL_REDIS_URL is not a Redis URL", id="redis-url"),
     pytest.param({"SUDOKUPOOL_EXPORTS": "https://x/"}, "SUDOKUPOOL_EXPORTS='https://x/' is not an s3:// URL", id="url"),
+    pytest.param(
+        {"SUDOKUPOOL_EXPORTS": "S3://b/x/"}, "SUDOKUPOOL_EXPORTS='S3://b/x/' is not an s3:// URL", id="s3-case"
+    ),
+    pytest.param(
+        {"SUDOKUPOOL_EXPORTS": "s3://a_b!/x/"},
+        "SUDOKUPOOL_EXPORTS='s3://a_b!/x/' holds a bucket name S3 cannot take; expected s3://",
+        id="bucket-name",
+    ),
     pytest.param({"SUDOKUPOOL_HOST": " "}, "SUDOKUPOOL_HOST=' ' is empty; expected an address", id="empty-host"),
 ]
 

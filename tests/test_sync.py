@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -367,6 +368,32 @@ async def test_a_storage_outage_during_sync_is_retried_not_refused(
     assert len([m for m in messages if "reachable again" in m]) == 1
 
 
+async def test_an_outage_ends_when_storage_lists_again_not_when_the_load_is_done(
+    tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, runtime, sync = await synced(tmp_path, records)
+    store.down = True
+    assert await sync.check() is False
+    assert runtime.storage_outage.down
+    store.down = False
+    write_export(tmp_path / NEW, records[5:12])
+    reading, release = asyncio.Event(), asyncio.Event()
+    read = store.open
+
+    async def slow(key: str, start: int = 0, end: int | None = None) -> AsyncIterator[bytes]:
+        reading.set()
+        await release.wait()
+        async for chunk in read(key, start, end):
+            yield chunk
+
+    monkeypatch.setattr(store, "open", slow)
+    checking = asyncio.create_task(sync.check())
+    await reading.wait()
+    assert not runtime.storage_outage.down
+    release.set()
+    assert await checking is True
+
+
 async def test_shutdown_stops_the_sync_loop(tmp_path: Path, records: list[dict[str, Any]]) -> None:
     write_export(tmp_path / OLD, records[:5])
     async with serving(tmp_path) as (app, _):
@@ -493,6 +520,22 @@ async def test_a_missing_local_directory_is_not_retried(tmp_path: Path) -> None:
     # No word of SUDOKUPOOL_FALLBACK_EXPORTS: it is for object storage that cannot be reached.
     assert (
         str(caught.value) == f"cannot list exports in {tmp_path}/nowhere: {tmp_path}/nowhere: no such file or directory"
+    )
+    assert fake.slept == []
+
+
+async def test_a_bucket_that_does_not_exist_fails_startup_at_once(tmp_path: Path) -> None:
+    class NoSuchBucket(FlakyStore):
+        async def list_exports(self, limit: int) -> ExportListing:
+            raise StorageError("s3://flaky/exports/: NoSuchBucket: The specified bucket does not exist", permanent=True)
+
+    fake = FakeTime()
+    sync = PoolSync(runtime_over(NoSuchBucket(tmp_path), storage_retry_seconds=30), sleep=fake.sleep, clock=fake.clock)
+    with pytest.raises(LoadError) as caught:
+        await sync.load_initial()
+    assert str(caught.value) == (
+        "cannot list exports in s3://flaky/exports/: "
+        "s3://flaky/exports/: NoSuchBucket: The specified bucket does not exist"
     )
     assert fake.slept == []
 

@@ -194,11 +194,11 @@ def _exports(text: str) -> str:
 
         try:
             parse_s3_url(value)
-        except ValueError:
-            raise ValueError(
-                "has no bucket name; expected s3://bucket/prefix/, a directory or an export file"
-            ) from None
-    elif "://" in value:
+        except ValueError as exc:
+            # The reason without the URL (the setting's message shows it) or what parse_s3_url expects.
+            why = str(exc).removeprefix(f"{value!r} ").partition(" (")[0]
+            raise ValueError(f"{why}; expected s3://bucket/prefix/, a directory or an export file") from None
+    elif "://" in value or value.lower().startswith("s3:"):
         raise ValueError("is not an s3:// URL; expected s3://bucket/prefix/, a directory or an export file")
     return value
 

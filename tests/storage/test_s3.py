@@ -76,6 +76,7 @@ def test_parse_s3_url(url: str, bucket: str, prefix: str) -> None:
     [
         pytest.param("s3:///prefix/", id="no-bucket"),
         pytest.param("https://pool/exports/", id="not-s3"),
+        pytest.param("s3://Bad_Bucket!/exports/", id="bucket-name"),
     ],
 )
 def test_parse_s3_url_rejects(url: str) -> None:
@@ -214,8 +215,9 @@ async def test_missing_key_raises_storage_error_naming_bucket_and_key(store: S3S
 @pytest.mark.anyio
 async def test_missing_bucket_raises_storage_error(s3_env: SeaweedS3) -> None:
     async with await S3Store.connect("s3://no-such-bucket-here/x/", settings_for(s3_env)) as store:
-        with pytest.raises(StorageError, match=r"s3://no-such-bucket-here/x/: NoSuchBucket"):
+        with pytest.raises(StorageError, match=r"s3://no-such-bucket-here/x/: NoSuchBucket") as caught:
             await store.list_exports(limit=10)
+    assert caught.value.permanent
 
 
 @pytest.mark.anyio
@@ -224,8 +226,9 @@ async def test_wrong_credentials_raise_storage_error(s3_env: SeaweedS3, monkeypa
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
 
     async with await S3Store.connect(f"s3://{bucket}/", settings_for(s3_env)) as store:
-        with pytest.raises(StorageError, match=f"s3://{bucket}/: SignatureDoesNotMatch"):
+        with pytest.raises(StorageError, match=f"s3://{bucket}/: SignatureDoesNotMatch") as caught:
             await store.list_exports(limit=10)
+    assert caught.value.permanent
 
 
 @pytest.mark.anyio
@@ -233,8 +236,9 @@ async def test_unreachable_endpoint_raises_storage_error(s3_env: SeaweedS3) -> N
     nowhere = f"http://127.0.0.1:{free_port()}"
 
     async with await S3Store.connect("s3://pool/exports/", Settings(s3_endpoint_url=nowhere)) as store:
-        with pytest.raises(StorageError, match=r"s3://pool/exports/: Could not connect"):
+        with pytest.raises(StorageError, match=r"s3://pool/exports/: Could not connect") as caught:
             await store.list_exports(limit=10)
+        assert not caught.value.permanent
         with pytest.raises(StorageError, match=r"s3://pool/exports/pool-20260101T000000Z.ndjson: Could not connect"):
             await read_all(store, "exports/pool-20260101T000000Z.ndjson")
 

@@ -151,7 +151,8 @@ class PoolSync:
                 listing = await store.list_exports(limit=1)
         except (StorageError, TimeoutError) as exc:
             why = str(exc) or "timed out"
-            raise LoadError(f"cannot list exports in {store.description}: {why}", unreachable=True) from None
+            unreachable = not getattr(exc, "permanent", False)
+            raise LoadError(f"cannot list exports in {store.description}: {why}", unreachable=unreachable) from None
         latest = listing.latest
         if latest is None:
             raise LoadError(f"no export (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz]) found in {store.description}")
@@ -207,6 +208,8 @@ class PoolSync:
             except StorageError as exc:
                 self._unreachable(f"cannot list exports in {self.store.description}: {exc}")
                 return False
+            # Reachable again now, not once a load (a throttled download can take minutes) is done.
+            self.runtime.storage_outage.recovered()
             listed = {(e.key, e.size, e.uploaded) for e in listing.objects}
             self._refused = {k: v for k, v in self._refused.items() if k in listed}
             refusal: str | None = None
@@ -231,7 +234,6 @@ class PoolSync:
                         swapped = True
                         break
                 refusal = refusal or known
-            self.runtime.storage_outage.recovered()
             if refusal is None and not status.fallback:
                 self._succeeded()
             else:

@@ -15,7 +15,13 @@ CHUNK = 256 << 10
 
 
 class StorageError(Exception):
-    """Storage could not be listed or read (unreachable, missing, denied). The message says which."""
+    """Storage could not be listed or read (unreachable, missing, denied). The message says which.
+    ``permanent``: a mistake in the configuration (no such bucket, credentials refused) that waiting for
+    storage to come back does not mend."""
+
+    def __init__(self, message: str, *, permanent: bool = False) -> None:
+        super().__init__(message)
+        self.permanent = permanent
 
 
 @dataclass(frozen=True)

@@ -10,16 +10,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from datetime import UTC
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import aiohttp
 from aiobotocore.config import AioConfig
 from aiobotocore.session import get_session
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
 
 from sudokupool.config import Settings
 from sudokupool.naming import is_export_name, is_pack_name
@@ -54,6 +55,10 @@ class S3Location:
         return f"s3://{self.bucket}/{self.prefix}"
 
 
+#: What botocore lets through as a bucket name (S3 itself is stricter; R2 and MinIO differ a little).
+_BUCKET: Final = re.compile(r"[A-Za-z0-9._-]{1,255}")
+
+
 def parse_s3_url(url: str) -> S3Location:
     """Split ``s3://bucket/prefix/`` into bucket and prefix; raise :class:`ValueError` on anything else.
 
@@ -64,6 +69,8 @@ def parse_s3_url(url: str) -> S3Location:
     bucket, _, prefix = url[len("s3://") :].partition("/")
     if not bucket:
         raise ValueError(f"{url!r} has no bucket name (expected s3://bucket/prefix/)")
+    if not _BUCKET.fullmatch(bucket):
+        raise ValueError(f"{url!r} holds a bucket name S3 cannot take (letters, digits, '.', '-' and '_' only)")
     prefix = prefix.lstrip("/")
     if prefix and not prefix.endswith("/"):
         prefix += "/"
@@ -110,6 +117,18 @@ def create_client(settings: Settings) -> contextlib.AbstractAsyncContextManager[
 _FAILURES: tuple[type[BaseException], ...] = (BotoCoreError, ClientError, aiohttp.ClientError, OSError, TimeoutError)
 
 
+#: S3 error codes of a configuration mistake: retrying does not mend them.
+_PERMANENT: Final = frozenset(
+    {"NoSuchBucket", "InvalidBucketName", "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied"}
+)
+
+
+def _permanent(exc: BaseException) -> bool:
+    if isinstance(exc, ParamValidationError):  # a bucket name S3 cannot take, refused before any request
+        return True
+    return isinstance(exc, ClientError) and exc.response.get("Error", {}).get("Code") in _PERMANENT
+
+
 def describe_failure(exc: BaseException) -> str:
     """A short reason for a failed call: the S3 error code and message, or the exception text."""
     if isinstance(exc, ClientError):
@@ -117,7 +136,7 @@ def describe_failure(exc: BaseException) -> str:
         code = error.get("Code") or "error"
         message = error.get("Message") or ""
         return f"{code}: {message}" if message else str(code)
-    return str(exc) or type(exc).__name__
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 class S3Store:
@@ -199,7 +218,7 @@ class S3Store:
                     more = True
                     break
         except _FAILURES as exc:
-            raise StorageError(f"{self.description}: {describe_failure(exc)}") from None
+            raise StorageError(f"{self.description}: {describe_failure(exc)}", permanent=_permanent(exc)) from None
         listing = newest_first(objects, packs, limit)
         return ExportListing(listing.objects, truncated=more or listing.truncated)
 
