@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import gc
 import logging
 import os
@@ -204,6 +205,25 @@ async def test_the_cache_dir_keeps_a_pack_for_the_next_load(tmp_path: Path, reco
     second, report = await load(exports, cache_dir=cache)
     assert report.packed
     same_pool(first, second)
+
+
+async def test_the_cache_dir_drops_a_partial_pack_nobody_is_writing(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    exports, cache = tmp_path / "exports", tmp_path / "cache"
+    exports.mkdir()
+    cache.mkdir()
+    write_export(exports / EXPORT, records[:4])
+    left = cache / ".pool-20251231T000000Z.pack.k1lled00"  # a download whose process was killed
+    left.write_bytes(bytes(4096))
+    writing = cache / ".pool-20260102T000000Z.pack.w0rking0"  # one another worker is writing now
+    writing.write_bytes(bytes(4096))
+    with (cache / ".pool-20260102T000000Z.pack.lock").open("ab") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        pool, _ = await load(exports, cache_dir=cache)
+    assert len(pool) == 4
+    assert not left.exists()
+    assert writing.exists()
 
 
 async def test_the_cache_dir_keeps_only_the_newest_packs(tmp_path: Path, records: list[dict[str, Any]]) -> None:

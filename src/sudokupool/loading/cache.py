@@ -76,12 +76,22 @@ def new_file(keep: Path | None) -> Iterator[IO[bytes]]:
 
 
 def prune(directory: Path, loaded: str) -> None:
-    """Remove all but the :data:`KEEP` newest packs in ``directory`` (never ``loaded``), and their locks.
-    A worker still serving a removed pack keeps its mapping (the file goes with the last one)."""
+    """Remove all but the :data:`KEEP` newest packs in ``directory`` (never ``loaded``), and their locks;
+    and the partial file of a download or write that a killed process left (a pack's worth of disk),
+    once nobody holds that pack's lock. A worker still serving a removed pack keeps its mapping (the file
+    goes with the last one)."""
     try:
-        packs = sorted((name for name in os.listdir(directory) if is_pack_name(name)), reverse=True)
+        names = os.listdir(directory)
     except OSError:
         return
+    for name in names:
+        pack, _, suffix = name[1:].rpartition(".")  # .pool-<ts>.pack.<random>, beside .pool-<ts>.pack.lock
+        if name.startswith(".") and is_pack_name(pack) and suffix != "lock":
+            with contextlib.suppress(OSError), open(directory / f".{pack}.lock", "ab") as handle:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises while it is being written
+                (directory / name).unlink()
+                logger.info("removed %s from the cache directory (a partial pack left by a stopped process)", name)
+    packs = sorted((name for name in names if is_pack_name(name)), reverse=True)
     for name in packs[KEEP:]:
         if name != loaded:
             with contextlib.suppress(OSError):
