@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import gzip
 import hashlib
-import multiprocessing
 import os
 import secrets
 import sys
@@ -28,6 +27,7 @@ from typing import Any
 
 from sudokupool.commands.pack import write_pack
 from sudokupool.commands.progress import Progress
+from sudokupool.commands.workers import worker_pool
 from sudokupool.loading.export import record_line
 from sudokupool.loading.loader import LoadError
 from sudokupool.naming import export_filename, is_export_name
@@ -139,7 +139,7 @@ def _ordered_results(build_seed: int, symmetry: str, jobs: int) -> Iterator[Made
         while True:
             yield from make_chunk((build_seed, start, CHUNK, symmetry))
             start += CHUNK
-    with multiprocessing.get_context().Pool(jobs) as pool:
+    with worker_pool(jobs) as pool:
         window: deque[AsyncResult[list[Made]]] = deque()
         start = 0
         while True:

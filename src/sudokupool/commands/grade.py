@@ -9,7 +9,6 @@ solved, 1 when any was not (invalid, no solution, several solutions), 2 when the
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import TextIO
 import orjson
 
 from sudokupool.commands.progress import Progress
+from sudokupool.commands.workers import worker_pool
 from sudokupool.sudoku.grader import Grade, grade
 
 #: Inputs at least this long report progress on stderr.
@@ -97,7 +97,7 @@ def _grades(puzzles: list[str], jobs: int) -> Iterator[Grade]:
     if jobs <= 1 or len(puzzles) < 2:
         yield from map(grade, puzzles)
         return
-    with multiprocessing.get_context().Pool(jobs) as pool:
+    with worker_pool(jobs) as pool:
         yield from pool.imap(grade, puzzles, chunksize=_CHUNK)
 
 
