@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from sudokupool.cli import main
+from sudokupool.commands import settings
+
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
 EASY = "003020600900305001001806400008102900700000008006708200002609500800203009005010300"
@@ -136,3 +139,14 @@ def test_a_signal_stops_the_command_and_its_workers(
     assert "Traceback" not in err
     assert [pid for pid, (_, group) in _processes().items() if group == proc.pid] == []  # no orphaned worker
     assert list((tmp_path / "d").iterdir()) == []
+
+
+def test_an_oserror_the_command_left_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def refused(args: object) -> int:
+        raise PermissionError(13, "Permission denied", "x")
+
+    monkeypatch.setattr(settings, "run", refused)
+    assert main(["settings"]) == 1
+    assert capsys.readouterr().err == "sudokupool settings: [Errno 13] Permission denied: 'x'\n"

@@ -124,8 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script and of ``python -m sudokupool``.
 
     Every failure reaches the user as one line on stderr, never a traceback: a bad setting (exit 2), a closed
-    standard stream (2), output that cannot be written (1; a broken pipe exits quietly with 141), Ctrl-C
-    (130) and SIGTERM (143), which also stop a command's worker processes.
+    standard stream (2), output that cannot be written (1; a broken pipe exits quietly with 141), another
+    OSError (1), Ctrl-C (130) and SIGTERM (143), which also stop a command's worker processes.
     """
     if sys.stdin is None:
         sys.stdin = cast(TextIO, _ClosedStream("input"))
@@ -169,6 +169,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"sudokupool: cannot write output: {getattr(exc.__cause__, 'strerror', None) or exc.__cause__}",
             file=sys.stderr,
         )
+        return 1
+    except OSError as exc:
+        # What the command did not handle itself is still about the machine (a full disk, a permission), not
+        # a bug in the program: one line, like any other operator error.
+        print(f"{prefix}: {exc}", file=sys.stderr)
         return 1
     finally:
         restore()
