@@ -225,6 +225,8 @@ MISTAKES = [
     pytest.param({"PORT": "abc"}, "PORT='abc' is not a whole number", id="paas-port"),
     pytest.param({"PORT": "99999"}, "PORT='99999' is out of range", id="paas-port-range"),
     pytest.param({"SUDOKUPOOL_REDIS_URL": "localhost"}, "SUDOKUPOOL_REDIS_URL is not a Redis URL", id="redis-url"),
+    pytest.param({"SUDOKUPOOL_EXPORTS": "https://x/"}, "SUDOKUPOOL_EXPORTS='https://x/' is not an s3:// URL", id="url"),
+    pytest.param({"SUDOKUPOOL_HOST": " "}, "SUDOKUPOOL_HOST=' ' is empty; expected an address", id="empty-host"),
 ]
 
 

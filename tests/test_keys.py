@@ -47,7 +47,12 @@ def test_no_keys_configured() -> None:
     ("api_keys", "message"),
     [
         pytest.param("a-plain-secret-key", r"SUDOKUPOOL_API_KEYS entry 1: not a SHA-256 hex digest", id="plain-key"),
-        pytest.param(f"{digest(KEY_A)},abc123", r"entry 2: not a SHA-256 hex digest", id="short"),
+        pytest.param(
+            f"{digest(KEY_A)},abc123", r"entry 2: not a SHA-256 hex digest \(64 hex .* got 6 char", id="short"
+        ),
+        pytest.param(
+            "g" * 64, r"entry 1: not a SHA-256 hex digest \(.*got characters other than 0-9 and a-f\)", id="not-hex"
+        ),
         pytest.param(f"{digest(KEY_A)}:gold", r"entry 1: unknown tier 'gold'", id="unknown-tier"),
         pytest.param(
             f"{digest(KEY_A)},{digest(KEY_A)}:pro", r"entry 2: the same digest .* another tier", id="conflict"
@@ -65,6 +70,13 @@ def test_a_bad_line_in_the_file_names_the_file_and_line(tmp_path: Path) -> None:
     keys_file.write_text(f"{digest(KEY_A)}\nnot-a-digest\n")
     with pytest.raises(SettingsError, match=rf"SUDOKUPOOL_API_KEYS_FILE {re.escape(str(keys_file))} line 2"):
         Keyring.from_settings(Settings(api_keys_file=str(keys_file)))
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_entry(tmp_path: Path) -> None:
+    keys_file = tmp_path / "keys.txt"
+    keys_file.write_bytes(b"\xef\xbb\xbf" + f"{digest(KEY_A)}\r\n{digest(KEY_B)}:pro\r\n".encode())
+    keyring = Keyring.from_settings(Settings(api_keys_file=str(keys_file)))
+    assert keyring.tiers == {digest(KEY_A): Tier.KEYED, digest(KEY_B): Tier.PRO}
 
 
 def test_a_missing_file_is_an_operator_error(tmp_path: Path) -> None:

@@ -288,6 +288,38 @@ def test_the_pack_command_refuses_a_file_that_is_not_an_export(
     assert list(tmp_path.iterdir()) == [path]
 
 
+@pytest.mark.parametrize(
+    ("make", "problem"),
+    [
+        pytest.param(lambda path: None, "no such file or directory", id="missing"),
+        pytest.param(lambda path: path.mkdir(), "not a regular file", id="a-directory"),
+    ],
+)
+def test_the_pack_command_needs_an_export_file(
+    tmp_path: Path, make: Any, problem: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "pool-20260101T000000Z.ndjson"
+    make(path)
+    assert main(["pack", str(path)]) == 1
+    assert capsys.readouterr().err == f"sudokupool pack: {path}: {problem}\n"
+    assert not path.with_name("pool-20260101T000000Z.pack").exists()
+
+
+def test_the_pack_command_says_at_once_when_the_pack_cannot_be_written(
+    tmp_path: Path, records: list[dict[str, Any]], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_export(tmp_path / "pool-20260101T000000Z.ndjson", records[:2])
+
+    def read_only(**_: object) -> None:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr("sudokupool.commands.pack.tempfile.TemporaryFile", read_only)
+    assert main(["pack", str(path)]) == 1
+    out = capsys.readouterr()
+    assert out.err == f"sudokupool pack: cannot write {tmp_path}/pool-20260101T000000Z.pack: Read-only file system\n"
+    assert out.out == ""
+
+
 async def test_a_live_swap_to_a_newer_pack_keeps_every_request_served_and_releases_the_old_mapping(
     tmp_path: Path, records: list[dict[str, Any]]
 ) -> None:

@@ -8,6 +8,7 @@ import shlex
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,6 +45,23 @@ def test_the_procfile_runs_sudokupool_serve_with_the_platforms_port() -> None:
     assert options["http"] is BoundedHttpToolsProtocol
     assert options["proxy_headers"] is False and options["server_header"] is False
     assert options["workers"] == 3 and options["factory"] is True
+
+
+@pytest.mark.parametrize("server", ["uvicorn", "granian"])
+def test_a_port_in_use_is_refused_before_the_pool_loads(server: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {**os.environ, "PORT": str(port), "SUDOKUPOOL_SERVER": server}
+        argv = [sys.executable, "-m", "sudokupool", "serve", "--host", "127.0.0.1"]
+        done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"sudokupool: cannot listen on 127.0.0.1:{port} (--host or SUDOKUPOOL_HOST, and PORT or SUDOKUPOOL_PORT): "
+        "Address already in use"
+    ]
 
 
 def test_granian_gets_the_same_bounds() -> None:

@@ -112,6 +112,15 @@ def _text(text: str) -> str:
     return text.strip()
 
 
+def _host(text: str) -> str:
+    value = text.strip()
+    if not value:
+        raise ValueError(
+            "is empty; expected an address to bind, such as 127.0.0.1 (this machine) or 0.0.0.0 (every interface)"
+        )
+    return value
+
+
 def _optional_port(text: str) -> int | None:
     text = text.strip()
     return parse_port(text) if text else None
@@ -189,6 +198,8 @@ def _exports(text: str) -> str:
             raise ValueError(
                 "has no bucket name; expected s3://bucket/prefix/, a directory or an export file"
             ) from None
+    elif "://" in value:
+        raise ValueError("is not an s3:// URL; expected s3://bucket/prefix/, a directory or an export file")
     return value
 
 
@@ -261,7 +272,7 @@ SETTINGS: tuple[Setting, ...] = (
         "A local directory or file to load when object storage stays unreachable at startup. Empty: no fallback.",
         _local_path,
     ),
-    Setting("host", "127.0.0.1", "Address `sudokupool serve` binds (use 0.0.0.0 in containers and PaaS).", _text),
+    Setting("host", "127.0.0.1", "Address `sudokupool serve` binds (use 0.0.0.0 in containers and PaaS).", _host),
     Setting("port", "8000", "Port `sudokupool serve` binds when `PORT` is not set (1-65535).", parse_port),
     Setting(
         "server",

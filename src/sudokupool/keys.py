@@ -55,8 +55,9 @@ def parse_entry(text: str, where: str) -> tuple[str, Tier]:
     value = value.strip().lower()
     suffix = suffix.strip().lower()
     if not _DIGEST.fullmatch(value):
+        got = f"{len(value)} characters" if len(value) != 64 else "characters other than 0-9 and a-f"
         raise SettingsError(
-            f"{where}: not a SHA-256 hex digest (64 hex characters, got {len(value)} characters). "
+            f"{where}: not a SHA-256 hex digest (64 hex characters, got {got}). "
             "Configure `<sha256 hex of the key>` or `<sha256 hex>:pro`, never the key itself; "
             "`sudokupool keys new` prints an entry."
         )
@@ -108,7 +109,7 @@ class Keyring:
         if settings.api_keys_file:
             path = Path(settings.api_keys_file)
             try:
-                lines = path.read_text(encoding="utf-8").splitlines()
+                lines = path.read_text(encoding="utf-8-sig").splitlines()
             except OSError as exc:
                 reason = (exc.strerror or type(exc).__name__).lower()
                 raise SettingsError(

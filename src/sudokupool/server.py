@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import socket
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResp
 
 from sudokupool.config import Settings, _int, listen_port, parse_value
 from sudokupool.logs import log_config
-from sudokupool.metrics.workers import MetricsPortError, check_port, cleanup, prepare
+from sudokupool.metrics.workers import cleanup, prepare
 
 APP = "sudokupool.app:create_app"
 SERVERS = ("uvicorn", "granian")
@@ -123,14 +124,13 @@ def serve(launch: Launch) -> int:
     ``SUDOKUPOOL_HOST`` (the metrics port binds it too unless ``SUDOKUPOOL_METRICS_HOST`` says otherwise),
     and with metrics on and several workers, ``PROMETHEUS_MULTIPROC_DIR`` (see :mod:`sudokupool.metrics.workers`).
     """
+    problem = port_problem(launch)
+    if problem is not None:
+        print(f"sudokupool: {problem}", file=sys.stderr)
+        return 2
     os.environ["SUDOKUPOOL_HOST"] = launch.host
     made = None
     if launch.metrics_port is not None:
-        try:
-            check_port(launch.metrics_host or launch.host, launch.metrics_port, launch.port)
-        except MetricsPortError as exc:
-            print(f"sudokupool: {exc}", file=sys.stderr)
-            return 2
         # granian replaces this process: a directory made here outlives it (a few KiB in the temp dir).
         made = prepare(os.environ, launch.workers)
     if launch.server == "granian":
@@ -144,6 +144,40 @@ def serve(launch: Launch) -> int:
     finally:
         cleanup(made)
     return 0
+
+
+def port_problem(launch: Launch) -> str | None:
+    """Why the API's or the metrics' address cannot be listened on now (one line naming the setting), or
+    None: found before the pool loads, which can take a while, rather than after."""
+    where = f"{launch.host}:{launch.port}"
+    problem = _bind_error(launch.host, launch.port)
+    if problem is not None:
+        return f"cannot listen on {where} (--host or SUDOKUPOOL_HOST, and PORT or SUDOKUPOOL_PORT): {problem}"
+    if launch.metrics_port is None:
+        return None
+    if launch.metrics_port == launch.port:
+        return f"SUDOKUPOOL_METRICS_PORT={launch.port} is the API's port; the metrics need a port of their own"
+    host = launch.metrics_host or launch.host
+    problem = _bind_error(host, launch.metrics_port)
+    if problem is not None:
+        return (
+            f"SUDOKUPOOL_METRICS_PORT={launch.metrics_port}: cannot listen on {host}:{launch.metrics_port}: {problem}"
+        )
+    return None
+
+
+def _bind_error(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be bound now, or None. The workers bind with ``SO_REUSEPORT``, which would
+    let them share a port unnoticed with a process that did the same (another instance, same user): this
+    bind, without it, finds such a process."""
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host, port))
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
 
 
 # ---- uvicorn: the bounded protocol ----------------------------------------------------------------------

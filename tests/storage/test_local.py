@@ -89,6 +89,18 @@ async def test_missing_path_raises_storage_error_naming_it(tmp_path: Path) -> No
         await store.list_exports(limit=10)
 
 
+async def test_a_path_that_is_no_file_or_directory_is_named_so() -> None:
+    with pytest.raises(StorageError, match=r"^/dev/null: not a regular file or directory$"):
+        await LocalStore("/dev/null").list_exports(limit=10)
+
+
+async def test_a_pack_is_not_taken_for_an_export(tmp_path: Path) -> None:
+    pack = tmp_path / "pool-20260101T000000Z.pack"
+    pack.write_bytes(b"SUDOKUPK")
+    with pytest.raises(StorageError, match=f"^{pack} is a pool pack, not an export: point at the export it was made"):
+        await LocalStore(pack).list_exports(limit=10)
+
+
 async def test_open_streams_in_chunks(tmp_path: Path) -> None:
     body = os.urandom(CHUNK * 2 + 123)
     touch(tmp_path / "pool-20260101T000000Z.ndjson.gz", body)

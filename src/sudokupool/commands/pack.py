@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import tempfile
 from pathlib import Path
 
 from sudokupool.commands.check import add_bad_lines_option, limits_from
@@ -28,17 +29,31 @@ async def write_pack(path: Path, limits: LoadLimits | None = None) -> tuple[Path
 
     Raise :class:`LoadError` when the export cannot be used; the pack is then not written.
     """
-    if not is_export_name(path.name):
-        raise LoadError(f"{path}: not an export name (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz])")
+    packed = await asyncio.to_thread(_pack_path, path)
     store = LocalStore(path)
     try:
         listing = await store.list_exports(limit=1)
     except StorageError as exc:
         raise LoadError(str(exc)) from None
     export = listing.objects[0]
-    packed = path.with_name(pack_key(path.name))
     _, report = await parse_export(store, export, log_lines=False, keep=packed, limits=limits)
     return packed, report
+
+
+def _pack_path(export: Path) -> Path:
+    """Where the pack of the export file ``export`` goes; :class:`LoadError` when it is no export file, or
+    the pack cannot be written there (found before the parse, which can take minutes)."""
+    if not is_export_name(export.name):
+        raise LoadError(f"{export}: not an export name (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz])")
+    if not export.is_file():
+        raise LoadError(f"{export}: {'not a regular file' if export.exists() else 'no such file or directory'}")
+    packed = export.with_name(pack_key(export.name))
+    try:
+        with tempfile.TemporaryFile(dir=export.parent):
+            pass
+    except OSError as exc:
+        raise LoadError(f"cannot write {packed}: {exc.strerror or exc}") from None
+    return packed
 
 
 def run(args: argparse.Namespace) -> int:

@@ -123,7 +123,9 @@ class PoolSync:
         retried = unreachable and self.retry_seconds > 0
         gave_up = f" (still unreachable after {self._clock() - started:.0f} s of retries)" if retried else ""
         if not self.fallback:
-            raise LoadError(f"{reason}{gave_up}; no SUDOKUPOOL_FALLBACK_EXPORTS to serve instead")
+            # The fallback is for object storage that cannot be reached; a local path has no outage to ride out.
+            hint = "" if isinstance(self.store, LocalStore) else "; no SUDOKUPOOL_FALLBACK_EXPORTS to serve instead"
+            raise LoadError(f"{reason}{gave_up}{hint}")
         try:
             pool, report = await load_latest(LocalStore(self.fallback), limits=self.limits)
         except LoadError as exc:

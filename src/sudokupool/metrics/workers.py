@@ -10,36 +10,10 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import socket
 import tempfile
 from collections.abc import MutableMapping
 
 MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
-
-
-class MetricsPortError(Exception):
-    """The metrics port cannot be used; the message names the setting."""
-
-
-def check_port(host: str, port: int, api_port: int) -> None:
-    """Raise :class:`MetricsPortError` unless ``host:port`` can be bound now and is not the API's port.
-
-    Workers bind the port with ``SO_REUSEPORT``, which would let them share it unnoticed with a process
-    that did the same (another instance, same user): this bind, without it, finds such a process.
-    """
-    if port == api_port:
-        raise MetricsPortError(
-            f"SUDOKUPOOL_METRICS_PORT={port} is the API's port; the metrics need a port of their own"
-        )
-    try:
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        with socket.socket(family, socket.SOCK_STREAM) as sock:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((host, port))
-    except OSError as exc:
-        raise MetricsPortError(
-            f"SUDOKUPOOL_METRICS_PORT={port}: cannot listen on {host}:{port}: {exc.strerror}"
-        ) from None
 
 
 def prepare(environ: MutableMapping[str, str], workers: int) -> str | None:

@@ -31,6 +31,11 @@ class LocalStore:
     def _list(self, limit: int) -> ExportListing:
         try:
             if self.path.is_file():
+                if is_pack_name(self.path.name):
+                    raise StorageError(
+                        f"{self.path} is a pool pack, not an export: point at the export it was made from "
+                        "(pool-<timestamp>.ndjson[.gz]) or at their directory"
+                    )
                 export = self._object(self.path)
                 if is_export_name(self.path.name):
                     beside = self.path.with_name(pack_key(self.path.name))
@@ -38,7 +43,8 @@ class LocalStore:
                         export = replace(export, pack=self._object(beside))
                 return ExportListing((export,), truncated=False)
             if not self.path.is_dir():
-                raise StorageError(f"{self.path}: no such file or directory")
+                missing = "no such file or directory" if not self.path.exists() else "not a regular file or directory"
+                raise StorageError(f"{self.path}: {missing}")
             exports: list[ExportObject] = []
             packs: dict[str, ExportObject] = {}
             for path in self.path.iterdir():
