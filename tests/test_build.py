@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import errno
 import gzip
+import os
 from pathlib import Path
 from typing import Any
 
@@ -8,9 +10,10 @@ import msgspec
 import pytest
 
 from sudokupool.cli import main
+from sudokupool.commands import build as build_command
 from sudokupool.commands.build import puzzle_seed
 from sudokupool.loading.export import PUBLIC_FIELD_NAMES, parse_record
-from sudokupool.naming import pack_key
+from sudokupool.naming import is_export_name, pack_key
 from sudokupool.sudoku.canonical import canonical_form
 from sudokupool.sudoku.generator import generate
 from sudokupool.sudoku.ids import canonical_id, puzzle_id
@@ -90,14 +93,25 @@ def test_quota_mode_and_plain_file(tmp_path: Path) -> None:
     assert sorted(r.difficulty for r in records) == ["Easy", "Easy", "Medium", "Medium"]
 
 
-def test_time_limit_fails_with_partial_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_build_short_of_its_target_writes_no_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "pool.ndjson.gz"
-    code = main(
-        ["build", "--per-difficulty", "1000", "--out", str(out), "--seed", "1", "--jobs", "1", "--time-limit", "0"]
-    )
-    assert code == 1
+    out.write_bytes(b"the previous export")
+    args = ["--per-difficulty", "1000", "--out", str(out), "--seed", "1", "--jobs", "1", "--time-limit", "1e-9"]
+    assert main(["build", *args]) == 1
     assert "time limit" in capsys.readouterr().err
-    assert len(read_export(out)) < 4000
+    assert out.read_bytes() == b"the previous export"
+    assert len(read_export(tmp_path / "pool.ndjson.gz.partial")) < 4000
+
+
+def test_a_build_short_of_its_target_leaves_no_export_name_in_the_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--count", "50", "--seed", "1", "--jobs", "1", "--time-limit", "1e-9"]
+    assert main(["build", "--out", f"{tmp_path}/", *args]) == 1
+    [partial] = tmp_path.iterdir()
+    assert partial.name.endswith(".ndjson.gz.partial") and not is_export_name(partial.name)
+    assert len(gzip.decompress(partial.read_bytes()).splitlines()) == 1
+    assert f"what was made is in {partial.name}" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -106,11 +120,74 @@ def test_time_limit_fails_with_partial_export(tmp_path: Path, capsys: pytest.Cap
         pytest.param(["--difficulty", "trivial"], id="unknown-difficulty"),
         pytest.param(["--count", "0"], id="zero-count"),
         pytest.param(["--jobs", "0"], id="zero-jobs"),
+        pytest.param(["--per-difficulty", "0"], id="zero-per-difficulty"),
+        pytest.param(["--time-limit=-1"], id="negative-time-limit"),
+        pytest.param(["--time-limit", "0"], id="zero-time-limit"),
+        pytest.param(["--time-limit", "nan"], id="nan-time-limit"),
+        pytest.param(["--time-limit", "inf"], id="infinite-time-limit"),
     ],
 )
 def test_bad_arguments(tmp_path: Path, args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["build", "--out", str(tmp_path), *args]) == 2
-    assert capsys.readouterr().err.startswith("sudokupool build:")
+    err = capsys.readouterr().err
+    assert err.startswith("sudokupool build:") and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        pytest.param("fifo", id="fifo"),
+        pytest.param("link-to-fifo", id="link-to-fifo"),
+        pytest.param("dangling-link", id="dangling-link"),
+    ],
+)
+def test_an_output_that_is_not_a_file_or_directory_is_refused(
+    tmp_path: Path, target: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A FIFO stands for any special file (a device such as /dev/null): the test must be harmless even where
+    # the build would replace it.
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "link-to-fifo").symlink_to(tmp_path / "fifo")
+    (tmp_path / "dangling-link").symlink_to(tmp_path / "nowhere")
+    out = tmp_path / target
+    assert main(["build", "--out", str(out), "--count", "1", "--jobs", "1"]) == 2
+    assert capsys.readouterr().err == f"sudokupool build: --out {out} is not a regular file or a directory\n"
+    assert (tmp_path / "fifo").is_fifo()
+    assert (tmp_path / "link-to-fifo").readlink() == tmp_path / "fifo"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling-link", "fifo", "link-to-fifo"]
+
+
+def test_a_link_to_a_file_is_written_through(tmp_path: Path) -> None:
+    (tmp_path / "exports").mkdir()
+    target = tmp_path / "exports" / "current.ndjson"
+    target.write_bytes(b"")
+    link = tmp_path / "pool.ndjson"
+    link.symlink_to(target)
+    assert main(["build", "--out", str(link), "--count", "1", "--seed", "5", "--jobs", "1"]) == 0
+    assert link.is_symlink() and link.readlink() == target
+    assert len(read_export(target)) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exports", "pool.ndjson"]
+    assert [p.name for p in (tmp_path / "exports").iterdir()] == ["current.ndjson"]
+
+
+def test_an_unwritable_output_directory_is_refused_before_any_work(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["build", "--out", "/proc/pool.ndjson", "--count", "1", "--jobs", "1"]) == 2
+    assert capsys.readouterr().err.startswith("sudokupool build: cannot write in /proc: ")
+
+
+def test_a_write_error_removes_the_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def full(record: dict[str, Any]) -> bytes:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(build_command, "record_line", full)
+    assert main(["build", "--out", str(tmp_path), "--count", "1", "--seed", "5", "--jobs", "1"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith(f"sudokupool build: cannot write {tmp_path}/pool-")
+    assert err[-1].endswith(".ndjson.gz: No space left on device")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_missing_output_directory(tmp_path: Path) -> None:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
 import pytest
 
 from sudokupool.cli import main
+from sudokupool.commands import grade as grade_command
 from sudokupool.sudoku.grader import grade
 from sudokupool.sudoku.replay import replay
 from sudokupool.sudoku.solver import solve
@@ -120,3 +124,37 @@ def test_subprocess_text_output_and_exit_code() -> None:
     assert done.returncode == 0
     assert done.stdout.startswith(f"puzzle:     {EASY}\nstatus:     solved\ndifficulty: Easy (level 1)\n")
     assert done.stderr == ""
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_puzzle(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + EASY.encode() + b"\n")
+    assert main(["grade", "--file", str(path), "--json"]) == 0
+    assert orjson.loads(capsys.readouterr().out)["puzzle"] == EASY
+    done = _run("-", "--json", stdin=f"\ufeff{EASY}\n")
+    assert done.returncode == 0
+    assert orjson.loads(done.stdout)["puzzle"] == EASY
+
+
+def test_no_more_processes_than_puzzles_or_cpus(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    started: list[int] = []
+
+    @contextmanager
+    def pool(jobs: int) -> Iterator[object]:
+        started.append(jobs)
+        yield type("Pool", (), {"imap": staticmethod(lambda f, items, chunksize: map(f, items))})()
+
+    monkeypatch.setattr(grade_command, "worker_pool", pool)
+    assert main(["grade", "--jobs", "1000", EASY, HARD]) == 0
+    assert all(jobs <= min(2, os.cpu_count() or 1) for jobs in started)
+    assert started == ([2] if (os.cpu_count() or 1) >= 2 else [])
+
+
+@pytest.mark.parametrize("source", [pytest.param("file", id="empty-file"), pytest.param("-", id="empty-stdin")])
+def test_an_empty_input_says_so(tmp_path: Path, source: str) -> None:
+    (tmp_path / "empty.txt").write_text("\n\n")
+    done = _run("--file", str(tmp_path / "empty.txt")) if source == "file" else _run("-")
+    assert done.returncode == 0
+    assert (done.stdout, done.stderr) == ("", "sudokupool grade: no puzzles read\n")

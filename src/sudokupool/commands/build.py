@@ -13,10 +13,11 @@ import argparse
 import asyncio
 import gzip
 import hashlib
-import multiprocessing
+import math
 import os
 import secrets
 import sys
+import tempfile
 import time
 from collections import Counter, defaultdict, deque
 from collections.abc import Iterator
@@ -28,6 +29,7 @@ from typing import Any
 
 from sudokupool.commands.pack import write_pack
 from sudokupool.commands.progress import Progress
+from sudokupool.commands.workers import worker_pool
 from sudokupool.loading.export import record_line
 from sudokupool.loading.loader import LoadError
 from sudokupool.naming import export_filename, is_export_name
@@ -49,6 +51,9 @@ BUILD_VERSION = "2.5.0"
 SOURCE = f"sudokupool-build/{BUILD_VERSION}"
 CHUNK = 4  # puzzles per task sent to a worker: large enough to amortise IPC, small enough to stay ordered
 _UNSOLVED = "unsolved"
+#: Appended to the output's name when a build misses its target: not an export name, so a service pointed at
+#: the directory does not load a short build as the newest export.
+PARTIAL = ".partial"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -72,7 +77,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--out",
         required=True,
         help="output file (.ndjson or .ndjson.gz), or a directory to write pool-<UTC time>.ndjson.gz in "
-        "(a path ending in / is always a directory, made if missing)",
+        "(a path ending in / is always a directory, made if missing); an existing path must be a regular file, "
+        "replaced (through a symbolic link: the link's target is replaced), or a directory",
     )
     parser.add_argument(
         "--difficulty",
@@ -88,7 +94,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--seed", type=int, help="build seed (default: random, printed so the build can be repeated)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: all CPUs)")
-    parser.add_argument("--time-limit", type=float, metavar="SECONDS", help="stop (and fail) after this long")
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        metavar="SECONDS",
+        help=f"stop after this long (above 0) and fail: what was made is written under the output's name plus "
+        f"{PARTIAL}, which no service loads as an export, and no pack is made",
+    )
     parser.add_argument("--volume", default="demo", help="volume name for every record ('' for null)")
     parser.add_argument("--tag", action="append", dest="tags", help="a tag for every record (repeatable; default demo)")
     parser.set_defaults(func=run)
@@ -139,7 +151,7 @@ def _ordered_results(build_seed: int, symmetry: str, jobs: int) -> Iterator[Made
         while True:
             yield from make_chunk((build_seed, start, CHUNK, symmetry))
             start += CHUNK
-    with multiprocessing.get_context().Pool(jobs) as pool:
+    with worker_pool(jobs) as pool:
         window: deque[AsyncResult[list[Made]]] = deque()
         start = 0
         while True:
@@ -242,31 +254,58 @@ def output_path(out: Path, when: datetime) -> Path:
 
 
 def write_export(path: Path, records: list[dict[str, Any]]) -> None:
-    """Write ``records`` (gzip when the name ends in .gz) through a temporary file, then rename it into place,
-    so a reader never sees a half-written export."""
+    """Write ``records`` (gzip when the name ends in .gz, before any .partial) through a temporary file, then
+    rename it into place, so a reader never sees a half-written export; on an error the temporary file goes."""
     tmp = path.with_name(f".{path.name}.tmp")
     now = int(time.time())
-    if path.name.endswith(".gz"):
-        # mtime=0 keeps the gzip header free of the wall clock; the records carry their own times.
-        with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as handle:
-            for record in records:
-                handle.write(record_line({**record, "synced_at": now}))
-    else:
-        with open(tmp, "wb") as handle:
-            for record in records:
-                handle.write(record_line({**record, "synced_at": now}))
-    os.replace(tmp, path)
+    try:
+        if path.name.removesuffix(PARTIAL).endswith(".gz"):
+            # mtime=0 keeps the gzip header free of the wall clock; the records carry their own times.
+            with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as handle:
+                for record in records:
+                    handle.write(record_line({**record, "synced_at": now}))
+        else:
+            with open(tmp, "wb") as handle:
+                for record in records:
+                    handle.write(record_line({**record, "synced_at": now}))
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def check_output(out: Path) -> str | None:
+    """Why ``out`` cannot be written (None when it can): an existing path that is not a regular file or a
+    directory (a device such as /dev/null would be replaced by a file), or a directory that refuses new files."""
+    if (out.exists() or out.is_symlink()) and not (out.is_file() or out.is_dir()):
+        return f"--out {out} is not a regular file or a directory"
+    directory = out if out.is_dir() else out.resolve().parent
+    try:
+        # Creating a file is the one sure test (permissions, a read-only mount, root's exemptions, /proc).
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".sudokupool-build-"):
+            pass
+    except OSError as exc:
+        return f"cannot write in {directory}: {exc.strerror or exc}"
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
-    """Build the export; exit 0 on success, 1 when the time limit stopped it short, 2 on bad arguments."""
+    """Build the export; exit 0 on success, 1 when the time limit stopped it short or the export could not be
+    written, 2 on bad arguments (checked, with the output, before any work)."""
     try:
         wanted = parse_difficulties(args.difficulty)
     except ValueError as exc:
         print(f"sudokupool build: {exc}", file=sys.stderr)
         return 2
-    if args.jobs < 1 or (args.per_difficulty is None and args.count < 1) or (args.per_difficulty or 1) < 1:
+    if (
+        args.jobs < 1
+        or (args.per_difficulty is None and args.count < 1)
+        or (args.per_difficulty is not None and args.per_difficulty < 1)
+    ):
         print("sudokupool build: --count, --per-difficulty and --jobs must be at least 1", file=sys.stderr)
+        return 2
+    if args.time_limit is not None and not (math.isfinite(args.time_limit) and args.time_limit > 0):
+        print("sudokupool build: --time-limit must be a number of seconds above 0", file=sys.stderr)
         return 2
     out = Path(args.out)
     if args.out.endswith(("/", os.sep)) and not out.is_dir():
@@ -278,6 +317,12 @@ def run(args: argparse.Namespace) -> int:
     if not out.is_dir() and not out.parent.is_dir():
         print(f"sudokupool build: directory {out.parent} does not exist", file=sys.stderr)
         return 2
+    problem = check_output(out)
+    if problem is not None:
+        print(f"sudokupool build: {problem}", file=sys.stderr)
+        return 2
+    if out.is_symlink() and out.is_file():
+        out = out.resolve()  # written through: the temporary file and the rename happen beside the target
     build_seed = args.seed if args.seed is not None else secrets.randbits(32)
     tags = args.tags or ["demo"]
     volume = args.volume or None
@@ -322,7 +367,13 @@ def run(args: argparse.Namespace) -> int:
     progress.close()
 
     path = output_path(out, datetime.now(UTC))
-    write_export(path, kept)
+    if timed_out:
+        path = path.with_name(path.name + PARTIAL)
+    try:
+        write_export(path, kept)
+    except OSError as exc:
+        print(f"sudokupool build: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     elapsed = time.monotonic() - started
     for line in stats.lines():
         print(line, file=sys.stderr)
@@ -331,13 +382,6 @@ def run(args: argparse.Namespace) -> int:
         f"in {elapsed:.1f} s ({path.stat().st_size / 1e6:.2f} MB)",
         file=sys.stderr,
     )
-    if is_export_name(path.name) and kept:
-        try:
-            packed, _ = asyncio.run(write_pack(path))
-        except LoadError as exc:
-            print(f"sudokupool build: no pack written: {exc}", file=sys.stderr)
-            return 1
-        print(f"wrote its pack {packed} ({packed.stat().st_size / 1e6:.2f} MB)", file=sys.stderr)
     if timed_out:
         short = (
             ", ".join(f"{d} {kept_by[d]}/{quotas[d]}" for d in wanted if kept_by[d] < quotas[d])
@@ -345,7 +389,16 @@ def run(args: argparse.Namespace) -> int:
             else f"{len(kept)}/{target} puzzles"
         )
         print(
-            f"sudokupool build: time limit of {args.time_limit:g} s reached before the target: {short}", file=sys.stderr
+            f"sudokupool build: time limit of {args.time_limit:g} s reached before the target: {short}; "
+            f"no export or pack written, what was made is in {path.name}",
+            file=sys.stderr,
         )
         return 1
+    if is_export_name(path.name) and kept:
+        try:
+            packed, _ = asyncio.run(write_pack(path))
+        except LoadError as exc:
+            print(f"sudokupool build: no pack written: {exc}", file=sys.stderr)
+            return 1
+        print(f"wrote its pack {packed} ({packed.stat().st_size / 1e6:.2f} MB)", file=sys.stderr)
     return 0

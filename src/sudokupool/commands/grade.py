@@ -2,14 +2,15 @@
 
 Puzzles come from the arguments, from ``--file F`` or from standard input (``-``), one a line; the
 first whitespace-separated field of a line is the puzzle, so rated lists such as ``PUZZLE 7.2`` work
-as they are, and blank lines are skipped. Answers keep the input order. Exit 0 when every puzzle was
-solved, 1 when any was not (invalid, no solution, several solutions), 2 when the input cannot be read.
+as they are; blank lines and a leading byte-order mark are skipped. Answers keep the input order. Exit 0
+when every puzzle was solved (or there were none: that is said on stderr), 1 when any was not (invalid, no
+solution, several solutions), 2 when the input cannot be read.
 """
 
 from __future__ import annotations
 
 import argparse
-import multiprocessing
+import os
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import TextIO
 import orjson
 
 from sudokupool.commands.progress import Progress
+from sudokupool.commands.workers import worker_pool
 from sudokupool.sudoku.grader import Grade, grade
 
 #: Inputs at least this long report progress on stderr.
@@ -44,14 +46,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="print one JSON object per puzzle (puzzle, status, reason, difficulty, ..., solve_path)",
     )
-    parser.add_argument("--jobs", type=int, default=1, metavar="N", help="grade in N processes (default 1)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="grade in N processes (default 1; never more than one per puzzle or per CPU)",
+    )
     parser.set_defaults(func=run)
 
 
 def _puzzles(lines: Iterable[str]) -> list[str]:
     out = []
-    for line in lines:
-        fields = line.split()
+    for number, line in enumerate(lines):
+        # A byte-order mark, which some editors put at the start of a UTF-8 file, is not part of the puzzle.
+        fields = (line.removeprefix("\ufeff") if number == 0 else line).split()
         if fields:
             out.append(fields[0])
     return out
@@ -94,10 +103,12 @@ def as_text(puzzle: str, g: Grade) -> str:
 
 
 def _grades(puzzles: list[str], jobs: int) -> Iterator[Grade]:
-    if jobs <= 1 or len(puzzles) < 2:
+    # More processes than puzzles or CPUs would only cost their start-up and memory.
+    jobs = min(jobs, len(puzzles), os.cpu_count() or 1)
+    if jobs <= 1:
         yield from map(grade, puzzles)
         return
-    with multiprocessing.get_context().Pool(jobs) as pool:
+    with worker_pool(jobs) as pool:
         yield from pool.imap(grade, puzzles, chunksize=_CHUNK)
 
 
@@ -149,4 +160,7 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, UnicodeDecodeError) as exc:
             print(f"sudokupool grade: cannot read {source}: {exc}", file=sys.stderr)
             return 2
+    if not puzzles:
+        print("sudokupool grade: no puzzles read", file=sys.stderr)
+        return 0
     return grade_all(puzzles, sys.stdout, sys.stderr, json=args.json, jobs=args.jobs)
