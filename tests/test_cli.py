@@ -121,6 +121,9 @@ def test_a_signal_stops_the_command_and_its_workers(
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # its own process group, as a shell gives a job
+        # A job started in the background (as CI may run this suite) inherits SIGINT ignored, and Python then
+        # leaves it so; a terminal's foreground job, which Ctrl-C reaches, has the default.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         # Signal once both workers exist, the moment that used to print a traceback from every process.
