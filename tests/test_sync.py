@@ -246,7 +246,7 @@ async def test_a_bad_newer_export_is_refused_once_and_the_pool_keeps_serving(
         body = await health(client)
         assert body["export"]["key"] == OLD
         assert body["puzzles"] == 5
-        assert body["sync"]["last_error"].startswith(f"refused cannot load export {tmp_path}/{NEW}")
+        assert body["sync"]["last_error"].startswith(f"refused: cannot load export {tmp_path}/{NEW}")
         assert body["sync"]["last_error_at"] >= attempts
         assert (await client.get(f"/puzzles/{records[0]['canonical_id']}")).status_code == 200
         refusals = [r for r in caplog.records if r.name == "sudokupool.sync" and "refused" in r.getMessage()]
@@ -295,7 +295,7 @@ async def test_a_sync_applies_the_bound_on_bad_lines(
         return
     assert runtime.current().info.export_key == OLD
     assert runtime.sync.last_error == (
-        f"refused cannot load export s3://flaky/exports/{NEW}: 1 bad lines of 8 read, more than "
+        f"refused: cannot load export s3://flaky/exports/{NEW}: 1 bad lines of 8 read, more than "
         f"SUDOKUPOOL_MAX_BAD_LINES={bound} allows; the first is line 8: invalid-json: "
         "unexpected character, expected a string key: line 1 column 2 (char 1)"
     )

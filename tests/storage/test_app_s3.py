@@ -150,7 +150,7 @@ def test_lists_serves_and_syncs_exports_from_s3(
         assert "truncated gzip stream" in refused["sync"]["last_error"]
         assert puzzle_status(server, records[6]) == 200
     # Logged once, not at every interval.
-    refusals = [line for line in server.output().splitlines() if "refused cannot load export" in line]
+    refusals = [line for line in server.output().splitlines() if "refused: cannot load export" in line]
     assert len(refusals) == 1
     assert NEWER in refusals[0]
 

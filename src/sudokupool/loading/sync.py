@@ -161,7 +161,7 @@ class PoolSync:
         except LoadError as exc:
             if not exc.unreachable:
                 # Remembered, so that a sync while serving the fallback does not load it again.
-                self._refused[(latest.key, latest.size, latest.uploaded)] = f"refused {exc}"
+                self._refused[(latest.key, latest.size, latest.uploaded)] = f"refused: {exc}"
             raise
 
     async def _load(self, export: ExportObject, *, background: bool = False) -> Pool:
@@ -224,7 +224,7 @@ class PoolSync:
                         if exc.unreachable:
                             self._unreachable(str(exc))
                             return False
-                        known = self._refused[identity] = f"refused {exc}"
+                        known = self._refused[identity] = f"refused: {exc}"
                         status.refusals += 1
                         logger.warning("%s; still serving %s", known, self._serving())
                     else:
