@@ -254,6 +254,23 @@ async def test_a_bad_newer_export_is_refused_once_and_the_pool_keeps_serving(
         assert f"still serving {OLD}" in refusals[0].getMessage()
 
 
+async def test_an_export_dated_in_the_future_is_refused_and_does_not_block_later_ones(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    _, runtime, sync = await synced(tmp_path, records)
+    typo = "pool-20991231T000000Z.ndjson.gz"  # a year mistyped by hand: served, no later export could follow it
+    write_export(tmp_path / typo, records[5:12])
+    assert await sync.check() is False
+    assert runtime.current().info.export_key == OLD
+    assert runtime.sync.last_error == (
+        f"refused: cannot load export s3://flaky/exports/{typo}: its name is dated 2099-12-31T00:00:00Z, "
+        "more than an hour ahead of this machine's clock"
+    )
+    write_export(tmp_path / NEW, records[12:20])
+    assert await sync.check() is True
+    assert runtime.current().info.export_key == NEW
+
+
 async def test_the_newest_good_export_behind_a_refused_one_is_loaded(
     tmp_path: Path, records: list[dict[str, Any]]
 ) -> None:

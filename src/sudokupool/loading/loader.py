@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -28,7 +29,7 @@ from sudokupool.loading import cache
 from sudokupool.loading.export import MIN_RECORD_BYTES, ExportError, LineError, Record, numbered_lines, parse_record
 from sudokupool.loading.pack import PackError, map_file
 from sudokupool.loading.pool import Pool, PoolBuilder, PoolInfo
-from sudokupool.naming import is_export_name, pack_key
+from sudokupool.naming import export_timestamp, is_export_name, pack_key
 from sudokupool.storage.base import ExportObject, ExportStore, StorageError
 
 logger = logging.getLogger("sudokupool.loader")
@@ -36,6 +37,8 @@ logger = logging.getLogger("sudokupool.loader")
 Verify = Callable[[Record], None]
 T = TypeVar("T")
 
+#: How far ahead of this machine's clock an export's name may be dated (clocks of machines differ a little).
+MAX_AHEAD = timedelta(hours=1)
 #: Bad lines logged (and kept in the report) one by one; the rest are only counted.
 MAX_LOGGED_LINES = 20
 
@@ -212,6 +215,12 @@ async def load_export(
     """
     stamp = int(time.time()) if loaded_at is None else loaded_at
     limits = limits or LoadLimits()
+    if is_export_name(export.key) and (dated := export_timestamp(export.key)) > datetime.now(UTC) + MAX_AHEAD:
+        # Served, it would stay the newest export until removed: no export made after it could replace it.
+        raise LoadError(
+            f"cannot load export {_export_name(store, export.key)}: its name is dated {dated:%Y-%m-%dT%H:%M:%SZ}, "
+            "more than an hour ahead of this machine's clock"
+        )
     # A single file of another name than an export's: no pack is looked for or kept.
     cached = Path(cache_dir) / Path(pack_key(export.key)).name if cache_dir and is_export_name(export.key) else None
     async with cache.lock(cached):
