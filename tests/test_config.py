@@ -296,6 +296,22 @@ def test_other_commands_refuse_a_bad_setting(tmp_path: Path, command: list[str],
     assert_one_line(result, "SUDOKUPOOL_MAX_BAD_LINES='1.5'", prefix)
 
 
+def test_the_settings_command_shows_the_values_in_effect_and_hides_secrets() -> None:
+    environ = {"SUDOKUPOOL_PORT": "9000", "SUDOKUPOOL_REDIS_URL": "redis://:hunter2@cache:6379/0"}
+    result = run_entry_point([sys.executable, "-m", "sudokupool", "settings"], environ)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "SUDOKUPOOL_PORT=9000    (from the environment; default: 8000)" in lines
+    assert "SUDOKUPOOL_REDIS_URL=(set, not shown)    (from the environment; default: empty)" in lines
+    assert "SUDOKUPOOL_HOST=127.0.0.1" in lines
+    assert "hunter2" not in result.stdout
+
+
+def test_the_settings_command_refuses_a_bad_value_as_the_service_does() -> None:
+    result = run_entry_point([sys.executable, "-m", "sudokupool", "settings"], {"SUDOKUPOOL_PORT": "abc"})
+    assert_one_line(result, "SUDOKUPOOL_PORT='abc' is not a whole number")
+
+
 def test_create_app_with_given_settings_raises() -> None:
     with pytest.raises(SettingsError, match="SUDOKUPOOL_API_KEYS entry 1"):
         create_app(Settings(api_keys="notahash"))

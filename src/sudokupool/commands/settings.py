@@ -1,15 +1,18 @@
-"""``sudokupool settings``: list every setting with its default and meaning."""
+"""``sudokupool settings``: list every setting with the value in effect here, its default and meaning."""
 
 from __future__ import annotations
 
 import argparse
+import os
 
-from sudokupool.config import SETTINGS, markdown_table
+from sudokupool.config import SETTINGS, Settings, markdown_table
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("settings", help="list the SUDOKUPOOL_* settings")
-    parser.add_argument("--markdown", action="store_true", help="print the README's table")
+    parser = subparsers.add_parser(
+        "settings", help="list the SUDOKUPOOL_* settings and their values here (exit 2 on a bad one)"
+    )
+    parser.add_argument("--markdown", action="store_true", help="print the README's table (the defaults)")
     parser.set_defaults(func=run)
 
 
@@ -17,6 +20,13 @@ def run(args: argparse.Namespace) -> int:
     if args.markdown:
         print(markdown_table())
         return 0
+    Settings.from_environ(os.environ)  # a bad value is one line and exit status 2, as at startup
     for setting in SETTINGS:
-        print(f"{setting.env}={setting.default}\n    {setting.help}")
+        raw = os.environ.get(setting.env)
+        if raw is None:
+            shown = setting.default
+        else:
+            value = "(set, not shown)" if setting.secret else raw
+            shown = f"{value}    (from the environment; default: {setting.default or 'empty'})"
+        print(f"{setting.env}={shown}\n    {setting.help}")
     return 0
