@@ -190,14 +190,12 @@ def _exports(text: str) -> str:
     value = text.strip()
     if value.startswith("s3://"):
         # Imported here: only an s3:// source needs the S3 client libraries.
-        from sudokupool.storage.s3 import parse_s3_url
+        from sudokupool.storage.s3 import S3UrlError, parse_s3_url
 
         try:
             parse_s3_url(value)
-        except ValueError as exc:
-            # The reason without the URL (the setting's message shows it) or what parse_s3_url expects.
-            why = str(exc).removeprefix(f"{value!r} ").partition(" (")[0]
-            raise ValueError(f"{why}; expected s3://bucket/prefix/, a directory or an export file") from None
+        except S3UrlError as exc:
+            raise ValueError(f"{exc.reason}; expected s3://bucket/prefix/, a directory or an export file") from None
     elif "://" in value or value.lower().startswith("s3:"):
         raise ValueError("is not an s3:// URL; expected s3://bucket/prefix/, a directory or an export file")
     return value

@@ -17,7 +17,6 @@ import math
 import os
 import secrets
 import sys
-import tempfile
 import time
 from collections import Counter, defaultdict, deque
 from collections.abc import Iterator
@@ -27,7 +26,7 @@ from multiprocessing.pool import AsyncResult
 from pathlib import Path
 from typing import Any
 
-from sudokupool.commands.pack import write_pack
+from sudokupool.commands.pack import write_pack, write_problem
 from sudokupool.commands.progress import Progress
 from sudokupool.commands.workers import worker_pool
 from sudokupool.loading.export import record_line
@@ -280,13 +279,8 @@ def check_output(out: Path) -> str | None:
     if (out.exists() or out.is_symlink()) and not (out.is_file() or out.is_dir()):
         return f"--out {out} is not a regular file or a directory"
     directory = out if out.is_dir() else out.resolve().parent
-    try:
-        # Creating a file is the one sure test (permissions, a read-only mount, root's exemptions, /proc).
-        with tempfile.NamedTemporaryFile(dir=directory, prefix=".sudokupool-build-"):
-            pass
-    except OSError as exc:
-        return f"cannot write in {directory}: {exc.strerror or exc}"
-    return None
+    problem = write_problem(directory)
+    return None if problem is None else f"cannot write in {directory}: {problem}"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -48,12 +48,21 @@ def _pack_path(export: Path) -> Path:
     if not export.is_file():
         raise LoadError(f"{export}: {'not a regular file' if export.exists() else 'no such file or directory'}")
     packed = export.with_name(pack_key(export.name))
+    problem = write_problem(export.parent)
+    if problem is not None:
+        raise LoadError(f"cannot write {packed}: {problem}")
+    return packed
+
+
+def write_problem(directory: Path) -> str | None:
+    """Why no file can be made in ``directory`` (its error's words), or None. Making one is the one sure
+    test: permissions, a read-only mount, root's exemptions, /proc."""
     try:
-        with tempfile.TemporaryFile(dir=export.parent):
+        with tempfile.TemporaryFile(dir=directory):
             pass
     except OSError as exc:
-        raise LoadError(f"cannot write {packed}: {exc.strerror or exc}") from None
-    return packed
+        return exc.strerror or str(exc)
+    return None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -59,18 +59,27 @@ class S3Location:
 _BUCKET: Final = re.compile(r"[A-Za-z0-9._-]{1,255}")
 
 
+class S3UrlError(ValueError):
+    """An unusable ``s3://`` URL. ``reason`` says why in words that follow the URL; the message adds the URL
+    and what is expected."""
+
+    def __init__(self, url: str, reason: str, expected: str) -> None:
+        super().__init__(f"{url!r} {reason} ({expected})" if expected else f"{url!r} {reason}")
+        self.reason = reason
+
+
 def parse_s3_url(url: str) -> S3Location:
-    """Split ``s3://bucket/prefix/`` into bucket and prefix; raise :class:`ValueError` on anything else.
+    """Split ``s3://bucket/prefix/`` into bucket and prefix; raise :class:`S3UrlError` on anything else.
 
     A prefix without a trailing slash gets one: exports are listed as the direct children of the prefix.
     """
     if not url.startswith("s3://"):
-        raise ValueError(f"{url!r} is not an s3:// URL")
+        raise S3UrlError(url, "is not an s3:// URL", "")
     bucket, _, prefix = url[len("s3://") :].partition("/")
     if not bucket:
-        raise ValueError(f"{url!r} has no bucket name (expected s3://bucket/prefix/)")
+        raise S3UrlError(url, "has no bucket name", "expected s3://bucket/prefix/")
     if not _BUCKET.fullmatch(bucket):
-        raise ValueError(f"{url!r} holds a bucket name S3 cannot take (letters, digits, '.', '-' and '_' only)")
+        raise S3UrlError(url, "holds a bucket name S3 cannot take", "letters, digits, '.', '-' and '_' only")
     prefix = prefix.lstrip("/")
     if prefix and not prefix.endswith("/"):
         prefix += "/"
