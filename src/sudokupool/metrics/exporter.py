@@ -108,11 +108,13 @@ class Exporter:
             "sudokupool_limiter_redis_fallbacks", "Requests limited in process memory because Redis failed."
         )
         self.images = {
-            "hits": counter("sudokupool_image_cache_hits", "Image requests answered from the PNG cache."),
+            "hits": counter("sudokupool_image_cache_hits", "Image requests answered from the render cache."),
             "misses": counter("sudokupool_image_cache_misses", "Image requests that had to wait for a render."),
             "renders": counter("sudokupool_image_renders", "PNG renders started."),
         }
-        self.image_bytes = gauge("sudokupool_image_cache_bytes", "Bytes of PNGs in the cache.", "livesum")
+        self.image_bytes = gauge(
+            "sudokupool_image_cache_bytes", "Bytes of rendered images (every format and size) in the cache.", "livesum"
+        )
         self.storage_down = gauge("sudokupool_storage_down", "1 while export storage is unreachable.", "livemax")
         self.redis_down = gauge("sudokupool_redis_down", "1 while Redis is unreachable.", "livemax")
         if own is not None:
