@@ -34,8 +34,9 @@ from sudokupool.loading.sync import PoolSync
 from sudokupool.logs import AccessLog, configure_service_logging, install_redaction
 from sudokupool.metrics.requests import UNMATCHED, RequestTally, Route
 from sudokupool.outages import OutageLog, redis_outages
+from sudokupool.printsheet import print_routes
 from sudokupool.ratelimit import LimiterStore, Limits, RateLimiter, make_store
-from sudokupool.site import STATIC_DIR, web_routes
+from sudokupool.site import STATIC_DIR, asset_version, web_routes
 from sudokupool.state import Runtime
 from sudokupool.storage import open_store
 from sudokupool.tasks import Interrupted, until_signalled
@@ -299,7 +300,7 @@ def _build(settings: Settings, pool: Pool | None) -> SudokuPool:
     limiter.counting = tally is not None
     # The limiter is asked before the handler: 404, 405 and 500 count and carry the limit headers too.
     v2 = ApiRouter("/api/v2", api_routes(endpoints), limiter=limiter, tally=tally)
-    routes = web_routes(STATIC_DIR)
+    routes = [*web_routes(STATIC_DIR), *print_routes(runtime, asset_version(STATIC_DIR))]
     site = Starlette(routes=routes, exception_handlers={HTTPException: _http_error})
     # Answer the path that was asked, not a redirect to a neighbouring one.
     site.router.redirect_slashes = False
