@@ -127,7 +127,8 @@ def host_page(browser: Any, url: str, viewport: dict[str, int], body: str) -> Pa
     html = (
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>A page elsewhere</title><style>'
         "body{font:16px/1.5 system-ui,sans-serif;margin:24px;color:#222}"
-        "figure{display:inline-block;margin:0 24px 0 0}figcaption{font:13px monospace;color:#555}"
+        "figure{display:inline-block;width:240px;margin:0 24px 0 0;vertical-align:top}"
+        "figcaption{font:13px monospace;color:#555;overflow-wrap:anywhere}"
         f"</style></head><body>{body}</body></html>"
     )
     page.context.route(f"{HOST}/**", lambda route: route.fulfill(body=html, content_type="text/html; charset=utf-8"))
@@ -142,7 +143,7 @@ def shoot_show(browser: Any, url: str, record: dict[str, Any], codes: list[str],
         f"<figcaption>?{query}</figcaption></figure>"
         for query in ("format=png&size=240", "format=webp&size=240&variant=solution", "format=svg&size=240")
     )
-    page = host_page(browser, url, {"width": 860, "height": 330}, f"<h2>One puzzle, three formats</h2>{figures}")
+    page = host_page(browser, url, {"width": 860, "height": 380}, f"<h2>One puzzle, three formats</h2>{figures}")
     page.wait_for_function("[...document.images].every((img) => img.complete && img.naturalWidth > 0)")
     page.screenshot(path=out / "show-formats.png")
     page.context.close()
