@@ -51,8 +51,8 @@ class Runtime:
         self.pool: Pool | None = pool
         self.store = store
         self.activity = Activity()
-        # Rendered PNGs of the current pool; emptied on every swap, so a new export never serves a stale image.
-        # Its hits, misses and renders add up across swaps in one tally.
+        # Rendered images (every format and size) of the current pool; emptied on every swap, so a new export
+        # never serves a stale image. Its hits, misses and renders add up across swaps in one tally.
         self.image_tally = CacheTally()
         self.images = RenderCache(settings.image_cache_bytes, tally=self.image_tally)
         self.sync = SyncStatus()

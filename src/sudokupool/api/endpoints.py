@@ -34,7 +34,6 @@ from sudokupool.sudoku import DIFFICULTIES
 Header = tuple[bytes, bytes]
 Choice = TypeVar("Choice", bound=str)
 JSON: Final[Header] = (b"content-type", b"application/json")
-PNG: Final[Header] = (b"content-type", b"image/png")
 NO_STORE: Final[Header] = (b"cache-control", b"no-store")
 GZIP: Final[Header] = (b"content-encoding", b"gzip")
 #: On every response whose encoding was negotiated, identity ones too, so shared caches key by it.
@@ -236,7 +235,8 @@ class Endpoints:
         size = image_size(query(scope, "size"))
         pool, index = self.find(param)
         self.runtime.activity.record("image_solution" if variant == "solution" else "image_puzzle")
-        # The default PNG keeps the ETag it always had; every other representation names its format and size.
+        # The default (480 px PNG) is tagged by its variant alone, so the copies caches already hold still
+        # revalidate to 304; every other representation names its format and size.
         tag = variant[0] if fmt == "png" and size == DEFAULT_SIZE else f"{variant[0]}-{fmt}-{size}"
         etag = f'{pool.etag(index)[:-1]}-{tag}"'
         if_none_match = header(scope, b"if-none-match")
