@@ -33,7 +33,7 @@ from sudokupool.loading.pool import Pool
 from sudokupool.loading.sync import PoolSync
 from sudokupool.logs import AccessLog, configure_service_logging, install_redaction
 from sudokupool.metrics.requests import UNMATCHED, RequestTally, Route
-from sudokupool.outages import OutageLog, redis_outages
+from sudokupool.outages import OutageLog, Probe, redis_outages
 from sudokupool.ratelimit import LimiterStore, Limits, RateLimiter, make_store
 from sudokupool.site import STATIC_DIR, web_routes
 from sudokupool.state import Runtime
@@ -284,8 +284,9 @@ def _build(settings: Settings, pool: Pool | None) -> SudokuPool:
     install_redaction("granian.access")
     access = AccessLog() if settings.access_log else None
     runtime = Runtime(settings, pool=pool)
-    # One log of Redis outages for both users of Redis: an outage is one line when it starts, one when it ends.
-    outages = redis_outages()
+    # One log of Redis outages for both users of Redis: an outage is one line when it starts, one when it ends,
+    # which a PING finds out when the server answers again.
+    outages = redis_outages(probe=_redis_probe(settings))
     runtime.activity = make_activity(settings, outages=outages)
     endpoints = Endpoints(runtime, openapi_body())
     limiter_store = make_store(settings, outages=outages)
@@ -319,6 +320,15 @@ def _build(settings: Settings, pool: Pool | None) -> SudokuPool:
     if tally is not None:
         metrics_server(app, limiter, tally, outages)
     return app
+
+
+def _redis_probe(settings: Settings) -> Probe | None:
+    if not settings.redis_url:
+        return None
+    # Imported here so a process-local deployment never imports redis-py.
+    from sudokupool.redisclient import pinger
+
+    return pinger(settings.redis_url, timeout=settings.redis_timeout, mode=settings.redis_mode)
 
 
 def metrics_server(app: SudokuPool, limiter: RateLimiter, tally: RequestTally, outages: OutageLog) -> None:
