@@ -355,7 +355,7 @@ def metrics_server(app: SudokuPool, limiter: RateLimiter, tally: RequestTally, o
         tally=tally,
         limiter=limiter,
         storage_down=lambda: app.runtime.storage_outage.down,
-        redis_down=lambda: outages.down,
+        redis_nodes=outages.states,
         redis_fallbacks=lambda: int(getattr(store, "fallbacks", 0)),
     )
     exporter = Exporter(sources, multiprocess_dir=directory)
