@@ -29,6 +29,7 @@ from tests.factories import write_export
 from tests.helpers import free_port, running
 from tests.seaweed import SeaweedS3
 from tests.servers import ROOT, command, run_server
+from tests.valkey import ValkeyServer
 
 pytestmark = pytest.mark.anyio
 
@@ -339,6 +340,32 @@ async def test_a_redis_outage_shows_as_down_with_each_request_limited_in_memory(
             ("sudokupool_limiter_decisions_total", frozenset({("tier", "anonymous"), ("outcome", "admitted")}))
         ]
         assert admitted == 3
+
+
+async def test_a_redis_outage_ends_when_the_server_answers_without_a_request(pool: Pool, tmp_path: Path) -> None:
+    port = free_port()
+    redis = ValkeyServer(tmp_path)
+    node = f"127.0.0.1:{redis.port}"
+    settings = Settings(metrics_port=port, redis_url=redis.url, redis_timeout=0.2)
+    app = create_app(settings, pool=pool)
+    url = f"http://127.0.0.1:{port}/metrics"
+    try:
+        async with running(app) as client:
+            # Redis not started yet: the request's call fails and the outage starts.
+            assert (await client.get("/api/v2/puzzles/random")).status_code == 200
+            assert select(await scrape(url), "sudokupool_redis_down") == {(("node", node),): 1}
+            await asyncio.to_thread(redis.start)
+            answering = time.monotonic()
+            # No request from here on: the app's own probe (a PING a second) finds the server back.
+            while time.monotonic() - answering < 10:
+                down = select(await scrape(url), "sudokupool_redis_down")
+                if down == {(("node", node),): 0}:
+                    break
+                await asyncio.sleep(0.1)
+            assert down == {(("node", node),): 0}
+            assert (await scrape(url))[("sudokupool_limiter_redis_fallbacks_total", frozenset())] == 1
+    finally:
+        redis.stop()
 
 
 def test_status_codes_are_labelled_as_they_are_from_a_closed_set() -> None:
