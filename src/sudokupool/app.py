@@ -33,7 +33,7 @@ from sudokupool.loading.pool import Pool
 from sudokupool.loading.sync import PoolSync
 from sudokupool.logs import AccessLog, configure_service_logging, install_redaction
 from sudokupool.metrics.requests import UNMATCHED, RequestTally, Route
-from sudokupool.outages import OutageLog, redis_outages
+from sudokupool.outages import OutageLog, Probe, redis_outages
 from sudokupool.printsheet import print_routes
 from sudokupool.ratelimit import LimiterStore, Limits, RateLimiter, make_store
 from sudokupool.site import STATIC_DIR, asset_version, web_routes
@@ -285,8 +285,9 @@ def _build(settings: Settings, pool: Pool | None) -> SudokuPool:
     install_redaction("granian.access")
     access = AccessLog() if settings.access_log else None
     runtime = Runtime(settings, pool=pool)
-    # One log of Redis outages for both users of Redis: an outage is one line when it starts, one when it ends.
-    outages = redis_outages()
+    # One log of Redis outages for both users of Redis: an outage is one line when it starts, one when it ends,
+    # which a PING finds out when the server answers again.
+    outages = redis_outages(probe=_redis_probe(settings))
     runtime.activity = make_activity(settings, outages=outages)
     endpoints = Endpoints(runtime, openapi_body())
     limiter_store = make_store(settings, outages=outages)
@@ -322,6 +323,15 @@ def _build(settings: Settings, pool: Pool | None) -> SudokuPool:
     return app
 
 
+def _redis_probe(settings: Settings) -> Probe | None:
+    if not settings.redis_url:
+        return None
+    # Imported here so a process-local deployment never imports redis-py.
+    from sudokupool.redisclient import pinger
+
+    return pinger(settings.redis_url, timeout=settings.redis_timeout, mode=settings.redis_mode)
+
+
 def metrics_server(app: SudokuPool, limiter: RateLimiter, tally: RequestTally, outages: OutageLog) -> None:
     """Give ``app`` its metrics port (prometheus-client is imported only when metrics are on)."""
     from sudokupool.metrics.endpoint import MetricsServer
@@ -346,7 +356,7 @@ def metrics_server(app: SudokuPool, limiter: RateLimiter, tally: RequestTally, o
         tally=tally,
         limiter=limiter,
         storage_down=lambda: app.runtime.storage_outage.down,
-        redis_down=lambda: outages.down,
+        redis_nodes=outages.states,
         redis_fallbacks=lambda: int(getattr(store, "fallbacks", 0)),
     )
     exporter = Exporter(sources, multiprocess_dir=directory)
