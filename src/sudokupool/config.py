@@ -261,7 +261,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "exports",
         "",
-        "Where pool exports live: a directory (its latest `pool-*.ndjson[.gz]` is loaded), one export file, "
+        "Where pool exports live: a directory (its latest `pool-*.ndjson[.gz]` is loaded), one such file, "
         "or `s3://bucket/prefix/`. Empty means the bundled demo pool in `snapshots/`.",
         _exports,
     ),
