@@ -8,7 +8,8 @@ from openapi_core import OpenAPI
 from openapi_spec_validator import validate
 
 from sudokupool.api.openapi import METHODS_NOTE, document
-from sudokupool.app import create_app
+from sudokupool.api.routes import ApiRouter
+from sudokupool.app import Front, create_app
 from sudokupool.config import Settings
 from sudokupool.loading.pool import Pool
 from sudokupool.storage.base import StorageError
@@ -24,6 +25,14 @@ def test_the_document_is_valid_openapi_3_0_3() -> None:
     assert doc["openapi"] == "3.0.3"
     assert doc["info"]["version"] == "2.0.0"
     assert doc["security"] == [{}, {"ApiKeyHeader": []}, {"ApiKeyQuery": []}]
+
+
+def test_the_served_paths_are_the_documented_paths(pool: Pool) -> None:
+    app = create_app(Settings(), pool=pool)
+    v2 = cast(ApiRouter, cast(Front, app.http).v2)
+    served, documented = set(v2.paths), set(document()["paths"])
+    assert served - documented == set(), "served at /api/v2 but not in the OpenAPI document"
+    assert documented - served == set(), "in the OpenAPI document but not served at /api/v2"
 
 
 def test_every_limited_operation_documents_401_429_and_the_rate_headers() -> None:
