@@ -85,6 +85,8 @@ class ApiRouter:
         self.tally = tally
         surface = SURFACES.get(prefix, prefix)
         self.unmatched: Route = (surface, UNMATCHED)
+        #: Every path this router serves, prefix included, as the route table lists it.
+        self.paths: tuple[str, ...] = tuple(prefix + path for path in routes)
         self.fixed: dict[str, Entry] = {}
         # Paths of the form /puzzles/{id}/<tail>: keyed by tail ("" for /puzzles/{id}).
         self.by_id: dict[str, Entry] = {}
