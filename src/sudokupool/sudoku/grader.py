@@ -112,7 +112,7 @@ class Grade:
     ``status`` is ``solved`` for a puzzle with exactly one solution (the grader then always finishes
     it), or says why there is no grade: ``invalid`` (not an 81-cell grid of 1-9 and '.'/'0', or
     clashing givens), ``no-solution`` or ``multiple-solutions``; ``reason`` says what is wrong and is
-    None when solved. Only a solved puzzle carries a difficulty, score, tier, stars and a path.
+    None when solved. Only a solved puzzle carries its solution, a difficulty, score, tier, stars and a path.
     """
 
     status: Status
@@ -125,6 +125,7 @@ class Grade:
     hardest_technique: str | None
     techniques: list[str]  # distinct names in order of first use
     solve_path: list[dict[str, object]]
+    solution: str | None = None  # the 81 digits, when solved
 
     @property
     def solved(self) -> bool:
@@ -226,4 +227,5 @@ def grade(text: str) -> Grade:
         hardest_technique=hardest,
         techniques=techniques,
         solve_path=[step.to_dict() for step in steps],
+        solution=solution,
     )
