@@ -3,10 +3,10 @@ from __future__ import annotations
 import pytest
 
 from sudokupool.sudoku.candidates import POPCOUNT, Candidates
-from sudokupool.sudoku.grader import LEVEL, grade, stars_of, tier_of
-from sudokupool.sudoku.grid import cell_name
+from sudokupool.sudoku.grader import LEVEL, grade, grade_within, stars_of, tier_of
+from sudokupool.sudoku.grid import cell_name, parse_grid
 from sudokupool.sudoku.replay import replay
-from sudokupool.sudoku.solver import solve
+from sudokupool.sudoku.solver import solve, solved_by_singles
 from sudokupool.sudoku.techniques import SCORES
 from sudokupool.sudoku.techniques.last_resort import brute_force
 from sudokupool.sudoku.techniques.step import LENGTHY, difficulty, length_steps
@@ -319,3 +319,20 @@ def test_the_score_counts_the_length_of_the_hardest_chain() -> None:
     assert max(difficulty(str(step["technique"]), len(step["cells"])) for step in g.solve_path) == 310  # type: ignore[arg-type]
     assert g.score == path_score(g.solve_path)
     assert g.tier == "Fiendish"
+
+
+@pytest.mark.parametrize(("puzzle", "solution", "difficulty", "hardest"), KNOWN)
+def test_grading_within_a_level_stops_only_past_it(puzzle: str, solution: str, difficulty: str, hardest: str) -> None:
+    full = grade(puzzle)
+    for level in range(1, 5):
+        within = grade_within(puzzle, level)
+        assert (within is None) == (full.difficulty_level is not None and full.difficulty_level > level)
+        assert within is None or within == full
+
+
+@pytest.mark.parametrize(("puzzle", "solution", "difficulty", "hardest"), KNOWN)
+def test_singles_alone_fill_exactly_the_puzzles_graded_with_singles(
+    puzzle: str, solution: str, difficulty: str, hardest: str
+) -> None:
+    singles = {"Full House", "Naked Single", "Hidden Single"}
+    assert solved_by_singles(parse_grid(puzzle)) == set(grade(puzzle).techniques).issubset(singles)

@@ -163,8 +163,10 @@ def stars_of(score: int) -> int:
     return [stars for low, stars in STARS if score >= low][-1]
 
 
-def solve_steps(puzzle: str, solution: str) -> list[Step]:
-    """The steps the grader takes on ``puzzle`` (unique, with ``solution``) until the grid is full.
+def solve_steps(puzzle: str, solution: str, max_level: int = 4) -> list[Step] | None:
+    """The steps the grader takes on ``puzzle`` (unique, with ``solution``) until the grid is full; None as
+    soon as the puzzle is sure to be harder than level ``max_level`` (a step of a higher level, or a total
+    past the level's maximum), which spares the rest of the work when only easier puzzles are wanted.
 
     The techniques are tried easiest first; when none applies, :func:`brute_force` places one cell
     from the solution, so the path always ends at the solution.
@@ -172,6 +174,8 @@ def solve_steps(puzzle: str, solution: str) -> list[Step]:
     cg = Candidates.from_puzzle(puzzle)
     steps: list[Step] = []
     empty = cg.values.count(0)
+    total = 0
+    most = MAX_SCORE.get(max_level)
     while empty:
         step = full_house(cg) or naked_single(cg) or hidden_single(cg)
         if step is None:
@@ -181,6 +185,9 @@ def solve_steps(puzzle: str, solution: str) -> list[Step]:
                     break
             else:
                 step = brute_force(cg, solution)
+        total += step.score
+        if LEVEL[step.technique] > max_level or (most is not None and total > most):
+            return None
         for cell, digit in step.placements:
             cg.place(cell, digit)
             empty -= 1
@@ -196,6 +203,13 @@ def grade(text: str) -> Grade:
     Never raises for bad input: a malformed grid, clashing givens, no solution or several solutions
     come back as a :class:`Grade` with that status and a reason, and no score.
     """
+    graded = grade_within(text, 4)
+    assert graded is not None  # no puzzle is harder than level 4
+    return graded
+
+
+def grade_within(text: str, max_level: int) -> Grade | None:
+    """:func:`grade`, or None as soon as the puzzle is sure to be harder than level ``max_level``."""
     try:
         puzzle = parse_grid(text)
     except GridError as exc:
@@ -208,7 +222,9 @@ def grade(text: str) -> Grade:
         return _ungraded("no-solution", "no grid completes these givens")
     if count > 1:
         return _ungraded("multiple-solutions", "the givens allow more than one solution")
-    steps = solve_steps(puzzle, solution)
+    steps = solve_steps(puzzle, solution, max_level)
+    if steps is None:
+        return None
     techniques: list[str] = []
     for step in steps:
         if step.technique not in techniques:
