@@ -374,3 +374,20 @@ def test_a_build_for_hard_levels_keeps_the_puzzles_a_full_build_keeps(tmp_path: 
     got = _records(hard)
     assert [r["puzzle"] for r in got] == [r["puzzle"] for r in wanted[:3]]
     assert [r["solve_path"] for r in got] == [r["solve_path"] for r in wanted[:3]]
+
+
+def test_quotas_that_fill_keep_the_puzzles_a_full_build_keeps(tmp_path: Path) -> None:
+    # Once Easy's quota is full, later Easy puzzles are not graded to the end; what is kept must not change,
+    # whatever the number of processes.
+    _, everything = build(tmp_path / "all", "--count", "40", "--seed", "6", "--jobs", "1")
+    args = ["--per-difficulty", "2", "--difficulty", "easy,hard", "--seed", "6"]
+    _, one = build(tmp_path / "one", *args, "--jobs", "1")
+    _, two = build(tmp_path / "two", *args, "--jobs", "2")
+    records = _records(everything)
+    wanted = [r for r in records if r["difficulty"] == "Easy"][:2] + [r for r in records if r["difficulty"] == "Hard"][
+        :2
+    ]
+    order = [r["puzzle"] for r in records]
+    expected = sorted((r["puzzle"] for r in wanted), key=order.index)
+    assert [r["puzzle"] for r in _records(one)] == expected
+    assert [r["puzzle"] for r in _records(two)] == expected

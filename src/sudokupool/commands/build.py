@@ -281,7 +281,9 @@ def run(args: argparse.Namespace) -> int:
     packs = out.is_dir() or is_export_name(out.name)
     try:
         with ExportWriter(directory, gzipped=gzipped, pack=packs) as writer:
-            for made in ordered_results(build_seed, order, args.jobs):
+            # Read when each chunk is sent: the order narrows as quotas fill.
+            current = [order]
+            for made in ordered_results(build_seed, lambda: current[0], args.jobs):
                 stats.add(made)
                 difficulty = made.outcome
                 if made.grade is not None and (quotas is None or kept_by[difficulty] < quotas[difficulty]):
@@ -293,6 +295,9 @@ def run(args: argparse.Namespace) -> int:
                         seen_ids.add(code)
                         writer.add(make_record(made, symmetry_class(made.puzzle), tags, volume))
                         kept_by[difficulty] += 1
+                        if quotas is not None and kept_by[difficulty] == quotas[difficulty]:
+                            # Puzzles sent from now on stop as soon as they show this level: it is full.
+                            current[0] = current[0].without(DIFFICULTIES.index(difficulty) + 1)
                 progress.update(
                     writer.count,
                     " ".join(f"{d.lower()}:{kept_by[d]}" for d in wanted),

@@ -12,8 +12,8 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter, defaultdict, deque
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from multiprocessing.pool import AsyncResult
 
 from sudokupool.commands.workers import worker_pool
@@ -42,6 +42,10 @@ class Order:
     levels: frozenset[int] = frozenset({1, 2, 3, 4})
     techniques: tuple[str, ...] = ()
     minimal: bool = False
+
+    def without(self, level: int) -> Order:
+        """This order less ``level`` (its quota is full), unless that would leave no level."""
+        return replace(self, levels=self.levels - {level}) if self.levels - {level} else self
 
     def fits(self, g: Grade) -> bool:
         return g.difficulty_level in self.levels and all(t in g.techniques for t in self.techniques)
@@ -105,12 +109,13 @@ def make_chunk(task: tuple[int, int, int, Order]) -> list[Made]:
     return [_make(index, puzzle_seed(build_seed, index), order) for index in range(start, start + size)]
 
 
-def ordered_results(build_seed: int, order: Order, jobs: int) -> Iterator[Made]:
-    """Every puzzle of the build in index order, computed ahead by ``jobs`` processes."""
+def ordered_results(build_seed: int, order: Callable[[], Order], jobs: int) -> Iterator[Made]:
+    """Every puzzle of the build in index order, computed ahead by ``jobs`` processes, each chunk to the
+    ``order()`` of when it is sent (a build narrows its levels as their quotas fill)."""
     if jobs <= 1:
         start = 0
         while True:
-            yield from make_chunk((build_seed, start, CHUNK, order))
+            yield from make_chunk((build_seed, start, CHUNK, order()))
             start += CHUNK
     with worker_pool(jobs) as pool:
         window: deque[AsyncResult[list[Made]]] = deque()
@@ -118,7 +123,7 @@ def ordered_results(build_seed: int, order: Order, jobs: int) -> Iterator[Made]:
         while True:
             # Keep a bounded window of chunks in flight; results are taken from the left, in order.
             while len(window) < jobs * 4:
-                window.append(pool.apply_async(make_chunk, ((build_seed, start, CHUNK, order),)))
+                window.append(pool.apply_async(make_chunk, ((build_seed, start, CHUNK, order()),)))
                 start += CHUNK
             yield from window.popleft().get()
 

@@ -15,7 +15,7 @@ from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.candidates import Candidates
 from sudokupool.sudoku.grid import GridError, first_conflict, parse_grid
 from sudokupool.sudoku.solver import solutions
-from sudokupool.sudoku.techniques import ADVANCED, SCORES, Step
+from sudokupool.sudoku.techniques import ADVANCED, SCORES, Step, memo
 from sudokupool.sudoku.techniques.last_resort import brute_force
 from sudokupool.sudoku.techniques.singles import full_house, hidden_single, naked_single
 
@@ -171,6 +171,7 @@ def solve_steps(puzzle: str, solution: str, max_level: int = 4) -> list[Step] | 
     The techniques are tried easiest first; when none applies, :func:`brute_force` places one cell
     from the solution, so the path always ends at the solution.
     """
+    memo.forget()  # what the finders remember of another puzzle would only take memory
     cg = Candidates.from_puzzle(puzzle)
     steps: list[Step] = []
     empty = cg.values.count(0)
