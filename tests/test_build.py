@@ -56,7 +56,7 @@ def test_build_writes_a_valid_export(tmp_path: Path) -> None:
         assert record["puzzle_id"] == puzzle_id(record["puzzle"])
         assert record["symmetry"] == symmetry_class(record["puzzle"])
         assert record["symmetry"] != "none"
-        assert record["source"] == "sudokupool-build/2.5.0"
+        assert record["source"] == "sudokupool-build/2.6.0"
         assert record["tags"] == ["demo"]
         assert record["volume"] == "demo"
         assert record["used_at"] is None
@@ -391,3 +391,12 @@ def test_quotas_that_fill_keep_the_puzzles_a_full_build_keeps(tmp_path: Path) ->
     expected = sorted((r["puzzle"] for r in wanted), key=order.index)
     assert [r["puzzle"] for r in _records(one)] == expected
     assert [r["puzzle"] for r in _records(two)] == expected
+
+
+def test_the_export_and_its_pack_get_the_permissions_of_any_new_file(tmp_path: Path) -> None:
+    code, path = build(tmp_path / "out", "--count", "1", "--seed", "5", "--jobs", "1")
+    assert code == 0
+    (tmp_path / "plain").touch()  # what the umask gives a new file here (not tempfile's private 0600)
+    expected = (tmp_path / "plain").stat().st_mode
+    assert path.stat().st_mode == expected
+    assert path.with_name(pack_key(path.name)).stat().st_mode == expected

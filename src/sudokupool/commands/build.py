@@ -39,8 +39,9 @@ from sudokupool.sudoku.symmetry import SYMMETRIES, symmetry_class
 # 2.2.0: Sue de Coq, continuous nice loops, the hardest-step score and its tiers; 2.3.0: the score's
 # hardest step counts the length of a chain, net or ALS move; 2.4.0: the score adds the hard steps
 # instead of all step scores, and rates a W-Wing as an XY-Chain; 2.5.0: forcing chains and nets take the
-# first proof found, fewest-candidate cells first, rather than the shortest).
-BUILD_VERSION = "2.5.0"
+# first proof found, fewest-candidate cells first, rather than the shortest; 2.6.0: the score counts the
+# steps as hard as the hardest, and the stars and tiers are recalibrated).
+BUILD_VERSION = "2.6.0"
 SOURCE = f"sudokupool-build/{BUILD_VERSION}"
 #: Appended to the output's name when a build misses its target: not an export name, so a service pointed at
 #: the directory does not load a short build as the newest export.

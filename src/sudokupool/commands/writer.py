@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import os
-import tempfile
+import secrets
 import time
 import zlib
 from pathlib import Path
@@ -28,6 +28,15 @@ from sudokupool.naming import pack_key
 FLUSH_EVERY = 5.0
 
 
+def _new_file(directory: Path, suffix: str, mode: str) -> IO[bytes]:
+    """A new file of a random dot name in ``directory`` (which no service takes for an export)."""
+    while True:
+        try:
+            return open(directory / f".sudokupool-{secrets.token_hex(8)}{suffix}", mode)
+        except FileExistsError:
+            continue
+
+
 class ExportWriter:
     """An export being written in ``directory`` (gzip when ``gzipped``), with its pack when ``pack``.
 
@@ -40,9 +49,9 @@ class ExportWriter:
         self.count = 0
         #: Bytes of the records written, as they inflate.
         self.inflated = 0
-        self._raw = tempfile.NamedTemporaryFile(  # noqa: SIM115 - renamed or removed by commit/discard
-            dir=directory, prefix=".sudokupool-", suffix=".ndjson.tmp", delete=False
-        )
+        # Made with open() rather than tempfile, whose files are private (0600): the export and its pack get
+        # the permissions any new file gets here (the umask's), as they did when written at the end.
+        self._raw = _new_file(directory, ".ndjson.tmp", "xb")
         self._out: IO[bytes] | gzip.GzipFile = self._raw
         self._flushed = time.monotonic()
         if gzipped:
@@ -51,9 +60,7 @@ class ExportWriter:
         self._pack_file: IO[bytes] | None = None
         self._pack: PackWriter | None = None
         if pack:
-            self._pack_file = tempfile.NamedTemporaryFile(  # noqa: SIM115 - as above
-                dir=directory, prefix=".sudokupool-", suffix=".pack.tmp", delete=False
-            )
+            self._pack_file = _new_file(directory, ".pack.tmp", "x+b")
             self._pack = PackWriter(self._pack_file)
 
     @property
