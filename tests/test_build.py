@@ -400,3 +400,21 @@ def test_the_export_and_its_pack_get_the_permissions_of_any_new_file(tmp_path: P
     expected = (tmp_path / "plain").stat().st_mode
     assert path.stat().st_mode == expected
     assert path.with_name(pack_key(path.name)).stat().st_mode == expected
+
+
+def test_an_export_past_the_size_limit_says_what_to_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SUDOKUPOOL_MAX_EXPORT_BYTES", "2048")
+    code, path = build(tmp_path / "out", "--count", "1", "--seed", "5", "--jobs", "1")
+    assert code == 0  # written all the same: the limit is the loader's
+    inflated = len(gzip.decompress(path.read_bytes()))
+    assert inflated > 2048
+    err = capsys.readouterr().err
+    assert (
+        f"sudokupool build: the export inflates to {inflated} bytes, more than SUDOKUPOOL_MAX_EXPORT_BYTES=2048: "
+        "set SUDOKUPOOL_MAX_EXPORT_BYTES=1073741824 (or more) wherever it is served, checked or packed\n"
+    ) in err
+    monkeypatch.setenv("SUDOKUPOOL_MAX_EXPORT_BYTES", str(1 << 30))
+    build(tmp_path / "again", "--count", "1", "--seed", "5", "--jobs", "1")
+    assert "SUDOKUPOOL_MAX_EXPORT_BYTES" not in capsys.readouterr().err

@@ -96,3 +96,16 @@ def test_a_damaged_input_stops_the_merge_and_leaves_nothing(
     assert main(["merge", str(a), str(cut), "--out", f"{tmp_path}/out/"]) == 1
     assert f"sudokupool merge: cannot read {cut}: truncated gzip stream" in capsys.readouterr().err
     assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_a_merge_past_the_export_size_limit_says_what_to_set(
+    tmp_path: Path, shards: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Merging is how an export past SUDOKUPOOL_MAX_EXPORT_BYTES is made: its inputs are not held to it.
+    a, b, _ = shards
+    monkeypatch.setenv("SUDOKUPOOL_MAX_EXPORT_BYTES", "2048")
+    capsys.readouterr()
+    assert main(["merge", str(a), str(b), "--out", f"{tmp_path}/"]) == 0
+    err = capsys.readouterr().err
+    assert "sudokupool merge: the export inflates to " in err
+    assert "set SUDOKUPOOL_MAX_EXPORT_BYTES=1073741824 (or more)" in err

@@ -181,7 +181,7 @@ def output_path(out: Path, when: datetime) -> Path:
     return out
 
 
-def warn_export_limit(inflated: int) -> None:
+def warn_export_limit(inflated: int, command: str = "build") -> None:
     """Say what to set when the export inflates past ``SUDOKUPOOL_MAX_EXPORT_BYTES`` (the value in this
     environment): the service, ``check`` and ``pack`` would refuse it."""
     try:
@@ -191,7 +191,7 @@ def warn_export_limit(inflated: int) -> None:
     if inflated > limit:
         wanted = -(-inflated // (1 << 30)) << 30
         print(
-            f"sudokupool build: the export inflates to {inflated} bytes, more than SUDOKUPOOL_MAX_EXPORT_BYTES="
+            f"sudokupool {command}: the export inflates to {inflated} bytes, more than SUDOKUPOOL_MAX_EXPORT_BYTES="
             f"{limit}: set SUDOKUPOOL_MAX_EXPORT_BYTES={wanted} (or more) wherever it is served, checked or packed",
             file=sys.stderr,
         )

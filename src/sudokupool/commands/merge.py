@@ -160,5 +160,5 @@ def run(args: argparse.Namespace) -> int:
         f"({path.stat().st_size / 1e6:.2f} MB)" + (f" and its pack {packed.name}" if packed else ""),
         file=sys.stderr,
     )
-    warn_export_limit(writer.inflated)
+    warn_export_limit(writer.inflated, "merge")
     return 0
