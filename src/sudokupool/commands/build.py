@@ -98,8 +98,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="keep only minimal puzzles: no clue can be removed without losing uniqueness. With --symmetry none "
         "every generated puzzle is minimal; with a symmetry the clues are removed in symmetric groups, so only "
-        "the puzzles that are also minimal clue by clue are kept (about 1 in 30 with rotational-180: slower, "
-        "see docs/grading.md)",
+        "the puzzles that are also minimal clue by clue are kept (2.7 %%, about 1 in 37, with rotational-180: "
+        "slower, see docs/grading.md)",
     )
     parser.add_argument("--seed", type=int, help="build seed (default: random, printed so the build can be repeated)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: all CPUs)")
