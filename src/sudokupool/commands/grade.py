@@ -48,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--json",
         action="store_true",
-        help="print one JSON object per puzzle (puzzle, status, reason, difficulty, ..., solve_path)",
+        help="print one JSON object per puzzle (puzzle, status, reason, solution, difficulty, ..., solve_path)",
     )
     parser.add_argument(
         "--jobs",
