@@ -3,6 +3,11 @@ from __future__ import annotations
 import errno
 import gzip
 import os
+import signal
+import subprocess
+import sys
+import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +15,8 @@ import msgspec
 import pytest
 
 from sudokupool.cli import main
-from sudokupool.commands import build as build_command
-from sudokupool.commands.build import puzzle_seed
+from sudokupool.commands import writer as writer_module
+from sudokupool.commands.orders import puzzle_seed
 from sudokupool.loading.export import PUBLIC_FIELD_NAMES, parse_record
 from sudokupool.naming import is_export_name, pack_key
 from sudokupool.sudoku.canonical import canonical_form
@@ -51,7 +56,7 @@ def test_build_writes_a_valid_export(tmp_path: Path) -> None:
         assert record["puzzle_id"] == puzzle_id(record["puzzle"])
         assert record["symmetry"] == symmetry_class(record["puzzle"])
         assert record["symmetry"] != "none"
-        assert record["source"] == "sudokupool-build/2.5.0"
+        assert record["source"] == "sudokupool-build/2.6.0"
         assert record["tags"] == ["demo"]
         assert record["volume"] == "demo"
         assert record["used_at"] is None
@@ -182,12 +187,56 @@ def test_a_write_error_removes_the_temporary_file(
     def full(record: dict[str, Any]) -> bytes:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(build_command, "record_line", full)
+    monkeypatch.setattr(writer_module, "record_line", full)
     assert main(["build", "--out", str(tmp_path), "--count", "1", "--seed", "5", "--jobs", "1"]) == 1
     err = capsys.readouterr().err.splitlines()
-    assert err[-1].startswith(f"sudokupool build: cannot write {tmp_path}/pool-")
-    assert err[-1].endswith(".ndjson.gz: No space left on device")
+    assert err[-1] == f"sudokupool build: cannot write the export in {tmp_path}: No space left on device"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_records_are_on_disk_before_the_build_ends(tmp_path: Path) -> None:
+    # A build far too long to finish: its first records must be readable, in order, while it runs; stopped, it
+    # leaves nothing behind.
+    command = [sys.executable, "-m", "sudokupool", "build", "--count", "100000", "--seed", "9", "--jobs", "1"]
+    process = subprocess.Popen([*command, "--out", str(tmp_path / "pool.ndjson")], stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        lines: list[bytes] = []
+        while len(lines) < 3 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.2)
+            growing = list(tmp_path.glob(".sudokupool-*.ndjson.tmp"))
+            if growing:
+                lines = growing[0].read_bytes().split(b"\n")[:-1]  # complete lines only
+        assert len(lines) >= 3, "no records on disk after 60 s"
+        seeds = [parse_record(line).seed for line in lines]
+        candidates = [puzzle_seed(9, i) for i in range(200)]
+        assert [candidates.index(seed) for seed in seeds] == sorted(candidates.index(seed) for seed in seeds)
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_gzip_export_is_readable_while_it_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(writer_module, "FLUSH_EVERY", -1.0)  # flush after every record
+    snapshot = min((Path(__file__).parent.parent / "snapshots").glob("pool-*.ndjson.gz"))
+    lines = read_export(snapshot)[:3]
+    with writer_module.ExportWriter(tmp_path, gzipped=True, pack=True) as writer:
+        for line in lines:
+            writer.add_line(line + b"\n")
+            inflated = zlib.decompressobj(wbits=31).decompress(writer.path.read_bytes())
+            assert inflated.splitlines() == lines[: writer.count]
+    assert list(tmp_path.iterdir()) == []  # never committed: removed
+
+
+def test_the_streamed_pack_is_the_one_check_accepts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, path = build(tmp_path / "out", "--count", "5", "--seed", "11", "--jobs", "1")
+    assert code == 0
+    assert path.with_name(pack_key(path.name)).is_file()
+    capsys.readouterr()
+    assert main(["check", str(path)]) == 0
+    assert "pack" in capsys.readouterr().out
 
 
 def test_missing_output_directory(tmp_path: Path) -> None:
@@ -238,3 +287,134 @@ def test_canonical_command(capsys: pytest.CaptureFixture[str]) -> None:
 def test_canonical_command_rejects(text: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["canonical", text]) == 2
     assert capsys.readouterr().err.startswith("sudokupool canonical:")
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    return [msgspec.to_builtins(parse_record(line)) for line in read_export(path)]
+
+
+def test_technique_keeps_only_paths_that_use_every_one_named(tmp_path: Path) -> None:
+    code, path = build(
+        tmp_path / "out",
+        "--count",
+        "2",
+        "--seed",
+        "4",
+        "--jobs",
+        "1",
+        "--technique",
+        "x-wing",
+        "--technique",
+        "naked pair",
+    )
+    assert code == 0
+    records = _records(path)
+    assert len(records) == 2
+    for record in records:
+        assert {"X-Wing", "Naked Pair"} <= {step["technique"] for step in record["solve_path"]}
+        assert {"X-Wing", "Naked Pair"} <= set(record["techniques"])
+        assert record["difficulty"] in ("Hard", "Expert")
+
+
+def _is_minimal(puzzle: str) -> bool:
+    # Written apart from the builder's check: every clue in turn blanked, its solutions counted by the solver.
+    for cell, digit in enumerate(puzzle):
+        if digit != "." and count_solutions(puzzle[:cell] + "." + puzzle[cell + 1 :], 2) == 1:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("symmetry", [pytest.param("none", id="none"), pytest.param("rotational-180", id="180")])
+def test_minimal_keeps_only_puzzles_with_no_clue_to_spare(tmp_path: Path, symmetry: str) -> None:
+    count = "3" if symmetry == "none" else "1"
+    code, path = build(
+        tmp_path / "out", "--count", count, "--seed", "2", "--jobs", "1", "--minimal", "--symmetry", symmetry
+    )
+    assert code == 0
+    records = _records(path)
+    assert len(records) == int(count)
+    for record in records:
+        assert count_solutions(record["puzzle"], 2) == 1
+        assert _is_minimal(record["puzzle"])
+    if symmetry != "none":
+        assert records[0]["symmetry"] != "none"  # the pattern keeps its symmetry
+
+
+def test_without_minimal_a_symmetric_build_keeps_puzzles_with_a_clue_to_spare(tmp_path: Path) -> None:
+    # The check above would pass on a builder that only ever makes minimal puzzles; this one does not.
+    code, path = build(tmp_path / "out", "--count", "6", "--seed", "2", "--jobs", "1")
+    assert code == 0
+    assert not all(_is_minimal(record["puzzle"]) for record in _records(path))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(["--technique", "Wing It"], "unknown technique 'Wing It' (choose from Full House,", id="unknown"),
+        pytest.param(
+            ["--technique", "X-Wing", "--difficulty", "easy,medium"],
+            "a path with X-Wing is Hard or harder, but --difficulty keeps only Easy, Medium",
+            id="too-easy",
+        ),
+    ],
+)
+def test_impossible_orders_are_refused(
+    tmp_path: Path, args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["build", "--out", str(tmp_path), *args]) == 2
+    assert capsys.readouterr().err.startswith(f"sudokupool build: {message}")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_build_for_hard_levels_keeps_the_puzzles_a_full_build_keeps(tmp_path: Path) -> None:
+    # Work stopped early on unwanted puzzles must not change which puzzles are kept.
+    _, everything = build(tmp_path / "all", "--count", "40", "--seed", "6", "--jobs", "1")
+    _, hard = build(tmp_path / "hard", "--count", "3", "--seed", "6", "--jobs", "1", "--difficulty", "hard,expert")
+    wanted = [r for r in _records(everything) if r["difficulty"] in ("Hard", "Expert")]
+    got = _records(hard)
+    assert [r["puzzle"] for r in got] == [r["puzzle"] for r in wanted[:3]]
+    assert [r["solve_path"] for r in got] == [r["solve_path"] for r in wanted[:3]]
+
+
+def test_quotas_that_fill_keep_the_puzzles_a_full_build_keeps(tmp_path: Path) -> None:
+    # Once Easy's quota is full, later Easy puzzles are not graded to the end; what is kept must not change,
+    # whatever the number of processes.
+    _, everything = build(tmp_path / "all", "--count", "40", "--seed", "6", "--jobs", "1")
+    args = ["--per-difficulty", "2", "--difficulty", "easy,hard", "--seed", "6"]
+    _, one = build(tmp_path / "one", *args, "--jobs", "1")
+    _, two = build(tmp_path / "two", *args, "--jobs", "2")
+    records = _records(everything)
+    wanted = [r for r in records if r["difficulty"] == "Easy"][:2] + [r for r in records if r["difficulty"] == "Hard"][
+        :2
+    ]
+    order = [r["puzzle"] for r in records]
+    expected = sorted((r["puzzle"] for r in wanted), key=order.index)
+    assert [r["puzzle"] for r in _records(one)] == expected
+    assert [r["puzzle"] for r in _records(two)] == expected
+
+
+def test_the_export_and_its_pack_get_the_permissions_of_any_new_file(tmp_path: Path) -> None:
+    code, path = build(tmp_path / "out", "--count", "1", "--seed", "5", "--jobs", "1")
+    assert code == 0
+    (tmp_path / "plain").touch()  # what the umask gives a new file here (not tempfile's private 0600)
+    expected = (tmp_path / "plain").stat().st_mode
+    assert path.stat().st_mode == expected
+    assert path.with_name(pack_key(path.name)).stat().st_mode == expected
+
+
+def test_an_export_past_the_size_limit_says_what_to_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SUDOKUPOOL_MAX_EXPORT_BYTES", "2048")
+    code, path = build(tmp_path / "out", "--count", "1", "--seed", "5", "--jobs", "1")
+    assert code == 0  # written all the same: the limit is the loader's
+    inflated = len(gzip.decompress(path.read_bytes()))
+    assert inflated > 2048
+    err = capsys.readouterr().err
+    assert (
+        f"sudokupool build: the export inflates to {inflated} bytes, more than SUDOKUPOOL_MAX_EXPORT_BYTES=2048: "
+        "set SUDOKUPOOL_MAX_EXPORT_BYTES=1073741824 (or more) wherever it is served, checked or packed\n"
+    ) in err
+    monkeypatch.setenv("SUDOKUPOOL_MAX_EXPORT_BYTES", str(1 << 30))
+    build(tmp_path / "again", "--count", "1", "--seed", "5", "--jobs", "1")
+    assert "SUDOKUPOOL_MAX_EXPORT_BYTES" not in capsys.readouterr().err

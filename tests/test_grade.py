@@ -26,6 +26,7 @@ KEYS = [
     "puzzle",
     "status",
     "reason",
+    "solution",
     "difficulty",
     "difficulty_level",
     "score",
@@ -47,6 +48,7 @@ def test_text_output_has_the_grade_and_numbered_steps(capsys: pytest.CaptureFixt
     assert f"score:      {g.score}\n" in out
     assert f"tier:       {g.tier} ({g.stars} star" in out
     assert f"hardest:    {g.hardest_technique}\n" in out
+    assert f"solution:   {solve(HARD)}\n" in out
     first = g.solve_path[0]
     last = g.solve_path[-1]
     width = len(str(len(g.solve_path)))
@@ -74,6 +76,8 @@ def test_json_is_one_object_per_input_line_in_order(tmp_path: Path, capsys: pyte
     assert solution is not None
     assert replay(HARD, solution, rows[0]["solve_path"]) == []
     assert rows[0]["score"] == grade(HARD).score
+    assert rows[0]["solution"] == solution
+    assert [row["solution"] for row in rows[1:]] == [None, solve(EASY.replace("0", ".")), None, None]
     assert rows[1]["reason"] == "the givens clash: digit 1 appears twice in row 1"
     assert rows[3]["score"] is None and rows[3]["solve_path"] == []
     assert rows[4]["reason"] == "a grid has 81 cells, got 5"
@@ -122,7 +126,10 @@ def test_stdin_with_jobs_keeps_order_and_reports_progress() -> None:
 def test_subprocess_text_output_and_exit_code() -> None:
     done = _run(EASY)
     assert done.returncode == 0
-    assert done.stdout.startswith(f"puzzle:     {EASY}\nstatus:     solved\ndifficulty: Easy (level 1)\n")
+    solution = solve(EASY.replace("0", "."))
+    assert done.stdout.startswith(
+        f"puzzle:     {EASY}\nstatus:     solved\nsolution:   {solution}\ndifficulty: Easy (level 1)\n"
+    )
     assert done.stderr == ""
 
 
@@ -158,3 +165,52 @@ def test_an_empty_input_says_so(tmp_path: Path, source: str) -> None:
     done = _run("--file", str(tmp_path / "empty.txt")) if source == "file" else _run("-")
     assert done.returncode == 0
     assert (done.stdout, done.stderr) == ("", "sudokupool grade: no puzzles read\n")
+
+
+def _spaced(puzzle: str) -> str:
+    """``puzzle`` written as people print it: a cell a column, a box a block, rules between bands."""
+    rows = []
+    for r in range(9):
+        row = puzzle[r * 9 : r * 9 + 9]
+        rows.append(" | ".join(" ".join(row[b * 3 : b * 3 + 3]) for b in range(3)))
+        if r in (2, 5):
+            rows.append("------+-------+------")
+    return "\n".join(rows)
+
+
+def test_pasted_grids_comments_and_empties_are_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Every form below is EASY (zeros kept where written as zeros; '_' read as '.'), then HARD.
+    underscored = EASY.replace("0", "_")
+    boxed = _spaced(EASY).replace("|", "\u2502").replace("-", "\u2500").replace("+", "\u253c")
+    path = tmp_path / "pasted.txt"
+    path.write_text(
+        "# puzzles from the paper, one per form\n"
+        f"{' '.join(EASY)}\n"  # one line, spaced: 161 characters
+        f"{_spaced(EASY)}\n"
+        "\n"
+        f"{boxed}   # box-drawing rules\n"
+        f"{underscored} 1.2   # rated, with a comment\n"
+        + "\n".join(",".join(EASY[r * 9 : r * 9 + 9]) for r in range(9))
+        + f"\n# a comment between puzzles\n{HARD}\n"
+    )
+    assert main(["grade", "--file", str(path), "--json"]) == 0
+    rows = [orjson.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [row["puzzle"] for row in rows] == [EASY, EASY, EASY, EASY.replace("0", "."), EASY, HARD]
+    assert [row["status"] for row in rows] == ["solved"] * 6
+    assert {row["solution"] for row in rows[:5]} == {solve(EASY.replace("0", "."))}
+
+
+def test_a_pasted_argument_and_a_short_grid(capsys: pytest.CaptureFixture[str]) -> None:
+    # A grid pasted as one argument (line breaks included); a grid cut short by text is graded as what it has.
+    assert main(["grade", "--json", _spaced(HARD.replace(".", "0"))]) == 0
+    row = orjson.loads(capsys.readouterr().out)
+    assert (row["puzzle"], row["status"]) == (HARD.replace(".", "0"), "solved")
+    three_rows = "\n".join(_spaced(EASY).splitlines()[:3])
+    done = _run("-", "--json", stdin=f"{three_rows}\nnot a grid\n{EASY}\n")
+    assert done.returncode == 1
+    rows = [orjson.loads(line) for line in done.stdout.splitlines()]
+    assert [(row["status"], row["reason"]) for row in rows] == [
+        ("invalid", "a grid has 81 cells, got 27"),
+        ("invalid", "a grid has 81 cells, got 3"),
+        ("solved", None),
+    ]

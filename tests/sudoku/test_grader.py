@@ -1,21 +1,31 @@
 from __future__ import annotations
 
+import gzip
+from collections import Counter
+from pathlib import Path
+
+import orjson
 import pytest
 
 from sudokupool.sudoku.candidates import POPCOUNT, Candidates
-from sudokupool.sudoku.grader import LEVEL, grade, stars_of, tier_of
-from sudokupool.sudoku.grid import cell_name
+from sudokupool.sudoku.grader import LEVEL, TIERS, grade, grade_within, stars_of, tier_of
+from sudokupool.sudoku.grid import cell_name, parse_grid
 from sudokupool.sudoku.replay import replay
-from sudokupool.sudoku.solver import solve
+from sudokupool.sudoku.solver import solve, solved_by_singles
 from sudokupool.sudoku.techniques import SCORES
 from sudokupool.sudoku.techniques.last_resort import brute_force
 from sudokupool.sudoku.techniques.step import LENGTHY, difficulty, length_steps
+
+TIER_NAMES = [name for _, name in TIERS]
 
 
 def path_score(path: list[dict[str, object]]) -> int:
     """The score, worked out from the solve path alone (technique and cells of each step)."""
     difficulties = [difficulty(str(step["technique"]), len(step["cells"])) for step in path]  # type: ignore[arg-type]
-    return 10 * max(difficulties) + sum(d for d in difficulties if d >= 200) // 10
+    top = max(difficulties)
+    # How many steps as hard as the hardest, each counted by its share of the hardest's difficulty, past the first.
+    count = sum(difficulties) // top - 1
+    return 10 * top + sum(d for d in difficulties if d >= 200) // 10 + min(99, count)
 
 
 # (puzzle, solution, difficulty, hardest technique), found by the generator and checked by replay.
@@ -226,15 +236,18 @@ def test_zeros_are_empty_cells() -> None:
     ("score", "tier", "stars"),
     [
         pytest.param(0, "Warm-up", 1, id="zero"),
-        pytest.param(99, "Warm-up", 1, id="99"),
-        pytest.param(100, "Gentle", 1, id="100"),
-        pytest.param(499, "Gentle", 1, id="499"),
-        pytest.param(500, "Moderate", 2, id="500"),
-        pytest.param(1000, "Tricky", 3, id="1000"),
-        pytest.param(1500, "Tough", 4, id="1500"),
-        pytest.param(2000, "Fiendish", 5, id="2000"),
-        pytest.param(4999, "Fiendish", 5, id="4999"),
-        pytest.param(5000, "Diabolical", 5, id="5000"),
+        pytest.param(139, "Warm-up", 1, id="139"),
+        pytest.param(140, "Gentle", 1, id="140"),
+        pytest.param(159, "Gentle", 1, id="159"),
+        pytest.param(160, "Moderate", 2, id="160"),
+        pytest.param(524, "Moderate", 2, id="524"),
+        pytest.param(525, "Tricky", 3, id="525"),
+        pytest.param(1500, "Tough", 3, id="1500"),
+        pytest.param(2499, "Tough", 3, id="2499"),
+        pytest.param(2500, "Fiendish", 4, id="2500"),
+        pytest.param(3129, "Fiendish", 4, id="3129"),
+        pytest.param(3130, "Diabolical", 5, id="3130"),
+        pytest.param(9000, "Diabolical", 5, id="9000"),
     ],
 )
 def test_tier_and_stars_bands(score: int, tier: str, stars: int) -> None:
@@ -288,15 +301,43 @@ def test_a_w_wing_is_as_hard_as_an_xy_chain_for_the_score_only() -> None:
 
 
 @pytest.mark.parametrize(
-    ("puzzle", "score"),
+    ("puzzle", "hardest"),
     [
-        pytest.param(KNOWN[0].values[0], 40, id="naked-singles"),
-        pytest.param(KNOWN[1].values[0], 140, id="hidden-singles"),
-        pytest.param(KNOWN[4].values[0], 1400, id="x-wing"),
+        pytest.param(KNOWN[0].values[0], 4, id="naked-singles"),
+        pytest.param(KNOWN[1].values[0], 14, id="hidden-singles"),
+        pytest.param(KNOWN[4].values[0], 140, id="x-wing"),
     ],
 )
-def test_steps_easier_than_the_hard_ones_add_nothing_to_the_score(puzzle: str, score: int) -> None:
-    assert grade(puzzle).score == score
+def test_easier_steps_count_but_never_reach_the_next_difficulty(puzzle: str, hardest: int) -> None:
+    g = grade(puzzle)
+    difficulties = [difficulty(str(step["technique"]), len(step["cells"])) for step in g.solve_path]  # type: ignore[arg-type]
+    assert max(difficulties) == hardest
+    # Steps below 200 add nothing but their count: the hardest step's band of 100 points is never left.
+    assert g.score == 10 * hardest + min(99, sum(difficulties) // hardest - 1)
+    assert 10 * hardest < g.score < 10 * hardest + 100
+
+
+def test_stars_and_tiers_never_fall_as_the_score_rises() -> None:
+    ranks = [(stars_of(score), TIER_NAMES.index(tier_of(score))) for score in range(0, 12_000)]
+    assert ranks == sorted(ranks)
+    assert {stars for stars, _ in ranks} == {1, 2, 3, 4, 5}
+
+
+def _demo_pool() -> list[dict[str, object]]:
+    [path] = (Path(__file__).parent.parent.parent / "snapshots").glob("pool-*.ndjson.gz")
+    return [orjson.loads(line) for line in gzip.decompress(path.read_bytes()).splitlines()]
+
+
+def test_the_demo_pool_spreads_within_each_level() -> None:
+    # Each level takes many scores and two or three star values, none holding more than 80 % of it.
+    records = _demo_pool()
+    for level in ("Easy", "Medium", "Hard", "Expert"):
+        these = [r for r in records if r["difficulty"] == level]
+        assert len({r["score"] for r in these}) >= 20, level
+        stars = Counter(r["stars"] for r in these)
+        assert len(stars) >= 2 and max(stars.values()) <= 0.8 * len(these), (level, stars)
+    for r in records:
+        assert (r["tier"], r["stars"]) == (tier_of(r["score"]), stars_of(r["score"]))  # type: ignore[arg-type]
 
 
 def test_no_chain_or_als_move_rates_as_hard_as_a_forcing_chain() -> None:
@@ -318,4 +359,21 @@ def test_the_score_counts_the_length_of_the_hardest_chain() -> None:
     # 11 cells exceed 4, 6 and 8: a difficulty of 280 + 3 × 10.
     assert max(difficulty(str(step["technique"]), len(step["cells"])) for step in g.solve_path) == 310  # type: ignore[arg-type]
     assert g.score == path_score(g.solve_path)
-    assert g.tier == "Fiendish"
+    assert (g.tier, g.stars) == ("Diabolical", 5)
+
+
+@pytest.mark.parametrize(("puzzle", "solution", "difficulty", "hardest"), KNOWN)
+def test_grading_within_a_level_stops_only_past_it(puzzle: str, solution: str, difficulty: str, hardest: str) -> None:
+    full = grade(puzzle)
+    for level in range(1, 5):
+        within = grade_within(puzzle, level)
+        assert (within is None) == (full.difficulty_level is not None and full.difficulty_level > level)
+        assert within is None or within == full
+
+
+@pytest.mark.parametrize(("puzzle", "solution", "difficulty", "hardest"), KNOWN)
+def test_singles_alone_fill_exactly_the_puzzles_graded_with_singles(
+    puzzle: str, solution: str, difficulty: str, hardest: str
+) -> None:
+    singles = {"Full House", "Naked Single", "Hidden Single"}
+    assert solved_by_singles(parse_grid(puzzle)) == set(grade(puzzle).techniques).issubset(singles)

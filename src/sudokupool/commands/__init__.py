@@ -6,4 +6,4 @@ A command's ``run(args) -> int`` returns the process exit code.
 from __future__ import annotations
 
 #: Subcommand modules in the order ``sudokupool --help`` lists them.
-COMMAND_MODULES = ("serve", "check", "pack", "canonical", "grade", "build", "publish", "keys", "settings")
+COMMAND_MODULES = ("serve", "check", "pack", "canonical", "grade", "build", "merge", "publish", "keys", "settings")

@@ -4,38 +4,32 @@ Puzzle ``i`` of a build is generated from a seed derived from ``(--seed, i)`` al
 over ``--jobs`` processes, and results are consumed strictly in index order, so a seed always yields the
 same puzzles in the same order whatever the number of processes (only the timestamps differ).
 A puzzle is kept when the grader solves it completely, its difficulty is wanted (and its quota not yet
-full, with ``--per-difficulty``), and its canonical form is new.
+full, with ``--per-difficulty``), its path uses every ``--technique``, it is minimal with ``--minimal``, and
+its canonical form is new. Kept records go to disk as they are kept (:mod:`~sudokupool.commands.writer`).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import gzip
-import hashlib
 import math
 import os
 import secrets
 import sys
 import time
-from collections import Counter, defaultdict, deque
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections import Counter
 from datetime import UTC, datetime
-from multiprocessing.pool import AsyncResult
 from pathlib import Path
 from typing import Any
 
-from sudokupool.commands.pack import write_pack, write_problem
+from sudokupool.commands.orders import Made, Order, Stats, ordered_results, technique_name
+from sudokupool.commands.pack import write_problem
 from sudokupool.commands.progress import Progress
-from sudokupool.commands.workers import worker_pool
-from sudokupool.loading.export import record_line
-from sudokupool.loading.loader import LoadError
+from sudokupool.commands.writer import ExportWriter
+from sudokupool.config import Settings, SettingsError
 from sudokupool.naming import export_filename, is_export_name
 from sudokupool.sudoku import DIFFICULTIES
-from sudokupool.sudoku.canonical import canonical_form
-from sudokupool.sudoku.generator import DEFAULT_SYMMETRY, generate
-from sudokupool.sudoku.grader import Grade, grade
+from sudokupool.sudoku.generator import DEFAULT_SYMMETRY
+from sudokupool.sudoku.grader import LEVEL
 from sudokupool.sudoku.grid import clue_count
 from sudokupool.sudoku.ids import canonical_id, puzzle_id
 from sudokupool.sudoku.symmetry import SYMMETRIES, symmetry_class
@@ -45,11 +39,10 @@ from sudokupool.sudoku.symmetry import SYMMETRIES, symmetry_class
 # 2.2.0: Sue de Coq, continuous nice loops, the hardest-step score and its tiers; 2.3.0: the score's
 # hardest step counts the length of a chain, net or ALS move; 2.4.0: the score adds the hard steps
 # instead of all step scores, and rates a W-Wing as an XY-Chain; 2.5.0: forcing chains and nets take the
-# first proof found, fewest-candidate cells first, rather than the shortest).
-BUILD_VERSION = "2.5.0"
+# first proof found, fewest-candidate cells first, rather than the shortest; 2.6.0: the score counts the
+# steps as hard as the hardest, and the stars and tiers are recalibrated).
+BUILD_VERSION = "2.6.0"
 SOURCE = f"sudokupool-build/{BUILD_VERSION}"
-CHUNK = 4  # puzzles per task sent to a worker: large enough to amortise IPC, small enough to stay ordered
-_UNSOLVED = "unsolved"
 #: Appended to the output's name when a build misses its target: not an export name, so a service pointed at
 #: the directory does not load a short build as the newest export.
 PARTIAL = ".partial"
@@ -82,7 +75,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--difficulty",
         default=",".join(d.lower() for d in DIFFICULTIES),
-        help="comma-separated difficulties to keep (default: easy,medium,hard,expert)",
+        help="comma-separated difficulties to keep (default: easy,medium,hard,expert); the work on a puzzle "
+        "stops as soon as it cannot be one of them",
     )
     parser.add_argument(
         "--symmetry",
@@ -90,6 +84,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=SYMMETRIES,
         metavar="SYMMETRY",
         help=f"clue symmetry, one of {', '.join(SYMMETRIES)} (default {DEFAULT_SYMMETRY})",
+    )
+    parser.add_argument(
+        "--technique",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="keep only puzzles whose solve path uses technique NAME, e.g. 'X-Wing' (repeatable: all of them; "
+        "names as in docs/grading.md, any case)",
+    )
+    parser.add_argument(
+        "--minimal",
+        action="store_true",
+        help="keep only minimal puzzles: no clue can be removed without losing uniqueness. With --symmetry none "
+        "every generated puzzle is minimal; with a symmetry the clues are removed in symmetric groups, so only "
+        "the puzzles that are also minimal clue by clue are kept (2.7 %%, about 1 in 37, with rotational-180: "
+        "slower, see docs/grading.md)",
     )
     parser.add_argument("--seed", type=int, help="build seed (default: random, printed so the build can be repeated)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: all CPUs)")
@@ -103,88 +113,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--volume", default="demo", help="volume name for every record ('' for null)")
     parser.add_argument("--tag", action="append", dest="tags", help="a tag for every record (repeatable; default demo)")
     parser.set_defaults(func=run)
-
-
-def puzzle_seed(build_seed: int, index: int) -> int:
-    """The seed of puzzle ``index`` of a build: 48 bits, so it survives JSON readers that use doubles."""
-    digest = hashlib.sha256(f"sudokupool-build:{build_seed}:{index}".encode()).digest()
-    return int.from_bytes(digest[:6], "big")
-
-
-@dataclass(frozen=True, slots=True)
-class Made:
-    """One generated and graded puzzle, as a worker returns it."""
-
-    index: int
-    seed: int
-    puzzle: str
-    solution: str
-    grade: Grade
-    generate_seconds: float
-    grade_seconds: float
-
-    @property
-    def difficulty(self) -> str:
-        return str(self.grade.difficulty) if self.grade.solved else _UNSOLVED
-
-
-def make_chunk(task: tuple[int, int, int, str]) -> list[Made]:
-    """Worker: generate and grade puzzles ``start .. start + size - 1`` of the build."""
-    build_seed, start, size, symmetry = task
-    out = []
-    for index in range(start, start + size):
-        seed = puzzle_seed(build_seed, index)
-        t0 = time.perf_counter()
-        made = generate(seed, symmetry)
-        t1 = time.perf_counter()
-        result = grade(made.puzzle)
-        t2 = time.perf_counter()
-        out.append(Made(index, seed, made.puzzle, made.solution, result, t1 - t0, t2 - t1))
-    return out
-
-
-def _ordered_results(build_seed: int, symmetry: str, jobs: int) -> Iterator[Made]:
-    """Every puzzle of the build in index order, computed ahead by ``jobs`` processes."""
-    if jobs <= 1:
-        start = 0
-        while True:
-            yield from make_chunk((build_seed, start, CHUNK, symmetry))
-            start += CHUNK
-    with worker_pool(jobs) as pool:
-        window: deque[AsyncResult[list[Made]]] = deque()
-        start = 0
-        while True:
-            # Keep a bounded window of chunks in flight; results are taken from the left, in order.
-            while len(window) < jobs * 4:
-                window.append(pool.apply_async(make_chunk, ((build_seed, start, CHUNK, symmetry),)))
-                start += CHUNK
-            yield from window.popleft().get()
-
-
-@dataclass
-class Stats:
-    """Raw generation statistics per difficulty (including puzzles the grader could not solve)."""
-
-    made: Counter[str] = field(default_factory=Counter)
-    generate_seconds: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
-    grade_seconds: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
-    duplicates: int = 0
-
-    def add(self, made: Made) -> None:
-        self.made[made.difficulty] += 1
-        self.generate_seconds[made.difficulty] += made.generate_seconds
-        self.grade_seconds[made.difficulty] += made.grade_seconds
-
-    def lines(self) -> list[str]:
-        total = sum(self.made.values())
-        out = [f"raw puzzles: {total}, duplicates dropped: {self.duplicates}"]
-        for name in (*DIFFICULTIES, _UNSOLVED):
-            n = self.made[name]
-            if n:
-                gen = self.generate_seconds[name] / n * 1000
-                grd = self.grade_seconds[name] / n * 1000
-                out.append(f"  {name:<8} {n:>7} ({n / total:6.1%})  generate {gen:7.1f} ms  grade {grd:7.1f} ms")
-        return out
 
 
 def _quota_eta(quotas: dict[str, int] | None, kept_by: Counter[str], started: float) -> float | None:
@@ -214,9 +142,10 @@ def parse_difficulties(text: str) -> tuple[str, ...]:
     return tuple(wanted)
 
 
-def make_record(made: Made, form: str, symmetry: str, tags: list[str], volume: str | None) -> dict[str, Any]:
+def make_record(made: Made, symmetry: str, tags: list[str], volume: str | None) -> dict[str, Any]:
     """The export record for a kept puzzle (field order is applied by ``record_line``)."""
-    g = made.grade
+    g, form = made.grade, made.form
+    assert g is not None  # only graded puzzles are kept
     now = int(time.time())
     return {
         "canonical_id": canonical_id(form),
@@ -252,25 +181,20 @@ def output_path(out: Path, when: datetime) -> Path:
     return out
 
 
-def write_export(path: Path, records: list[dict[str, Any]]) -> None:
-    """Write ``records`` (gzip when the name ends in .gz, before any .partial) through a temporary file, then
-    rename it into place, so a reader never sees a half-written export; on an error the temporary file goes."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    now = int(time.time())
+def warn_export_limit(inflated: int, command: str = "build") -> None:
+    """Say what to set when the export inflates past ``SUDOKUPOOL_MAX_EXPORT_BYTES`` (the value in this
+    environment): the service, ``check`` and ``pack`` would refuse it."""
     try:
-        if path.name.removesuffix(PARTIAL).endswith(".gz"):
-            # mtime=0 keeps the gzip header free of the wall clock; the records carry their own times.
-            with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as handle:
-                for record in records:
-                    handle.write(record_line({**record, "synced_at": now}))
-        else:
-            with open(tmp, "wb") as handle:
-                for record in records:
-                    handle.write(record_line({**record, "synced_at": now}))
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        limit = Settings.from_environ(os.environ).max_export_bytes
+    except SettingsError:
+        limit = Settings.max_export_bytes  # the service reports a bad value itself
+    if inflated > limit:
+        wanted = -(-inflated // (1 << 30)) << 30
+        print(
+            f"sudokupool {command}: the export inflates to {inflated} bytes, more than SUDOKUPOOL_MAX_EXPORT_BYTES="
+            f"{limit}: set SUDOKUPOOL_MAX_EXPORT_BYTES={wanted} (or more) wherever it is served, checked or packed",
+            file=sys.stderr,
+        )
 
 
 def check_output(out: Path) -> str | None:
@@ -290,6 +214,22 @@ def run(args: argparse.Namespace) -> int:
         wanted = parse_difficulties(args.difficulty)
     except ValueError as exc:
         print(f"sudokupool build: {exc}", file=sys.stderr)
+        return 2
+    try:
+        techniques = tuple(dict.fromkeys(technique_name(t) for t in args.technique))
+    except ValueError as exc:
+        print(f"sudokupool build: {exc}", file=sys.stderr)
+        return 2
+    # A path is at least as hard as its hardest technique: easier levels cannot have it, and need not be graded.
+    need = max((LEVEL[t] for t in techniques), default=1)
+    levels = frozenset(DIFFICULTIES.index(d) + 1 for d in wanted if DIFFICULTIES.index(d) + 1 >= need)
+    if not levels:
+        hardest = max(techniques, key=LEVEL.__getitem__)
+        print(
+            f"sudokupool build: a path with {hardest} is {DIFFICULTIES[need - 1]} or harder, "
+            f"but --difficulty keeps only {', '.join(wanted)}",
+            file=sys.stderr,
+        )
         return 2
     if (
         args.jobs < 1
@@ -322,57 +262,67 @@ def run(args: argparse.Namespace) -> int:
     volume = args.volume or None
     quotas = {d: args.per_difficulty for d in wanted} if args.per_difficulty else None
     target = sum(quotas.values()) if quotas else args.count
+    order = Order(args.symmetry, levels, techniques, args.minimal)
+    extra = "".join(f", using {t}" for t in techniques) + (", minimal" if args.minimal else "")
     print(
         f"sudokupool build: seed {build_seed}, {target} puzzles "
-        f"({', '.join(wanted)}{f', {args.per_difficulty} each' if quotas else ''}), "
+        f"({', '.join(wanted)}{f', {args.per_difficulty} each' if quotas else ''}{extra}), "
         f"symmetry {args.symmetry}, {args.jobs} job(s)",
         file=sys.stderr,
     )
 
     started = time.monotonic()
     stats = Stats()
-    kept: list[dict[str, Any]] = []
     kept_by: Counter[str] = Counter()
-    seen_forms: set[str] = set()
     seen_ids: set[str] = set()
     progress = Progress(target, sys.stderr)
     timed_out = False
-    for made in _ordered_results(build_seed, args.symmetry, args.jobs):
-        stats.add(made)
-        difficulty = made.difficulty
-        if difficulty in wanted and (quotas is None or kept_by[difficulty] < quotas[difficulty]):
-            form = canonical_form(made.puzzle)
-            code = canonical_id(form)
-            if form in seen_forms or code in seen_ids:
-                stats.duplicates += 1
-            else:
-                seen_forms.add(form)
-                seen_ids.add(code)
-                kept.append(make_record(made, form, symmetry_class(made.puzzle), tags, volume))
-                kept_by[difficulty] += 1
-        progress.update(
-            len(kept), " ".join(f"{d.lower()}:{kept_by[d]}" for d in wanted), _quota_eta(quotas, kept_by, started)
-        )
-        if len(kept) >= target:
-            break
-        if args.time_limit is not None and time.monotonic() - started > args.time_limit:
-            timed_out = True
-            break
-    progress.close()
-
-    path = output_path(out, datetime.now(UTC))
-    if timed_out:
-        path = path.with_name(path.name + PARTIAL)
+    directory = out if out.is_dir() else out.parent
+    gzipped = out.is_dir() or out.name.endswith(".gz")
+    packs = out.is_dir() or is_export_name(out.name)
     try:
-        write_export(path, kept)
+        with ExportWriter(directory, gzipped=gzipped, pack=packs) as writer:
+            # Read when each chunk is sent: the order narrows as quotas fill.
+            current = [order]
+            for made in ordered_results(build_seed, lambda: current[0], args.jobs):
+                stats.add(made)
+                difficulty = made.outcome
+                if made.grade is not None and (quotas is None or kept_by[difficulty] < quotas[difficulty]):
+                    # A share code is the canonical form's digest: one seen before is the same puzzle.
+                    code = canonical_id(made.form)
+                    if code in seen_ids:
+                        stats.duplicates += 1
+                    else:
+                        seen_ids.add(code)
+                        writer.add(make_record(made, symmetry_class(made.puzzle), tags, volume))
+                        kept_by[difficulty] += 1
+                        if quotas is not None and kept_by[difficulty] == quotas[difficulty]:
+                            # Puzzles sent from now on stop as soon as they show this level: it is full.
+                            current[0] = current[0].without(DIFFICULTIES.index(difficulty) + 1)
+                progress.update(
+                    writer.count,
+                    " ".join(f"{d.lower()}:{kept_by[d]}" for d in wanted),
+                    _quota_eta(quotas, kept_by, started),
+                )
+                if writer.count >= target:
+                    break
+                if args.time_limit is not None and time.monotonic() - started > args.time_limit:
+                    timed_out = True
+                    break
+            progress.close()
+            path = output_path(out, datetime.now(UTC))
+            if timed_out:
+                path = path.with_name(path.name + PARTIAL)
+            packed = writer.commit(path, pack=not timed_out)
     except OSError as exc:
-        print(f"sudokupool build: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+        progress.close()
+        print(f"sudokupool build: cannot write the export in {directory}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     elapsed = time.monotonic() - started
     for line in stats.lines():
         print(line, file=sys.stderr)
     print(
-        f"wrote {len(kept)} puzzles ({', '.join(f'{d} {kept_by[d]}' for d in wanted)}) to {path} "
+        f"wrote {writer.count} puzzles ({', '.join(f'{d} {kept_by[d]}' for d in wanted)}) to {path} "
         f"in {elapsed:.1f} s ({path.stat().st_size / 1e6:.2f} MB)",
         file=sys.stderr,
     )
@@ -380,7 +330,7 @@ def run(args: argparse.Namespace) -> int:
         short = (
             ", ".join(f"{d} {kept_by[d]}/{quotas[d]}" for d in wanted if kept_by[d] < quotas[d])
             if quotas
-            else f"{len(kept)}/{target} puzzles"
+            else f"{writer.count}/{target} puzzles"
         )
         print(
             f"sudokupool build: time limit of {args.time_limit:g} s reached before the target: {short}; "
@@ -388,11 +338,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    if is_export_name(path.name) and kept:
-        try:
-            packed, _ = asyncio.run(write_pack(path))
-        except LoadError as exc:
-            print(f"sudokupool build: no pack written: {exc}", file=sys.stderr)
-            return 1
+    if packed is not None:
         print(f"wrote its pack {packed} ({packed.stat().st_size / 1e6:.2f} MB)", file=sys.stderr)
+    warn_export_limit(writer.inflated)
     return 0

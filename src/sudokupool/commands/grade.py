@@ -1,8 +1,10 @@
 """``sudokupool grade``: grade puzzles with the human-style grader, as text or one JSON object a line.
 
-Puzzles come from the arguments, from ``--file F`` or from standard input (``-``), one a line; the
-first whitespace-separated field of a line is the puzzle, so rated lists such as ``PUZZLE 7.2`` work
-as they are; blank lines and a leading byte-order mark are skipped. Answers keep the input order. Exit 0
+Puzzles come from the arguments, from ``--file F`` or from standard input (``-``) in the forms people paste
+(:func:`read_puzzles`): one a line, where the first whitespace-separated field of a line is the puzzle, so
+rated lists such as ``PUZZLE 7.2`` work as they are; or a grid spread over lines and written with spaces,
+``|``, ``-``, ``+`` or box-drawing characters between cells; ``0``, ``.`` or ``_`` for an empty cell; ``#``
+starts a comment; blank lines and a leading byte-order mark are skipped. Answers keep the input order. Exit 0
 when every puzzle was solved (or there were none: that is said on stderr), 1 when any was not (invalid, no
 solution, several solutions), 2 when the input cannot be read.
 """
@@ -14,7 +16,7 @@ import os
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import Final, TextIO
 
 import orjson
 
@@ -33,10 +35,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "grade",
         help="grade puzzles: difficulty, score, tier and the step-by-step path",
         description=(
-            "Grade each PUZZLE (81 characters, row-major: 1-9 for givens, '.' or '0' for empty) with the "
-            "human-style grader: its status, difficulty, score, tier, hardest technique and numbered steps. "
-            "Read puzzles one a line from --file F or from standard input ('-'). Exit 1 when any puzzle "
-            "is invalid or has no or several solutions."
+            "Grade each PUZZLE (81 cells, row-major: 1-9 for givens, '0', '.' or '_' for empty) with the "
+            "human-style grader: its status, solution, difficulty, score, tier, hardest technique and numbered "
+            "steps. Read puzzles from --file F or from standard input ('-'): one a line (the first field of a "
+            "line, so 'PUZZLE RATING' lists work), or a grid over several lines with spaces, '|', '-', '+' "
+            "or box-drawing characters between cells; '#' starts a comment. Exit 1 when any puzzle is "
+            "invalid or has no or several solutions."
         ),
     )
     parser.add_argument("puzzles", metavar="PUZZLE", nargs="*", help="a puzzle, or '-' for standard input")
@@ -44,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--json",
         action="store_true",
-        help="print one JSON object per puzzle (puzzle, status, reason, difficulty, ..., solve_path)",
+        help="print one JSON object per puzzle (puzzle, status, reason, solution, difficulty, ..., solve_path)",
     )
     parser.add_argument(
         "--jobs",
@@ -56,13 +60,64 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=run)
 
 
-def _puzzles(lines: Iterable[str]) -> list[str]:
-    out = []
-    for number, line in enumerate(lines):
+_CELLS: Final = frozenset("123456789" + "0._")
+# What people put between cells when they write a grid out: spaces, rules drawn with ASCII, commas, and
+# the box-drawing block (U+2500-U+257F) that pretty printers use.
+_SEPARATORS: Final = frozenset(" \t\r\n\f\v|-+=:;,") | frozenset(map(chr, range(0x2500, 0x2580)))
+_EMPTY_AS_DOT: Final = str.maketrans("_", ".")
+
+
+def _cells(text: str) -> str | None:
+    """The cells written in ``text`` (``_`` as ``.``), or None when it holds anything but cells and separators."""
+    cells = []
+    for ch in text:
+        if ch in _CELLS:
+            cells.append(ch)
+        elif ch not in _SEPARATORS:
+            return None
+    return "".join(cells).translate(_EMPTY_AS_DOT)
+
+
+def read_puzzles(lines: Iterable[str]) -> list[str]:
+    """The puzzles written in ``lines``, each as its 81 cells (or, when malformed, as written, so the grader
+    says what is wrong with it).
+
+    A line whose first field is 81 cells is a puzzle (the rest of the line, such as a rating, is ignored);
+    otherwise a line of cells and separators only is part of a grid spread over lines (a rule such as
+    ``------+-------`` adds nothing), complete at 81 cells. Any other line is graded by its first field. A
+    grid cut short by such a line, or by the end, is graded as the cells it has. ``#`` starts a comment.
+    """
+    out: list[str] = []
+    pending = ""
+    for number, raw in enumerate(lines):
         # A byte-order mark, which some editors put at the start of a UTF-8 file, is not part of the puzzle.
-        fields = (line.removeprefix("\ufeff") if number == 0 else line).split()
-        if fields:
-            out.append(fields[0])
+        line = (raw.removeprefix("\ufeff") if number == 0 else raw).split("#", 1)[0]
+        fields = line.split()
+        if not fields:
+            continue
+        first = _cells(fields[0])
+        if first is not None and len(first) == 81:
+            if pending:
+                out.append(pending)
+                pending = ""
+            out.append(first)
+            continue
+        cells = _cells(line)
+        if cells is not None and len(cells) <= 81:
+            if len(pending) + len(cells) > 81:
+                out.append(pending)
+                pending = ""
+            pending += cells
+            if len(pending) == 81:
+                out.append(pending)
+                pending = ""
+            continue
+        if pending:
+            out.append(pending)
+            pending = ""
+        out.append(fields[0])
+    if pending:
+        out.append(pending)
     return out
 
 
@@ -72,6 +127,7 @@ def as_json(puzzle: str, g: Grade) -> dict[str, object]:
         "puzzle": puzzle,
         "status": g.status,
         "reason": g.reason,
+        "solution": g.solution,
         "difficulty": g.difficulty,
         "difficulty_level": g.difficulty_level,
         "score": g.score,
@@ -90,6 +146,7 @@ def as_text(puzzle: str, g: Grade) -> str:
         lines.append(f"reason:     {g.reason}")
         return "\n".join(lines)
     lines += [
+        f"solution:   {g.solution}",
         f"difficulty: {g.difficulty} (level {g.difficulty_level})",
         f"score:      {g.score}",
         f"tier:       {g.tier} ({g.stars} star{'s' if g.stars != 1 else ''})",
@@ -114,9 +171,9 @@ def _grades(puzzles: list[str], jobs: int) -> Iterator[Grade]:
 
 def _read(source: str) -> list[str]:
     if source == "-":
-        return _puzzles(sys.stdin)
+        return read_puzzles(sys.stdin)
     with Path(source).open(encoding="utf-8") as handle:
-        return _puzzles(handle)
+        return read_puzzles(handle)
 
 
 def grade_all(puzzles: list[str], out: TextIO, err: TextIO, *, json: bool, jobs: int) -> int:
@@ -144,12 +201,13 @@ def run(args: argparse.Namespace) -> int:
         print("sudokupool grade: --jobs must be at least 1", file=sys.stderr)
         return 2
     sources = [args.file] if args.file else []
-    inline = []
+    inline: list[str] = []
     for item in args.puzzles:
         if item == "-":
             sources.append("-")
         else:
-            inline.append(item)
+            # One argument may hold a pasted grid, spaces and line breaks included.
+            inline += read_puzzles(item.splitlines()) or [item]
     if not sources and not inline:
         print("sudokupool grade: give puzzles, --file F, or '-' for standard input", file=sys.stderr)
         return 2

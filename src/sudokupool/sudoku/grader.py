@@ -15,7 +15,7 @@ from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.candidates import Candidates
 from sudokupool.sudoku.grid import GridError, first_conflict, parse_grid
 from sudokupool.sudoku.solver import solutions
-from sudokupool.sudoku.techniques import ADVANCED, SCORES, Step
+from sudokupool.sudoku.techniques import ADVANCED, SCORES, Step, memo
 from sudokupool.sudoku.techniques.last_resort import brute_force
 from sudokupool.sudoku.techniques.singles import full_house, hidden_single, naked_single
 
@@ -80,26 +80,30 @@ LEVEL: Final[dict[str, int]] = {
 MAX_SCORE: Final = {1: 800, 2: 1000, 3: 1600}
 assert LEVEL.keys() == SCORES.keys()
 
-# (lowest score, tier name) and (lowest score, stars); see docs/grading.md. The score is ten times
-# the hardest step's difficulty plus a little, so the bands follow the technique ladder: naked singles
-# only, hidden singles (Easy), up to triples (Medium), 100-149 and 150-199 (Hard), 200-499
-# (chains, ALS, Sue de Coq, finned fish: Expert; a long chain's bonus keeps it under 500) and 500 up
-# (forcing chains and nets).
+# (lowest score, stars) and (lowest score, tier name); see docs/grading.md. The star bands were set on the
+# scores of the demo pool and of rated public puzzles: each level spreads over two or three star values
+# (no value holds more than 80 % of a level), no value holds more than 60 % of the puzzles Sudoku Explainer
+# rates 6 or more, and the stars rank with Sudoku Explainer's ratings. The tiers split the bands of 1 and 3
+# stars: naked singles only (Warm-up) or not (Gentle); below 1500, a hardest step up to an X-Wing or a
+# uniqueness test (Tricky), or above (Tough).
+STARS: Final = ((0, 1), (160, 2), (525, 3), (2500, 4), (3130, 5))
 TIERS: Final = (
     (0, "Warm-up"),
-    (100, "Gentle"),
-    (500, "Moderate"),
-    (1000, "Tricky"),
+    (140, "Gentle"),
+    (160, "Moderate"),
+    (525, "Tricky"),
     (1500, "Tough"),
-    (2000, "Fiendish"),
-    (5000, "Diabolical"),
+    (2500, "Fiendish"),
+    (3130, "Diabolical"),
 )
-STARS: Final = ((0, 1), (500, 2), (1000, 3), (1500, 4), (2000, 5))
 # The steps that count in the score besides the hardest one: difficulty 200 and up, HoDoKu's Expert
 # techniques (Finned Swordfish and harder) and W-Wings. Counting the easier steps too (HoDoKu's whole
 # total) ranks worse against Sudoku Explainer's ratings: their number says little about how hard a
 # puzzle is once it needs chains (docs/grading.md, Measured).
 HARD_STEP: Final = 200
+#: The most the count of steps adds to a score: under the 100 points between two difficulties of the
+#: ladder (a naked single's 40 and a hidden single's 140).
+MOST_STEPS: Final = 99
 
 
 Status = Literal["solved", "no-solution", "multiple-solutions", "invalid"]
@@ -112,7 +116,7 @@ class Grade:
     ``status`` is ``solved`` for a puzzle with exactly one solution (the grader then always finishes
     it), or says why there is no grade: ``invalid`` (not an 81-cell grid of 1-9 and '.'/'0', or
     clashing givens), ``no-solution`` or ``multiple-solutions``; ``reason`` says what is wrong and is
-    None when solved. Only a solved puzzle carries a difficulty, score, tier, stars and a path.
+    None when solved. Only a solved puzzle carries its solution, a difficulty, score, tier, stars and a path.
     """
 
     status: Status
@@ -125,6 +129,7 @@ class Grade:
     hardest_technique: str | None
     techniques: list[str]  # distinct names in order of first use
     solve_path: list[dict[str, object]]
+    solution: str | None = None  # the 81 digits, when solved
 
     @property
     def solved(self) -> bool:
@@ -146,12 +151,21 @@ def level_of(techniques: list[str], total: int) -> int:
 
 def score_of(steps: Sequence[Step]) -> int:
     """The puzzle's score: ten times its hardest step's difficulty (its score, plus a bonus for a long
-    chain, net or ALS move: :func:`~sudokupool.sudoku.techniques.step.difficulty`) plus a tenth of the
-    difficulties of its hard steps (``HARD_STEP`` and up), rounded down. The hardest step dominates, as
-    it does in Sudoku Explainer's rating; the hard steps rank the puzzles that share a hardest step."""
+    chain, net or ALS move: :func:`~sudokupool.sudoku.techniques.step.difficulty`), plus a tenth of the
+    difficulties of its hard steps (``HARD_STEP`` and up), rounded down, plus how many steps as hard as the
+    hardest it takes, counting each step by its difficulty over the hardest one's (so a step half as hard
+    counts a half), less the hardest step itself, at most 99 (:data:`MOST_STEPS`).
+
+    The hardest step dominates, as it does in Sudoku Explainer's rating; the hard steps rank the puzzles
+    that share a hardest step, and the count of steps ranks those that share both: it never reaches the
+    next difficulty (ten points of difficulty are a hundred of score), so the order by hardest step holds,
+    and it spreads Easy and Medium puzzles, which have no hard steps."""
     difficulties = [step.difficulty for step in steps]
+    if not difficulties:
+        return 0
+    top = max(difficulties)
     hard = sum(d for d in difficulties if d >= HARD_STEP)
-    return 10 * max(difficulties, default=0) + hard // 10
+    return 10 * top + hard // 10 + min(MOST_STEPS, sum(difficulties) // top - 1)
 
 
 def tier_of(score: int) -> str:
@@ -162,15 +176,20 @@ def stars_of(score: int) -> int:
     return [stars for low, stars in STARS if score >= low][-1]
 
 
-def solve_steps(puzzle: str, solution: str) -> list[Step]:
-    """The steps the grader takes on ``puzzle`` (unique, with ``solution``) until the grid is full.
+def solve_steps(puzzle: str, solution: str, max_level: int = 4) -> list[Step] | None:
+    """The steps the grader takes on ``puzzle`` (unique, with ``solution``) until the grid is full; None as
+    soon as the puzzle is sure to be harder than level ``max_level`` (a step of a higher level, or a total
+    past the level's maximum), which spares the rest of the work when only easier puzzles are wanted.
 
     The techniques are tried easiest first; when none applies, :func:`brute_force` places one cell
     from the solution, so the path always ends at the solution.
     """
+    memo.forget()  # what the finders remember of another puzzle would only take memory
     cg = Candidates.from_puzzle(puzzle)
     steps: list[Step] = []
     empty = cg.values.count(0)
+    total = 0
+    most = MAX_SCORE.get(max_level)
     while empty:
         step = full_house(cg) or naked_single(cg) or hidden_single(cg)
         if step is None:
@@ -180,6 +199,9 @@ def solve_steps(puzzle: str, solution: str) -> list[Step]:
                     break
             else:
                 step = brute_force(cg, solution)
+        total += step.score
+        if LEVEL[step.technique] > max_level or (most is not None and total > most):
+            return None
         for cell, digit in step.placements:
             cg.place(cell, digit)
             empty -= 1
@@ -195,6 +217,13 @@ def grade(text: str) -> Grade:
     Never raises for bad input: a malformed grid, clashing givens, no solution or several solutions
     come back as a :class:`Grade` with that status and a reason, and no score.
     """
+    graded = grade_within(text, 4)
+    assert graded is not None  # no puzzle is harder than level 4
+    return graded
+
+
+def grade_within(text: str, max_level: int) -> Grade | None:
+    """:func:`grade`, or None as soon as the puzzle is sure to be harder than level ``max_level``."""
     try:
         puzzle = parse_grid(text)
     except GridError as exc:
@@ -207,7 +236,9 @@ def grade(text: str) -> Grade:
         return _ungraded("no-solution", "no grid completes these givens")
     if count > 1:
         return _ungraded("multiple-solutions", "the givens allow more than one solution")
-    steps = solve_steps(puzzle, solution)
+    steps = solve_steps(puzzle, solution, max_level)
+    if steps is None:
+        return None
     techniques: list[str] = []
     for step in steps:
         if step.technique not in techniques:
@@ -226,4 +257,5 @@ def grade(text: str) -> Grade:
         hardest_technique=hardest,
         techniques=techniques,
         solve_path=[step.to_dict() for step in steps],
+        solution=solution,
     )

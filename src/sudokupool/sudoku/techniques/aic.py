@@ -18,7 +18,7 @@ import copy
 
 from sudokupool.sudoku.candidates import BIT, DIGITS_OF, Candidates
 from sudokupool.sudoku.grid import BOX_OF, COL_OF, HOUSE_MASK, HOUSES, PEER_MASK, PEERS, ROW_OF, cell_name
-from sudokupool.sudoku.techniques.memo import digit_masks
+from sudokupool.sudoku.techniques.memo import digit_masks, kept
 from sudokupool.sudoku.techniques.step import Step, join, removal_text
 
 MAX_NODES = 16
@@ -194,7 +194,7 @@ class _Graph:
         return "/".join(cell_name(c) for c in self.cells[i])
 
 
-_graphs: dict[tuple[int, ...], list[_Graph]] = {}
+_graphs: dict[tuple[int, ...], list[_Graph]] = kept({})
 
 
 def _graph(cg: Candidates, grouped: bool) -> _Graph:

@@ -15,7 +15,7 @@ from itertools import combinations
 
 from sudokupool.sudoku.candidates import ALL, BIT, DIGITS_OF, POPCOUNT, Candidates
 from sudokupool.sudoku.grid import HOUSES, PEER_MASK, cell_name
-from sudokupool.sudoku.techniques.memo import digit_masks
+from sudokupool.sudoku.techniques.memo import digit_masks, kept
 from sudokupool.sudoku.techniques.step import Step, digit_list, join, names, removal_text
 
 MAX_SIZE = 5
@@ -45,7 +45,7 @@ def _seen_by_all(mask: int) -> int:
     return seen
 
 
-_cache: dict[tuple[int, ...], tuple[list[Als], dict[int, list[tuple[int, int]]], tuple[int, ...]]] = {}
+_cache: dict[tuple[int, ...], tuple[list[Als], dict[int, list[tuple[int, int]]], tuple[int, ...]]] = kept({})
 
 
 def _state(cg: Candidates) -> tuple[list[Als], dict[int, list[tuple[int, int]]], tuple[int, ...]]:
@@ -100,7 +100,7 @@ def find_alses(cg: Candidates) -> list[Als]:
 # most houses' sets carry over to the next step's search. A hard puzzle's solve meets a few hundred
 # such keys; the cap keeps a long-running process's cache to a few megabytes.
 HOUSE_CACHE_MAX = 500
-_house_cache: dict[tuple[int, ...], list[Als]] = {}
+_house_cache: dict[tuple[int, ...], list[Als]] = kept({})
 
 
 def _house_alses(cands: list[int], h: int) -> list[Als]:

@@ -33,6 +33,7 @@ from collections.abc import Iterable, MutableMapping
 
 from sudokupool.sudoku.candidates import BIT, DIGITS_OF, POPCOUNT, Candidates
 from sudokupool.sudoku.grid import BOX_OF, COL_OF, HOUSE_MASK, HOUSES, PEER_MASK, ROW_OF, cell_name, house_name
+from sudokupool.sudoku.techniques.memo import kept
 from sudokupool.sudoku.techniques.step import Step, join
 
 # A fact: (kind, cell, digit) with kind 1 for "cell holds digit", 0 for "cell does not hold digit",
@@ -542,7 +543,7 @@ def _verity(
 # The runs of a forcing-chain search that found nothing, with their grid: the forcing-net search,
 # tried next on the same grid, takes over every run that held back no single, since its own run of
 # that assumption would be the same.
-_unused_chains: dict[tuple[int, ...], tuple[Tally, dict[tuple[int, int], Run]]] = {}
+_unused_chains: dict[tuple[int, ...], tuple[Tally, dict[tuple[int, int], Run]]] = kept({})
 
 
 def _forcing(cg: Candidates, *, chain: bool, locked: bool = False) -> Step | None:

@@ -15,11 +15,11 @@ from itertools import combinations
 
 from sudokupool.sudoku.candidates import DIGITS_OF, POPCOUNT, Candidates
 from sudokupool.sudoku.grid import BOX_OF, HOUSES, house_name
-from sudokupool.sudoku.techniques.memo import remember
+from sudokupool.sudoku.techniques.memo import kept, remember
 from sudokupool.sudoku.techniques.step import Step, digit_list, names, removal_text
 
 MAX_SIDE = 4  # cells taken from the rest of the line, and from the rest of the box
-_cache: dict[tuple[int, ...], Step | None] = {}
+_cache: dict[tuple[int, ...], Step | None] = kept({})
 
 # (box, line) pairs that cross: each box with its three rows and three columns.
 _CROSSINGS = tuple(

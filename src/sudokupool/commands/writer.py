@@ -1,0 +1,129 @@
+"""Write an export, and its pack, a record at a time: what ``build`` and ``merge`` keep goes to disk as it is kept.
+
+Both files grow as temporary files beside their final place (a dot name ending in ``.tmp``, which no service takes
+for an export), so memory does not grow with the records but for the pack's small columns (a few hundred bytes
+a record: :class:`~sudokupool.loading.pack.PackWriter`). :meth:`ExportWriter.commit` renames them into place,
+the pack first, so a service that sees the new export finds its pack beside it; until then, or on any error,
+a reader sees the previous files or none.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import os
+import secrets
+import time
+import zlib
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+from sudokupool.loading.export import parse_record, record_line
+from sudokupool.loading.pack import PackWriter
+from sudokupool.naming import pack_key
+
+#: Seconds between flushes of a gzip export, so what was kept can be read (and a build watched) while it runs;
+#: a sync flush costs a few bytes of output.
+FLUSH_EVERY = 5.0
+
+
+def _new_file(directory: Path, suffix: str, mode: str) -> IO[bytes]:
+    """A new file of a random dot name in ``directory`` (which no service takes for an export)."""
+    while True:
+        try:
+            return open(directory / f".sudokupool-{secrets.token_hex(8)}{suffix}", mode)
+        except FileExistsError:
+            continue
+
+
+class ExportWriter:
+    """An export being written in ``directory`` (gzip when ``gzipped``), with its pack when ``pack``.
+
+    Use as a context manager: leaving the block without :meth:`commit` (an error, Ctrl-C) removes the
+    temporary files.
+    """
+
+    def __init__(self, directory: Path, *, gzipped: bool, pack: bool) -> None:
+        self.directory = directory
+        self.count = 0
+        #: Bytes of the records written, as they inflate.
+        self.inflated = 0
+        # Made with open() rather than tempfile, whose files are private (0600): the export and its pack get
+        # the permissions any new file gets here (the umask's), as they did when written at the end.
+        self._raw = _new_file(directory, ".ndjson.tmp", "xb")
+        self._out: IO[bytes] | gzip.GzipFile = self._raw
+        self._flushed = time.monotonic()
+        if gzipped:
+            # mtime=0 keeps the gzip header free of the wall clock; the records carry their own times.
+            self._out = gzip.GzipFile(filename="", mode="wb", fileobj=self._raw, mtime=0)
+        self._pack_file: IO[bytes] | None = None
+        self._pack: PackWriter | None = None
+        if pack:
+            self._pack_file = _new_file(directory, ".pack.tmp", "x+b")
+            self._pack = PackWriter(self._pack_file)
+
+    @property
+    def path(self) -> Path:
+        """The temporary export file (records are there, in order, as soon as they are flushed)."""
+        return Path(self._raw.name)
+
+    def add(self, record: dict[str, Any]) -> None:
+        """Append ``record`` (an export record's fields; ``synced_at`` is set to now)."""
+        self.add_line(record_line({**record, "synced_at": int(time.time())}))
+
+    def add_line(self, line: bytes) -> None:
+        """Append one export line as it is (with its newline): a record already checked by the caller."""
+        self._out.write(line)
+        self.inflated += len(line)
+        self.count += 1
+        if self._pack is not None:
+            self._pack.add(parse_record(line))
+        if time.monotonic() - self._flushed > FLUSH_EVERY:
+            if isinstance(self._out, gzip.GzipFile):
+                self._out.flush(zlib.Z_SYNC_FLUSH)
+            self._raw.flush()
+            self._flushed = time.monotonic()
+
+    def commit(self, path: Path, *, pack: bool = True) -> Path | None:
+        """Close the export and move it to ``path``, its pack beside it (unless ``pack`` is False, or there is
+        none): the pack's path, or None."""
+        self._out.close()
+        self._raw.close()
+        packed = None
+        if self._pack is not None and self._pack_file is not None and pack and self.count:
+            self._pack.finish(export_name=path.name, export_size=self.path.stat().st_size, made_at=int(time.time()))
+            self._pack_file.close()
+            packed = path.with_name(pack_key(path.name))
+            os.replace(self._pack_file.name, packed)
+        self._discard_pack()
+        try:
+            os.replace(self.path, path)
+        except OSError:
+            if packed is not None:
+                packed.unlink(missing_ok=True)  # a pack without its export would name a file that is not there
+            raise
+        return packed
+
+    def _discard_pack(self) -> None:
+        if self._pack_file is not None:
+            self._pack_file.close()
+            Path(self._pack_file.name).unlink(missing_ok=True)
+
+    def discard(self) -> None:
+        """Remove the temporary files (nothing is left of this export)."""
+        for handle in (self._out, self._raw):
+            # A full disk refuses the last flush too; the file goes anyway.
+            with contextlib.suppress(OSError):
+                handle.close()
+        self.path.unlink(missing_ok=True)
+        self._discard_pack()
+
+    def __enter__(self) -> ExportWriter:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        if kind is not None or not self._raw.closed:
+            self.discard()
