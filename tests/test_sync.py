@@ -5,20 +5,23 @@ from __future__ import annotations
 import asyncio
 import gzip
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
 import httpx
+import orjson
 import pytest
 
 from sudokupool import state
 from sudokupool.app import SudokuPool, create_app
 from sudokupool.commands.pack import write_pack
 from sudokupool.config import BadLineLimit, Settings
-from sudokupool.loading import sync
+from sudokupool.loading import loader, sync
 from sudokupool.loading.export import record_line
 from sudokupool.loading.loader import LoadError
 from sudokupool.loading.sync import Backoff, PoolSync
@@ -174,8 +177,9 @@ async def test_a_newer_export_is_swapped_in(
         assert after["sync"]["last_error"] is None
         response = await client.get(f"/puzzles/{records[6]['canonical_id']}")
         assert response.status_code == 200
-        assert response.json()["synced_at"] == after["export"]["loaded_at"]
-        assert (await client.get("/stats")).json()["last_synced_at"] == after["export"]["loaded_at"]
+        # The export's time, not the swap's: the same on every instance serving NEW.
+        assert response.json()["synced_at"] == after["export"]["exported_at"]
+        assert (await client.get("/stats")).json()["last_synced_at"] == after["export"]["exported_at"]
         assert (await client.get(f"/puzzles/{records[0]['canonical_id']}")).status_code == 404
 
         async def trimmed_again() -> bool:  # and after the swap, when the old pool is gone
@@ -184,6 +188,38 @@ async def test_a_newer_export_is_swapped_in(
         await wait_for(trimmed_again)
         # Startup loads at full priority; the live reload at SUDOKUPOOL_SYNC_NICENESS.
         assert loads == [(False, 7), (True, 7)]
+
+
+async def test_instances_loading_one_export_at_different_times_answer_alike(
+    tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_export(tmp_path / OLD, records[:8])
+    # Each instance loads at its own time: the first at t, the second an hour later.
+    clock = {"now": 1_780_000_000.0}
+    monkeypatch.setattr(loader, "time", SimpleNamespace(time=lambda: clock["now"], perf_counter=time.perf_counter))
+    async with serving(tmp_path) as (_, first):
+        clock["now"] += 3600
+        async with serving(tmp_path) as (_, second):
+            one, two = await health(first), await health(second)
+            assert two["export"]["loaded_at"] - one["export"]["loaded_at"] == 3600
+            assert one["export"]["exported_at"] == two["export"]["exported_at"] == 1_767_225_600
+            stats = [(await client.get("/stats")).content for client in (first, second)]
+            assert stats[0] == stats[1]
+            assert orjson.loads(stats[0])["last_synced_at"] == 1_767_225_600
+            for record in records[:8]:
+                path = f"/puzzles/{record['canonical_id']}"
+                for encoding in ("gzip", "identity"):
+                    a, b = [await c.get(path, headers={"accept-encoding": encoding}) for c in (first, second)]
+                    assert a.status_code == b.status_code == 200
+                    assert a.headers["etag"] == b.headers["etag"]
+                    assert a.content == b.content
+                    assert a.json()["synced_at"] == 1_767_225_600
+                # A validator from one instance holds at the other.
+                etag = (await first.get(path)).headers["etag"]
+                revalidated = await second.get(path, headers={"if-none-match": etag})
+                assert revalidated.status_code == 304
+                solution = [(await c.get(path + "/solution")).headers["etag"] for c in (first, second)]
+                assert solution[0] == solution[1]
 
 
 async def test_a_pack_swapped_in_is_not_followed_by_a_trim(

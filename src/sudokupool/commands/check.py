@@ -22,7 +22,7 @@ import msgspec
 
 from sudokupool.config import BadLineLimit, Settings, SettingsError
 from sudokupool.loading.export import LineError, Record
-from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, parse_export
+from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, export_time, parse_export
 from sudokupool.loading.pack import MAGIC, PackError, map_file
 from sudokupool.loading.pool import Pool, PoolInfo
 from sudokupool.storage.base import ExportObject, StorageError
@@ -157,7 +157,8 @@ async def check_pack(store: LocalStore, export: ExportObject, limits: LoadLimits
     than parsing the export gives. None when it matches."""
     assert export.pack is not None
     try:
-        packed = Pool.from_pack(map_file(store.path_of(export.pack.key)), PoolInfo("", export.key, export.size, 0))
+        info = PoolInfo("", export.key, export.size, 0, exported=export_time(export))
+        packed = Pool.from_pack(map_file(store.path_of(export.pack.key)), info)
     except PackError as exc:
         return str(exc)
     parsed, _ = await parse_export(store, export, loaded_at=0, log_lines=False, limits=limits)
