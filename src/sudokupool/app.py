@@ -38,6 +38,7 @@ from sudokupool.ratelimit import LimiterStore, Limits, RateLimiter, make_store
 from sudokupool.site import STATIC_DIR, web_routes
 from sudokupool.state import Runtime
 from sudokupool.storage import open_store
+from sudokupool.supervision import report_startup_failure, worker_started
 from sudokupool.tasks import Interrupted, until_signalled
 
 if TYPE_CHECKING:
@@ -82,10 +83,14 @@ class SudokuPool:
                 try:
                     await self.startup()
                 except Exception as exc:
-                    # uvicorn logs this message as the one line explaining the failed startup, and exits
-                    # non-zero. Anything else escaping here would make uvicorn decide the app has no
-                    # lifespan ("ASGI 'lifespan' protocol appears unsupported") and serve 500s without a pool.
-                    await send({"type": "lifespan.startup.failed", "message": _startup_failure(exc)})
+                    # Under `sudokupool serve` the launcher prints the reason once, whatever the number of
+                    # workers (sudokupool.supervision); otherwise the server logs this message as the one
+                    # line explaining the failed startup, and exits non-zero. Anything else escaping here
+                    # would make uvicorn decide the app has no lifespan ("ASGI 'lifespan' protocol appears
+                    # unsupported") and serve 500s without a pool.
+                    reason = _startup_failure(exc)
+                    reported = report_startup_failure(reason)
+                    await send({"type": "lifespan.startup.failed", "message": "" if reported else reason})
                     return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
@@ -262,6 +267,8 @@ def create_app(settings: Settings | None = None, *, pool: Pool | None = None) ->
     stderr and exit status 2, before the server logs anything. Given ``settings`` that are wrong
     (a bad key entry), :class:`SettingsError` is raised.
     """
+    # A worker of `sudokupool serve` dies with its launcher (sudokupool.supervision).
+    worker_started()
     if settings is not None:
         return _build(settings, pool)
     try:

@@ -30,6 +30,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
+from sudokupool import supervision
 from sudokupool.config import Settings, _int, listen_port, parse_value
 from sudokupool.logs import log_config
 from sudokupool.metrics.workers import cleanup, prepare
@@ -118,32 +119,55 @@ def granian_argv(launch: Launch) -> list[str]:
 
 
 def serve(launch: Launch) -> int:
-    """Run the server in this process (uvicorn) or replace this process with it (granian); the exit code.
+    """Run the server (uvicorn or granian, with its workers) in this process, the launcher; the exit code.
 
     The workers read their settings from the environment: the address the API binds travels as
     ``SUDOKUPOOL_HOST`` (the metrics port binds it too unless ``SUDOKUPOOL_METRICS_HOST`` says otherwise),
     and with metrics on and several workers, ``PROMETHEUS_MULTIPROC_DIR`` (see :mod:`sudokupool.metrics.workers`).
+    A start that fails ends with one line, the reason, and :data:`~sudokupool.supervision.STARTUP_FAILED`;
+    workers die with the launcher (see :mod:`sudokupool.supervision`).
     """
     problem = port_problem(launch)
     if problem is not None:
         print(f"sudokupool: {problem}", file=sys.stderr)
         return 2
     os.environ["SUDOKUPOOL_HOST"] = launch.host
+    supervised = supervision.Launch(os.environ)
     made = None
-    if launch.metrics_port is not None:
-        # granian replaces this process: a directory made here outlives it (a few KiB in the temp dir).
-        made = prepare(os.environ, launch.workers)
-    if launch.server == "granian":
-        argv = granian_argv(launch)
-        sys.stdout.flush()
-        os.execvp(argv[0], argv)
-    import uvicorn
-
+    status: int | str | None = 0
     try:
-        uvicorn.run(**uvicorn_options(launch))
+        if launch.metrics_port is not None:
+            made = prepare(os.environ, launch.workers)
+        try:
+            if launch.server == "granian":
+                _run_granian(launch)
+            else:
+                import uvicorn
+
+                uvicorn.run(**uvicorn_options(launch))
+        except SystemExit as exc:
+            status = exc.code
+        failure = supervised.failure()
     finally:
         cleanup(made)
-    return 0
+        supervised.close()
+    if failure is not None:
+        sys.stdout.flush()
+        print(f"sudokupool: {failure}", file=sys.stderr, flush=True)
+        return supervision.STARTUP_FAILED
+    if isinstance(status, str):
+        print(status, file=sys.stderr)
+        return 1
+    return status or 0
+
+
+def _run_granian(launch: Launch) -> None:
+    """granian's command line (:func:`granian_argv`), run in this process: its main process is the launcher,
+    so the workers' parent is, and the launcher sees how the server ended."""
+    from granian.cli import cli
+
+    argv = granian_argv(launch)
+    cli.main(args=argv[1:], prog_name="granian", standalone_mode=False)
 
 
 def port_problem(launch: Launch) -> str | None:
