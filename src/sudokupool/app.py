@@ -285,11 +285,11 @@ def create_app(settings: Settings | None = None, *, pool: Pool | None = None) ->
 
 
 def _build(settings: Settings, pool: Pool | None) -> SudokuPool:
-    configure_service_logging(settings.log_level)
+    configure_service_logging(settings.log_level, settings.log_format, workers=_workers())
     # A server started from its own command line configures its loggers itself: add the redaction here.
     install_redaction()
     install_redaction("granian.access")
-    access = AccessLog() if settings.access_log else None
+    access = AccessLog(json=settings.log_format == "json") if settings.access_log else None
     runtime = Runtime(settings, pool=pool)
     # One log of Redis outages for both users of Redis: an outage is one line when it starts, one when it ends.
     outages = redis_outages()
@@ -328,6 +328,13 @@ def _build(settings: Settings, pool: Pool | None) -> SudokuPool:
     return app
 
 
+def _workers() -> int:
+    """The number of workers of this server (``WEB_CONCURRENCY``)."""
+    raw = os.environ.get("WEB_CONCURRENCY") or "1"
+    # The launcher refused a bad value already; a server started some other way counts as one worker.
+    return int(raw) if raw.isdigit() else 1
+
+
 def metrics_server(app: SudokuPool, limiter: RateLimiter, tally: RequestTally, outages: OutageLog) -> None:
     """Give ``app`` its metrics port (prometheus-client is imported only when metrics are on)."""
     from sudokupool.metrics.endpoint import MetricsServer
@@ -337,9 +344,7 @@ def metrics_server(app: SudokuPool, limiter: RateLimiter, tally: RequestTally, o
     settings = app.runtime.settings
     assert settings.metrics_port is not None
     directory = os.environ.get(MULTIPROC_DIR) or None
-    raw = os.environ.get("WEB_CONCURRENCY") or "1"
-    # The launcher refused a bad value already; a server started some other way counts as one worker.
-    workers = int(raw) if raw.isdigit() else 1
+    workers = _workers()
     if workers > 1 and directory is None:
         app.metrics_error = (
             f"SUDOKUPOOL_METRICS_PORT with WEB_CONCURRENCY={workers}: start the server with `sudokupool serve`, "

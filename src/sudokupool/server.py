@@ -19,10 +19,12 @@ the app's own (:class:`sudokupool.logs.AccessLog`), the same on both servers.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import socket
 import sys
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -32,7 +34,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResp
 
 from sudokupool import supervision
 from sudokupool.config import Settings, _int, listen_port, parse_value
-from sudokupool.logs import log_config
+from sudokupool.logs import granian_log_config, json_line, log_config
 from sudokupool.metrics.workers import cleanup, prepare
 
 APP = "sudokupool.app:create_app"
@@ -54,6 +56,7 @@ class Launch:
     app: str = APP
     metrics_port: int | None = None
     metrics_host: str = ""
+    log_format: str = "plain"
 
 
 def launch(settings: Settings, environ: Mapping[str, str], *, host: str | None = None, port: int | None = None,
@@ -76,6 +79,7 @@ def launch(settings: Settings, environ: Mapping[str, str], *, host: str | None =
         app=app,
         metrics_port=settings.metrics_port,
         metrics_host=settings.metrics_host,
+        log_format=settings.log_format,
     )
 
 
@@ -95,7 +99,7 @@ def uvicorn_options(launch: Launch) -> dict[str, Any]:
         # The servers' access logs stay off: the app writes its own (sudokupool.logs.AccessLog).
         "access_log": False,
         "log_level": launch.log_level,
-        "log_config": log_config(launch.log_level),
+        "log_config": log_config(launch.log_level, launch.log_format),
         # A backstop only: the protocol closes connections still busy at the shutdown timeout.
         "timeout_graceful_shutdown": launch.shutdown_timeout + 1,
     }
@@ -153,7 +157,8 @@ def serve(launch: Launch) -> int:
         supervised.close()
     if failure is not None:
         sys.stdout.flush()
-        print(f"sudokupool: {failure}", file=sys.stderr, flush=True)
+        line = json_line(failure) if launch.log_format == "json" else f"sudokupool: {failure}"
+        print(line, file=sys.stderr, flush=True)
         return supervision.STARTUP_FAILED
     if isinstance(status, str):
         print(status, file=sys.stderr)
@@ -167,7 +172,15 @@ def _run_granian(launch: Launch) -> None:
     from granian.cli import cli
 
     argv = granian_argv(launch)
-    cli.main(args=argv[1:], prog_name="granian", standalone_mode=False)
+    config = granian_log_config(launch.log_format)
+    if config is None:
+        cli.main(args=argv[1:], prog_name="granian", standalone_mode=False)
+        return
+    # granian reads a logging configuration from a file only.
+    with tempfile.NamedTemporaryFile("w", prefix=supervision.temporary_name("logging"), suffix=".json") as file:
+        json.dump(config, file)
+        file.flush()
+        cli.main(args=[*argv[1:-1], "--log-config", file.name, argv[-1]], prog_name="granian", standalone_mode=False)
 
 
 def port_problem(launch: Launch) -> str | None:

@@ -36,7 +36,7 @@ STARTUP_REPORT: Final = "SUDOKUPOOL_STARTUP_REPORT"
 STARTUP_FAILED: Final = 3
 #: prctl(2)'s option for the signal sent when the parent dies.
 _PR_SET_PDEATHSIG: Final = 1
-_LEFTOVER: Final = re.compile(r"^sudokupool-(?:metrics|startup)-(\d+)-")
+_LEFTOVER: Final = re.compile(r"^sudokupool-(?:metrics|startup|logging)-(\d+)-")
 
 
 def temporary_name(what: str) -> str:

@@ -104,6 +104,16 @@ class LoadReport:
     def skipped_total(self) -> int:
         return sum(self.skipped.values())
 
+    def fields(self) -> dict[str, Any]:
+        """The figures of :meth:`summary`, as the fields of its log line (``SUDOKUPOOL_LOG_FORMAT=json``)."""
+        return {
+            "export": self.key,
+            "count": self.loaded,
+            "skipped": self.skipped_total,
+            "duration": round(self.seconds, 3),
+            "packed": self.packed,
+        }
+
     def summary(self) -> str:
         reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(self.skipped.items()))
         skipped = f"skipped {self.skipped_total} ({reasons})" if self.skipped else "skipped 0"

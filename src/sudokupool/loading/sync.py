@@ -130,7 +130,7 @@ class PoolSync:
             pool, report = await load_latest(LocalStore(self.fallback), limits=self.limits)
         except LoadError as exc:
             raise LoadError(f"{reason}{gave_up}; the fallback failed too: {exc}") from None
-        logger.info("%s", report.summary())
+        logger.info("%s", report.summary(), extra=report.fields())
         fallback = f"{self.fallback.rstrip('/')}/{pool.info.export_key}"
         primary = self.store.description
         logger.warning(
@@ -170,7 +170,7 @@ class PoolSync:
         pool, report = await load_export(
             self.store, export, background=background, cache_dir=cache_dir, limits=self.limits
         )
-        logger.info("%s", report.summary())
+        logger.info("%s", report.summary(), extra=report.fields())
         return pool
 
     # -- live sync -----------------------------------------------------------------------------------
@@ -229,7 +229,12 @@ class PoolSync:
                         logger.warning("%s; still serving %s", known, self._serving())
                     else:
                         await self.runtime.install(pool)
-                        logger.info("now serving %s%s", export.key, _BACK if status.fallback else "")
+                        logger.info(
+                            "now serving %s%s",
+                            export.key,
+                            _BACK if status.fallback else "",
+                            extra={"export": export.key},
+                        )
                         status.fallback = False
                         swapped = True
                         break
