@@ -79,13 +79,20 @@ class Launch:
     def __init__(self, environ: MutableMapping[str, str]) -> None:
         sweep_leftovers()
         self.environ = environ
-        fd, self.report = tempfile.mkstemp(prefix=temporary_name("startup"), suffix=".txt")
-        os.close(fd)
         environ[LAUNCHER_PID] = str(os.getpid())
+        self.report = ""
+        try:
+            fd, self.report = tempfile.mkstemp(prefix=temporary_name("startup"), suffix=".txt")
+        except OSError:
+            # No writable temporary directory: the workers log their reasons themselves, as without a launcher.
+            return
+        os.close(fd)
         environ[STARTUP_REPORT] = self.report
 
     def failure(self) -> str | None:
         """The first reason a worker (or the launcher's own app) gave for a failed startup, or None."""
+        if not self.report:
+            return None
         try:
             text = Path(self.report).read_text(errors="replace")
         except OSError:
@@ -94,8 +101,9 @@ class Launch:
         return lines[0] if lines else None
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            os.remove(self.report)
+        if self.report:
+            with contextlib.suppress(OSError):
+                os.remove(self.report)
         self.environ.pop(STARTUP_REPORT, None)
         self.environ.pop(LAUNCHER_PID, None)
 
