@@ -15,7 +15,7 @@ import pytest
 
 from tests.helpers import free_port
 from tests.seaweed import SeaweedS3
-from tests.servers import ROOT, command
+from tests.servers import ROOT, command, run_server
 
 SERVERS = ["uvicorn", "granian"]
 #: The documented exit status of a failed start (docs/operations.md).
@@ -155,3 +155,31 @@ def test_only_leftovers_of_launchers_that_are_gone_are_swept(tmp_path: Path) -> 
     report.write_text("")
     assert sorted(sweep_leftovers(str(tmp_path))) == sorted([str(theirs), str(report)])
     assert sorted(path.name for path in tmp_path.iterdir()) == sorted([mine.name, other.name])
+
+
+def test_two_workers_share_one_listing_and_both_swap(seaweed: SeaweedS3, tmp_path: Path) -> None:
+    from tests.factories import make_records, write_export
+
+    records = make_records(12)
+    bucket = seaweed.new_bucket()
+    old, new = tmp_path / "pool-20260101T000000Z.ndjson.gz", tmp_path / "pool-20260201T000000Z.ndjson.gz"
+    seaweed.put(bucket, "exports/" + old.name, write_export(old, records[:5]).read_bytes())
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = s3_env(
+        seaweed, f"s3://{bucket}/exports/", WEB_CONCURRENCY="2", TMPDIR=str(scratch), SUDOKUPOOL_SYNC_INTERVAL="0.5"
+    )
+    with run_server(env, tmp_path / "server.log") as running:
+        seaweed.put(bucket, "exports/" + new.name, write_export(new, records[5:12]).read_bytes())
+        deadline = time.monotonic() + 30
+        seen = 0
+        # Every answer, whichever worker gives it, serves NEW: both workers swapped.
+        while seen < 20:
+            assert time.monotonic() < deadline, running.output()
+            key = httpx.get(f"{running.url}/api/v1/health", timeout=5).json()["export"]["key"]
+            seen = seen + 1 if key.endswith(new.name) else 0
+            time.sleep(0.02)
+        shared = [path.name for path in scratch.iterdir() if path.name.startswith("sudokupool-listing-")]
+        assert f"sudokupool-listing-{running.process.pid}-" in " ".join(shared)
+    # Gone with the launcher.
+    assert not [path for path in scratch.iterdir() if path.name.startswith("sudokupool-listing-")]

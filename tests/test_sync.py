@@ -24,11 +24,13 @@ from sudokupool.config import BadLineLimit, Settings
 from sudokupool.loading import loader, sync
 from sudokupool.loading.export import record_line
 from sudokupool.loading.loader import LoadError
+from sudokupool.loading.shared import SharedListing
 from sudokupool.loading.sync import Backoff, PoolSync
 from sudokupool.naming import export_order
 from sudokupool.state import Runtime
 from sudokupool.storage.base import ExportListing, StorageError
 from sudokupool.storage.local import LocalStore
+from sudokupool.supervision import LAUNCHER_PID
 from tests.factories import write_export
 
 pytestmark = pytest.mark.anyio
@@ -608,3 +610,40 @@ async def test_a_malformed_s3_url_fails_startup_with_one_line() -> None:
 )
 def test_export_order(key: str, expected: bool) -> None:
     assert (export_order(key) is not None) is expected
+
+
+async def test_the_workers_of_an_instance_share_one_listing(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    exports, shared = tmp_path / "exports", tmp_path / "shared.json"
+    exports.mkdir()
+    write_export(exports / OLD, records[:5])
+    store = FlakyStore(exports)
+    now = [1000.0]
+    workers = [PoolSync(runtime_over(store), shared=SharedListing(shared, 300, clock=lambda: now[0])) for _ in range(3)]
+    for worker in workers:
+        await worker.load_initial()
+    store.lists = 0
+    write_export(exports / NEW, records[5:9])
+    # One worker lists storage; the others read its listing, and every one swaps in NEW.
+    assert [await worker.check() for worker in workers] == [True, True, True]
+    assert store.lists == 1
+    assert {worker.runtime.current().info.export_key for worker in workers} == {NEW}
+    # Past its age, the next worker to look lists again, once.
+    now[0] += 301
+    assert [await worker.check() for worker in workers] == [False, False, False]
+    assert store.lists == 2
+    # A failed listing is not shared: each worker meets the outage itself.
+    now[0] += 301
+    store.down = True
+    assert [await worker.check() for worker in workers] == [False, False, False]
+    assert store.lists == 5
+
+
+def test_a_listing_is_shared_only_by_the_workers_of_a_launcher(tmp_path: Path) -> None:
+    source = "s3://bucket/exports/"
+    assert SharedListing.for_instance({}, source, 300) is None
+    assert SharedListing.for_instance({LAUNCHER_PID: "42", "WEB_CONCURRENCY": "1"}, source, 300) is None
+    assert SharedListing.for_instance({LAUNCHER_PID: "42", "WEB_CONCURRENCY": "2"}, source, 0) is None
+    shared = SharedListing.for_instance({LAUNCHER_PID: "42", "WEB_CONCURRENCY": "2"}, source, 300)
+    assert shared is not None and shared.path.name.startswith("sudokupool-listing-42-")
+    other = SharedListing.for_instance({LAUNCHER_PID: "42", "WEB_CONCURRENCY": "2"}, "s3://other/", 300)
+    assert other is not None and other.path != shared.path

@@ -36,7 +36,7 @@ STARTUP_REPORT: Final = "SUDOKUPOOL_STARTUP_REPORT"
 STARTUP_FAILED: Final = 3
 #: prctl(2)'s option for the signal sent when the parent dies.
 _PR_SET_PDEATHSIG: Final = 1
-_LEFTOVER: Final = re.compile(r"^sudokupool-(?:metrics|startup|logging)-(\d+)-")
+_LEFTOVER: Final = re.compile(r"^sudokupool-(?:metrics|startup|logging|listing)-(\d+)-")
 
 
 def temporary_name(what: str) -> str:
@@ -101,6 +101,10 @@ class Launch:
         return lines[0] if lines else None
 
     def close(self) -> None:
+        # What the workers shared (sudokupool.loading.shared) goes with the launcher.
+        for path in Path(tempfile.gettempdir()).glob(f"sudokupool-listing-{os.getpid()}-*"):
+            with contextlib.suppress(OSError):
+                path.unlink()
         if self.report:
             with contextlib.suppress(OSError):
                 os.remove(self.report)
