@@ -53,8 +53,9 @@ def test_a_failed_start_with_two_workers_ends_with_one_line_and_status_3(
     assert done.returncode == STARTUP_FAILED, output
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("sudokupool: cannot list exports in s3://"), output
-    # Told once, whatever the number of workers; no traceback.
+    # Told once, whatever the number of workers: the one error line; no traceback.
     assert output.count(last.removeprefix("sudokupool: ")) == 1, output
+    assert [line for line in output.splitlines() if "ERROR" in line or line.startswith("sudokupool:")] == [last]
     assert "Traceback" not in output
     # The launcher's report file is gone with it.
     assert list(tmp_path.iterdir()) == []

@@ -9,6 +9,10 @@
   whose startup fails writes its one-line reason there instead of logging it, and the launcher, once the
   server has stopped, prints the first reason as its last line and exits with :data:`STARTUP_FAILED`,
   whatever the server and however many workers there were.
+  The servers' own lines about that failure (uvicorn's ``Application startup failed. Exiting.`` and
+  ``Child process [N] failed to start``, granian's ``ASGI lifespan startup failed`` and ``Unexpected exit
+  from worker-N``) are dropped once a reason was handed over (:class:`QuietFailedStart`): the reason is
+  the one ERROR line.
 - **Leftovers of a launcher that was killed.** Its temporary files and directories carry its pid in their
   names (``sudokupool-<what>-<pid>-...``); the next launch removes those whose launcher is gone.
 
@@ -19,13 +23,14 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import logging
 import os
 import re
 import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import Final
 
@@ -88,6 +93,7 @@ class Launch:
             return
         os.close(fd)
         environ[STARTUP_REPORT] = self.report
+        quiet_server_lines(lambda: self.failure() is not None)
 
     def failure(self) -> str | None:
         """The first reason a worker (or the launcher's own app) gave for a failed startup, or None."""
@@ -112,6 +118,39 @@ class Launch:
         self.environ.pop(LAUNCHER_PID, None)
 
 
+#: The servers' ERROR lines that only say a startup failed (the reason is the launcher's line).
+SERVER_FAILURE_LINES: Final = (
+    re.compile(r"Application startup failed\. Exiting\.$"),
+    re.compile(r"Child process \[\d+\] failed to start, stopping the parent process\.$"),
+    re.compile(r"ASGI lifespan startup failed$"),
+    re.compile(r"Unexpected exit from worker-\d+$"),
+)
+SERVER_LOGGERS: Final = ("uvicorn.error", "_granian")
+_reported = False
+
+
+class QuietFailedStart(logging.Filter):
+    """Drops :data:`SERVER_FAILURE_LINES` once ``reported()`` says the reason was handed to the launcher."""
+
+    def __init__(self, reported: Callable[[], bool]) -> None:
+        super().__init__()
+        self.reported = reported
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.ERROR:
+            return True
+        message = record.getMessage()
+        return not (any(line.match(message) for line in SERVER_FAILURE_LINES) and self.reported())
+
+
+def quiet_server_lines(reported: Callable[[], bool]) -> None:
+    """Put a :class:`QuietFailedStart` on the servers' loggers (once)."""
+    for name in SERVER_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(existing, QuietFailedStart) for existing in logger.filters):
+            logger.addFilter(QuietFailedStart(reported))
+
+
 def report_startup_failure(message: str) -> bool:
     """Hand a failed startup's one-line ``message`` to the launcher; False when there is none to hand it to
     (then the server logs it as usual)."""
@@ -130,6 +169,8 @@ def report_startup_failure(message: str) -> bool:
         return False
     finally:
         os.close(fd)
+    global _reported
+    _reported = True
     return True
 
 
@@ -137,6 +178,8 @@ def worker_started() -> None:
     """In a worker of ``sudokupool serve``: die with the launcher (see the module docstring). Nothing in the
     launcher itself (one uvicorn worker runs there) or in a server started some other way."""
     raw = os.environ.get(LAUNCHER_PID, "")
+    if os.environ.get(STARTUP_REPORT):
+        quiet_server_lines(lambda: _reported)
     if not raw.isdigit() or int(raw) == os.getpid():
         return
     die_with_parent()
