@@ -75,6 +75,13 @@ def workers_of(pid: int) -> list[int]:
     return found
 
 
+def serving(port: int) -> bool:
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/api/v1/health", timeout=1).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
 def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
@@ -94,7 +101,10 @@ def port_free(port: int) -> bool:
 
 
 @pytest.mark.parametrize("server", SERVERS)
-def test_workers_die_with_a_killed_launcher_and_the_next_start_cleans_up(tmp_path: Path, server: str) -> None:
+@pytest.mark.parametrize("when", ["serving", "starting"])
+def test_workers_die_with_a_killed_launcher_and_the_next_start_cleans_up(
+    tmp_path: Path, server: str, when: str
+) -> None:
     port, metrics_port = free_port(), free_port()
     env = {
         **os.environ,
@@ -111,13 +121,11 @@ def test_workers_die_with_a_killed_launcher_and_the_next_start_cleans_up(tmp_pat
         deadline = time.monotonic() + 60
         while True:
             assert launcher.poll() is None, log.read_text()
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/api/v1/health", timeout=1).status_code == 200:
-                    workers = workers_of(launcher.pid)
-                    if len(workers) == 2:
-                        break
-            except httpx.TransportError:
-                pass
+            workers = workers_of(launcher.pid)
+            # "starting": as soon as both workers exist (still importing or loading the pool); "serving":
+            # once one answers (the other may still be loading).
+            if len(workers) == 2 and (when == "starting" or serving(port)):
+                break
             assert time.monotonic() < deadline, log.read_text()
             time.sleep(0.1)
         left = [path.name for path in tmp_path.iterdir() if path.name.startswith("sudokupool-metrics-")]

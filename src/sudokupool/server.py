@@ -22,6 +22,7 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -136,7 +137,9 @@ def serve(launch: Launch) -> int:
         print(f"sudokupool: {problem}", file=sys.stderr)
         return 2
     os.environ["SUDOKUPOOL_HOST"] = launch.host
-    supervised = supervision.Launch(os.environ)
+    # granian's workers get SIGKILL when the launcher dies (see sudokupool.supervision), uvicorn's SIGTERM.
+    death_signal = signal.SIGKILL if launch.server == "granian" else signal.SIGTERM
+    supervised = supervision.Launch(os.environ, death_signal=death_signal)
     made = None
     status: int | str | None = 0
     try:

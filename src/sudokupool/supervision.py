@@ -1,10 +1,13 @@
 """What ``sudokupool serve`` (the launcher) and the server's worker processes share, on both servers.
 
 - **Dying with the launcher.** The launcher's pid travels to the workers as ``SUDOKUPOOL_LAUNCHER_PID``; a
-  worker (a process other than the launcher) asks Linux, when its app is built, for SIGTERM when its parent
-  dies (``prctl(PR_SET_PDEATHSIG)``), then checks that its parent is still the launcher: a launcher killed
-  with SIGKILL, which can stop nothing itself, takes its workers with it, and they free the port. A SIGTERM
-  is a shutdown like any other: requests in flight may finish within ``SUDOKUPOOL_SHUTDOWN_TIMEOUT``.
+  worker (a process other than the launcher) asks Linux, when its app is built, for a signal when its
+  parent dies (``prctl(PR_SET_PDEATHSIG)``), then checks that its parent is still the launcher: a launcher
+  killed with SIGKILL, which can stop nothing itself, takes its workers with it, and they free the port.
+  The signal (``SUDOKUPOOL_LAUNCHER_SIGNAL``) is SIGTERM for uvicorn's workers, a shutdown like any other
+  (requests in flight may finish within ``SUDOKUPOOL_SHUTDOWN_TIMEOUT``), and SIGKILL for granian's: a
+  granian worker (2.8.7) that gets SIGTERM while its app is starting can hang for good, its main thread
+  blocked in granian's own code with the GIL held.
 - **One line for a failed start.** The launcher makes a report file (``SUDOKUPOOL_STARTUP_REPORT``); a worker
   whose startup fails writes its one-line reason there instead of logging it, and the launcher, once the
   server has stopped, prints the first reason as its last line and exits with :data:`STARTUP_FAILED`,
@@ -36,6 +39,7 @@ from typing import Final
 
 LAUNCHER_PID: Final = "SUDOKUPOOL_LAUNCHER_PID"
 STARTUP_REPORT: Final = "SUDOKUPOOL_STARTUP_REPORT"
+LAUNCHER_SIGNAL: Final = "SUDOKUPOOL_LAUNCHER_SIGNAL"
 #: The exit status of a start that failed after the settings were accepted: the pool could not be loaded,
 #: the metrics port could not be listened on... (uvicorn's own status for a failed startup).
 STARTUP_FAILED: Final = 3
@@ -81,10 +85,11 @@ def _running(pid: int) -> bool:
 class Launch:
     """The launcher's side: the environment its workers start with, and what they reported."""
 
-    def __init__(self, environ: MutableMapping[str, str]) -> None:
+    def __init__(self, environ: MutableMapping[str, str], *, death_signal: signal.Signals = signal.SIGTERM) -> None:
         sweep_leftovers()
         self.environ = environ
         environ[LAUNCHER_PID] = str(os.getpid())
+        environ[LAUNCHER_SIGNAL] = death_signal.name
         self.report = ""
         try:
             fd, self.report = tempfile.mkstemp(prefix=temporary_name("startup"), suffix=".txt")
@@ -114,8 +119,8 @@ class Launch:
         if self.report:
             with contextlib.suppress(OSError):
                 os.remove(self.report)
-        self.environ.pop(STARTUP_REPORT, None)
-        self.environ.pop(LAUNCHER_PID, None)
+        for name in (STARTUP_REPORT, LAUNCHER_PID, LAUNCHER_SIGNAL):
+            self.environ.pop(name, None)
 
 
 #: The servers' ERROR lines that only say a startup failed (the reason is the launcher's line).
@@ -182,7 +187,8 @@ def worker_started() -> None:
         quiet_server_lines(lambda: _reported)
     if not raw.isdigit() or int(raw) == os.getpid():
         return
-    die_with_parent()
+    death_signal = getattr(signal, os.environ.get(LAUNCHER_SIGNAL, ""), signal.SIGTERM)
+    die_with_parent(death_signal)
     if os.getppid() != int(raw):
         # The launcher was gone before the request above was made: nothing would signal this worker.
         print(f"sudokupool: worker {os.getpid()}: the launcher (pid {raw}) is gone; exiting", file=sys.stderr)
