@@ -98,7 +98,21 @@ def test_the_image_is_binary_in_a_type_openapi_python_client_reads() -> None:
     content = op["responses"]["200"]["content"]
     binary = {"schema": {"type": "string", "format": "binary"}}
     # openapi-python-client reads application/json, application/octet-stream and text/* without a config file.
-    assert content == {"image/png": binary, "application/octet-stream": binary}
+    assert content == {
+        "image/png": binary,
+        "image/svg+xml": binary,
+        "image/webp": binary,
+        "application/octet-stream": binary,
+    }
+
+
+def test_the_image_documents_its_formats_and_sizes() -> None:
+    (op,) = [op for path, op in _operations() if path.endswith("/image")]
+    params = {p["name"]: p for p in op["parameters"] if "name" in p}
+    assert params["format"]["schema"] == {"type": "string", "enum": ["png", "svg", "webp"], "default": "png"}
+    assert params["size"]["schema"] == {"type": "integer", "minimum": 100, "maximum": 2000, "default": 480}
+    assert params["variant"]["schema"]["enum"] == ["puzzle", "solution"]
+    assert "400" in op["responses"]
 
 
 def test_the_difficulty_filter_takes_a_records_difficulty_and_lower_case() -> None:

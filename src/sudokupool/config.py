@@ -431,7 +431,12 @@ SETTINGS: tuple[Setting, ...] = (
         _float(0),
     ),
     Setting("exports_list_max", "1000", "Most export objects `pool-exports` returns (newest first).", _int(1)),
-    Setting("image_cache_bytes", "67108864", "Byte budget of the rendered PNG cache (LRU).", _int(0)),
+    Setting(
+        "image_cache_bytes",
+        "67108864",
+        "Byte budget of the rendered image cache (LRU; one budget over every format and size).",
+        _int(0),
+    ),
     Setting("cache_max_age", "3600", "`Cache-Control: max-age` in seconds for puzzles, solutions and images.", _int(0)),
 )
 
