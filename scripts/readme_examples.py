@@ -64,8 +64,6 @@ VOLATILE = (
     "loaded_at",
     "age_seconds",
     "export_age_seconds",
-    "last_synced_at",
-    "synced_at",
     "since",
     "uploaded",
     "last_attempt_at",

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import logging
 import tracemalloc
 from pathlib import Path
 
@@ -129,3 +130,18 @@ def test_a_forged_forwarded_for_buys_no_fresh_window(
     # uvicorn's access log shows the client our middleware resolved, never a forged address.
     assert ".6.6.6" not in access
     assert (f"{real}:0 - " if real else "127.0.0.1:") in access
+
+
+def test_a_forwarded_header_without_trusted_hops_is_warned_about_once(caplog: pytest.LogCaptureFixture) -> None:
+    forwarded = [(b"host", b"x"), (b"x-forwarded-for", b"203.0.113.9")]
+    untrusting, trusting = ClientAddresses(), ClientAddresses(trusted_hops=1)
+    with caplog.at_level(logging.WARNING, logger="sudokupool.clientip"):
+        untrusting.apply({"client": ("10.0.0.2", 1), "headers": [(b"host", b"x")]})
+        assert caplog.records == []
+        for _ in range(3):
+            untrusting.apply({"client": ("10.0.0.2", 1), "headers": forwarded})
+            trusting.apply({"client": ("10.0.0.2", 1), "headers": forwarded})
+    (record,) = caplog.records
+    assert "SUDOKUPOOL_TRUSTED_PROXY_HOPS=0" in record.getMessage() and "10.0.0.2" in record.getMessage()
+    # After the warning, the headers are not looked at again.
+    assert untrusting.checks_left == 0

@@ -12,14 +12,14 @@ from sudokupool.loading.pool import Pool, PoolBuilder
 from tests.conftest import build_pool
 
 
-def test_body_is_the_public_record_with_synced_at_of_the_load(pool: Pool, records: list[dict[str, Any]]) -> None:
+def test_body_is_the_public_record_with_the_pools_synced_at(pool: Pool, records: list[dict[str, Any]]) -> None:
     record = records[3]
     index = pool.find(record["canonical_id"])
     assert index == 3
     body = orjson.loads(pool.body(index))
     assert list(body) == list(PUBLIC_FIELD_NAMES)
     assert "solution" not in body
-    assert body == {**{k: record[k] for k in PUBLIC_FIELD_NAMES}, "synced_at": pool.info.loaded_at}
+    assert body == {**{k: record[k] for k in PUBLIC_FIELD_NAMES}, "synced_at": pool.info.synced_at}
 
 
 def test_record_bodies_are_held_as_gzip_members_of_the_identity_body(pool: Pool, records: list[dict[str, Any]]) -> None:
@@ -64,7 +64,7 @@ def test_etags_are_weak_and_follow_the_body(pool: Pool) -> None:
     assert len({pool.etag(i) for i in range(len(pool))}) == len(pool)
 
 
-def test_etags_change_when_the_pool_is_reloaded(records: list[dict[str, Any]]) -> None:
+def test_etags_change_with_synced_at(records: list[dict[str, Any]]) -> None:
     assert build_pool(records, loaded_at=1).etag(0) != build_pool(records, loaded_at=2).etag(0)
 
 
@@ -92,7 +92,7 @@ def test_stats_body(pool: Pool, records: list[dict[str, Any]]) -> None:
     assert stats == {
         "total": len(records),
         "by_difficulty": {name: counts.get(name, 0) for name in ("Easy", "Medium", "Hard", "Expert")},
-        "last_synced_at": pool.info.loaded_at,
+        "last_synced_at": pool.info.synced_at,
     }
 
 

@@ -221,3 +221,46 @@ def test_publish_parses_a_clean_export_once(
     (tmp_path / "up" / pack_key(key).removeprefix("exports/")).write_bytes(data)
     report, checked = asyncio.run(check.check_export(tmp_path / "up" / key.removeprefix("exports/")))
     assert checked == check.PackCheck(pack_key(key).removeprefix("exports/"), None) and report.loaded == 6
+
+
+def test_publish_checks_as_the_service_loads_without_replaying_solve_paths(
+    s3_settings: SeaweedS3, tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Replaying every solve path and counting solutions cost twenty times the CPU of the service's own
+    # checks; publish makes the latter (check --fast) unless asked for --full.
+    from sudokupool.sudoku import replay, solver
+
+    bucket = s3_settings.new_bucket()
+    path = write_export(tmp_path / "export.ndjson.gz", records[:6])
+    calls: list[str] = []
+    real_replay, real_count = replay.replay, solver.count_solutions
+
+    def counted_replay(*args: Any) -> Any:
+        calls.append("replay")
+        return real_replay(*args)
+
+    def counted_count(*args: Any) -> Any:
+        calls.append("count")
+        return real_count(*args)
+
+    monkeypatch.setattr(replay, "replay", counted_replay)
+    monkeypatch.setattr(solver, "count_solutions", counted_count)
+
+    assert main(["publish", str(path), "--to", f"s3://{bucket}/fast/"]) == 0
+    assert calls == []
+    assert len(published(s3_settings, bucket, "fast/")) == 2
+    assert main(["publish", str(path), "--to", f"s3://{bucket}/full/", "--full"]) == 0
+    assert sorted(calls) == ["count"] * 6 + ["replay"] * 6
+
+
+def test_check_fast_makes_the_services_checks_only(
+    tmp_path: Path, records: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A solve path that does not replay: refused by the full check, kept by the service and check --fast.
+    broken = {**records[0], "solve_path": records[1]["solve_path"]}
+    path = write_export(tmp_path / "export.ndjson.gz", [broken, *records[2:5]])
+    assert main(["check", str(path), "--max-bad-lines", "50%"]) == 0
+    assert "line 1: bad-solve-path" in capsys.readouterr().out
+    assert main(["check", str(path), "--fast"]) == 0
+    out = capsys.readouterr().out
+    assert "bad-solve-path" not in out and "loaded 4 puzzles, skipped 0" in out

@@ -5,27 +5,32 @@ from __future__ import annotations
 import asyncio
 import gzip
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
 import httpx
+import orjson
 import pytest
 
 from sudokupool import state
 from sudokupool.app import SudokuPool, create_app
 from sudokupool.commands.pack import write_pack
 from sudokupool.config import BadLineLimit, Settings
-from sudokupool.loading import sync
+from sudokupool.loading import loader, sync
 from sudokupool.loading.export import record_line
 from sudokupool.loading.loader import LoadError
+from sudokupool.loading.shared import SharedListing
 from sudokupool.loading.sync import Backoff, PoolSync
 from sudokupool.naming import export_order
 from sudokupool.state import Runtime
 from sudokupool.storage.base import ExportListing, StorageError
 from sudokupool.storage.local import LocalStore
+from sudokupool.supervision import LAUNCHER_PID
 from tests.factories import write_export
 
 pytestmark = pytest.mark.anyio
@@ -174,8 +179,9 @@ async def test_a_newer_export_is_swapped_in(
         assert after["sync"]["last_error"] is None
         response = await client.get(f"/puzzles/{records[6]['canonical_id']}")
         assert response.status_code == 200
-        assert response.json()["synced_at"] == after["export"]["loaded_at"]
-        assert (await client.get("/stats")).json()["last_synced_at"] == after["export"]["loaded_at"]
+        # The export's time, not the swap's: the same on every instance serving NEW.
+        assert response.json()["synced_at"] == after["export"]["exported_at"]
+        assert (await client.get("/stats")).json()["last_synced_at"] == after["export"]["exported_at"]
         assert (await client.get(f"/puzzles/{records[0]['canonical_id']}")).status_code == 404
 
         async def trimmed_again() -> bool:  # and after the swap, when the old pool is gone
@@ -184,6 +190,38 @@ async def test_a_newer_export_is_swapped_in(
         await wait_for(trimmed_again)
         # Startup loads at full priority; the live reload at SUDOKUPOOL_SYNC_NICENESS.
         assert loads == [(False, 7), (True, 7)]
+
+
+async def test_instances_loading_one_export_at_different_times_answer_alike(
+    tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_export(tmp_path / OLD, records[:8])
+    # Each instance loads at its own time: the first at t, the second an hour later.
+    clock = {"now": 1_780_000_000.0}
+    monkeypatch.setattr(loader, "time", SimpleNamespace(time=lambda: clock["now"], perf_counter=time.perf_counter))
+    async with serving(tmp_path) as (_, first):
+        clock["now"] += 3600
+        async with serving(tmp_path) as (_, second):
+            one, two = await health(first), await health(second)
+            assert two["export"]["loaded_at"] - one["export"]["loaded_at"] == 3600
+            assert one["export"]["exported_at"] == two["export"]["exported_at"] == 1_767_225_600
+            stats = [(await client.get("/stats")).content for client in (first, second)]
+            assert stats[0] == stats[1]
+            assert orjson.loads(stats[0])["last_synced_at"] == 1_767_225_600
+            for record in records[:8]:
+                path = f"/puzzles/{record['canonical_id']}"
+                for encoding in ("gzip", "identity"):
+                    a, b = [await c.get(path, headers={"accept-encoding": encoding}) for c in (first, second)]
+                    assert a.status_code == b.status_code == 200
+                    assert a.headers["etag"] == b.headers["etag"]
+                    assert a.content == b.content
+                    assert a.json()["synced_at"] == 1_767_225_600
+                # A validator from one instance holds at the other.
+                etag = (await first.get(path)).headers["etag"]
+                revalidated = await second.get(path, headers={"if-none-match": etag})
+                assert revalidated.status_code == 304
+                solution = [(await c.get(path + "/solution")).headers["etag"] for c in (first, second)]
+                assert solution[0] == solution[1]
 
 
 async def test_a_pack_swapped_in_is_not_followed_by_a_trim(
@@ -572,3 +610,40 @@ async def test_a_malformed_s3_url_fails_startup_with_one_line() -> None:
 )
 def test_export_order(key: str, expected: bool) -> None:
     assert (export_order(key) is not None) is expected
+
+
+async def test_the_workers_of_an_instance_share_one_listing(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    exports, shared = tmp_path / "exports", tmp_path / "shared.json"
+    exports.mkdir()
+    write_export(exports / OLD, records[:5])
+    store = FlakyStore(exports)
+    now = [1000.0]
+    workers = [PoolSync(runtime_over(store), shared=SharedListing(shared, 300, clock=lambda: now[0])) for _ in range(3)]
+    for worker in workers:
+        await worker.load_initial()
+    store.lists = 0
+    write_export(exports / NEW, records[5:9])
+    # One worker lists storage; the others read its listing, and every one swaps in NEW.
+    assert [await worker.check() for worker in workers] == [True, True, True]
+    assert store.lists == 1
+    assert {worker.runtime.current().info.export_key for worker in workers} == {NEW}
+    # Past its age, the next worker to look lists again, once.
+    now[0] += 301
+    assert [await worker.check() for worker in workers] == [False, False, False]
+    assert store.lists == 2
+    # A failed listing is not shared: each worker meets the outage itself.
+    now[0] += 301
+    store.down = True
+    assert [await worker.check() for worker in workers] == [False, False, False]
+    assert store.lists == 5
+
+
+def test_a_listing_is_shared_only_by_the_workers_of_a_launcher(tmp_path: Path) -> None:
+    source = "s3://bucket/exports/"
+    assert SharedListing.for_instance({}, source, 300) is None
+    assert SharedListing.for_instance({LAUNCHER_PID: "42", "WEB_CONCURRENCY": "1"}, source, 300) is None
+    assert SharedListing.for_instance({LAUNCHER_PID: "42", "WEB_CONCURRENCY": "2"}, source, 0) is None
+    shared = SharedListing.for_instance({LAUNCHER_PID: "42", "WEB_CONCURRENCY": "2"}, source, 300)
+    assert shared is not None and shared.path.name.startswith("sudokupool-listing-42-")
+    other = SharedListing.for_instance({LAUNCHER_PID: "42", "WEB_CONCURRENCY": "2"}, "s3://other/", 300)
+    assert other is not None and other.path != shared.path

@@ -39,6 +39,7 @@ from sudokupool.ratelimit import LimiterStore, Limits, RateLimiter, make_store
 from sudokupool.site import STATIC_DIR, asset_version, web_routes
 from sudokupool.state import Runtime
 from sudokupool.storage import open_store
+from sudokupool.supervision import report_startup_failure, worker_started
 from sudokupool.tasks import Interrupted, until_signalled
 
 if TYPE_CHECKING:
@@ -83,10 +84,14 @@ class SudokuPool:
                 try:
                     await self.startup()
                 except Exception as exc:
-                    # uvicorn logs this message as the one line explaining the failed startup, and exits
-                    # non-zero. Anything else escaping here would make uvicorn decide the app has no
-                    # lifespan ("ASGI 'lifespan' protocol appears unsupported") and serve 500s without a pool.
-                    await send({"type": "lifespan.startup.failed", "message": _startup_failure(exc)})
+                    # Under `sudokupool serve` the launcher prints the reason once, whatever the number of
+                    # workers (sudokupool.supervision); otherwise the server logs this message as the one
+                    # line explaining the failed startup, and exits non-zero. Anything else escaping here
+                    # would make uvicorn decide the app has no lifespan ("ASGI 'lifespan' protocol appears
+                    # unsupported") and serve 500s without a pool.
+                    reason = _startup_failure(exc)
+                    reported = report_startup_failure(reason)
+                    await send({"type": "lifespan.startup.failed", "message": "" if reported else reason})
                     return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
@@ -263,6 +268,8 @@ def create_app(settings: Settings | None = None, *, pool: Pool | None = None) ->
     stderr and exit status 2, before the server logs anything. Given ``settings`` that are wrong
     (a bad key entry), :class:`SettingsError` is raised.
     """
+    # A worker of `sudokupool serve` dies with its launcher (sudokupool.supervision).
+    worker_started()
     if settings is not None:
         return _build(settings, pool)
     try:
@@ -279,11 +286,11 @@ def create_app(settings: Settings | None = None, *, pool: Pool | None = None) ->
 
 
 def _build(settings: Settings, pool: Pool | None) -> SudokuPool:
-    configure_service_logging(settings.log_level)
+    configure_service_logging(settings.log_level, settings.log_format, workers=_workers())
     # A server started from its own command line configures its loggers itself: add the redaction here.
     install_redaction()
     install_redaction("granian.access")
-    access = AccessLog() if settings.access_log else None
+    access = AccessLog(json=settings.log_format == "json") if settings.access_log else None
     runtime = Runtime(settings, pool=pool)
     # One log of Redis outages for both users of Redis: an outage is one line when it starts, one when it ends,
     # which a PING finds out when the server answers again.
@@ -323,6 +330,13 @@ def _build(settings: Settings, pool: Pool | None) -> SudokuPool:
     return app
 
 
+def _workers() -> int:
+    """The number of workers of this server (``WEB_CONCURRENCY``)."""
+    raw = os.environ.get("WEB_CONCURRENCY") or "1"
+    # The launcher refused a bad value already; a server started some other way counts as one worker.
+    return int(raw) if raw.isdigit() else 1
+
+
 def _redis_probe(settings: Settings) -> Probe | None:
     if not settings.redis_url:
         return None
@@ -341,9 +355,7 @@ def metrics_server(app: SudokuPool, limiter: RateLimiter, tally: RequestTally, o
     settings = app.runtime.settings
     assert settings.metrics_port is not None
     directory = os.environ.get(MULTIPROC_DIR) or None
-    raw = os.environ.get("WEB_CONCURRENCY") or "1"
-    # The launcher refused a bad value already; a server started some other way counts as one worker.
-    workers = int(raw) if raw.isdigit() else 1
+    workers = _workers()
     if workers > 1 and directory is None:
         app.metrics_error = (
             f"SUDOKUPOOL_METRICS_PORT with WEB_CONCURRENCY={workers}: start the server with `sudokupool serve`, "

@@ -100,7 +100,7 @@ def _nothing() -> None:
 
 def _catch_sigterm(command: str) -> Callable[[], None]:
     """Turn SIGTERM into Terminated while ``command`` runs; the function that puts the previous handler back."""
-    # serve leaves its signals to the server (uvicorn's graceful shutdown; granian replaces this process),
+    # serve leaves its signals to the server (uvicorn's and granian's graceful shutdowns run in this process),
     # and a handler can only be set from the main thread.
     if command == "serve" or threading.current_thread() is not threading.main_thread():
         return _nothing

@@ -319,6 +319,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "log_level", "info", "Log level: debug, info, warning or error.", _choice("debug", "info", "warning", "error")
     ),
+    Setting(
+        "log_format",
+        "plain",
+        "`plain`: uvicorn-style lines. `json`: one JSON object a line (`time`, `level`, `pid`, `logger`, `message`, "
+        "and the line's fields), the servers' and the access log's lines too (docs/operations.md).",
+        _choice("plain", "json"),
+    ),
     Setting("limit_anonymous", "60", "Requests per minute per client address without a key (`/api/v2` only).", _int(1)),
     Setting("limit_keyed", "600", "Requests per minute per key of the keyed tier.", _int(1)),
     Setting("limit_pro", "6000", "Requests per minute per key of the pro tier.", _int(1)),
@@ -451,6 +458,7 @@ class Settings:
     first_request_timeout: float = 10.0
     shutdown_timeout: float = 20.0
     log_level: str = "info"
+    log_format: Literal["plain", "json"] | str = "plain"
     limit_anonymous: int = 60
     limit_keyed: int = 600
     limit_pro: int = 6000

@@ -19,10 +19,13 @@ the app's own (:class:`sudokupool.logs.AccessLog`), the same on both servers.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
+import signal
 import socket
 import sys
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -30,8 +33,9 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
+from sudokupool import supervision
 from sudokupool.config import Settings, _int, listen_port, parse_value
-from sudokupool.logs import log_config
+from sudokupool.logs import granian_log_config, json_line, log_config
 from sudokupool.metrics.workers import cleanup, prepare
 
 APP = "sudokupool.app:create_app"
@@ -53,6 +57,7 @@ class Launch:
     app: str = APP
     metrics_port: int | None = None
     metrics_host: str = ""
+    log_format: str = "plain"
 
 
 def launch(settings: Settings, environ: Mapping[str, str], *, host: str | None = None, port: int | None = None,
@@ -75,6 +80,7 @@ def launch(settings: Settings, environ: Mapping[str, str], *, host: str | None =
         app=app,
         metrics_port=settings.metrics_port,
         metrics_host=settings.metrics_host,
+        log_format=settings.log_format,
     )
 
 
@@ -94,7 +100,7 @@ def uvicorn_options(launch: Launch) -> dict[str, Any]:
         # The servers' access logs stay off: the app writes its own (sudokupool.logs.AccessLog).
         "access_log": False,
         "log_level": launch.log_level,
-        "log_config": log_config(launch.log_level),
+        "log_config": log_config(launch.log_level, launch.log_format),
         # A backstop only: the protocol closes connections still busy at the shutdown timeout.
         "timeout_graceful_shutdown": launch.shutdown_timeout + 1,
     }
@@ -118,32 +124,66 @@ def granian_argv(launch: Launch) -> list[str]:
 
 
 def serve(launch: Launch) -> int:
-    """Run the server in this process (uvicorn) or replace this process with it (granian); the exit code.
+    """Run the server (uvicorn or granian, with its workers) in this process, the launcher; the exit code.
 
     The workers read their settings from the environment: the address the API binds travels as
     ``SUDOKUPOOL_HOST`` (the metrics port binds it too unless ``SUDOKUPOOL_METRICS_HOST`` says otherwise),
     and with metrics on and several workers, ``PROMETHEUS_MULTIPROC_DIR`` (see :mod:`sudokupool.metrics.workers`).
+    A start that fails ends with one line, the reason, and :data:`~sudokupool.supervision.STARTUP_FAILED`;
+    workers die with the launcher (see :mod:`sudokupool.supervision`).
     """
     problem = port_problem(launch)
     if problem is not None:
         print(f"sudokupool: {problem}", file=sys.stderr)
         return 2
     os.environ["SUDOKUPOOL_HOST"] = launch.host
+    # granian's workers get SIGKILL when the launcher dies (see sudokupool.supervision), uvicorn's SIGTERM.
+    death_signal = signal.SIGKILL if launch.server == "granian" else signal.SIGTERM
+    supervised = supervision.Launch(os.environ, death_signal=death_signal)
     made = None
-    if launch.metrics_port is not None:
-        # granian replaces this process: a directory made here outlives it (a few KiB in the temp dir).
-        made = prepare(os.environ, launch.workers)
-    if launch.server == "granian":
-        argv = granian_argv(launch)
-        sys.stdout.flush()
-        os.execvp(argv[0], argv)
-    import uvicorn
-
+    status: int | str | None = 0
     try:
-        uvicorn.run(**uvicorn_options(launch))
+        if launch.metrics_port is not None:
+            made = prepare(os.environ, launch.workers)
+        try:
+            if launch.server == "granian":
+                _run_granian(launch)
+            else:
+                import uvicorn
+
+                uvicorn.run(**uvicorn_options(launch))
+        except SystemExit as exc:
+            status = exc.code
+        failure = supervised.failure()
     finally:
         cleanup(made)
-    return 0
+        supervised.close()
+    if failure is not None:
+        sys.stdout.flush()
+        line = json_line(failure) if launch.log_format == "json" else f"sudokupool: {failure}"
+        print(line, file=sys.stderr, flush=True)
+        return supervision.STARTUP_FAILED
+    if isinstance(status, str):
+        print(status, file=sys.stderr)
+        return 1
+    return status or 0
+
+
+def _run_granian(launch: Launch) -> None:
+    """granian's command line (:func:`granian_argv`), run in this process: its main process is the launcher,
+    so the workers' parent is, and the launcher sees how the server ended."""
+    from granian.cli import cli
+
+    argv = granian_argv(launch)
+    config = granian_log_config(launch.log_format)
+    if config is None:
+        cli.main(args=argv[1:], prog_name="granian", standalone_mode=False)
+        return
+    # granian reads a logging configuration from a file only.
+    with tempfile.NamedTemporaryFile("w", prefix=supervision.temporary_name("logging"), suffix=".json") as file:
+        json.dump(config, file)
+        file.flush()
+        cli.main(args=[*argv[1:-1], "--log-config", file.name, argv[-1]], prog_name="granian", standalone_mode=False)
 
 
 def port_problem(launch: Launch) -> str | None:

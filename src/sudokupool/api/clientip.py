@@ -20,6 +20,7 @@ stored in ``scope[CLIENT_ID]``.
 from __future__ import annotations
 
 import ipaddress
+import logging
 from functools import lru_cache
 
 from starlette.types import Scope
@@ -28,6 +29,8 @@ from starlette.types import Scope
 CLIENT_ID = "sudokupool.client_id"
 
 _UNKNOWN = ("unknown", "unknown")
+
+logger = logging.getLogger("sudokupool.clientip")
 
 
 #: Longer than any textual IP this module accepts: ``[`` + the longest IPv6 form (45) with a zone id
@@ -93,18 +96,47 @@ def client_id(scope: Scope) -> str:
     return str(identity)
 
 
+#: Requests a process looks at for an ``X-Forwarded-For`` that no trusted hop explains (see
+#: :class:`ClientAddresses`): a proxy in front sends it on every request, so the first ones show it.
+UNTRUSTED_FORWARD_CHECKS = 10_000
+
+
 class ClientAddresses:
-    """Resolves each request's client (asked by :class:`~sudokupool.app.Front`, not a middleware layer)."""
+    """Resolves each request's client (asked by :class:`~sudokupool.app.Front`, not a middleware layer).
+
+    With no trusted hop (``SUDOKUPOOL_TRUSTED_PROXY_HOPS=0``), the first request that carries
+    ``X-Forwarded-For`` is logged once per process as a WARNING: a proxy is probably in front, and every
+    client is then counted as the proxy's address. The headers are looked at only until that warning, and
+    in the first :data:`UNTRUSTED_FORWARD_CHECKS` requests; after that the cost is a counter's test.
+    """
 
     def __init__(self, *, trusted_hops: int = 0) -> None:
         self.trusted_hops = trusted_hops
+        self.checks_left = UNTRUSTED_FORWARD_CHECKS if trusted_hops == 0 else 0
 
     def apply(self, scope: Scope) -> None:
         """Set ``scope["client"]`` to the resolved client and ``scope[CLIENT_ID]`` to its limiter identity."""
         client = scope.get("client")
         peer = client[0] if client else None
+        if self.checks_left:
+            self.check_forwarded(scope["headers"], peer)
         address, identity = resolve(scope["headers"], peer, self.trusted_hops)
         if self.trusted_hops and address != peer:
             # The port of a forwarded client is unknown; 0 says so (as uvicorn's proxy middleware does).
             scope["client"] = (address, 0)
         scope[CLIENT_ID] = identity
+
+    def check_forwarded(self, headers: list[tuple[bytes, bytes]], peer: str | None) -> None:
+        self.checks_left -= 1
+        for name, _ in headers:
+            if name == b"x-forwarded-for":
+                self.checks_left = 0
+                logger.warning(
+                    "a request from %s carries X-Forwarded-For, but SUDOKUPOOL_TRUSTED_PROXY_HOPS=0: clients are "
+                    "identified (and rate-limited) by the address of the peer, the proxy if there is one; set "
+                    "SUDOKUPOOL_TRUSTED_PROXY_HOPS to the number of proxies in front of the service "
+                    "(logged once per process)",
+                    peer or "an unknown peer",
+                    extra={"peer": peer},
+                )
+                return

@@ -39,8 +39,8 @@ def open_member(body: bytes) -> bytes:
     """The start of a gzip member of ``body`` that more can follow: the header and the deflate stream
     up to a sync flush, with no final block and no trailer (see :func:`close_member`).
 
-    A pack holds records this way without their last bytes (``,"synced_at":T}``), so each instance can
-    end them with its own load time. Compressing to a sync flush costs 2-3 us a record more than
+    A pack holds records this way without their last bytes (``,"synced_at":T}``), so the pool can
+    end them with the export's time. Compressing to a sync flush costs 2-3 us a record more than
     :func:`compress`, for 0.174 of the identity bytes on the demo pool (a few bytes more per record).
     """
     compressor = isal_zlib.compressobj(LEVEL, isal_zlib.DEFLATED, _GZIP_WBITS)

@@ -42,6 +42,11 @@ def _object(properties: dict[str, Any], description: str | None = None, **extra:
 
 
 _EPOCH = "Seconds since the Unix epoch, UTC."
+_SYNCED_AT = (
+    "The export's time, epoch seconds UTC: the time in its name (health's export.exported_at), or a single file's "
+    "modification time. The same on every instance and worker serving that export, whenever each loaded it, so "
+    "one export gives the same body and ETag everywhere."
+)
 
 SCHEMAS: dict[str, Any] = {
     "Difficulty": {"type": "string", "enum": list(DIFFICULTIES), "description": "A puzzle's difficulty."},
@@ -73,7 +78,7 @@ SCHEMAS: dict[str, Any] = {
             "source": {"type": "string"},
             "volume": _nullable("string"),
             "used_at": _nullable("integer", description=_EPOCH),
-            "synced_at": {"type": "integer", "description": "When this instance loaded the puzzle (epoch seconds)."},
+            "synced_at": {"type": "integer", "description": _SYNCED_AT},
         },
         "A puzzle without its answer. Formats: docs/export-format.md.",
         additionalProperties=False,
@@ -110,7 +115,7 @@ SCHEMAS: dict[str, Any] = {
         {
             "total": {"type": "integer", "minimum": 0},
             "by_difficulty": ref("DifficultyCounts"),
-            "last_synced_at": _nullable("integer", description=_EPOCH),
+            "last_synced_at": _nullable("integer", description=_SYNCED_AT),
         }
     ),
     "DifficultyCounts": _object(
@@ -153,7 +158,10 @@ SCHEMAS: dict[str, Any] = {
                 "example": "pool-20261122T100000Z.ndjson.gz",
             },
             "size": {"type": "integer", "minimum": 0, "description": "Its size in bytes."},
-            "loaded_at": {"type": "integer", "description": _EPOCH},
+            "loaded_at": {
+                "type": "integer",
+                "description": "When this instance (this worker) loaded or swapped in the export, epoch seconds.",
+            },
             "age_seconds": {"type": "integer"},
             "exported_at": _nullable("integer", description="The time in the export's name; null without one."),
             "export_age_seconds": _nullable("integer"),

@@ -1,6 +1,10 @@
 """``sudokupool publish FILE --to s3://bucket/prefix/``: check an export, then upload it and its pack under a
 time-stamped key.
 
+The check is ``check --fast``: every line as the service loads it (what a service would refuse is refused
+here), without replaying solve paths or counting solutions, which cost about twenty times as much CPU and
+change nothing the service does with the export. ``--full`` runs the whole ``check`` first.
+
 The key is ``prefix + pool-YYYYMMDDTHHMMSSZ.ndjson.gz`` for the current UTC time, so operators never
 hand-name exports and the newest upload is the one the service loads. A plain ``.ndjson`` file is
 gzip-compressed on the way (``--no-gzip`` keeps it plain). The pack (``pool-YYYYMMDDTHHMMSSZ.pack``) is
@@ -52,6 +56,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("file", type=Path, help="an export: .ndjson or .ndjson.gz")
     parser.add_argument("--to", required=True, metavar="s3://BUCKET/PREFIX/", help="where the service's exports live")
     parser.add_argument("--no-gzip", action="store_true", help="upload a plain .ndjson file as it is")
+    parser.add_argument(
+        "--full", action="store_true", help="replay every solve path and count solutions, as check does (slower)"
+    )
     parser.add_argument("--canonical", action="store_true", help="run check --canonical first (slower)")
     add_bad_lines_option(parser)
     parser.set_defaults(func=run)
@@ -175,7 +182,10 @@ def run(args: argparse.Namespace) -> int:
         try:
             # A pack beside the file is not uploaded (publish makes one for the new name), so not checked
             # either. The check's own parse makes the pack.
-            report = asyncio.run(check_file(args.file, canonical=args.canonical, limits=limits, keep=checked))
+            fast = not args.full
+            report = asyncio.run(
+                check_file(args.file, canonical=args.canonical, limits=limits, keep=checked, fast=fast)
+            )
         except LoadError as exc:
             # The service would refuse it: the same rule, the same one line.
             if exc.report is not None:

@@ -104,6 +104,16 @@ class LoadReport:
     def skipped_total(self) -> int:
         return sum(self.skipped.values())
 
+    def fields(self) -> dict[str, Any]:
+        """The figures of :meth:`summary`, as the fields of its log line (``SUDOKUPOOL_LOG_FORMAT=json``)."""
+        return {
+            "export": self.key,
+            "count": self.loaded,
+            "skipped": self.skipped_total,
+            "duration": round(self.seconds, 3),
+            "packed": self.packed,
+        }
+
     def summary(self) -> str:
         reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(self.skipped.items()))
         skipped = f"skipped {self.skipped_total} ({reasons})" if self.skipped else "skipped 0"
@@ -190,6 +200,14 @@ class _Parse:
         )
 
 
+def export_time(export: ExportObject) -> int:
+    """The export's time (seconds, UTC), which every instance serves as ``synced_at``: the time in its
+    name, or for a single file of another name its upload (modification) time. Both are the same on every
+    instance that loads the export, so the same export gives the same bodies and ETags everywhere."""
+    moment = export_timestamp(export.key) if is_export_name(export.key) else export.uploaded
+    return int(moment.timestamp())
+
+
 def lower_priority(niceness: int) -> None:
     """Make the calling thread (Linux nice is per thread) or process ``niceness`` steps nicer."""
     if niceness:
@@ -250,7 +268,7 @@ async def _load_pack(
     """The pool of ``export``'s pack: the copy ``cached`` (in the cache directory), else the store's
     (downloaded into ``cached`` when remote). None when there is none, or it is refused (one log line)."""
     rate, nice = limits.pace(background)
-    info = PoolInfo(store.description, export.key, export.size, stamp)
+    info = PoolInfo(store.description, export.key, export.size, stamp, exported=export_time(export))
     opened = functools.partial(Pool.from_pack, info=info, background=background)
     if cached is not None and await asyncio.to_thread(cached.is_file):
         try:
@@ -329,7 +347,8 @@ async def parse_export(
     name, report = parse.name, parse.report
     try:
         with cache.new_file(keep) as file:
-            builder = PoolBuilder(loaded_at=int(time.time()) if loaded_at is None else loaded_at, file=file)
+            stamp = int(time.time()) if loaded_at is None else loaded_at
+            builder = PoolBuilder(loaded_at=stamp, exported=export_time(export), file=file)
             if getattr(store, "path_of", None) is None and export.size > (most := limits.max_export_bytes):
                 raise ExportError(f"it is {export.size} bytes, more than {most} (SUDOKUPOOL_MAX_EXPORT_BYTES)")
             async with _opened(store, export, None, rate) as raw:

@@ -5,9 +5,11 @@ swaps a single reference, so readers never see half a pool. An export without a 
 by a :class:`PoolBuilder` and mapped like any other.
 
 A record's body is held as the start of one gzip member (``compression.open_member``) of the record
-without its last field, ``synced_at``: the pool ends each member with its own load time when it serves
+without its last field, ``synced_at``: the pool ends each member with the export's time when it serves
 it (a final stored block and the trailer), inflates it for clients that do not take gzip, and derives
-the record's one weak ETag from the trailer. Solution bodies (too short to gain) are held raw.
+the record's one weak ETag from the trailer. The export's time is the same on every instance and worker
+that serves the export, whenever each loaded it, so they all answer with the same bytes and ETag.
+Solution bodies (too short to gain) are held raw.
 
 Memory: the pool holds no Python object per puzzle. Bodies, ids, the id index and the per-difficulty
 lists are slices of the mapping, so workers on one machine that map the same pack share one copy in the
@@ -39,14 +41,22 @@ _ETAG_BYTES: Final = pack.ETAG_WIDTH
 
 @dataclass(frozen=True)
 class PoolInfo:
-    """Where a pool came from: the export's key and size, when it was loaded (seconds, UTC), and whether
-    the export was parsed (its pack made here) rather than its pack mapped."""
+    """Where a pool came from: the export's key and size, when this process loaded it (seconds, UTC),
+    whether the export was parsed (its pack made here) rather than its pack mapped, and the export's time
+    (:func:`sudokupool.loading.loader.export_time`; seconds, UTC), which the pool serves as ``synced_at``
+    and ``last_synced_at``. Without one (a pool built from records), ``synced_at`` is ``loaded_at``."""
 
     source: str
     export_key: str
     export_size: int
     loaded_at: int
     parsed: bool = False
+    exported: int | None = None
+
+    @property
+    def synced_at(self) -> int:
+        """What the pool serves as ``synced_at``: the export's time, the same wherever it is loaded."""
+        return self.loaded_at if self.exported is None else self.exported
 
 
 class Pool:
@@ -82,11 +92,11 @@ class Pool:
         self._solutions_at = sections["solutions"][0]
         self._etags_at = sections["etags"][0]
         self._puzzles_at = sections["puzzles"][0]
-        loaded_at = info.loaded_at
-        self._tail = b',"synced_at":%d}' % loaded_at
+        synced_at = info.synced_at
+        self._tail = b',"synced_at":%d}' % synced_at
         self._tail_block = final_block(self._tail)
         self._rng = random.Random()
-        stats = {"total": header.count, "by_difficulty": self._counts, "last_synced_at": loaded_at}
+        stats = {"total": header.count, "by_difficulty": self._counts, "last_synced_at": synced_at}
         self.stats_body = orjson.dumps(stats)
 
     @classmethod
@@ -210,13 +220,15 @@ class PoolBuilder(pack.PackWriter):
     """Writes records (:meth:`~sudokupool.loading.pack.PackWriter.add`) into a pack in ``file`` (default: an
     anonymous temporary file) and maps it as a :class:`Pool`."""
 
-    def __init__(self, *, loaded_at: int, file: IO[bytes] | None = None) -> None:
+    def __init__(self, *, loaded_at: int, exported: int | None = None, file: IO[bytes] | None = None) -> None:
         super().__init__(tempfile.TemporaryFile() if file is None else file)  # noqa: SIM115 - mapped, then closed
         self.loaded_at = loaded_at
+        self.exported = exported
 
     def build(self, *, source: str, export_key: str, export_size: int) -> Pool:
         """Write the pack's indexes and header and map it: the finished, immutable pool. The file may be
         closed afterwards."""
         header = self.finish(export_name=export_key, export_size=export_size, made_at=self.loaded_at)
         data = mmap.mmap(self.file.fileno(), 0, access=mmap.ACCESS_READ)
-        return Pool(data, header, PoolInfo(source, export_key, export_size, self.loaded_at, parsed=True))
+        info = PoolInfo(source, export_key, export_size, self.loaded_at, parsed=True, exported=self.exported)
+        return Pool(data, header, info)

@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 
 from sudokupool.loading.loader import LoadError, LoadLimits, load_export, load_latest
 from sudokupool.loading.pool import Pool
+from sudokupool.loading.shared import SharedListing
 from sudokupool.naming import export_order
 from sudokupool.state import Runtime
 from sudokupool.storage.base import ExportListing, ExportObject, ExportStore, StorageError
@@ -75,6 +78,7 @@ class PoolSync:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
         rng: Callable[[], float] = random.random,
+        shared: SharedListing | None = None,
     ) -> None:
         if runtime.store is None:
             raise ValueError("the runtime has no store")
@@ -91,6 +95,12 @@ class PoolSync:
         self._refused: dict[tuple[str, int, datetime], str] = {}
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
+        #: The listing the workers of this instance share (None: this worker lists storage on its own).
+        # Not for a local directory, which costs nothing to list.
+        local = isinstance(self.store, LocalStore)
+        self.shared = shared or (
+            None if local else SharedListing.for_instance(os.environ, self.store.description, settings.sync_interval)
+        )
 
     # -- startup -------------------------------------------------------------------------------------
 
@@ -130,7 +140,7 @@ class PoolSync:
             pool, report = await load_latest(LocalStore(self.fallback), limits=self.limits)
         except LoadError as exc:
             raise LoadError(f"{reason}{gave_up}; the fallback failed too: {exc}") from None
-        logger.info("%s", report.summary())
+        logger.info("%s", report.summary(), extra=report.fields())
         fallback = f"{self.fallback.rstrip('/')}/{pool.info.export_key}"
         primary = self.store.description
         logger.warning(
@@ -171,7 +181,7 @@ class PoolSync:
         pool, report = await load_export(
             self.store, export, background=background, cache_dir=cache_dir, limits=self.limits
         )
-        logger.info("%s", report.summary())
+        logger.info("%s", report.summary(), extra=report.fields())
         self.runtime.sync.last_load_seconds = time.perf_counter() - started
         return pool
 
@@ -206,7 +216,10 @@ class PoolSync:
             status.last_attempt_at = int(time.time())
             status.attempts += 1
             try:
-                listing = await self.store.list_exports(CANDIDATES)
+                if self.shared is None:
+                    listing = await self.store.list_exports(CANDIDATES)
+                else:
+                    listing = await self.shared.list(partial(self.store.list_exports, CANDIDATES))
             except StorageError as exc:
                 self._unreachable(f"cannot list exports in {self.store.description}: {exc}")
                 return False
@@ -231,7 +244,12 @@ class PoolSync:
                         logger.warning("%s; still serving %s", known, self._serving())
                     else:
                         await self.runtime.install(pool)
-                        logger.info("now serving %s%s", export.key, _BACK if status.fallback else "")
+                        logger.info(
+                            "now serving %s%s",
+                            export.key,
+                            _BACK if status.fallback else "",
+                            extra={"export": export.key},
+                        )
                         status.fallback = False
                         swapped = True
                         break

@@ -13,6 +13,8 @@ import shutil
 import tempfile
 from collections.abc import MutableMapping
 
+from sudokupool.supervision import temporary_name
+
 MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
 
 
@@ -30,7 +32,8 @@ def prepare(environ: MutableMapping[str, str], workers: int) -> str | None:
         for path in glob.glob(os.path.join(given, "*.db")):
             os.remove(path)
         return None
-    made = tempfile.mkdtemp(prefix="sudokupool-metrics-")
+    # Named with the launcher's pid: the next launch removes it if this one is killed (sudokupool.supervision).
+    made = tempfile.mkdtemp(prefix=temporary_name("metrics"))
     environ[MULTIPROC_DIR] = made
     return made
 
