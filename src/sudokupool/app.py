@@ -21,7 +21,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sudokupool.activity import make_activity
 from sudokupool.api.clientip import ClientAddresses
-from sudokupool.api.cors import CORS, CROSS_ORIGIN, PREFLIGHT
+from sudokupool.api.cors import CORS
 from sudokupool.api.endpoints import Endpoints
 from sudokupool.api.errors import JsonErrors, error_body, error_headers
 from sudokupool.api.openapi import openapi_body
@@ -201,15 +201,13 @@ class Front:
         cors = self.cors
         if cors is not None:
             # CORS first: preflights are answered before anything counts them against a rate limit.
-            kind = cors.inspect(scope)
-            if kind == PREFLIGHT:
+            if scope["method"] == "OPTIONS" and cors.is_preflight(scope):
                 if self.tally is None:
                     await cors.preflight(scope, send)
                 else:
                     await self.tally.measure(self.route_of(scope), scope, partial(cors.preflight, scope), send)
                 return
-            if kind == CROSS_ORIGIN:
-                send = cors.wrap(send)
+            send = cors.wrap(send)
         # Before the routers, so the access log and the limiter see the same client.
         self.addresses.apply(scope)
         if self.access is not None:
