@@ -207,7 +207,9 @@ class Front:
                 else:
                     await self.tally.measure(self.route_of(scope), scope, partial(cors.preflight, scope), send)
                 return
-            send = cors.wrap(send)
+            if not scope["path"].startswith("/api/"):
+                # The API routers add the headers themselves (create_app gives them CORS.headers).
+                send = cors.wrap(send)
         # Before the routers, so the access log and the limiter see the same client.
         self.addresses.apply(scope)
         if self.access is not None:
@@ -296,18 +298,19 @@ def _build(settings: Settings, pool: Pool | None) -> SudokuPool:
     )
     limiter.counting = tally is not None
     # The limiter is asked before the handler: 404, 405 and 500 count and carry the limit headers too.
-    v2 = ApiRouter("/api/v2", api_routes(endpoints), limiter=limiter, tally=tally)
+    cors = CORS(expose=EXPOSED_HEADERS, allow_headers=["X-API-Key", "If-None-Match"])
+    v2 = ApiRouter("/api/v2", api_routes(endpoints), limiter=limiter, tally=tally, headers=cors.headers)
     routes = web_routes(STATIC_DIR)
     site = Starlette(routes=routes, exception_handlers={HTTPException: _http_error})
     # Answer the path that was asked, not a redirect to a neighbouring one.
     site.router.redirect_slashes = False
     http = Front(
         v2=v2,
-        v1=ApiRouter("/api/v1", api_routes(endpoints), tally=tally),
-        unversioned=ApiRouter("/api", puzzle_routes(endpoints), tally=tally),
+        v1=ApiRouter("/api/v1", api_routes(endpoints), tally=tally, headers=cors.headers),
+        unversioned=ApiRouter("/api", puzzle_routes(endpoints), tally=tally, headers=cors.headers),
         # Starlette's static files answer some errors in plain text (a bad Range): JSON like every other.
         site=JsonErrors(site),
-        cors=CORS(expose=EXPOSED_HEADERS, allow_headers=["X-API-Key", "If-None-Match"]),
+        cors=cors,
         addresses=ClientAddresses(trusted_hops=settings.trusted_proxy_hops),
         access=access,
         tally=tally,

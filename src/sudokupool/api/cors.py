@@ -24,7 +24,8 @@ class CORS:
     """Allow every origin to read responses and the ``expose`` headers; answer preflights.
 
     Not a middleware layer: :class:`~sudokupool.app.Front` asks :meth:`is_preflight` of an ``OPTIONS``
-    request and :meth:`wrap` s the ``send`` of every other one.
+    request and :meth:`wrap` s the ``send`` of the others, except on the API's paths, whose routers add
+    :attr:`headers` to their prepared ones (wrapping cost 0.6 µs an answer, bench/app_cost.py).
     """
 
     def __init__(
@@ -35,7 +36,8 @@ class CORS:
         allow_methods: Iterable[str] = ("GET", "HEAD", "OPTIONS"),
         max_age: int = 86400,
     ) -> None:
-        self.extra = [
+        #: What every answer carries (the API routers add it themselves, see :meth:`wrap`).
+        self.headers = [
             (b"access-control-allow-origin", b"*"),
             (b"access-control-expose-headers", ", ".join(expose).encode()),
         ]
@@ -57,7 +59,7 @@ class CORS:
 
     def wrap(self, send: Send) -> Send:
         """``send`` with the CORS headers added to the response."""
-        extra = self.extra
+        extra = self.headers
 
         async def send_with_cors(message: Message) -> None:
             if message["type"] == "http.response.start":
