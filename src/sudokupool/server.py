@@ -5,14 +5,19 @@
 server's configuration with the same bounds:
 
 - a request head (request line and headers) over ``SUDOKUPOOL_MAX_HEADER_BYTES`` is answered 431;
-- a connection that sends nothing is closed after ``SUDOKUPOOL_FIRST_REQUEST_TIMEOUT`` seconds;
+- a request head must be whole ``SUDOKUPOOL_FIRST_REQUEST_TIMEOUT`` seconds after the connection opened
+  (a connection that sends nothing, or one byte, is closed then), and on a kept-alive connection within
+  the keep-alive timeout of the last answer; any head within that time of its first byte;
+- a client that sends and never reads holds a bounded amount of memory (uvicorn: :data:`QUEUED_REQUESTS`,
+  :data:`WRITE_BUFFER_BYTES`; granian bounds it itself);
 - a shutdown (SIGTERM) lets requests in flight finish and takes at most ``SUDOKUPOOL_SHUTDOWN_TIMEOUT``
   seconds; connections still busy then are closed;
 - the server never rewrites the client address from forwarded headers (:mod:`sudokupool.api.clientip` does)
   and, on uvicorn, sends no ``Server`` header.
 
 On uvicorn the bounds and the quiet handling of clients that hang up live in
-:class:`BoundedHttpToolsProtocol`; granian has flags for all but the ``Server`` header. The access log is
+:class:`BoundedHttpToolsProtocol`; granian has flags for all but the ``Server`` header, and limits of its
+own on a head's size, lines and target (README, "Servers"). The access log is
 the app's own (:class:`sudokupool.logs.AccessLog`), the same on both servers.
 """
 
