@@ -278,8 +278,10 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         # A head begun and not whole (kept by the parser's callbacks), and the timer that bounds it.
         self.in_head = False
         self.head_timer: asyncio.TimerHandle | None = None
-        # The unparsed rest of a read that held more requests than may queue.
+        # A read that held more requests than may queue, and where its unparsed rest starts (kept whole:
+        # copying the rest at each resume would copy a read of small requests once per request).
         self.backlog = b""
+        self.backlog_at = 0
         self.resume_scheduled = False
         # No more requests are read: the connection closes once those received are answered.
         self.finishing = False
@@ -325,7 +327,8 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             return
         if self.backlog:
             # Read while requests were held back (reading is paused then): keep the order.
-            self.backlog += data
+            self.backlog = self.backlog[self.backlog_at :] + data
+            self.backlog_at = 0
             self.flow.pause_reading()
             return
         if first == last and len(self.pipeline) < QUEUED_REQUESTS:
@@ -354,14 +357,14 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             return False
         return True
 
-    def feed(self, data: bytes) -> None:
-        """Parse ``data`` a head at a time while requests may queue; hold the rest and stop reading."""
+    def feed(self, data: bytes, start: int = 0) -> None:
+        """Parse ``data`` from ``start`` a head at a time while requests may queue; hold the rest and stop
+        reading."""
         view = memoryview(data)
-        start = 0
         size = len(data)
         while start < size:
             if len(self.pipeline) >= QUEUED_REQUESTS or self.flow.write_paused:
-                self.backlog = data[start:]
+                self.backlog, self.backlog_at = data, start
                 self.flow.pause_reading()
                 return
             end = data.find(HEAD_END, start)
@@ -387,7 +390,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     def finish(self) -> None:
         """Read no more requests; the last one received closes the connection once answered."""
         self.finishing = True
-        self.backlog = b""
+        self.backlog, self.backlog_at = b"", 0
         self.flow.pause_reading()
         if self.cycle is not None:
             self.cycle.keep_alive = False
@@ -417,8 +420,9 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         if self.parser is None or self.transport.is_closing() or self.finishing:
             return
         if self.backlog and len(self.pipeline) < QUEUED_REQUESTS and not self.flow.write_paused:
-            data, self.backlog = self.backlog, b""
-            self.feed(data)
+            data, start = self.backlog, self.backlog_at
+            self.backlog, self.backlog_at = b"", 0
+            self.feed(data, start)
             if self.in_head and self.head_timer is None:
                 self.time_head()
         self.flow.resume_reading()
@@ -457,7 +461,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         super()._start_asgi_task(cycle, app)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.backlog = b""
+        self.backlog, self.backlog_at = b"", 0
         if self.head_timer is not None:
             self.head_timer.cancel()
             self.head_timer = None
