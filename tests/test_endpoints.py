@@ -234,9 +234,33 @@ async def test_an_encoded_character_that_is_not_a_slash_still_decodes(
     assert response.json()["canonical_id"] == records[0]["canonical_id"]
 
 
-async def test_requests_without_origin_carry_no_cors_headers(client: httpx.AsyncClient) -> None:
-    response = await client.get("/api/v2/stats")
-    assert "access-control-allow-origin" not in response.headers
+async def test_every_answer_carries_the_cors_headers_with_or_without_origin(
+    client: httpx.AsyncClient, records: list[dict[str, Any]]
+) -> None:
+    # A shared cache stores an answer whoever asked first and hands it to browsers too: the copy fetched
+    # without Origin must let them read it, so the headers never depend on Origin (and nothing varies on it).
+    puzzle = records[0]["canonical_id"]
+    paths = [
+        f"/api/v2/puzzles/{puzzle}",
+        f"/api/v1/puzzles/{puzzle}/solution",
+        f"/api/puzzles/{puzzle}/image",
+        "/api/v2/puzzles/random",
+        "/api/v2/puzzles/no-such-id",
+        "/api/v2/stats",
+        "/",
+        "/static/app.js",
+    ]
+    for path in paths:
+        plain = await client.get(path)
+        cross = await client.get(path, headers={"Origin": "https://example.org"})
+        for response in (plain, cross):
+            assert response.headers["access-control-allow-origin"] == "*", path
+            assert "origin" not in response.headers.get("vary", "").lower(), path
+        assert plain.headers["access-control-expose-headers"] == cross.headers["access-control-expose-headers"]
+    etag = (await client.get(paths[0])).headers["etag"]
+    not_modified = await client.get(paths[0], headers={"If-None-Match": etag})
+    assert not_modified.status_code == 304
+    assert not_modified.headers["access-control-allow-origin"] == "*"
 
 
 async def test_cors_exposes_the_rate_limit_headers(client: httpx.AsyncClient) -> None:

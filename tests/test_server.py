@@ -3,12 +3,14 @@ abusive connections, shutdown, workers and the access log."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -82,14 +84,18 @@ def test_granian_gets_the_same_bounds() -> None:
 
 @pytest.fixture(scope="module", params=SERVERS)
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    env = {"SUDOKUPOOL_SERVER": request.param, "SUDOKUPOOL_FIRST_REQUEST_TIMEOUT": "1"}
+    env = {"SUDOKUPOOL_SERVER": request.param, "SUDOKUPOOL_FIRST_REQUEST_TIMEOUT": str(TIMEOUT)}
     with run_server(env, tmp_path_factory.mktemp("server") / "server.log") as running:
         yield running
 
 
-def connect(server: Server) -> socket.socket:
+def address(server: Server) -> tuple[str, int]:
     host, port = server.url.removeprefix("http://").split(":")
-    return socket.create_connection((host, int(port)), timeout=10)
+    return host, int(port)
+
+
+def connect(server: Server) -> socket.socket:
+    return socket.create_connection(address(server), timeout=10)
 
 
 def test_a_header_block_over_64_kib_is_refused_quickly_while_others_are_served(server: Server) -> None:
@@ -117,6 +123,119 @@ def test_a_silent_connection_is_closed(server: Server) -> None:
         started = time.monotonic()
         assert sock.recv(100) == b""
         assert time.monotonic() - started < 3.0
+
+
+HEALTH = b"GET /api/v1/health HTTP/1.1\r\nHost: t\r\n\r\n"
+#: The server fixture's SUDOKUPOOL_FIRST_REQUEST_TIMEOUT, and the leeway a closing is given past a limit.
+TIMEOUT = 1.0
+LEEWAY = 3.0
+
+
+def until_closed(sock: socket.socket) -> bytes:
+    """What the server sends until it closes ``sock`` (a socket timeout, the connection still open, fails)."""
+    received = b""
+    try:
+        while chunk := sock.recv(65536):
+            received += chunk
+    except ConnectionResetError:
+        pass
+    return received
+
+
+def test_connections_that_send_part_of_a_head_are_closed_within_the_timeout(server: Server) -> None:
+    # One byte, or a request line and a header without the blank line that ends the head.
+    socks = [connect(server) for _ in range(30)]
+    started = time.monotonic()
+    for n, sock in enumerate(socks):
+        sock.sendall(b"G" if n % 3 else HEALTH[:-2])
+    for sock in socks:
+        assert until_closed(sock) == b""
+        sock.close()
+    assert time.monotonic() - started < TIMEOUT + LEEWAY
+    assert httpx.get(f"{server.url}/api/v1/health").status_code == 200
+
+
+def test_a_byte_after_a_keep_alive_answer_does_not_hold_the_connection(server: Server) -> None:
+    with connect(server) as sock:
+        sock.sendall(HEALTH)
+        assert sock.recv(65536).startswith(b"HTTP/1.1 200 OK\r\n")
+        started = time.monotonic()
+        sock.sendall(b"G")
+        assert b"HTTP/1.1" not in until_closed(sock)
+        assert time.monotonic() - started < TIMEOUT + LEEWAY
+
+
+def test_the_keep_alive_limit_holds_after_a_byte(tmp_path: Path) -> None:
+    # A head timeout longer than uvicorn's keep-alive (5 s): a byte after an answer does not turn the
+    # keep-alive wait into the longer one.
+    with (
+        run_server({"SUDOKUPOOL_FIRST_REQUEST_TIMEOUT": "60"}, tmp_path / "server.log") as running,
+        connect(running) as sock,
+    ):
+        sock.sendall(HEALTH)
+        assert sock.recv(65536).startswith(b"HTTP/1.1 200 OK\r\n")
+        started = time.monotonic()
+        sock.sendall(b"G")
+        assert b"HTTP/1.1" not in until_closed(sock)
+        assert time.monotonic() - started < 5 + LEEWAY
+
+
+def tree_rss(pid: int) -> int:
+    """Resident bytes of ``pid`` and its descendants (granian's workers are its children)."""
+    total, todo = 0, [pid]
+    while todo:
+        current = todo.pop()
+        status = Path(f"/proc/{current}/status").read_text()
+        total += int(status.split("VmRSS:")[1].split()[0]) * 1024
+        todo += [int(child) for child in Path(f"/proc/{current}/task/{current}/children").read_text().split()]
+    return total
+
+
+def test_clients_that_pipeline_and_never_read_hold_little_memory(server: Server) -> None:
+    # Each sends 256 KB of requests and reads nothing: the server stops reading a connection whose answers
+    # are not taken (unbounded, 40 such clients took 500 MB).
+    clients, size = 40, 256_000
+    before = tree_rss(server.process.pid)
+    blob = REQUEST * (size // len(REQUEST))
+    socks = []
+    for _ in range(clients):
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(address(server))
+        sock.setblocking(False)
+        socks.append(sock)
+    sent = [0] * clients
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and min(sent) < len(blob):
+        for n, sock in enumerate(socks):
+            with contextlib.suppress(BlockingIOError):
+                sent[n] += sock.send(blob[sent[n] :]) if sent[n] < len(blob) else 0
+        time.sleep(0.05)
+    time.sleep(2)  # what was read is parsed and answered (as far as it goes) by now
+    grown = tree_rss(server.process.pid) - before
+    assert httpx.get(f"{server.url}/api/v1/health").status_code == 200
+    for sock in socks:
+        sock.close()
+    assert sum(sent) > clients * size // 2  # the clients did send (into the kernel's buffers at least)
+    assert grown <= clients * 2**20, f"{grown / 2**20:.0f} MB for {clients} clients"
+
+
+def test_a_deep_pipeline_is_answered_in_full_when_its_client_pauses_reading(server: Server) -> None:
+    # 10,000 requests (several reads) and a pause longer than the head timeout before reading: the server
+    # stops reading while answers wait, and a head it has half read is not timed meanwhile.
+    count = 10_000
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.settimeout(30)
+    sock.connect(address(server))
+    last = HEALTH.replace(b"Host: t", b"Host: t\r\nConnection: close")
+    sender = threading.Thread(target=sock.sendall, args=(HEALTH * (count - 1) + last,))
+    sender.start()
+    time.sleep(TIMEOUT + 1.5)
+    received = until_closed(sock)
+    sender.join(10)
+    sock.close()
+    assert received.count(b"HTTP/1.1 ") == received.count(b"HTTP/1.1 200 OK\r\n") == count
 
 
 def test_uvicorn_sends_no_server_header(tmp_path: Path) -> None:

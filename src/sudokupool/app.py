@@ -21,7 +21,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sudokupool.activity import make_activity
 from sudokupool.api.clientip import ClientAddresses
-from sudokupool.api.cors import CORS, CROSS_ORIGIN, PREFLIGHT
+from sudokupool.api.cors import CORS
 from sudokupool.api.endpoints import Endpoints
 from sudokupool.api.errors import JsonErrors, error_body, error_headers
 from sudokupool.api.openapi import openapi_body
@@ -207,14 +207,14 @@ class Front:
         cors = self.cors
         if cors is not None:
             # CORS first: preflights are answered before anything counts them against a rate limit.
-            kind = cors.inspect(scope)
-            if kind == PREFLIGHT:
+            if scope["method"] == "OPTIONS" and cors.is_preflight(scope):
                 if self.tally is None:
                     await cors.preflight(scope, send)
                 else:
                     await self.tally.measure(self.route_of(scope), scope, partial(cors.preflight, scope), send)
                 return
-            if kind == CROSS_ORIGIN:
+            if not scope["path"].startswith("/api/"):
+                # The API routers add the headers themselves (create_app gives them CORS.headers).
                 send = cors.wrap(send)
         # Before the routers, so the access log and the limiter see the same client.
         self.addresses.apply(scope)
@@ -307,18 +307,19 @@ def _build(settings: Settings, pool: Pool | None) -> SudokuPool:
     )
     limiter.counting = tally is not None
     # The limiter is asked before the handler: 404, 405 and 500 count and carry the limit headers too.
-    v2 = ApiRouter("/api/v2", api_routes(endpoints), limiter=limiter, tally=tally)
+    cors = CORS(expose=EXPOSED_HEADERS, allow_headers=["X-API-Key", "If-None-Match"])
+    v2 = ApiRouter("/api/v2", api_routes(endpoints), limiter=limiter, tally=tally, headers=cors.headers)
     routes = [*web_routes(STATIC_DIR), *print_routes(runtime, asset_version(STATIC_DIR))]
     site = Starlette(routes=routes, exception_handlers={HTTPException: _http_error})
     # Answer the path that was asked, not a redirect to a neighbouring one.
     site.router.redirect_slashes = False
     http = Front(
         v2=v2,
-        v1=ApiRouter("/api/v1", api_routes(endpoints), tally=tally),
-        unversioned=ApiRouter("/api", puzzle_routes(endpoints), tally=tally),
+        v1=ApiRouter("/api/v1", api_routes(endpoints), tally=tally, headers=cors.headers),
+        unversioned=ApiRouter("/api", puzzle_routes(endpoints), tally=tally, headers=cors.headers),
         # Starlette's static files answer some errors in plain text (a bad Range): JSON like every other.
         site=JsonErrors(site),
-        cors=CORS(expose=EXPOSED_HEADERS, allow_headers=["X-API-Key", "If-None-Match"]),
+        cors=cors,
         addresses=ClientAddresses(trusted_hops=settings.trusted_proxy_hops),
         access=access,
         tally=tally,

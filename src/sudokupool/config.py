@@ -307,7 +307,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "first_request_timeout",
         "10",
-        "Seconds a new connection may stay silent before the server closes it.",
+        "Seconds a new connection has to send a whole request head, and any request head from its first byte, "
+        "before the server closes the connection.",
         _float(0.1),
     ),
     Setting(

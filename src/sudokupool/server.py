@@ -5,14 +5,19 @@
 server's configuration with the same bounds:
 
 - a request head (request line and headers) over ``SUDOKUPOOL_MAX_HEADER_BYTES`` is answered 431;
-- a connection that sends nothing is closed after ``SUDOKUPOOL_FIRST_REQUEST_TIMEOUT`` seconds;
+- a request head must be whole ``SUDOKUPOOL_FIRST_REQUEST_TIMEOUT`` seconds after the connection opened
+  (a connection that sends nothing, or one byte, is closed then), and on a kept-alive connection within
+  the keep-alive timeout of the last answer; any head within that time of its first byte;
+- a client that sends and never reads holds a bounded amount of memory (uvicorn: :data:`QUEUED_REQUESTS`,
+  :data:`WRITE_BUFFER_BYTES`; granian bounds it itself);
 - a shutdown (SIGTERM) lets requests in flight finish and takes at most ``SUDOKUPOOL_SHUTDOWN_TIMEOUT``
   seconds; connections still busy then are closed;
 - the server never rewrites the client address from forwarded headers (:mod:`sudokupool.api.clientip` does)
   and, on uvicorn, sends no ``Server`` header.
 
 On uvicorn the bounds and the quiet handling of clients that hang up live in
-:class:`BoundedHttpToolsProtocol`; granian has flags for all but the ``Server`` header. The access log is
+:class:`BoundedHttpToolsProtocol`; granian has flags for all but the ``Server`` header, and limits of its
+own on a head's size, lines and target (README, "Servers"). The access log is
 the app's own (:class:`sudokupool.logs.AccessLog`), the same on both servers.
 """
 
@@ -31,6 +36,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+import httptools
+from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 from sudokupool import supervision
@@ -246,6 +253,34 @@ def _too_large() -> bytes:
 
 
 TOO_LARGE = _too_large()
+HEAD_END = b"\r\n\r\n"
+#: Requests read and waiting behind the one being answered, per connection; past them the connection is
+#: not read (its bytes wait in the kernel's buffers) until an answer is done.
+QUEUED_REQUESTS = 8
+#: Bytes of answers a connection may have waiting in the transport before its requests stop being
+#: answered (uvicorn's flow control waits) and it stops being read.
+WRITE_BUFFER_BYTES = 65536
+
+
+class BoundedFlowControl(FlowControl):
+    """uvicorn's flow control, except that reading resumes only when the protocol may read
+    (:meth:`BoundedHttpToolsProtocol.may_read`; uvicorn resumes it after every answer and whenever the
+    app asks for the request body, whatever is queued), and that the protocol hears of each pause and
+    resume: a connection that is not read is not timed."""
+
+    def __init__(self, transport: asyncio.Transport, protocol: BoundedHttpToolsProtocol) -> None:
+        super().__init__(transport)
+        self.protocol = protocol
+
+    def pause_reading(self) -> None:
+        if not self.read_paused:
+            super().pause_reading()
+            self.protocol.reading_paused()
+
+    def resume_reading(self) -> None:
+        if self.read_paused and self.protocol.may_read():
+            super().resume_reading()
+            self.protocol.reading_resumed()
 
 
 class BoundedHttpToolsProtocol(HttpToolsProtocol):
@@ -255,11 +290,26 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
       the limit the client gets 431 and the connection is closed. A request body counts too (the API
       takes none); within one read (at most 256 KiB), heads after the first are checked only when the
       read ends inside one.
+    - Head time: a request head must end ``first_request_timeout`` seconds after its first byte is read
+      (timed like the size: from the first byte read after a head's end, a body included), on every
+      request of a connection, else the connection is closed once the requests before it are answered.
+      A partial head does not stop the idle timers either: a new connection has ``first_request_timeout``
+      to send a whole head, and one kept alive uvicorn's keep-alive timeout after an answer. While the
+      connection is not read (below) nothing is timed: it waits on its client. Found from the reads
+      rather than the parser's callbacks: overriding two of them cost 0.55 µs a request.
+    - Pipelining: at most :data:`QUEUED_REQUESTS` requests wait behind the one being answered; the rest
+      of a read that holds more (up to one read, 256,000 bytes with uvloop) is held unparsed, and the
+      connection is not read until they are answered. Answers the client does not read fill the
+      transport's buffer up to :data:`WRITE_BUFFER_BYTES`; then answering waits (uvicorn's flow control)
+      and the connection is not read either. A client that sends and never reads holds that much.
     - A client that hangs up while pipelined requests are queued: every queued and running request is
       marked disconnected, so nothing writes to the closed transport (uvicorn logs that as an ERROR
       with a traceback).
     - Shutdown: as uvicorn's, the requests received are answered, the last with ``connection: close``;
       a connection still busy at the shutdown timeout (a client that does not read) is aborted.
+
+    It overrides uvicorn internals (``data_received``, parser callbacks, ``flow``, the keep-alive timer):
+    pyproject.toml pins uvicorn to the versions it was tested with.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -267,36 +317,188 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self.bounds = bounds()
         self.head_bytes = 0
         self.running: RequestResponseCycle | None = None
+        # Bounds the head being read (``head_bytes`` above 0: bytes read since the last head's end).
+        self.head_timer: asyncio.TimerHandle | None = None
+        # A read that held more requests than may queue, and where its unparsed rest starts (kept whole:
+        # copying the rest at each resume would copy a read of small requests once per request).
+        self.backlog = b""
+        self.backlog_at = 0
+        self.resume_scheduled = False
+        # No more requests are read: the connection closes once those received are answered.
+        self.finishing = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        # The keep-alive timer's slot: the first data received cancels it, as it does keep-alive's.
+        self.flow = BoundedFlowControl(transport, self)
+        transport.set_write_buffer_limits(high=WRITE_BUFFER_BYTES)
+        # The keep-alive timer's slot: a whole head cancels it (as it does keep-alive's), a byte does not.
         self.timeout_keep_alive_task = self.loop.call_later(
             self.bounds.first_request_timeout, self.timeout_keep_alive_handler
+        )
+
+    def may_read(self) -> bool:
+        """Whether the connection may be read: nothing held unparsed, room in the queue, and the client
+        taking its answers (the transport's buffer below its high-water mark)."""
+        return (
+            not self.backlog
+            and not self.finishing
+            and len(self.pipeline) < QUEUED_REQUESTS
+            and not self.flow.write_paused
         )
 
     def data_received(self, data: bytes) -> None:
         # Two searches of the read, no parser callbacks: this runs for every request.
         limit = self.bounds.max_header_bytes
-        last = data.rfind(b"\r\n\r\n")
+        last = data.rfind(HEAD_END)
+        first = last
         if last < 0:
             self.head_bytes += len(data)
-        elif self.head_bytes + data.find(b"\r\n\r\n") > limit:
-            self.head_bytes = limit + 1  # the head this read ends was too large
         else:
-            # What follows the last head's end is the start of the next head.
-            self.head_bytes = len(data) - last - 4
+            first = data.find(HEAD_END)
+            if self.head_bytes + first > limit:
+                self.head_bytes = limit + 1  # the head this read ends was too large
+            else:
+                # What follows the last head's end is the start of the next head.
+                self.head_bytes = len(data) - last - 4
         if self.head_bytes > limit:
             self.transport.write(TOO_LARGE)
             self.transport.close()
             return
-        super().data_received(data)
+        if self.finishing:
+            return
+        if last >= 0:
+            # A head ended: the wait for a request is over (uvicorn ends it at any byte, so a partial head
+            # held a connection forever), and so is that head's timer.
+            self._unset_keepalive_if_required()
+            if self.head_timer is not None:
+                self.head_timer.cancel()
+                self.head_timer = None
+        if self.backlog:
+            # Read while requests were held back (reading is paused then): keep the order.
+            self.backlog = self.backlog[self.backlog_at :] + data
+            self.backlog_at = 0
+            self.flow.pause_reading()
+            return
+        if first == last and len(self.pipeline) < QUEUED_REQUESTS:
+            # At most one head ends in this read: one request at most joins the queue.
+            self.parse(data)
+        else:
+            self.feed(data)
+        if self.head_bytes and self.head_timer is None:
+            self.time_head()
+
+    def parse(self, data: bytes | memoryview) -> bool:
+        """uvicorn's ``data_received`` without its cancelling the keep-alive timer at any byte (a head's end
+        does, in :meth:`data_received`); False when the connection is done with (refused, upgraded)."""
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError:
+            msg = "Invalid HTTP request received."
+            self.logger.warning(msg)
+            self.send_400_response(msg)
+            return False
+        except httptools.HttpParserUpgrade:
+            if self._should_upgrade():
+                self.handle_websocket_upgrade()
+            else:
+                self._unsupported_upgrade_warning()
+            return False
+        return True
+
+    def feed(self, data: bytes, start: int = 0) -> None:
+        """Parse ``data`` from ``start`` a head at a time while requests may queue; hold the rest and stop
+        reading."""
+        view = memoryview(data)
+        size = len(data)
+        while start < size:
+            if len(self.pipeline) >= QUEUED_REQUESTS or self.flow.write_paused:
+                self.backlog, self.backlog_at = data, start
+                self.flow.pause_reading()
+                return
+            end = data.find(HEAD_END, start)
+            stop = size if end < 0 else end + 4
+            if not self.parse(view[start:stop]) or self.transport.is_closing():
+                return
+            start = stop
+
+    def time_head(self) -> None:
+        """Bound the head being read (when the connection is read and open)."""
+        if not self.flow.read_paused and self.parser is not None and not self.transport.is_closing():
+            self.head_timer = self.loop.call_later(self.bounds.first_request_timeout, self.head_timeout)
+
+    def head_timeout(self) -> None:
+        """A head was not whole in time: close, once the requests before it are answered."""
+        self.head_timer = None
+        if self.transport.is_closing():
+            return
+        self.finish()
+        if self.cycle is None or self.cycle.response_complete:
+            self.transport.close()
+
+    def finish(self) -> None:
+        """Read no more requests; the last one received closes the connection once answered."""
+        self.finishing = True
+        self.backlog, self.backlog_at = b"", 0
+        self.flow.pause_reading()
+        if self.cycle is not None:
+            self.cycle.keep_alive = False
+
+    def reading_paused(self) -> None:
+        # The client waits on its answers, or is not taking them: neither the idle nor the head timer runs.
+        self._unset_keepalive_if_required()
+        if self.head_timer is not None:
+            self.head_timer.cancel()
+            self.head_timer = None
+
+    def reading_resumed(self) -> None:
+        # Keep-alive is armed by uvicorn's on_response_complete (after it resumes reading) or by resume().
+        if self.head_bytes and self.head_timer is None:
+            self.time_head()
+
+    def schedule_resume(self) -> None:
+        if not self.resume_scheduled and (self.backlog or self.flow.read_paused):
+            self.resume_scheduled = True
+            self.loop.call_soon(self.resume)
+
+    def resume(self) -> None:
+        """Parse what was held back, then read again, as far as the bounds allow (scheduled: never from
+        inside the parser's callbacks or an answer's ``send``)."""
+        self.resume_scheduled = False
+        if self.parser is None or self.transport.is_closing() or self.finishing:
+            return
+        if self.backlog and len(self.pipeline) < QUEUED_REQUESTS and not self.flow.write_paused:
+            data, start = self.backlog, self.backlog_at
+            self.backlog, self.backlog_at = b"", 0
+            self.feed(data, start)
+            if self.head_bytes and self.head_timer is None:
+                self.time_head()
+        self.flow.resume_reading()
+        idle = self.cycle is None or self.cycle.response_complete
+        if idle and not self.flow.read_paused and self.timeout_keep_alive_task is None:
+            self.timeout_keep_alive_task = self.loop.call_later(
+                self.timeout_keep_alive, self.timeout_keep_alive_handler
+            )
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self.flow.read_paused and not self.transport.is_closing():
+            # Requests are held back (here or in the kernel's buffer): not idle; they are read next.
+            self._unset_keepalive_if_required()
+            self.schedule_resume()
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self.schedule_resume()
 
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
         self.running = cycle
         super()._start_asgi_task(cycle, app)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self.backlog, self.backlog_at = b"", 0
+        if self.head_timer is not None:
+            self.head_timer.cancel()
+            self.head_timer = None
         cycles = [cycle for cycle, _ in self.pipeline]
         if self.running is not None:
             cycles.append(self.running)
@@ -311,4 +513,5 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         # uvicorn's: close an idle connection, or answer what was received and then close.
         super().shutdown()
         if not self.transport.is_closing():
+            self.finish()
             self.loop.call_later(self.bounds.shutdown_timeout, self.transport.abort)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from time import perf_counter
 from typing import Final, cast
 
@@ -67,8 +67,9 @@ class ApiRouter:
 
     With a ``limiter`` (``/api/v2``), every request outside its exempt paths is admitted by it first:
     a refused one gets the limiter's 429, 401 or 503, and every other response, errors included,
-    carries the limiter's headers. With a ``tally`` (metrics on), every request is counted by its
-    route template, method and status, with the time it took from here to its last byte sent.
+    carries the limiter's headers. Every answer carries ``headers``. With a ``tally`` (metrics on),
+    every request is counted by its route template, method and status, with the time it took from here
+    to its last byte sent.
     """
 
     def __init__(
@@ -78,8 +79,12 @@ class ApiRouter:
         *,
         limiter: RateLimiter | None = None,
         tally: RequestTally | None = None,
+        headers: Sequence[tuple[bytes, bytes]] = (),
     ) -> None:
         self.prefix = prefix
+        # Added to every answer, the limiter's refusals and errors too (CORS's: cheaper here than
+        # wrapping each request's send).
+        self.headers = list(headers)
         self.cut = len(prefix)
         self.limiter = limiter
         self.tally = tally
@@ -135,15 +140,17 @@ class ApiRouter:
                 route = entry[2]
             limiter = self.limiter
             if limiter is None or path in limiter.exempt_paths:
-                extra: list[tuple[bytes, bytes]] = []
+                extra: list[tuple[bytes, bytes]] = self.headers
             else:
                 admitted = limiter.admit_now(scope) if limiter.synchronous else await limiter.admit(scope)
                 if isinstance(admitted, Refusal):
                     status = admitted.status
-                    await send({"type": "http.response.start", "status": status, "headers": admitted.headers})
+                    headers = [*admitted.headers, *self.headers]
+                    await send({"type": "http.response.start", "status": status, "headers": headers})
                     await send({"type": "http.response.body", "body": admitted.body})
                     return
-                extra = admitted
+                extra = admitted  # a list of this request's own
+                extra += self.headers
             if entry is None:
                 status = 404
                 # ``/puzzles/ID%2F``: an id that ends with a slash (see below), not a trailing slash.
