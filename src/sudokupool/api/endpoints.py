@@ -12,11 +12,14 @@ the objects cost more than the rest of the request.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Awaitable, Callable
+from datetime import date
 from functools import partial
 from typing import Final, NamedTuple
 from urllib.parse import unquote_plus
+from zlib import crc32
 
 import orjson
 from starlette.types import Scope
@@ -26,6 +29,7 @@ from sudokupool.api.conditional import etag_matches
 from sudokupool.api.errors import ApiError, BadRequest, NotFound
 from sudokupool.api.listing import ListingUnavailable
 from sudokupool.images.render import VARIANTS, render_png
+from sudokupool.loading.choose import DAY, Filters
 from sudokupool.loading.pool import Pool
 from sudokupool.naming import export_order
 from sudokupool.state import Runtime
@@ -42,6 +46,17 @@ DIFFICULTY_BY_FILTER: Final = {name.lower(): name for name in DIFFICULTIES}
 DIFFICULTY_ERROR: Final = "difficulty must be one of easy, medium, hard, expert"
 VARIANT_ERROR: Final = "variant must be one of puzzle, solution"
 NO_PUZZLE: Final = "no puzzle has that id"
+DIFFICULTY_LEVEL_BY_FILTER: Final = {name.lower(): level for level, name in enumerate(DIFFICULTIES, 1)}
+#: The query parameters of ``random``; any other (``api_key`` among them) is not a filter.
+RANDOM_FILTERS: Final = ("difficulty", "technique", "stars", "min_score", "max_score")
+TECHNIQUE_ERROR: Final = "unknown technique {!r}: the names are listed at /api/v2/techniques"
+STARS_ERROR: Final = "stars must be an integer from 1 to 5"
+_INTEGER: Final = re.compile(r"-?[0-9]{1,15}")
+_DATE: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+DATE_ERROR: Final = "date must be a calendar date as YYYY-MM-DD"
+#: ``max-age`` of the puzzle of a day that is over: nothing schedules a past day any more.
+PAST_DAY_MAX_AGE: Final = 86_400
+_EPOCH_DAY: Final = date(1970, 1, 1).toordinal()
 
 
 class Reply(NamedTuple):
@@ -93,6 +108,28 @@ def query(scope: Scope, name: str) -> str | None:
     return None
 
 
+def queries(scope: Scope, names: tuple[str, ...]) -> dict[str, str]:
+    """The first value of each query parameter in ``names`` that the request has, in one pass (see :func:`query`)."""
+    found: dict[str, str] = {}
+    raw: bytes = scope["query_string"]
+    for part in raw.decode("latin-1").split("&"):
+        key, _, value = part.partition("=")
+        if "%" in key or "+" in key:
+            key = unquote_plus(key)
+        if key in names and key not in found:
+            found[key] = unquote_plus(value) if "%" in value or "+" in value else value
+    return found
+
+
+def _integer(params: dict[str, str], name: str) -> int | None:
+    value = params.get(name)
+    if value is None:
+        return None
+    if not _INTEGER.fullmatch(value):
+        raise BadRequest(f"{name} must be an integer")
+    return int(value)
+
+
 def json(body: bytes) -> Reply:
     """An uncacheable JSON reply."""
     return Reply(200, [JSON, NO_STORE], body)
@@ -101,8 +138,12 @@ def json(body: bytes) -> Reply:
 class Endpoints:
     """The API's handlers, bound to the app's :class:`Runtime`."""
 
-    def __init__(self, runtime: Runtime, openapi_body: bytes) -> None:
+    def __init__(self, runtime: Runtime, openapi_body: bytes, *, clock: Callable[[], float] = time.time) -> None:
         self.runtime = runtime
+        #: Seconds since the epoch: which day "today" is for the puzzle of the day (tests inject one).
+        self.clock = clock
+        #: The technique catalogue's body and ETag, for the pool they were made from.
+        self._catalogue: tuple[Pool, bytes, str] | None = None
         self.openapi_body = openapi_body
         # One body of 16 KB (3 KB compressed): kept in both encodings, not inflated per request.
         self.openapi_gzip = compress(openapi_body)
@@ -116,13 +157,14 @@ class Endpoints:
             return Reply(304, headers, b"")
         return Reply(200, [content_type, *headers], body)
 
-    def record(self, scope: Scope, pool: Pool, index: int) -> Reply:
-        """Puzzle ``index``'s record, cacheable: gzip as held or inflated, one weak ETag for both.
+    def record(self, scope: Scope, pool: Pool, index: int, cache_control: Header | None = None) -> Reply:
+        """Puzzle ``index``'s record, cacheable (``cache_control``, default the setting's): gzip as held or
+        inflated, one weak ETag for both.
 
         A 304 carries the ETag and Vary a 200 would, and costs no inflate.
         """
         etag = pool.etag(index)
-        headers = [(b"etag", etag.encode()), self.cache_control, VARY]
+        headers = [(b"etag", etag.encode()), cache_control or self.cache_control, VARY]
         if_none_match = header(scope, b"if-none-match")
         if if_none_match is not None and etag_matches(if_none_match, etag):
             return Reply(304, headers, b"")
@@ -177,19 +219,94 @@ class Endpoints:
 
     def random(self, scope: Scope, param: str | None) -> Reply:
         difficulty = None
-        value = query(scope, "difficulty")
+        params = queries(scope, RANDOM_FILTERS) if scope["query_string"] else {}
+        value = params.get("difficulty")
         if value is not None:
             difficulty = DIFFICULTY_BY_FILTER.get(value.lower())
             if difficulty is None:
                 raise BadRequest(DIFFICULTY_ERROR)
         pool = self.runtime.current()
-        index = pool.pick(difficulty)
-        if index is None:
-            raise NotFound(f"no {difficulty} puzzle in the pool" if difficulty else "the pool has no puzzle")
+        index: int | None
+        if len(params) > (difficulty is not None):
+            index = self.choose(pool, params)
+        else:
+            index = pool.pick(difficulty)
+            if index is None:
+                raise NotFound(f"no {difficulty} puzzle in the pool" if difficulty else "the pool has no puzzle")
         self.runtime.activity.record("random")
         if gzip_accepted(scope):
             return Reply(200, [JSON, GZIP, VARY, NO_STORE], pool.gzip_body(index))
         return Reply(200, [JSON, VARY, NO_STORE], pool.body(index))
+
+    def choose(self, pool: Pool, params: dict[str, str]) -> int:
+        """A puzzle matching ``random``'s filters (``params``, difficulty checked already), uniformly at random.
+
+        Raise :class:`BadRequest` for a value that is no filter's, :class:`NotFound` when nothing matches."""
+        difficulty = params.get("difficulty")
+        level = None if difficulty is None else DIFFICULTY_LEVEL_BY_FILTER[difficulty.lower()]
+        group = None
+        technique = params.get("technique")
+        if technique is not None:
+            group = pool.choices.groups.get(technique.lower())
+            if group is None:
+                raise BadRequest(TECHNIQUE_ERROR.format(technique))
+        stars = params.get("stars")
+        if stars is not None and (len(stars) != 1 or stars not in "12345"):
+            raise BadRequest(STARS_ERROR)
+        low, high = _integer(params, "min_score"), _integer(params, "max_score")
+        if low is not None and high is not None and low > high:
+            raise BadRequest("min_score must not be above max_score")
+        index = pool.choose(Filters(level, None if stars is None else int(stars), group, low, high))
+        if index is None:
+            named = {name: params[name] for name in RANDOM_FILTERS if name in params}
+            if group is not None:
+                named["technique"] = pool.choices.names[group - 1]
+            raise NotFound(f"no puzzle matches {', '.join(f'{name}={value}' for name, value in named.items())}")
+        return index
+
+    def techniques(self, scope: Scope, param: str | None) -> Reply:
+        """The technique catalogue: each technique the grader knows, with the pool's count of puzzles using it."""
+        pool = self.runtime.current()
+        catalogue = self._catalogue
+        if catalogue is None or catalogue[0] is not pool:
+            body = technique_catalogue(pool)
+            catalogue = self._catalogue = (pool, body, f'W/"{crc32(body):08x}{len(body):08x}"')
+        return self.cacheable(scope, catalogue[1], catalogue[2])
+
+    def daily(self, scope: Scope, param: str | None) -> Reply:
+        """The puzzle of the day (``date``, default today in UTC; up to one day ahead), cached until that
+        day ends."""
+        params = queries(scope, ("difficulty", "date")) if scope["query_string"] else {}
+        level = None
+        difficulty = params.get("difficulty")
+        if difficulty is not None:
+            level = DIFFICULTY_LEVEL_BY_FILTER.get(difficulty.lower())
+            if level is None:
+                raise BadRequest(DIFFICULTY_ERROR)
+        now = self.clock()
+        today = int(now // DAY)
+        day = today
+        asked = params.get("date")
+        if asked is not None:
+            try:
+                if not _DATE.fullmatch(asked):
+                    raise ValueError
+                day = date.fromisoformat(asked).toordinal() - _EPOCH_DAY
+            except ValueError:
+                raise BadRequest(DATE_ERROR) from None
+            if day > today + 1:
+                raise NotFound(
+                    f"no puzzle of the day for {asked} yet: dates up to one day after today (UTC) are served"
+                )
+        pool = self.runtime.current()
+        index = pool.daily(day, level)
+        if index is None:
+            name = DIFFICULTIES[level - 1] if level is not None else None
+            raise NotFound(f"no {name} puzzle in the pool" if name else "the pool has no puzzle")
+        self.runtime.activity.record("daily")
+        # Today's and tomorrow's until the end of their day (a new day is another puzzle); a past day's long.
+        max_age = int((day + 1) * DAY - now) if day >= today else PAST_DAY_MAX_AGE
+        return self.record(scope, pool, index, (b"cache-control", b"public, max-age=%d" % max_age))
 
     def puzzle(self, scope: Scope, param: str | None) -> Reply:
         pool, index = self.find(param)
@@ -233,3 +350,23 @@ class Endpoints:
         if gzip_accepted(scope):
             return Reply(200, [JSON, GZIP, VARY], self.openapi_gzip)
         return Reply(200, [JSON, VARY], self.openapi_body)
+
+
+def technique_catalogue(pool: Pool) -> bytes:
+    """``{"techniques": [...]}``: each technique of the grader's table, in its order (easiest first, roughly),
+    with the difficulty it implies, its step score and how many of ``pool``'s puzzles use it."""
+    # Imported here: the grader imports every technique finder, which the service needs for this table only.
+    from sudokupool.sudoku.grader import LEVEL
+    from sudokupool.sudoku.techniques.step import SCORES
+
+    choices = pool.choices
+    listed = [
+        {
+            "name": name,
+            "difficulty": DIFFICULTIES[LEVEL[name] - 1],
+            "score": score,
+            "puzzles": choices.technique_count(group) if (group := choices.groups.get(name.lower())) else 0,
+        }
+        for name, score in SCORES.items()
+    ]
+    return orjson.dumps({"techniques": listed})

@@ -9,6 +9,7 @@ a ``memoryview``; nothing is built per process. The layout is documented in ``do
 
 from __future__ import annotations
 
+import math
 import mmap
 import secrets
 import struct
@@ -28,8 +29,8 @@ from sudokupool.loading.export import DIFFICULTY_LEVEL, Record
 from sudokupool.sudoku import DIFFICULTIES
 
 MAGIC: Final = b"SUDOKUPK"
-VERSION: Final = 2
-HEADER_SIZE: Final = 512
+VERSION: Final = 3
+HEADER_SIZE: Final = 1024
 #: Every section starts at a multiple of this, so a section can be cast to an array of its items.
 ALIGN: Final = 64
 ID_WIDTH: Final = 13
@@ -49,7 +50,23 @@ SECTIONS: Final = (
     "solutions",
     "etags",
     "puzzles",
+    "stars",
+    "scores",
+    "technique_sets",
+    "used_at",
+    "technique_names",
+    "choices",
+    "schedule",
 )
+#: The choices' lists of one group: one per difficulty and number of stars (0 for none, then 1 to 5).
+STAR_SLOTS: Final = 6
+LISTS_PER_GROUP: Final = len(DIFFICULTIES) * STAR_SLOTS
+#: ``used_at`` of a record that has none (never a time an export can hold: see :meth:`PackWriter.add`).
+NO_USED_AT: Final = -(1 << 63)
+#: A technique set is a u64 bitmask over the pack's technique names.
+MAX_TECHNIQUES: Final = 64
+#: The sections the filters of ``random`` and the puzzle of the day read.
+FILTER_SECTIONS: Final = ("stars", "scores", "technique_sets", "used_at", "technique_names", "choices", "schedule")
 #: Bytes per record of ``checks``: the CRC-32 and length of the body the record's gzip member holds so far.
 CHECK_WIDTH: Final = 8
 #: magic, version, header size, records, table slots, solution width, export size, made at, the id table's
@@ -70,6 +87,16 @@ _BATCH: Final = 256
 
 class PackError(Exception):
     """A pack that cannot be used: damaged, of another version, or made from another export."""
+
+
+def technique_table() -> tuple[str, ...]:
+    """The grader's techniques, in its table's order: bit ``i`` of a pack's technique sets is name ``i``."""
+    # Imported here: the techniques package imports every finder, which a service that maps packs never runs.
+    from sudokupool.sudoku.techniques.step import SCORES
+
+    names = tuple(SCORES)
+    assert len(names) <= MAX_TECHNIQUES, "a technique set is a u64"
+    return names
 
 
 def slot_of(canonical_id: str, key: int, slots: int) -> int:
@@ -127,6 +154,12 @@ class PackWriter:
         self.ids: dict[str, None] = {}
         self._offsets = array("Q", [0])
         self._levels = bytearray()
+        self._stars = bytearray()
+        self._scores = array("d")
+        self._sets = array("Q")
+        self._used = array("q")
+        self.technique_names = technique_table()
+        self._bits = {name: 1 << bit for bit, name in enumerate(self.technique_names)}
         self._checks = bytearray()
         self._solutions = bytearray()
         self._etags = bytearray()
@@ -157,12 +190,53 @@ class PackWriter:
         self._solutions += solution
         self._etags += (crc32(solution) << 32 | adler32(solution)).to_bytes(ETAG_WIDTH)
         self._puzzles += record.puzzle.encode()
+        self._add_filters(record)
         self._pending.append(open_member(raw))
         self._offsets.append(self._offsets[-1] + len(self._pending[-1]))
         if len(self._pending) == _BATCH:
             self._write(b"".join(self._pending))
             self._pending.clear()
         return True
+
+    def _add_filters(self, record: Record) -> None:
+        """Keep what the filters of ``random`` and the daily puzzle read: stars, score, technique set, used_at."""
+        self._stars.append(record.stars or 0)
+        score = record.score
+        # -inf sorts a record without a score before every other, where no score range reaches it.
+        self._scores.append(-math.inf if score is None else float(score))
+        bits, mask = self._bits, 0
+        for name in record.techniques:
+            mask |= bits.get(name, 0)
+        self._sets.append(mask)
+        used = record.used_at
+        # An export's integers reach 2**64 - 1; a time past the i64 range is a day no date reaches anyway.
+        self._used.append(NO_USED_AT if used is None else max(NO_USED_AT + 1, min(used, (1 << 63) - 1)))
+
+    def _choices(self) -> bytes:
+        """The ``choices`` section: every record in the lists of group 0, and in those of group ``t + 1`` for
+        each technique ``t`` of its set, by difficulty and stars, each list ascending by score."""
+        levels, stars, sets = self._levels, self._stars, self._sets
+        lists = [array("I") for _ in range((1 + len(self.technique_names)) * LISTS_PER_GROUP)]
+        # A stable sort: equal scores stay in record order.
+        for number in sorted(range(len(levels)), key=self._scores.__getitem__):
+            at = (levels[number] - 1) * STAR_SLOTS + stars[number]
+            lists[at].append(number)
+            mask = sets[number]
+            while mask:
+                low = mask & -mask
+                lists[LISTS_PER_GROUP * low.bit_length() + at].append(number)
+                mask ^= low
+        lengths = array("I", (len(numbers) for numbers in lists))
+        return lengths.tobytes() + b"".join(numbers.tobytes() for numbers in lists)
+
+    def _schedule(self) -> bytes:
+        """The ``schedule`` section: the records with a ``used_at``, by difficulty, ascending by it."""
+        used, levels = self._used, self._levels
+        by_level = [array("I") for _ in DIFFICULTIES]
+        for number in sorted((n for n, at in enumerate(used) if at != NO_USED_AT), key=used.__getitem__):
+            by_level[levels[number] - 1].append(number)
+        lengths = array("I", (len(numbers) for numbers in by_level))
+        return lengths.tobytes() + b"".join(numbers.tobytes() for numbers in by_level)
 
     def _write(self, data: bytes | bytearray) -> None:
         self._crc = isal_zlib.crc32(data, self._crc)
@@ -195,6 +269,13 @@ class PackWriter:
             "solutions": self._solutions,
             "etags": self._etags,
             "puzzles": self._puzzles,
+            "stars": self._stars,
+            "scores": self._scores.tobytes(),
+            "technique_sets": self._sets.tobytes(),
+            "used_at": self._used.tobytes(),
+            "technique_names": "\n".join(self.technique_names).encode(),
+            "choices": self._choices(),
+            "schedule": self._schedule(),
         }
         sections = {"bodies": (HEADER_SIZE, self._offsets[-1])}
         for section, data in columns.items():
@@ -243,6 +324,10 @@ def read_header(data: bytes | mmap.mmap | memoryview, size: int) -> PackHeader:
         "solutions": width * count,
         "etags": ETAG_WIDTH * count,
         "puzzles": GRID_WIDTH * count,
+        "stars": count,
+        "scores": 8 * count,
+        "technique_sets": 8 * count,
+        "used_at": 8 * count,
     }
     for section, (offset, length) in sections.items():
         if offset % ALIGN or offset < HEADER_SIZE:
@@ -298,4 +383,57 @@ def check(data: mmap.mmap, *, export_name: str, export_size: int, background: bo
                 time.sleep((time.perf_counter() - started) * _PACE)
     if crc != header.crc:
         raise PackError("checksum mismatch (damaged or truncated)")
+    check_filters(data, header)
     return header
+
+
+def _section(data: mmap.mmap | bytes | memoryview, header: PackHeader, name: str) -> memoryview:
+    offset, length = header.sections[name]
+    return memoryview(data)[offset : offset + length]
+
+
+def technique_names(data: mmap.mmap | bytes | memoryview, header: PackHeader) -> list[str]:
+    """The pack's technique names (UTF-8, one a line): bit ``i`` of a technique set, group ``i + 1`` of
+    ``choices``."""
+    raw = bytes(_section(data, header, "technique_names"))
+    try:
+        return raw.decode().split("\n") if raw else []
+    except UnicodeDecodeError:
+        raise PackError("technique names are not UTF-8 (damaged)") from None
+
+
+def list_lengths(view: memoryview, lists: int, what: str) -> list[int]:
+    """The lengths at the start of a section of ``lists`` u32 lists (lengths, then the record numbers of each
+    list in turn); raise :class:`PackError` when they do not add up to the section's size."""
+    if len(view) < 4 * lists:
+        raise PackError(f"section {what} has {len(view)} bytes, too few for its {lists} lengths")
+    lengths = view[: 4 * lists].cast("I").tolist()
+    if 4 * (lists + sum(lengths)) != len(view):
+        raise PackError(f"section {what}'s lengths do not add up to its size (damaged)")
+    return lengths
+
+
+def check_filters(data: mmap.mmap | bytes | memoryview, header: PackHeader) -> None:
+    """Check the filter sections (``stars`` to ``schedule``) against each other and the header; raise
+    :class:`PackError` naming the first problem.
+
+    Their shape and values are checked here: the technique names, every list length, the difficulty and
+    star counts, stars in 0-5. The record numbers the lists hold are checked where they are read (one
+    comparison per pick, :mod:`sudokupool.loading.choose`): scanning them all here would cost every boot
+    a pass over the largest section.
+    """
+    count = header.count
+    names = technique_names(data, header)
+    if len(names) > MAX_TECHNIQUES or len(set(names)) != len(names) or "" in names:
+        raise PackError("technique names: more than 64, repeated or empty (damaged)")
+    lengths = list_lengths(_section(data, header, "choices"), (1 + len(names)) * LISTS_PER_GROUP, "choices")
+    for level, expected in enumerate(header.counts):
+        if sum(lengths[level * STAR_SLOTS : (level + 1) * STAR_SLOTS]) != expected:
+            raise PackError(f"choices: {DIFFICULTIES[level]} lists do not hold {expected} records (damaged)")
+    for group in range(1, 1 + len(names)):
+        if sum(lengths[group * LISTS_PER_GROUP : (group + 1) * LISTS_PER_GROUP]) > count:
+            raise PackError(f"choices: technique {names[group - 1]!r} lists more records than the pack holds")
+    if sum(list_lengths(_section(data, header, "schedule"), len(DIFFICULTIES), "schedule")) > count:
+        raise PackError("schedule lists more records than the pack holds (damaged)")
+    if bytes(_section(data, header, "stars")).translate(None, bytes(range(STAR_SLOTS))):
+        raise PackError("stars: a value above 5 (damaged)")
