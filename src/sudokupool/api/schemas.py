@@ -90,6 +90,20 @@ SCHEMAS: dict[str, Any] = {
         },
         "A digit placed in, or eliminated from, a cell.",
     ),
+    "TechniqueCatalogue": _object({"techniques": {"type": "array", "items": ref("Technique")}}),
+    "Technique": _object(
+        {
+            "name": {"type": "string", "example": "X-Wing", "description": "As a record's `techniques` lists it."},
+            "difficulty": ref("Difficulty"),
+            "score": {"type": "integer", "minimum": 0, "description": "The score of one step of it."},
+            "puzzles": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "Puzzles of the pool whose solve path uses it.",
+            },
+        },
+        "A solving technique: the difficulty it implies, its step score, and how many puzzles use it.",
+    ),
     "SolutionResponse": _object(
         {
             "canonical_id": {"type": "string", "pattern": CODE_PATTERN},
