@@ -16,7 +16,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from datetime import date
-from functools import partial
+from functools import lru_cache, partial
 from typing import Final, NamedTuple
 from urllib.parse import unquote_plus
 from zlib import crc32
@@ -108,10 +108,10 @@ def query(scope: Scope, name: str) -> str | None:
     return None
 
 
-def queries(scope: Scope, names: tuple[str, ...]) -> dict[str, str]:
-    """The first value of each query parameter in ``names`` that the request has, in one pass (see :func:`query`)."""
+def queries(raw: bytes, names: tuple[str, ...]) -> dict[str, str]:
+    """The first value of each query parameter in ``names`` that the query string ``raw`` has, in one pass
+    (see :func:`query`)."""
     found: dict[str, str] = {}
-    raw: bytes = scope["query_string"]
     for part in raw.decode("latin-1").split("&"):
         key, _, value = part.partition("=")
         if "%" in key or "+" in key:
@@ -128,6 +128,43 @@ def _integer(params: dict[str, str], name: str) -> int | None:
     if not _INTEGER.fullmatch(value):
         raise BadRequest(f"{name} must be an integer")
     return int(value)
+
+
+class RandomQuery(NamedTuple):
+    """``random``'s query string, checked: the difficulty's name, the filters (None when only a difficulty
+    or nothing is asked for), and the filters as asked, for the messages."""
+
+    difficulty: str | None
+    filters: Filters | None
+    asked: tuple[tuple[str, str], ...]
+
+
+@lru_cache(maxsize=1024)
+def random_query(raw: bytes) -> RandomQuery:
+    """Parse and check ``random``'s query string; raise :class:`BadRequest` naming the first bad value.
+
+    Memoized by the raw bytes: a client asks the same query again and again, and unquoting and checking it
+    took longer than the pick (a bad query is not kept: an exception is never cached)."""
+    params = queries(raw, RANDOM_FILTERS)
+    difficulty = level = None
+    value = params.get("difficulty")
+    if value is not None:
+        difficulty = DIFFICULTY_BY_FILTER.get(value.lower())
+        if difficulty is None:
+            raise BadRequest(DIFFICULTY_ERROR)
+        level = DIFFICULTY_LEVEL_BY_FILTER[value.lower()]
+    stars = params.get("stars")
+    if stars is not None and (len(stars) != 1 or stars not in "12345"):
+        raise BadRequest(STARS_ERROR)
+    low, high = _integer(params, "min_score"), _integer(params, "max_score")
+    if low is not None and high is not None and low > high:
+        raise BadRequest("min_score must not be above max_score")
+    technique = params.get("technique")
+    asked = tuple((name, params[name]) for name in RANDOM_FILTERS if name in params)
+    if technique is None and stars is None and low is None and high is None:
+        return RandomQuery(difficulty, None, asked)
+    filters = Filters(level, None if stars is None else int(stars), technique and technique.lower(), low, high)
+    return RandomQuery(difficulty, filters, asked)
 
 
 def json(body: bytes) -> Reply:
@@ -218,18 +255,14 @@ class Endpoints:
         return json(orjson.dumps(await self.runtime.activity.snapshot_async()))
 
     def random(self, scope: Scope, param: str | None) -> Reply:
-        difficulty = None
-        params = queries(scope, RANDOM_FILTERS) if scope["query_string"] else {}
-        value = params.get("difficulty")
-        if value is not None:
-            difficulty = DIFFICULTY_BY_FILTER.get(value.lower())
-            if difficulty is None:
-                raise BadRequest(DIFFICULTY_ERROR)
+        raw: bytes = scope["query_string"]
+        asked = random_query(raw) if raw else None
         pool = self.runtime.current()
         index: int | None
-        if len(params) > (difficulty is not None):
-            index = self.choose(pool, params)
+        if asked is not None and asked.filters is not None:
+            index = self.choose(pool, asked.filters, asked.asked)
         else:
+            difficulty = None if asked is None else asked.difficulty
             index = pool.pick(difficulty)
             if index is None:
                 raise NotFound(f"no {difficulty} puzzle in the pool" if difficulty else "the pool has no puzzle")
@@ -238,28 +271,17 @@ class Endpoints:
             return Reply(200, [JSON, GZIP, VARY, NO_STORE], pool.gzip_body(index))
         return Reply(200, [JSON, VARY, NO_STORE], pool.body(index))
 
-    def choose(self, pool: Pool, params: dict[str, str]) -> int:
-        """A puzzle matching ``random``'s filters (``params``, difficulty checked already), uniformly at random.
-
-        Raise :class:`BadRequest` for a value that is no filter's, :class:`NotFound` when nothing matches."""
-        difficulty = params.get("difficulty")
-        level = None if difficulty is None else DIFFICULTY_LEVEL_BY_FILTER[difficulty.lower()]
-        group = None
-        technique = params.get("technique")
-        if technique is not None:
-            group = pool.choices.groups.get(technique.lower())
-            if group is None:
-                raise BadRequest(TECHNIQUE_ERROR.format(technique))
-        stars = params.get("stars")
-        if stars is not None and (len(stars) != 1 or stars not in "12345"):
-            raise BadRequest(STARS_ERROR)
-        low, high = _integer(params, "min_score"), _integer(params, "max_score")
-        if low is not None and high is not None and low > high:
-            raise BadRequest("min_score must not be above max_score")
-        index = pool.choose(Filters(level, None if stars is None else int(stars), group, low, high))
+    def choose(self, pool: Pool, filters: Filters, asked: tuple[tuple[str, str], ...]) -> int:
+        """A puzzle of ``pool`` matching ``filters`` (``asked``: as the query spelt them), uniformly at random.
+        Raise :class:`BadRequest` for a technique the pool does not know, :class:`NotFound` when nothing
+        matches."""
+        index = pool.choose(filters)
         if index is None:
-            named = {name: params[name] for name in RANDOM_FILTERS if name in params}
-            if group is not None:
+            named = dict(asked)
+            if filters.technique is not None:
+                group = pool.choices.groups.get(filters.technique)
+                if group is None:
+                    raise BadRequest(TECHNIQUE_ERROR.format(named["technique"]))
                 named["technique"] = pool.choices.names[group - 1]
             raise NotFound(f"no puzzle matches {', '.join(f'{name}={value}' for name, value in named.items())}")
         return index
@@ -276,7 +298,7 @@ class Endpoints:
     def daily(self, scope: Scope, param: str | None) -> Reply:
         """The puzzle of the day (``date``, default today in UTC; up to one day ahead), cached until that
         day ends."""
-        params = queries(scope, ("difficulty", "date")) if scope["query_string"] else {}
+        params = queries(scope["query_string"], ("difficulty", "date")) if scope["query_string"] else {}
         level = None
         difficulty = params.get("difficulty")
         if difficulty is not None:

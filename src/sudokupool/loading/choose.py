@@ -42,12 +42,12 @@ def _bound(score: int) -> float:
 
 
 class Filters(NamedTuple):
-    """What a pick must match; None is no condition. ``level`` is a difficulty level (1-4), ``group`` a
-    technique's group (its index in the pack's names plus one), the scores inclusive bounds."""
+    """What a pick must match; None is no condition. ``level`` is a difficulty level (1-4), ``technique`` a
+    technique's name in lower case (:attr:`Choices.groups`), the scores inclusive bounds."""
 
     level: int | None = None
     stars: int | None = None
-    group: int | None = None
+    technique: str | None = None
     min_score: int | None = None
     max_score: int | None = None
 
@@ -89,7 +89,7 @@ class Choices:
         self._used = items("used_at").cast("q")
         # The daily hash's key: the export's name, so every instance serving one export agrees.
         self._daily_key = hashlib.blake2b(header.export_name.encode()).digest()
-        self._plans: OrderedDict[Filters, Plan] = OrderedDict()
+        self._plans: dict[Filters, Plan] = {}
         self._days: OrderedDict[tuple[int, int | None], int | None] = OrderedDict()
 
     def technique_count(self, group: int) -> int:
@@ -108,21 +108,23 @@ class Choices:
         return number
 
     def plan(self, filters: Filters) -> Plan:
-        """The slices matching ``filters`` (memoized)."""
+        """The slices matching ``filters`` (memoized; the oldest go first when :data:`PLANS_KEPT` are kept)."""
         plan = self._plans.get(filters)
-        if plan is not None:
-            self._plans.move_to_end(filters)
-            return plan
-        plan = self._make_plan(filters)
-        self._plans[filters] = plan
-        if len(self._plans) > PLANS_KEPT:
-            self._plans.popitem(last=False)
+        if plan is None:
+            plan = self._plans[filters] = self._make_plan(filters)
+            if len(self._plans) > PLANS_KEPT:
+                del self._plans[next(iter(self._plans))]
         return plan
 
     def _make_plan(self, filters: Filters) -> Plan:
         levels = _LEVELS if filters.level is None else (filters.level,)
         stars = _STARS if filters.stars is None else (filters.stars,)
-        group = filters.group or 0
+        group = 0
+        if filters.technique is not None:
+            found = self.groups.get(filters.technique)
+            if found is None:
+                return Plan(0, [], [])
+            group = found
         low, high = filters.min_score, filters.max_score
         scores = self._scores
 
@@ -150,15 +152,22 @@ class Choices:
         return Plan(ends[-1] if ends else 0, ends, parts)
 
     def pick(self, filters: Filters) -> int | None:
-        """A record matching ``filters``, uniformly at random; None when none does."""
-        total, ends, parts = self.plan(filters)
+        """A record matching ``filters``, uniformly at random; None when none does (or the technique is not
+        one of the pack's)."""
+        plan = self._plans.get(filters) or self.plan(filters)
+        total, ends, parts = plan
         if not total:
             return None
         at = self._rng.randrange(total)
         if len(parts) == 1:
-            return self._record(parts[0][at])
-        k = bisect_right(ends, at)
-        return self._record(parts[k][at - ends[k - 1] if k else at])
+            number = parts[0][at]
+        else:
+            k = bisect_right(ends, at)
+            number = parts[k][at - ends[k - 1] if k else at]
+        # The one check of a pack's record numbers (pack.check_filters says why).
+        if number >= self._count:
+            raise pack.PackError(f"record number {number} out of range (damaged pack)")
+        return number
 
     def count(self, filters: Filters) -> int:
         """How many records match ``filters``."""
