@@ -9,6 +9,11 @@ Then it sends a few seconds of v2 random and by-id requests (wrk) so every worke
 reads each child process's ``/proc/PID/smaps_rollup``: USS (the ``Private_*`` lines: what stopping that
 worker alone would give back), PSS and RSS.
 
+``--baseline REV`` compares with an earlier commit side by side (local source only): the export is linked
+into a second directory, which gets the baseline's own pack (``sudokupool pack`` run from a temporary
+worktree of REV: packs of another format version are refused), and the rounds alternate between this
+checkout and the baseline, each served from its own pack.
+
 ``s3`` starts a real SeaweedFS (``tests/seaweed.py``), uploads the export and its pack, and points the
 service at it with a fresh ``SUDOKUPOOL_CACHE_DIR`` per round, so every round downloads the pack
 (the workers share one download: the first takes the cache's lock, the others map its file). The
@@ -131,7 +136,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=3.0, help="of requests before memory is read")
     parser.add_argument("--source", choices=("local", "s3", "both"), default="both")
+    parser.add_argument("--baseline", help="git revision to compare with, side by side (local source only)")
     args = parser.parse_args(argv)
+    if args.baseline:
+        return compare(args)
     OUT.mkdir(exist_ok=True)
     directory = pool_dir(args.pool)
     export = latest_export(directory)
@@ -170,6 +178,47 @@ def main(argv: list[str] | None = None) -> int:
         pss = statistics.median(max(w["pss_mb"] for w in r["workers"]) for r in runs)
         print(f"  {source:6s} ready {ready:6.2f} s  worst worker USS {uss} MB  PSS {pss} MB  "
               f"packed {all(r['packed'] for r in runs)}")  # fmt: skip
+    return 0
+
+
+def compare(args: argparse.Namespace) -> int:
+    """Boot and memory of this checkout and of ``args.baseline``, each from its own pack, rounds alternating."""
+    from harness import baseline_tree
+
+    OUT.mkdir(exist_ok=True)
+    directory = pool_dir(args.pool)
+    export = latest_export(directory)
+    pack_of(export)
+    ids = sample_ids(export, OUT / f"ids-{directory.name}.txt")
+    env = {"SUDOKUPOOL_API_KEYS": digest(KEY), "SUDOKUPOOL_LIMIT_KEYED": "1000000000", "SUDOKUPOOL_SYNC_INTERVAL": "0"}
+    results: dict[str, list[dict[str, Any]]] = {"this": [], "baseline": []}
+    with baseline_tree(args.baseline) as tree, tempfile.TemporaryDirectory(prefix="sudokupool-boot-") as tmp:
+        other = Path(tmp) / "pool"
+        other.mkdir()
+        os.link(export, other / export.name)
+        baseline_env = {**os.environ, "PYTHONPATH": str(tree / "src"), "SUDOKUPOOL_MAX_EXPORT_BYTES": str(1 << 40)}
+        subprocess.run([sys.executable, "-m", "sudokupool", "pack", str(other / export.name)], env=baseline_env,
+                       check=True)  # fmt: skip
+        setups = {
+            "this": {**env, "SUDOKUPOOL_EXPORTS": str(directory)},
+            "baseline": {**env, "SUDOKUPOOL_EXPORTS": str(other), "PYTHONPATH": str(tree / "src")},
+        }
+        for n in range(args.rounds):
+            for name in ["this", "baseline"] if n % 2 == 0 else ["baseline", "this"]:
+                found = boot(setups[name], args.workers, OUT / f"boot-{name}.log", ids, args.seconds)
+                results[name].append(found)
+                print(name, n + 1, json.dumps(found), flush=True)
+    print(f"pool {directory.name}, {args.workers} workers, {args.rounds} rounds (medians), baseline {args.baseline}")
+    medians: dict[str, tuple[float, float, float]] = {}
+    for name, runs in results.items():
+        ready = statistics.median(r["ready_s"] for r in runs)
+        uss = statistics.median(max(w["uss_mb"] for w in r["workers"]) for r in runs)
+        pss = statistics.median(max(w["pss_mb"] for w in r["workers"]) for r in runs)
+        medians[name] = (ready, uss, pss)
+        print(f"  {name:8s} ready {ready:6.2f} s  worst worker USS {uss} MB  PSS {pss} MB  "
+              f"packed {all(r['packed'] for r in runs)}")  # fmt: skip
+    (ready, uss, pss), (base_ready, base_uss, base_pss) = medians["this"], medians["baseline"]
+    print(f"  ratio    ready {ready / base_ready:.3f}  USS {uss / base_uss:.3f}  PSS {pss / base_pss:.3f}")
     return 0
 
 

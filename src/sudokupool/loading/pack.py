@@ -16,6 +16,7 @@ import struct
 import sys
 import time
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Final
@@ -212,33 +213,40 @@ class PackWriter:
         # An export's integers reach 2**64 - 1; a time past the i64 range is a day no date reaches anyway.
         self._used.append(NO_USED_AT if used is None else max(NO_USED_AT + 1, min(used, (1 << 63) - 1)))
 
-    def _choices(self) -> bytes:
-        """The ``choices`` section: every record in the lists of group 0, and in those of group ``t + 1`` for
-        each technique ``t`` of its set, by difficulty and stars, each list ascending by score."""
+    def _choices(self) -> list[array[int]]:
+        """The ``choices`` section (its lengths, then its lists): every record in the lists of group 0, and in
+        those of group ``t + 1`` for each technique ``t`` of its set, by difficulty and stars, each list
+        ascending by score."""
         levels, stars, sets = self._levels, self._stars, self._sets
         lists = [array("I") for _ in range((1 + len(self.technique_names)) * LISTS_PER_GROUP)]
-        # A stable sort: equal scores stay in record order.
-        for number in sorted(range(len(levels)), key=self._scores.__getitem__):
-            at = (levels[number] - 1) * STAR_SLOTS + stars[number]
+        for number, level in enumerate(levels):
+            at = (level - 1) * STAR_SLOTS + stars[number]
             lists[at].append(number)
             mask = sets[number]
             while mask:
                 low = mask & -mask
                 lists[LISTS_PER_GROUP * low.bit_length() + at].append(number)
                 mask ^= low
-        lengths = array("I", (len(numbers) for numbers in lists))
-        return lengths.tobytes() + b"".join(numbers.tobytes() for numbers in lists)
+        # Each list sorted on its own (a stable sort: equal scores stay in record order), so the sort's
+        # keys are those of one list at a time, not the whole pool's: sorting them all at once took 150 MB
+        # more at the peak for 1M records.
+        for i, numbers in enumerate(lists):
+            if len(numbers) > 1:
+                lists[i] = array("I", sorted(numbers, key=self._scores.__getitem__))
+        return [array("I", (len(numbers) for numbers in lists)), *lists]
 
-    def _schedule(self) -> bytes:
-        """The ``schedule`` section: the records with a ``used_at``, by difficulty, ascending by it."""
+    def _schedule(self) -> list[array[int]]:
+        """The ``schedule`` section (its lengths, then its lists): the records with a ``used_at``, by
+        difficulty, ascending by it."""
         used, levels = self._used, self._levels
         by_level = [array("I") for _ in DIFFICULTIES]
-        for number in sorted((n for n, at in enumerate(used) if at != NO_USED_AT), key=used.__getitem__):
-            by_level[levels[number] - 1].append(number)
-        lengths = array("I", (len(numbers) for numbers in by_level))
-        return lengths.tobytes() + b"".join(numbers.tobytes() for numbers in by_level)
+        for number, at in enumerate(used):
+            if at != NO_USED_AT:
+                by_level[levels[number] - 1].append(number)
+        by_level = [array("I", sorted(numbers, key=used.__getitem__)) for numbers in by_level]
+        return [array("I", (len(numbers) for numbers in by_level)), *by_level]
 
-    def _write(self, data: bytes | bytearray) -> None:
+    def _write(self, data: bytes | bytearray | memoryview | array[int]) -> None:
         self._crc = isal_zlib.crc32(data, self._crc)
         self.file.write(data)
 
@@ -259,7 +267,9 @@ class PackWriter:
         by_level: list[array[int]] = [array("I") for _ in DIFFICULTIES]
         for number, level in enumerate(self._levels):
             by_level[level - 1].append(number)
-        columns: dict[str, bytes | bytearray] = {
+        # A section is one buffer, or a function that makes its parts when it is written (so that no two
+        # large ones are held at once).
+        columns: dict[str, bytes | bytearray | memoryview | Callable[[], list[array[int]]]] = {
             "offsets": self._offsets.tobytes(),
             "ids": "".join(self.ids).encode(),
             "table": table.tobytes(),
@@ -270,18 +280,20 @@ class PackWriter:
             "etags": self._etags,
             "puzzles": self._puzzles,
             "stars": self._stars,
-            "scores": self._scores.tobytes(),
-            "technique_sets": self._sets.tobytes(),
-            "used_at": self._used.tobytes(),
+            "scores": memoryview(self._scores).cast("B"),
+            "technique_sets": memoryview(self._sets).cast("B"),
+            "used_at": memoryview(self._used).cast("B"),
             "technique_names": "\n".join(self.technique_names).encode(),
-            "choices": self._choices(),
-            "schedule": self._schedule(),
+            "choices": self._choices,
+            "schedule": self._schedule,
         }
         sections = {"bodies": (HEADER_SIZE, self._offsets[-1])}
         for section, data in columns.items():
             self._write(bytes(-self.file.tell() % ALIGN))
-            sections[section] = (self.file.tell(), len(data))
-            self._write(data)
+            start = self.file.tell()
+            for part in data() if callable(data) else [data]:
+                self._write(part)
+            sections[section] = (start, self.file.tell() - start)
         counts = tuple(len(indexes) for indexes in by_level)
         name = _file_name(export_name)
         header = PackHeader(count, slots, SOLUTION_WIDTH, export_size, made_at, key, counts, sections, name, self._crc)
