@@ -396,11 +396,13 @@ def test_the_filter_sections_are_checked(pool: Pool) -> None:
     bad[offset] += 1
     with pytest.raises(pack.PackError, match="lengths do not add up"):
         pack.check_filters(bytes(bad), header)
-    offset, _ = header.sections["technique_names"]
-    bad = bytearray(data)
-    bad[offset : offset + 2] = b"\xff\xfe"
-    with pytest.raises(pack.PackError, match="not UTF-8"):
-        pack.check_filters(bytes(bad), header)
+    offset, _ = header.sections["technique_table"]
+    for damage in (b"\xff\xfe", b"\t\t", b"Fu"):
+        bad = bytearray(data)
+        at = data.index(b"\t", offset) + 1 if damage == b"Fu" else offset
+        bad[at : at + len(damage)] = damage  # not UTF-8, an empty name, a level that is no number
+        with pytest.raises(pack.PackError, match="technique table: a row is not"):
+            pack.check_filters(bytes(bad), header)
 
 
 def test_a_record_number_out_of_range_is_refused_where_it_is_read(records: list[dict[str, Any]]) -> None:

@@ -375,20 +375,17 @@ class Endpoints:
 
 
 def technique_catalogue(pool: Pool) -> bytes:
-    """``{"techniques": [...]}``: each technique of the grader's table, in its order (easiest first, roughly),
-    with the difficulty it implies, its step score and how many of ``pool``'s puzzles use it."""
-    # Imported here: the grader imports every technique finder, which the service needs for this table only.
-    from sudokupool.sudoku.grader import LEVEL
-    from sudokupool.sudoku.techniques.step import SCORES
-
+    """``{"techniques": [...]}``: each technique of the grader's table (as the pool's pack holds it), in its
+    order (easiest first, roughly), with the difficulty it implies, its step score and how many of
+    ``pool``'s puzzles use it."""
     choices = pool.choices
     listed = [
         {
-            "name": name,
-            "difficulty": DIFFICULTIES[LEVEL[name] - 1],
-            "score": score,
-            "puzzles": choices.technique_count(group) if (group := choices.groups.get(name.lower())) else 0,
+            "name": row.name,
+            "difficulty": DIFFICULTIES[row.level - 1],
+            "score": row.score,
+            "puzzles": choices.technique_count(group),
         }
-        for name, score in SCORES.items()
+        for group, row in enumerate(choices.table, 1)
     ]
     return orjson.dumps({"techniques": listed})

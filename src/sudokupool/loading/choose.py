@@ -72,7 +72,9 @@ class Choices:
 
         self._count = header.count
         self._rng = rng
-        self.names = pack.technique_names(data, header)
+        #: The pack's technique table (the grader's when the pack was made): what the catalogue lists.
+        self.table = pack.technique_rows(data, header)
+        self.names = [row.name for row in self.table]
         #: A technique's lower-case name -> its group.
         self.groups = {name.lower(): group for group, name in enumerate(self.names, 1)}
         lists = (1 + len(self.names)) * pack.LISTS_PER_GROUP

@@ -19,7 +19,7 @@ from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, Final, NamedTuple
 from zlib import adler32, crc32
 
 import msgspec
@@ -55,7 +55,7 @@ SECTIONS: Final = (
     "scores",
     "technique_sets",
     "used_at",
-    "technique_names",
+    "technique_table",
     "choices",
     "schedule",
 )
@@ -64,10 +64,10 @@ STAR_SLOTS: Final = 6
 LISTS_PER_GROUP: Final = len(DIFFICULTIES) * STAR_SLOTS
 #: ``used_at`` of a record that has none (never a time an export can hold: see :meth:`PackWriter.add`).
 NO_USED_AT: Final = -(1 << 63)
-#: A technique set is a u64 bitmask over the pack's technique names.
+#: A technique set is a u64 bitmask over the pack's technique table.
 MAX_TECHNIQUES: Final = 64
 #: The sections the filters of ``random`` and the puzzle of the day read.
-FILTER_SECTIONS: Final = ("stars", "scores", "technique_sets", "used_at", "technique_names", "choices", "schedule")
+FILTER_SECTIONS: Final = ("stars", "scores", "technique_sets", "used_at", "technique_table", "choices", "schedule")
 #: Bytes per record of ``checks``: the CRC-32 and length of the body the record's gzip member holds so far.
 CHECK_WIDTH: Final = 8
 #: magic, version, header size, records, table slots, solution width, export size, made at, the id table's
@@ -90,14 +90,25 @@ class PackError(Exception):
     """A pack that cannot be used: damaged, of another version, or made from another export."""
 
 
-def technique_table() -> tuple[str, ...]:
-    """The grader's techniques, in its table's order: bit ``i`` of a pack's technique sets is name ``i``."""
-    # Imported here: the techniques package imports every finder, which a service that maps packs never runs.
+class Technique(NamedTuple):
+    """A row of a pack's technique table: a technique the grader knows, the difficulty level (1-4) its use
+    implies, and the score of one step of it."""
+
+    name: str
+    level: int
+    score: int
+
+
+def technique_table() -> tuple[Technique, ...]:
+    """The grader's techniques, in its table's order: bit ``i`` of a pack's technique sets is row ``i``."""
+    # Imported here: the grader imports every finder, which a service that maps packs never runs (2.5 MB of
+    # each worker's private memory); the pack carries the table it needs.
+    from sudokupool.sudoku.grader import LEVEL
     from sudokupool.sudoku.techniques.step import SCORES
 
-    names = tuple(SCORES)
-    assert len(names) <= MAX_TECHNIQUES, "a technique set is a u64"
-    return names
+    table = tuple(Technique(name, LEVEL[name], score) for name, score in SCORES.items())
+    assert len(table) <= MAX_TECHNIQUES, "a technique set is a u64"
+    return table
 
 
 def slot_of(canonical_id: str, key: int, slots: int) -> int:
@@ -159,8 +170,8 @@ class PackWriter:
         self._scores = array("d")
         self._sets = array("Q")
         self._used = array("q")
-        self.technique_names = technique_table()
-        self._bits = {name: 1 << bit for bit, name in enumerate(self.technique_names)}
+        self.technique_table = technique_table()
+        self._bits = {row.name: 1 << bit for bit, row in enumerate(self.technique_table)}
         self._checks = bytearray()
         self._solutions = bytearray()
         self._etags = bytearray()
@@ -218,7 +229,7 @@ class PackWriter:
         those of group ``t + 1`` for each technique ``t`` of its set, by difficulty and stars, each list
         ascending by score."""
         levels, stars, sets = self._levels, self._stars, self._sets
-        lists = [array("I") for _ in range((1 + len(self.technique_names)) * LISTS_PER_GROUP)]
+        lists = [array("I") for _ in range((1 + len(self.technique_table)) * LISTS_PER_GROUP)]
         for number, level in enumerate(levels):
             at = (level - 1) * STAR_SLOTS + stars[number]
             lists[at].append(number)
@@ -283,7 +294,9 @@ class PackWriter:
             "scores": memoryview(self._scores).cast("B"),
             "technique_sets": memoryview(self._sets).cast("B"),
             "used_at": memoryview(self._used).cast("B"),
-            "technique_names": "\n".join(self.technique_names).encode(),
+            "technique_table": "".join(
+                f"{name}\t{level}\t{score}\n" for name, level, score in self.technique_table
+            ).encode(),
             "choices": self._choices,
             "schedule": self._schedule,
         }
@@ -404,14 +417,23 @@ def _section(data: mmap.mmap | bytes | memoryview, header: PackHeader, name: str
     return memoryview(data)[offset : offset + length]
 
 
-def technique_names(data: mmap.mmap | bytes | memoryview, header: PackHeader) -> list[str]:
-    """The pack's technique names (UTF-8, one a line): bit ``i`` of a technique set, group ``i + 1`` of
-    ``choices``."""
-    raw = bytes(_section(data, header, "technique_names"))
+def technique_rows(data: mmap.mmap | bytes | memoryview, header: PackHeader) -> list[Technique]:
+    """The pack's technique table (UTF-8 lines of name, level and score, tab-separated): row ``i`` is bit
+    ``i`` of a technique set and group ``i + 1`` of ``choices``. Raise :class:`PackError` when it is not one."""
+    raw = bytes(_section(data, header, "technique_table"))
+    rows: list[Technique] = []
     try:
-        return raw.decode().split("\n") if raw else []
-    except UnicodeDecodeError:
-        raise PackError("technique names are not UTF-8 (damaged)") from None
+        for line in raw.decode().splitlines():
+            name, level, score = line.split("\t")
+            if not name or not level.isdigit() or not 1 <= int(level) <= len(DIFFICULTIES) or not score.isdigit():
+                raise ValueError
+            rows.append(Technique(name, int(level), int(score)))
+    except ValueError:  # UnicodeDecodeError is one
+        raise PackError("technique table: a row is not a name, a level 1-4 and a score (damaged)") from None
+    names = {row.name for row in rows}
+    if len(rows) > MAX_TECHNIQUES or len(names) != len(rows):
+        raise PackError("technique table: more than 64 rows, or a name twice (damaged)")
+    return rows
 
 
 def list_lengths(view: memoryview, lists: int, what: str) -> list[int]:
@@ -429,15 +451,13 @@ def check_filters(data: mmap.mmap | bytes | memoryview, header: PackHeader) -> N
     """Check the filter sections (``stars`` to ``schedule``) against each other and the header; raise
     :class:`PackError` naming the first problem.
 
-    Their shape and values are checked here: the technique names, every list length, the difficulty and
+    Their shape and values are checked here: the technique table, every list length, the difficulty and
     star counts, stars in 0-5. The record numbers the lists hold are checked where they are read (one
     comparison per pick, :mod:`sudokupool.loading.choose`): scanning them all here would cost every boot
     a pass over the largest section.
     """
     count = header.count
-    names = technique_names(data, header)
-    if len(names) > MAX_TECHNIQUES or len(set(names)) != len(names) or "" in names:
-        raise PackError("technique names: more than 64, repeated or empty (damaged)")
+    names = [row.name for row in technique_rows(data, header)]
     lengths = list_lengths(_section(data, header, "choices"), (1 + len(names)) * LISTS_PER_GROUP, "choices")
     for level, expected in enumerate(header.counts):
         if sum(lengths[level * STAR_SLOTS : (level + 1) * STAR_SLOTS]) != expected:
