@@ -12,7 +12,8 @@ worker alone would give back), PSS and RSS.
 ``--baseline REV`` compares with an earlier commit side by side (local source only): the export is linked
 into a second directory, which gets the baseline's own pack (``sudokupool pack`` run from a temporary
 worktree of REV: packs of another format version are refused), and the rounds alternate between this
-checkout and the baseline, each served from its own pack.
+checkout and the baseline, each served from its own pack. This checkout also takes a second each of
+:data:`CHOOSING` (the technique catalogue, filtered random, the daily) before its memory is read.
 
 ``s3`` starts a real SeaweedFS (``tests/seaweed.py``), uploads the export and its pack, and points the
 service at it with a fresh ``SUDOKUPOOL_CACHE_DIR`` per round, so every round downloads the pack
@@ -34,7 +35,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH), str(BENCH.parent)]
@@ -59,7 +60,19 @@ def children(pid: int) -> list[int]:
     return [int(p) for p in found]
 
 
-def boot(env: dict[str, str], workers: int, log: Path, ids: Path, seconds: float) -> dict[str, Any]:
+#: Paths only this checkout has, loaded after the others in a ``--baseline`` run: its private memory is
+#: then read with the filters' plans and the technique catalogue made.
+CHOOSING: Final = (
+    "/api/v2/techniques",
+    "/api/v2/puzzles/random?stars=3",
+    "/api/v2/puzzles/random?technique=X-Wing&min_score=1000&max_score=1500",
+    "/api/v2/puzzles/daily",
+)
+
+
+def boot(
+    env: dict[str, str], workers: int, log: Path, ids: Path, seconds: float, extra: tuple[str, ...] = ()
+) -> dict[str, Any]:
     port = free_port()
     # The Procfile's line, on a loopback port: the configured server (SUDOKUPOOL_SERVER) and its settings.
     argv = [sys.executable, "-m", "sudokupool", "serve", "--host", "127.0.0.1", "--port", str(port)]
@@ -87,9 +100,10 @@ def boot(env: dict[str, str], workers: int, log: Path, ids: Path, seconds: float
         text = log.read_text(errors="replace")
         load_seconds = [float(s) for s in re.findall(r"loaded \d+ puzzles.* in ([0-9.]+) s", text)]
         base = f"http://127.0.0.1:{port}"
-        for path in ("/api/v2/puzzles/random", "/api/v2/puzzles/{id}"):
+        for path in ("/api/v2/puzzles/random", "/api/v2/puzzles/{id}", *extra):
             script = BENCH / "random_ids.lua"
-            wrk = ["wrk", "-t1", "-c16", f"-d{seconds:g}s", "-H", f"X-API-Key: {KEY}"]
+            length = seconds if path in ("/api/v2/puzzles/random", "/api/v2/puzzles/{id}") else 1
+            wrk = ["wrk", "-t1", "-c16", f"-d{length:g}s", "-H", f"X-API-Key: {KEY}"]
             wrk += ["-s", str(script), base, "--", str(ids) if "{id}" in path else "-", path]
             subprocess.run(wrk, check=True, capture_output=True)
         memory = [smaps(pid) for pid in children(process.pid)]
@@ -205,7 +219,8 @@ def compare(args: argparse.Namespace) -> int:
         }
         for n in range(args.rounds):
             for name in ["this", "baseline"] if n % 2 == 0 else ["baseline", "this"]:
-                found = boot(setups[name], args.workers, OUT / f"boot-{name}.log", ids, args.seconds)
+                extra = CHOOSING if name == "this" else ()
+                found = boot(setups[name], args.workers, OUT / f"boot-{name}.log", ids, args.seconds, extra)
                 results[name].append(found)
                 print(name, n + 1, json.dumps(found), flush=True)
     print(f"pool {directory.name}, {args.workers} workers, {args.rounds} rounds (medians), baseline {args.baseline}")

@@ -10,15 +10,18 @@ once, in the harness's rotated rounds (a warm-up first). The filters' values com
 (its technique catalogue and a record's stars and score), so every request is answered 200. A filter
 also changes which puzzles are served, and harder ones have longer bodies; ``technique, whole pool``
 (the technique the most puzzles use) serves the same puzzles as plain random, so it is the cost of
-choosing alone. Prints the median req/s of each and its ratio to plain random (only a ratio from one run
-means anything on a shared machine), then the handler's CPU time per call in this process for each
-query (the parse, the pick and the body, no HTTP), median of rounds.
+choosing alone. Prints, medians over the rounds, each target's req/s and the server process's CPU time
+per request (utime + stime from /proc over each wrk run, as bench/cpu_per_request.py: on a shared
+machine req/s follows the other processes' load, CPU per request much less), each with its ratio to
+plain random, then the handler's CPU time per call in this process for each query (the parse, the pick
+and the body, no HTTP).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import urllib.parse
 import urllib.request
@@ -28,8 +31,9 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path[:0] = [str(BENCH)]
 
-from harness import KEY, OUT, pool_dir, rounds, service  # noqa: E402
-from load import Target, summarize  # noqa: E402
+from harness import KEY, OUT, pool_dir, service  # noqa: E402
+from load import Run, Target, summarize, wrk  # noqa: E402
+from servers import cpu_seconds  # noqa: E402
 
 
 def get(base: str, path: str) -> dict[str, object]:
@@ -77,22 +81,34 @@ def main(argv: list[str] | None = None) -> int:
         key = {"X-API-Key": KEY, "Accept-Encoding": "gzip"}
         targets = [Target("plain", server.base, "/api/v2/puzzles/random", key)]
         targets += [Target(name, server.base, f"/api/v2/puzzles/random?{query}", key) for name, query in found.items()]
-        runs = rounds(targets, count=args.rounds, seconds=args.seconds, connections=args.connections)
+        for target in targets:  # warm-up
+            wrk(target, seconds=1, connections=args.connections)
+        runs: dict[str, list[Run]] = {t.name: [] for t in targets}
+        cpu_us: dict[str, list[float]] = {t.name: [] for t in targets}
+        for n in range(args.rounds):
+            # Rotated each round, so that no target always follows the same neighbour.
+            for target in targets[n % len(targets) :] + targets[: n % len(targets)]:
+                before = cpu_seconds(server.pid)
+                run = wrk(target, seconds=args.seconds, connections=args.connections)
+                runs[target.name].append(run)
+                cpu_us[target.name].append((cpu_seconds(server.pid) - before) / run.requests * 1e6)
+                print(f"  round {n + 1} {target.name:22} {run.rps:7.0f} req/s  {cpu_us[target.name][-1]:6.1f} us CPU")
     finally:
         server.stop()
     summary = {name: summarize(found_runs) for name, found_runs in runs.items()}
+    cpu = {name: statistics.median(found) for name, found in cpu_us.items()}
     for name, result in summary.items():
         if result["errors"] or result["status_errors"]:
             raise RuntimeError(f"{name}: {result['status_errors']} non-2xx, {result['errors']} errors")
-    plain = summary["plain"]["rps"]
-    cpu = handler_cpu(directory, {"plain": "", **found}, rounds=args.rounds)
+    plain, plain_cpu = summary["plain"]["rps"], cpu["plain"]
+    handler = handler_cpu(directory, {"plain": "", **found}, rounds=args.rounds)
     print(f"pool {directory.name}, {args.rounds} rounds x {args.seconds:g} s, {args.connections} connections, median")
+    print("  target                    req/s  ratio   server CPU/request  ratio   handler CPU/call")
     for name, result in summary.items():
         query = "" if name == "plain" else f"  ?{found[name]}"
-        ratio = result["rps"] / plain
         print(
-            f"  {name:22s} {result['rps']:8,.0f} req/s  p99 {result['p99_ms']:6.2f} ms  ratio {ratio:.3f}  "
-            f"handler {cpu[name]:6,.0f} ns{query}"
+            f"  {name:22s} {result['rps']:8,.0f}  {result['rps'] / plain:5.3f}  {cpu[name]:13.1f} us  "
+            f"{cpu[name] / plain_cpu:6.3f}  {handler[name]:10,.0f} ns{query}"
         )
     return 0
 
@@ -100,7 +116,6 @@ def main(argv: list[str] | None = None) -> int:
 def handler_cpu(directory: Path, found: dict[str, str], *, rounds: int, calls: int = 20000) -> dict[str, float]:
     """CPU nanoseconds per call of the random handler for each query, in this process, median of rounds."""
     import asyncio
-    import statistics
     import time
 
     from sudokupool.api.endpoints import Endpoints
