@@ -12,8 +12,9 @@ worker alone would give back), PSS and RSS.
 ``--baseline REV`` compares with an earlier commit side by side (local source only): the export is linked
 into two temporary directories, one gets this checkout's pack and the other the baseline's
 (``sudokupool pack`` run from a temporary worktree of REV: packs of another format version are
-refused), and the rounds alternate between this checkout and the baseline, each served from its own pack. This checkout also takes a second each of
-:data:`CHOOSING` (the technique catalogue, filtered random, the daily) before its memory is read.
+refused), and the rounds alternate between this checkout and the baseline, each served from its own
+pack. This checkout also takes a second each of :data:`CHOOSING` (the technique catalogue, filtered
+random, the daily) before its memory is read.
 
 ``s3`` starts a real SeaweedFS (``tests/seaweed.py``), uploads the export and its pack, and points the
 service at it with a fresh ``SUDOKUPOOL_CACHE_DIR`` per round, so every round downloads the pack
