@@ -1,6 +1,7 @@
 """The request path's own cost with metrics on and off, and at an earlier revision: CPU µs per request.
 
     python bench/metrics_inprocess.py BASELINE --rounds 15 --requests 20000   # docs/operations.md, "Cost"
+    python bench/metrics_inprocess.py BASELINE --baseline-on ...   # BASELINE with metrics on, against "on"
 
 Three worker processes (this checkout with ``SUDOKUPOOL_METRICS_PORT`` set, the same without it, and
 BASELINE from a temporary worktree) each build the app on the demo pool and, on command, send requests
@@ -72,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("baseline", help="git revision without metrics")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--requests", type=int, default=20000)
+    parser.add_argument(
+        "--baseline-on", action="store_true", help="BASELINE with metrics on too: what a change to metrics costs"
+    )
     args = parser.parse_args(argv)
     from harness import OUT, baseline_tree, latest_export, pool_dir
     from load import sample_ids
@@ -83,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         variants = {
             "metrics on": (ROOT / "src", {"SUDOKUPOOL_METRICS_PORT": str(free_port())}),
             "metrics off": (ROOT / "src", {}),
-            "baseline": (tree / "src", {}),
+            "baseline": (tree / "src", {"SUDOKUPOOL_METRICS_PORT": str(free_port())} if args.baseline_on else {}),
         }
         procs = {}
         for name, (src, env) in variants.items():
@@ -113,12 +117,15 @@ def main(argv: list[str] | None = None) -> int:
                 proc.stdin.close()
                 proc.wait(30)
     median = {name: statistics.median(values) for name, values in found.items()}
-    print(f"baseline {args.baseline}, {args.rounds} rounds x {args.requests} requests, CPU µs per request, medians")
-    print("| path | on | off | baseline | on - off | off - baseline |")
+    versus = "on" if args.baseline_on else "off"
+    print(f"baseline {args.baseline} (metrics {versus}), {args.rounds} rounds x {args.requests} requests, "
+          "CPU µs per request, medians")  # fmt: skip
+    print(f"| path | on | off | baseline | on - off | {versus} - baseline |")
     print("|---|---:|---:|---:|---:|---:|")
     for path in PATHS:
         on, off, base = (median[f"{v}: {path}"] for v in variants)
-        print(f"| {path} | {on:.2f} | {off:.2f} | {base:.2f} | {on - off:+.2f} | {off - base:+.2f} |")
+        compared = on if args.baseline_on else off
+        print(f"| {path} | {on:.2f} | {off:.2f} | {base:.2f} | {on - off:+.2f} | {compared - base:+.2f} |")
     return 0
 
 

@@ -10,6 +10,12 @@ game shown is the demo pool's Expert puzzle whose first removal-only step is Loc
 latest in its solve path (ties by share code): every candidate pencilled ("Auto marks"), hints
 followed up to that step, the timer at 12:34. ``web-solved.png`` is the demo pool's first Easy puzzle,
 solved in 07:45.
+
+The pictures of the ways to show a puzzle elsewhere use the same first Easy puzzle: ``show-formats.png``
+its PNG, WebP and SVG answers at 240 px side by side in one page; ``show-embed.png`` the embeddable player
+in an iframe of another origin's page (a page the browser is handed, at ``HOST``: nothing is sent there),
+two digits entered; ``show-print.png`` the print sheet of the pool's first six codes as the browser shows
+it before printing.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ DESKTOP = {"width": 1180, "height": 900}
 PHONE = {"width": 390, "height": 844}
 SHOWN = "http://127.0.0.1:8000"  # where the README's set-up serves
 START = 1_795_000_000_000  # the page's clock, in milliseconds since the epoch
+HOST = "http://localhost:8080"  # the other site that shows the puzzle (answered by the browser itself)
 
 
 def demo_records() -> list[dict[str, Any]]:
@@ -114,6 +121,61 @@ def shoot_solved(browser: Any, url: str, record: dict[str, Any], out: Path) -> N
     print(f"{out / 'web-solved.png'}: {record['canonical_id']}, solved")
 
 
+def host_page(browser: Any, url: str, viewport: dict[str, int], body: str) -> Page:
+    """A page of another site, at ``HOST``, whose HTML is ``body``; requests to ``SHOWN`` reach the server."""
+    page = open_page(browser, url, viewport, "light", 1)
+    html = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>A page elsewhere</title><style>'
+        "body{font:16px/1.5 system-ui,sans-serif;margin:24px;color:#222}"
+        "figure{display:inline-block;width:240px;margin:0 24px 0 0;vertical-align:top}"
+        "figcaption{font:13px monospace;color:#555;overflow-wrap:anywhere}"
+        f"</style></head><body>{body}</body></html>"
+    )
+    page.context.route(f"{HOST}/**", lambda route: route.fulfill(body=html, content_type="text/html; charset=utf-8"))
+    page.goto(f"{HOST}/")
+    return page
+
+
+def shoot_show(browser: Any, url: str, record: dict[str, Any], codes: list[str], out: Path) -> None:
+    code = record["canonical_id"]
+    figures = "".join(
+        f'<figure><img src="{SHOWN}/api/v2/puzzles/{code}/image?{query}" width="240" height="240" alt="">'
+        f"<figcaption>?{query}</figcaption></figure>"
+        for query in ("format=png&size=240", "format=webp&size=240&variant=solution", "format=svg&size=240")
+    )
+    page = host_page(browser, url, {"width": 860, "height": 380}, f"<h2>One puzzle, three formats</h2>{figures}")
+    page.wait_for_function("[...document.images].every((img) => img.complete && img.naturalWidth > 0)")
+    page.screenshot(path=out / "show-formats.png")
+    page.context.close()
+    print(f"{out / 'show-formats.png'}: {code}, PNG, WebP (solution) and SVG at 240 px")
+
+    snippet = (
+        f'<iframe src="{SHOWN}/embed/{code}" title="Sudoku puzzle {code}" width="380" height="540" '
+        'style="border:0;max-width:100%" loading="lazy"></iframe>'
+    )
+    body = (
+        "<h2>Puzzle of the week</h2><p>This week's puzzle is an easy one. Play it right here:</p>"
+        f'<div style="display:inline-block;box-shadow:0 1px 6px rgb(0 0 0 / .25)">{snippet}</div>'
+    )
+    page = host_page(browser, url, {"width": 640, "height": 720}, body)
+    frame = page.frame_locator("iframe")
+    expect(frame.locator("#status-code")).to_have_text(code)
+    empties = [i for i, ch in enumerate(record["puzzle"]) if ch == "."]
+    for i in empties[:2]:
+        frame.locator(f'[data-cell="r{i // 9 + 1}c{i % 9 + 1}"]').click()
+        frame.locator(f'.pad .digits button[data-digit="{record["solution"][i]}"]').click()
+    page.clock.run_for(83_000)
+    page.screenshot(path=out / "show-embed.png")
+    page.context.close()
+    print(f"{out / 'show-embed.png'}: {code}, embedded in {HOST}")
+
+    page = open_page(browser, url, {"width": 900, "height": 1160}, "light", 1)
+    page.goto(f"/print?ids={','.join(codes)}")
+    page.screenshot(path=out / "show-print.png")
+    page.context.close()
+    print(f"{out / 'show-print.png'}: /print?ids={','.join(codes)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "images", help="where the pictures go")
@@ -128,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
             url = f"http://127.0.0.1:{port}"
             shoot_game(browser, url, game_under_way(records), out)
             shoot_solved(browser, url, easy, out)
+            shoot_show(browser, url, easy, sorted(r["canonical_id"] for r in records)[:6], out)
         finally:
             browser.close()
     return 0

@@ -11,9 +11,17 @@ from typing import cast
 import pytest
 
 from sudokupool.app import create_app
-from sudokupool.config import SETTINGS, BadLineLimit, Settings, SettingsError, listen_port, markdown_table
+from sudokupool.config import (
+    SETTINGS,
+    BadLineLimit,
+    Settings,
+    SettingsError,
+    listen_port,
+    markdown_table,
+    unknown_variables,
+)
 from tests.helpers import free_port
-from tests.servers import command
+from tests.servers import command, run_server
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -42,6 +50,24 @@ def test_values_are_parsed_from_prefixed_variables() -> None:
 def test_bad_values_name_the_variable(name: str, value: str) -> None:
     with pytest.raises(SettingsError, match=name):
         Settings.from_environ({name: value})
+
+
+def test_unknown_prefixed_variables_are_named_with_the_closest_setting() -> None:
+    environ = {
+        "SUDOKUPOOL_LIMT_ANONYMOUS": "5",
+        "SUDOKUPOOL_REDIS_URI": "redis://cache",
+        "SUDOKUPOOL_ZZZ": "1",
+        "sudokupool_port": "9000",
+        "SUDOKUPOOL_PORT": "9000",
+        "LIMIT_ANONYMOUS": "7",
+    }
+    assert unknown_variables(environ) == [
+        ("SUDOKUPOOL_LIMT_ANONYMOUS", "SUDOKUPOOL_LIMIT_ANONYMOUS"),
+        ("SUDOKUPOOL_REDIS_URI", "SUDOKUPOOL_REDIS_URL"),
+        ("SUDOKUPOOL_ZZZ", None),
+        ("sudokupool_port", "SUDOKUPOOL_PORT"),
+    ]
+    assert unknown_variables({setting.env: setting.default for setting in SETTINGS}) == []
 
 
 def test_the_readme_lists_every_setting() -> None:
@@ -240,13 +266,15 @@ MISTAKES = [
 
 FACTORY = "factory"
 SERVE = "serve"
+SETTINGS_COMMAND = "settings"
+ENTRY_POINTS = (FACTORY, SERVE, SETTINGS_COMMAND)
 
 
 def entry_point_argv(entry: str) -> list[str]:
     if entry == FACTORY:
         # The Procfile's command line hands uvicorn a port of its own; PORT only reaches the factory.
         return command(free_port())
-    return [sys.executable, "-m", "sudokupool", "serve"]
+    return [sys.executable, "-m", "sudokupool", entry]
 
 
 def run_entry_point(argv: list[str], environ: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -257,7 +285,7 @@ def run_entry_point(argv: list[str], environ: dict[str, str]) -> subprocess.Comp
 @pytest.fixture(scope="module")
 def refusals() -> dict[tuple[str, str], subprocess.CompletedProcess[str]]:
     """Every entry point run with every mistake, a few at a time: each run is mostly Python's start-up."""
-    runs = [(entry, cast(dict[str, str], param.values[0])) for entry in (FACTORY, SERVE) for param in MISTAKES]
+    runs = [(entry, cast(dict[str, str], param.values[0])) for entry in ENTRY_POINTS for param in MISTAKES]
     with ThreadPoolExecutor(max_workers=4) as workers:
         results = workers.map(lambda run: run_entry_point(entry_point_argv(run[0]), run[1]), runs)
         return {(entry, repr(environ)): result for (entry, environ), result in zip(runs, results, strict=True)}
@@ -272,7 +300,7 @@ def assert_one_line(result: subprocess.CompletedProcess[str], problem: str, pref
     assert lines[0].startswith(f"{prefix}: {problem}")
 
 
-@pytest.mark.parametrize("entry", [FACTORY, SERVE])
+@pytest.mark.parametrize("entry", ENTRY_POINTS)
 @pytest.mark.parametrize(("environ", "problem"), MISTAKES)
 def test_an_entry_point_refuses_a_bad_setting_in_one_line(
     refusals: dict[tuple[str, str], subprocess.CompletedProcess[str]], entry: str, environ: dict[str, str], problem: str
@@ -307,9 +335,33 @@ def test_the_settings_command_shows_the_values_in_effect_and_hides_secrets() -> 
     assert "hunter2" not in result.stdout
 
 
-def test_the_settings_command_refuses_a_bad_value_as_the_service_does() -> None:
-    result = run_entry_point([sys.executable, "-m", "sudokupool", "settings"], {"SUDOKUPOOL_PORT": "abc"})
-    assert_one_line(result, "SUDOKUPOOL_PORT='abc' is not a whole number")
+def test_the_settings_command_names_unknown_variables_and_accepts_them() -> None:
+    environ = {"SUDOKUPOOL_LIMT_ANONYMOUS": "hunter2", "SUDOKUPOOL_PORT": "9000"}
+    result = run_entry_point([sys.executable, "-m", "sudokupool", "settings"], environ)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    at = lines.index("SUDOKUPOOL_LIMT_ANONYMOUS (did you mean SUDOKUPOOL_LIMIT_ANONYMOUS?)")
+    assert lines[at + 1] == "    unknown: not a setting, ignored"
+    assert "SUDOKUPOOL_LIMIT_ANONYMOUS=60" in lines
+    assert "hunter2" not in result.stdout
+
+
+def test_serve_warns_of_unknown_variables_in_one_line_and_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in os.environ:
+        if name.upper().startswith("SUDOKUPOOL_"):
+            monkeypatch.delenv(name)
+    environ = {"SUDOKUPOOL_LIMT_ANONYMOUS": "hunter2", "SUDOKUPOOL_REDIS_URI": "redis://cache"}
+    with run_server(environ, tmp_path / "server.log") as server:
+        log = server.output()
+    named = [line for line in log.splitlines() if "SUDOKUPOOL_LIMT_ANONYMOUS" in line]
+    assert named == [
+        "WARNING:  unknown SUDOKUPOOL_* variables, ignored: "
+        "SUDOKUPOOL_LIMT_ANONYMOUS (did you mean SUDOKUPOOL_LIMIT_ANONYMOUS?), "
+        "SUDOKUPOOL_REDIS_URI (did you mean SUDOKUPOOL_REDIS_URL?)"
+    ]
+    assert "hunter2" not in log
 
 
 def test_create_app_with_given_settings_raises() -> None:

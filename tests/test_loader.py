@@ -260,9 +260,11 @@ async def test_missing_directory_is_a_load_error(tmp_path: Path) -> None:
         await load_latest(LocalStore(tmp_path / "missing"))
 
 
-async def test_a_single_file_of_any_name_can_be_loaded(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+async def test_a_single_file_is_loaded_only_under_an_export_name(tmp_path: Path, records: list[dict[str, Any]]) -> None:
     path = write_export(tmp_path / "my-export.ndjson", records[:3])
-    pool, _ = await load_latest(LocalStore(path))
+    with pytest.raises(LoadError, match=f"{path}: not an export name; name it pool-YYYYMMDDTHHMMSSZ"):
+        await load_latest(LocalStore(path))
+    pool, _ = await load_latest(LocalStore(path.rename(tmp_path / "pool-20260101T000000Z.ndjson")))
     assert len(pool) == 3
 
 

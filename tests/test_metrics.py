@@ -3,8 +3,10 @@ summing every worker of a server started as the Procfile starts it."""
 
 from __future__ import annotations
 
+import asyncio
 import glob
 import os
+import platform
 import subprocess
 import time
 from collections.abc import AsyncIterator
@@ -17,14 +19,17 @@ import pytest
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.parser import text_string_to_metric_families
 
+from sudokupool import __version__
 from sudokupool.app import SudokuPool, create_app
 from sudokupool.config import Settings
 from sudokupool.keys import digest
 from sudokupool.loading.pool import Pool
-from sudokupool.metrics.requests import BUCKETS, RequestTally
+from sudokupool.metrics.requests import BUCKETS, RequestTally, code_label
 from tests.factories import write_export
 from tests.helpers import free_port, running
+from tests.seaweed import SeaweedS3
 from tests.servers import ROOT, command, run_server
+from tests.valkey import ValkeyServer
 
 pytestmark = pytest.mark.anyio
 
@@ -45,8 +50,9 @@ def select(samples: Samples, name: str) -> dict[tuple[tuple[str, str], ...], flo
     return {tuple(sorted(labels)): value for (found, labels), value in samples.items() if found == name}
 
 
-def request_labels(surface: str, route: str, method: str, status: str) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted({"surface": surface, "route": route, "method": method, "status": status}.items()))
+def request_labels(surface: str, route: str, method: str, code: int) -> tuple[tuple[str, str], ...]:
+    labels = {"surface": surface, "route": route, "method": method, "status": f"{code // 100}xx", "code": str(code)}
+    return tuple(sorted(labels.items()))
 
 
 @pytest.fixture
@@ -94,24 +100,24 @@ async def test_a_scrape_after_a_known_sequence_shows_exactly_those_counts(
     samples = await scrape(url)
 
     assert select(samples, "sudokupool_http_requests_total") == {
-        request_labels("v2", "/api/v2/puzzles/{id}", "GET", "2xx"): 3,
-        request_labels("v2", "/api/v2/puzzles/random", "GET", "2xx"): 1,
-        request_labels("v2", "/api/v2/puzzles/random", "GET", "4xx"): 1,
-        request_labels("v2", "/api/v2/puzzles/{id}", "GET", "4xx"): 1,
-        request_labels("v2", "/api/v2/health", "POST", "4xx"): 1,
-        request_labels("v2", "unmatched", "GET", "4xx"): 1,
-        request_labels("v1", "/api/v1/puzzles/{id}", "HEAD", "2xx"): 1,
-        request_labels("unversioned", "/api/puzzles/{id}/solution", "GET", "2xx"): 1,
-        request_labels("v2", "/api/v2/puzzles/{id}/image", "GET", "2xx"): 2,
-        request_labels("v2", "/api/v2/puzzles/{id}", "OPTIONS", "2xx"): 1,
-        request_labels("site", "/", "GET", "2xx"): 1,
-        request_labels("site", "/p/{canonical_id}", "GET", "2xx"): 1,
-        request_labels("site", "/static/{path}", "GET", "2xx"): 1,
+        request_labels("v2", "/api/v2/puzzles/{id}", "GET", 200): 3,
+        request_labels("v2", "/api/v2/puzzles/random", "GET", 200): 1,
+        request_labels("v2", "/api/v2/puzzles/random", "GET", 401): 1,
+        request_labels("v2", "/api/v2/puzzles/{id}", "GET", 404): 1,
+        request_labels("v2", "/api/v2/health", "POST", 405): 1,
+        request_labels("v2", "unmatched", "GET", 404): 1,
+        request_labels("v1", "/api/v1/puzzles/{id}", "HEAD", 200): 1,
+        request_labels("unversioned", "/api/puzzles/{id}/solution", "GET", 200): 1,
+        request_labels("v2", "/api/v2/puzzles/{id}/image", "GET", 200): 2,
+        request_labels("v2", "/api/v2/puzzles/{id}", "OPTIONS", 204): 1,
+        request_labels("site", "/", "GET", 200): 1,
+        request_labels("site", "/p/{canonical_id}", "GET", 200): 1,
+        request_labels("site", "/static/{path}", "GET", 200): 1,
     }
     # The histogram counts the same requests; its buckets are cumulative and end at the count.
     counts = select(samples, "sudokupool_http_request_duration_seconds_count")
     assert counts == select(samples, "sudokupool_http_requests_total")
-    by_id = request_labels("v2", "/api/v2/puzzles/{id}", "GET", "2xx")
+    by_id = request_labels("v2", "/api/v2/puzzles/{id}", "GET", 200)
     buckets = {
         labels: value
         for labels, value in select(samples, "sudokupool_http_request_duration_seconds_bucket").items()
@@ -140,13 +146,18 @@ async def test_a_scrape_after_a_known_sequence_shows_exactly_those_counts(
     assert exported == datetime(2026, 11, 22, 10, tzinfo=UTC).timestamp()  # from the export's name
     assert samples[("sudokupool_export_age_seconds", frozenset())] == pytest.approx(time.time() - exported, abs=5)
     assert samples[("sudokupool_storage_down", frozenset())] == 0
-    assert samples[("sudokupool_redis_down", frozenset())] == 0
-    assert samples[("process_resident_memory_bytes", frozenset())] > 0
+    # No Redis set: no Redis server to report on.
+    assert select(samples, "sudokupool_redis_down") == {}
+    resident = samples[("process_resident_memory_bytes", frozenset())]
+    assert 0 < samples[("sudokupool_process_proportional_memory_bytes", frozenset())] <= resident
+    assert samples[("sudokupool_http_requests_in_flight", frozenset())] == 0
+    build = {"version": __version__, "server": "uvicorn", "python": platform.python_version()}
+    assert select(samples, "sudokupool_build_info") == {tuple(sorted(build.items())): 1}
 
     # A second scrape adds only what happened since: one more request.
     assert (await client.get(f"/api/v2/puzzles/{ids[0]}")).status_code == 200
     again = select(await scrape(url), "sudokupool_http_requests_total")
-    assert again[request_labels("v2", "/api/v2/puzzles/{id}", "GET", "2xx")] == 4
+    assert again[request_labels("v2", "/api/v2/puzzles/{id}", "GET", 200)] == 4
 
 
 async def test_ids_and_invented_methods_never_become_label_values(
@@ -258,9 +269,15 @@ def test_with_two_workers_one_scrape_sums_both(tmp_path: Path) -> None:
         totals = set()
         for _ in range(6):
             samples = parse(httpx.get(url).text)
-            totals.add(samples[(name, frozenset(request_labels("v2", "/api/v2/puzzles/random", "GET", "2xx")))])
+            totals.add(samples[(name, frozenset(request_labels("v2", "/api/v2/puzzles/random", "GET", 200)))])
         assert totals == {sent}
         assert samples[("sudokupool_pool_puzzles", frozenset({("difficulty", "easy")}))] > 0
+        # One series for the instance, whichever worker answers: the server that runs the workers.
+        builds = select(samples, "sudokupool_build_info")
+        assert [dict(labels)["server"] for labels in builds] == ["uvicorn"]
+        # The proportional memory sums the workers' shares (a page shared by both counts once in all).
+        proportional = samples[("sudokupool_process_proportional_memory_bytes", frozenset())]
+        assert 0 < proportional <= samples[("process_resident_memory_bytes", frozenset())]
 
 
 def test_the_launcher_refuses_a_metrics_port_it_cannot_use(tmp_path: Path) -> None:
@@ -310,15 +327,136 @@ async def test_sync_counts_refusals_failures_and_storage_outages(tmp_path: Path,
 async def test_a_redis_outage_shows_as_down_with_each_request_limited_in_memory(pool: Pool) -> None:
     port = free_port()
     # Nothing listens on the Redis port: every call fails at once.
-    settings = Settings(metrics_port=port, redis_url=f"redis://127.0.0.1:{free_port()}/0", redis_timeout=0.2)
+    redis_port = free_port()
+    settings = Settings(metrics_port=port, redis_url=f"redis://127.0.0.1:{redis_port}/0", redis_timeout=0.2)
     app = create_app(settings, pool=pool)
     async with running(app) as client:
         for _ in range(3):
             assert (await client.get("/api/v2/puzzles/random")).status_code == 200
         samples = await scrape(f"http://127.0.0.1:{port}/metrics")
-        assert samples[("sudokupool_redis_down", frozenset())] == 1
+        assert select(samples, "sudokupool_redis_down") == {(("node", f"127.0.0.1:{redis_port}"),): 1}
         assert samples[("sudokupool_limiter_redis_fallbacks_total", frozenset())] == 3
         admitted = samples[
             ("sudokupool_limiter_decisions_total", frozenset({("tier", "anonymous"), ("outcome", "admitted")}))
         ]
         assert admitted == 3
+
+
+async def test_a_redis_outage_ends_when_the_server_answers_without_a_request(pool: Pool, tmp_path: Path) -> None:
+    port = free_port()
+    redis = ValkeyServer(tmp_path)
+    node = f"127.0.0.1:{redis.port}"
+    settings = Settings(metrics_port=port, redis_url=redis.url, redis_timeout=0.2)
+    app = create_app(settings, pool=pool)
+    url = f"http://127.0.0.1:{port}/metrics"
+    try:
+        async with running(app) as client:
+            # Redis not started yet: the request's call fails and the outage starts.
+            assert (await client.get("/api/v2/puzzles/random")).status_code == 200
+            assert select(await scrape(url), "sudokupool_redis_down") == {(("node", node),): 1}
+            await asyncio.to_thread(redis.start)
+            answering = time.monotonic()
+            # No request from here on: the app's own probe (a PING a second) finds the server back.
+            while time.monotonic() - answering < 10:
+                down = select(await scrape(url), "sudokupool_redis_down")
+                if down == {(("node", node),): 0}:
+                    break
+                await asyncio.sleep(0.1)
+            assert down == {(("node", node),): 0}
+            assert (await scrape(url))[("sudokupool_limiter_redis_fallbacks_total", frozenset())] == 1
+    finally:
+        redis.stop()
+
+
+def test_status_codes_are_labelled_as_they_are_from_a_closed_set() -> None:
+    assert [code_label(code) for code in (200, 304, 404, 429, 503)] == ["200", "304", "404", "429", "503"]
+    # Codes outside the set count under their class: a made-up code makes no series of its own.
+    assert [code_label(code) for code in (218, 418, 499, 599, 103)] == ["2xx", "4xx", "4xx", "5xx", "1xx"]
+
+
+async def test_a_refusal_is_counted_under_its_own_code(pool: Pool) -> None:
+    port = free_port()
+    app = create_app(Settings(metrics_port=port, limit_anonymous=2), pool=pool)
+    async with running(app) as client:
+        codes = [(await client.get("/api/v2/puzzles/random")).status_code for _ in range(3)]
+        samples = await scrape(f"http://127.0.0.1:{port}/metrics")
+    assert codes == [200, 200, 429]
+    assert select(samples, "sudokupool_http_requests_total") == {
+        request_labels("v2", "/api/v2/puzzles/random", "GET", 200): 2,
+        request_labels("v2", "/api/v2/puzzles/random", "GET", 429): 1,
+    }
+
+
+async def test_requests_in_flight_are_those_routed_and_not_answered_yet(
+    metered: tuple[SudokuPool, httpx.AsyncClient, str], records: list[dict[str, Any]]
+) -> None:
+    app, _, url = metered
+    release = asyncio.Event()
+    started = asyncio.Event()
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        started.set()
+        await release.wait()  # a slow client: the answer is not handed over yet
+
+    paths = [f"/api/v2/puzzles/{records[0]['canonical_id']}", "/"]
+    held = []
+    for path in paths:
+        scope = {
+            "type": "http", "http_version": "1.1", "method": "GET", "scheme": "http", "path": path,
+            "raw_path": path.encode(), "query_string": b"", "root_path": "", "headers": [],
+            "client": ("203.0.113.9", 1234), "server": ("testserver", 80),
+        }  # fmt: skip
+        held.append(asyncio.create_task(app(scope, receive, send)))
+        await started.wait()
+        started.clear()
+    assert (await scrape(url))[("sudokupool_http_requests_in_flight", frozenset())] == 2
+    release.set()
+    await asyncio.gather(*held)
+    assert (await scrape(url))[("sudokupool_http_requests_in_flight", frozenset())] == 0
+
+
+async def test_a_busy_event_loop_shows_as_lag(metered: tuple[SudokuPool, httpx.AsyncClient, str]) -> None:
+    _, _, url = metered
+    time.sleep(0.6)  # noqa: ASYNC251 - the point: the event loop held up
+    await asyncio.sleep(0.6)  # the sampler's timer fires late once, then on time
+    samples = await scrape(url)
+    count = samples[("sudokupool_event_loop_lag_seconds_count", frozenset())]
+    under = samples[("sudokupool_event_loop_lag_seconds_bucket", frozenset({("le", "0.25")}))]
+    assert count >= 2
+    assert samples[("sudokupool_event_loop_lag_seconds_sum", frozenset())] >= 0.3
+    # The timer due during the hold fired at least 0.35 s late: above the 0.25 s bucket.
+    assert under <= count - 1
+
+
+async def test_a_load_from_storage_shows_its_bytes_and_durations(
+    s3_env: SeaweedS3, tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    bucket = s3_env.new_bucket()
+    body = write_export(tmp_path / "pool-20260101T000000Z.ndjson.gz", records[:20]).read_bytes()
+    s3_env.put(bucket, "exports/pool-20260101T000000Z.ndjson.gz", body)
+    port = free_port()
+    settings = Settings(
+        exports=f"s3://{bucket}/exports/",
+        s3_endpoint_url=s3_env.endpoint_url,
+        s3_addressing_style="path",
+        sync_interval=0,
+        metrics_port=port,
+    )
+    app = create_app(settings)
+    await app.startup()
+    try:
+        url = f"http://127.0.0.1:{port}/metrics"
+        samples = await scrape(url)
+        assert samples[("sudokupool_storage_downloaded_bytes_total", frozenset())] == len(body)
+        assert samples[("sudokupool_sync_last_load_seconds", frozenset())] > 0
+        assert samples[("sudokupool_sync_last_swap_seconds", frozenset())] >= 0
+        newer = write_export(tmp_path / "pool-20260201T000000Z.ndjson.gz", records[:30]).read_bytes()
+        s3_env.put(bucket, "exports/pool-20260201T000000Z.ndjson.gz", newer)
+        assert app.sync is not None and await app.sync.check()
+        samples = await scrape(url)
+        assert samples[("sudokupool_storage_downloaded_bytes_total", frozenset())] == len(body) + len(newer)
+    finally:
+        await app.shutdown()

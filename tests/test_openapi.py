@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, cast
 
 import httpx
@@ -8,11 +9,15 @@ from openapi_core import OpenAPI
 from openapi_spec_validator import validate
 
 from sudokupool.api.openapi import METHODS_NOTE, document
-from sudokupool.app import create_app
+from sudokupool.api.routes import ApiRouter
+from sudokupool.api.schemas import PUZZLE_ID_DESCRIPTION
+from sudokupool.app import Front, create_app
 from sudokupool.config import Settings
 from sudokupool.loading.pool import Pool
 from sudokupool.storage.base import StorageError
 from sudokupool.sudoku import DIFFICULTIES
+from sudokupool.sudoku.canonical import canonical_form
+from sudokupool.sudoku.ids import canonical_id, puzzle_id
 from tests.helpers import free_port
 
 pytestmark = pytest.mark.anyio
@@ -24,6 +29,39 @@ def test_the_document_is_valid_openapi_3_0_3() -> None:
     assert doc["openapi"] == "3.0.3"
     assert doc["info"]["version"] == "2.0.0"
     assert doc["security"] == [{}, {"ApiKeyHeader": []}, {"ApiKeyQuery": []}]
+
+
+def test_the_served_paths_are_the_documented_paths(pool: Pool) -> None:
+    app = create_app(Settings(), pool=pool)
+    v2 = cast(ApiRouter, cast(Front, app.http).v2)
+    served, documented = set(v2.paths), set(document()["paths"])
+    assert served - documented == set(), "served at /api/v2 but not in the OpenAPI document"
+    assert documented - served == set(), "in the OpenAPI document but not served at /api/v2"
+
+
+def test_the_api_docs_say_what_the_document_says_of_puzzle_id() -> None:
+    schema = document()["components"]["schemas"]["PuzzlePublicRecord"]["properties"]["puzzle_id"]
+    assert schema["description"] == PUZZLE_ID_DESCRIPTION
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "api.md").read_text()
+    assert " ".join(PUZZLE_ID_DESCRIPTION.split()) in " ".join(docs.split())
+
+
+async def test_puzzle_id_is_the_exact_grids_code_and_paths_take_canonical_id(
+    client: httpx.AsyncClient, records: list[dict[str, Any]]
+) -> None:
+    """What the description of puzzle_id says, checked against the service."""
+    record = (await client.get(f"/api/v2/puzzles/{records[0]['canonical_id']}")).json()
+    by_puzzle_id = await client.get(f"/api/v2/puzzles/{record['puzzle_id']}")
+    assert record["puzzle_id"] == puzzle_id(record["puzzle"])
+    assert record["canonical_id"] == canonical_id(canonical_form(record["puzzle"]))
+    assert by_puzzle_id.status_code == 404
+    assert by_puzzle_id.json() == {"error": "no puzzle has that id"}
+    # Transposed and with two digits swapped: another grid, the same puzzle.
+    grid = record["puzzle"]
+    other = "".join(grid[column * 9 + row] for row in range(9) for column in range(9))
+    other = other.translate(str.maketrans("12", "21"))
+    assert puzzle_id(other) != record["puzzle_id"]
+    assert canonical_id(canonical_form(other)) == record["canonical_id"]
 
 
 def test_every_limited_operation_documents_401_429_and_the_rate_headers() -> None:
@@ -104,7 +142,21 @@ def test_the_image_is_binary_in_a_type_openapi_python_client_reads() -> None:
     content = op["responses"]["200"]["content"]
     binary = {"schema": {"type": "string", "format": "binary"}}
     # openapi-python-client reads application/json, application/octet-stream and text/* without a config file.
-    assert content == {"image/png": binary, "application/octet-stream": binary}
+    assert content == {
+        "image/png": binary,
+        "image/svg+xml": binary,
+        "image/webp": binary,
+        "application/octet-stream": binary,
+    }
+
+
+def test_the_image_documents_its_formats_and_sizes() -> None:
+    (op,) = [op for path, op in _operations() if path.endswith("/image")]
+    params = {p["name"]: p for p in op["parameters"] if "name" in p}
+    assert params["format"]["schema"] == {"type": "string", "enum": ["png", "svg", "webp"], "default": "png"}
+    assert params["size"]["schema"] == {"type": "integer", "minimum": 100, "maximum": 2000, "default": 480}
+    assert params["variant"]["schema"]["enum"] == ["puzzle", "solution"]
+    assert "400" in op["responses"]
 
 
 def test_the_difficulty_filter_takes_a_records_difficulty_and_lower_case() -> None:

@@ -158,6 +158,16 @@ def test_the_generated_python_client_calls_every_operation(
         assert image["size"] > 1000
         assert image["type"] == "image/png"
         assert (image["again"], image["again_parsed"]) == (304, None)
+    formats = seen["formats"]
+    assert set(formats) == {"png", "svg", "webp"}
+    assert bytes.fromhex(formats["png"]["head"]).startswith(b"\x89PNG")
+    assert bytes.fromhex(formats["svg"]["head"]).startswith(b"<svg ")
+    assert bytes.fromhex(formats["webp"]["head"])[8:12] == b"WEBP"
+    assert {f: v["type"] for f, v in formats.items()} == {
+        "png": "image/png",
+        "svg": "image/svg+xml",
+        "webp": "image/webp",
+    }
     assert seen["missing"] == "no puzzle has that id"
     assert seen["exports"] == {"keys": [EXPORT_NAME], "truncated": False}
     assert seen["activity"]["scope"] == "instance"
@@ -277,6 +287,8 @@ def test_the_typescript_client_compiles_strictly_and_calls_every_operation(
     assert seen["solution"] == {"length": 81}
     assert seen["image"]["type"] == "image/png"
     assert seen["image"]["size"] > 1000
+    assert seen["svg"]["type"] == "image/svg+xml"
+    assert seen["svg"]["head"].startswith('<svg xmlns="http://www.w3.org/2000/svg" width="300" height="300"')
     assert seen["missing"] == {"status": 404, "message": "no puzzle has that id"}
     assert seen["exports"] == {"keys": [EXPORT_NAME]}
     assert seen["activity"]["plays"] >= 3

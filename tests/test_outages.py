@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import pytest
@@ -78,3 +79,59 @@ def test_each_server_has_its_own_outage_with_the_error_and_the_requests_answered
         ),
         ("INFO", "Redis 10.0.0.2:6379 is reachable again after 0.5 s; 1 call(s) failed meanwhile"),
     ]
+
+
+@pytest.mark.anyio
+async def test_a_server_that_stopped_answering_is_probed_until_it_answers(caplog: pytest.LogCaptureFixture) -> None:
+    asked: list[str] = []
+    answers = [False, False, True]
+
+    async def probe(server: str) -> None:
+        asked.append(server)
+        if not answers.pop(0):
+            raise ConnectionError("refused")
+
+    log = redis_outages(probe=probe, probe_interval=0.01)
+    with caplog.at_level(logging.INFO, logger="sudokupool.redis"):
+        log.recovered("10.0.0.2:6379")
+        log.failed("rate limiter", error=TimeoutError("timed out"), server="10.0.0.1:6379")
+        log.failed("rate limiter", error=TimeoutError("timed out"), server="10.0.0.1:6379")  # one probe, not two
+        assert log.states() == {"10.0.0.1:6379": True, "10.0.0.2:6379": False}
+        for _ in range(200):
+            if not log.down:
+                break
+            await asyncio.sleep(0.01)
+    assert asked == ["10.0.0.1:6379"] * 3
+    assert log.states() == {"10.0.0.1:6379": False, "10.0.0.2:6379": False}
+    assert [r.levelname for r in caplog.records] == ["WARNING", "INFO"]
+    assert caplog.records[1].getMessage().endswith("; 2 call(s) failed meanwhile")
+    assert caplog.records[1].node == "10.0.0.1:6379"  # type: ignore[attr-defined]
+
+
+@pytest.mark.anyio
+async def test_a_server_that_answered_with_an_error_is_not_probed_and_a_probe_stops_at_shutdown() -> None:
+    asked: list[str] = []
+
+    async def probe(server: str) -> None:
+        asked.append(server)
+        raise ConnectionError("refused")
+
+    log = redis_outages(probe=probe, probe_interval=0.01)
+    log.failed("rate limiter", error=RuntimeError("OOM command not allowed"), server="a:1", probe=False)
+    log.failed("rate limiter", error=ConnectionError("refused"), server="b:1")
+    await asyncio.sleep(0.1)
+    await log.aclose()
+    probed = len(asked)
+    await asyncio.sleep(0.05)
+    assert set(asked) == {"b:1"}
+    assert probed == len(asked) > 0
+    assert log.states() == {"a:1": True, "b:1": True}
+
+
+def test_a_configuration_error_is_one_line_however_often_it_is_met(caplog: pytest.LogCaptureFixture) -> None:
+    log = redis_outages()
+    with caplog.at_level(logging.INFO, logger="sudokupool.redis"):
+        for _ in range(5):
+            log.configuration_error("set SUDOKUPOOL_REDIS_MODE=cluster")
+    assert lines(caplog, "sudokupool.redis") == [("ERROR", "set SUDOKUPOOL_REDIS_MODE=cluster")]
+    assert not log.down

@@ -26,7 +26,7 @@ from sudokupool.commands.pack import write_pack
 from sudokupool.config import Settings
 from sudokupool.loading import pack
 from sudokupool.loading.export import parse_record, record_line
-from sudokupool.loading.loader import LoadLimits, LoadReport, load_export, load_latest, parse_export
+from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, load_export, load_latest, parse_export
 from sudokupool.loading.pool import Pool, PoolBuilder
 from sudokupool.naming import pack_key
 from sudokupool.state import listing_json
@@ -297,6 +297,43 @@ def test_check_on_a_pack_says_to_check_its_export(
         "made from (pool-<timestamp>.ndjson[.gz]), and the pack beside it is checked against it\n"
     )
     assert out == ""
+
+
+async def _serves(path: Path) -> bool:
+    """Whether the service started over the export file ``path`` (as ``SUDOKUPOOL_EXPORTS``) serves it."""
+    app = create_app(Settings(exports=str(path), sync_interval=0))
+    try:
+        await app.startup()
+    except LoadError as exc:
+        assert "not an export name" in str(exc)
+        return False
+    await app.shutdown()
+    return True
+
+
+@pytest.mark.parametrize(
+    ("name", "export"),
+    [
+        pytest.param(EXPORT, True, id="export-gzip"),
+        pytest.param("pool-20260101T000000Z.ndjson", True, id="export-plain"),
+        pytest.param("pool_hard.ndjson.gz", False, id="underscore"),
+        pytest.param("notes.ndjson", False, id="other-name"),
+    ],
+)
+def test_serve_and_pack_take_the_same_names_and_check_says_which(
+    tmp_path: Path, records: list[dict[str, Any]], capsys: pytest.CaptureFixture[str], name: str, export: bool
+) -> None:
+    path = write_export(tmp_path / name, records[:2])
+    served = asyncio.run(_serves(path))
+    packed = main(["pack", str(path)]) == 0
+    capsys.readouterr()
+    checked = main(["check", str(path)])
+    out = capsys.readouterr().out
+    assert (served, packed) == (export, export)
+    # check reads the records of a file of any name (publish names the upload), and says when the
+    # service would not take the file as it is named.
+    assert checked == 0
+    assert ("is not an export name" in out) is not export
 
 
 def test_the_pack_command_refuses_a_file_that_is_not_an_export(

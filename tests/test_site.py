@@ -164,3 +164,25 @@ def test_every_page_asset_exists() -> None:
 
     assert assets == {"app.js", "style.css", "icon.svg"}
     assert all((STATIC_DIR / name).is_file() for name in assets)
+
+
+async def test_the_embedded_player_may_be_framed_by_any_origin(client: httpx.AsyncClient) -> None:
+    response = await client.get("/embed/HTZYPM3WFE49J")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    policy = response.headers["content-security-policy"]
+    assert "frame-ancestors *" in policy and "'none'" not in policy.split("frame-ancestors")[1].split(";")[0]
+    assert "default-src 'self'" in policy
+    assert "x-frame-options" not in response.headers
+    version = asset_version(STATIC_DIR)
+    assert f'src="/static/embed.js?v={version}"' in response.text
+    assert '<div id="grid"' in response.text
+    # The full page keeps refusing every frame.
+    assert "frame-ancestors 'none'" in (await client.get("/")).headers["content-security-policy"]
+
+
+async def test_the_embedded_player_answers_304_to_its_etag(client: httpx.AsyncClient) -> None:
+    first = await client.get("/embed/A")
+    again = await client.get("/embed/B", headers={"if-none-match": first.headers["etag"]})
+    assert again.status_code == 304
+    assert "frame-ancestors *" in again.headers["content-security-policy"]

@@ -35,9 +35,10 @@ from sudokupool.loading.pool import Pool
 from sudokupool.loading.sync import PoolSync
 from sudokupool.logs import AccessLog, configure_service_logging, install_redaction
 from sudokupool.metrics.requests import UNMATCHED, RequestTally, Route
-from sudokupool.outages import OutageLog, redis_outages
+from sudokupool.outages import OutageLog, Probe, redis_outages
+from sudokupool.printsheet import print_routes
 from sudokupool.ratelimit import LimiterStore, Limits, RateLimiter, make_store
-from sudokupool.site import STATIC_DIR, web_routes
+from sudokupool.site import STATIC_DIR, asset_version, web_routes
 from sudokupool.state import Runtime
 from sudokupool.storage import open_store
 from sudokupool.tasks import Interrupted, until_signalled
@@ -289,8 +290,9 @@ def _build(settings: Settings, pool: Pool | None, clock: Callable[[], float] | N
     install_redaction("granian.access")
     access = AccessLog() if settings.access_log else None
     runtime = Runtime(settings, pool=pool)
-    # One log of Redis outages for both users of Redis: an outage is one line when it starts, one when it ends.
-    outages = redis_outages()
+    # One log of Redis outages for both users of Redis: an outage is one line when it starts, one when it ends,
+    # which a PING finds out when the server answers again.
+    outages = redis_outages(probe=_redis_probe(settings))
     runtime.activity = make_activity(settings, outages=outages)
     endpoints = Endpoints(runtime, openapi_body(), clock=clock or time.time)
     limiter_store = make_store(settings, outages=outages)
@@ -304,7 +306,7 @@ def _build(settings: Settings, pool: Pool | None, clock: Callable[[], float] | N
     limiter.counting = tally is not None
     # The limiter is asked before the handler: 404, 405 and 500 count and carry the limit headers too.
     v2 = ApiRouter("/api/v2", api_routes(endpoints), limiter=limiter, tally=tally)
-    routes = web_routes(STATIC_DIR)
+    routes = [*web_routes(STATIC_DIR), *print_routes(runtime, asset_version(STATIC_DIR))]
     site = Starlette(routes=routes, exception_handlers={HTTPException: _http_error})
     # Answer the path that was asked, not a redirect to a neighbouring one.
     site.router.redirect_slashes = False
@@ -324,6 +326,15 @@ def _build(settings: Settings, pool: Pool | None, clock: Callable[[], float] | N
     if tally is not None:
         metrics_server(app, limiter, tally, outages)
     return app
+
+
+def _redis_probe(settings: Settings) -> Probe | None:
+    if not settings.redis_url:
+        return None
+    # Imported here so a process-local deployment never imports redis-py.
+    from sudokupool.redisclient import pinger
+
+    return pinger(settings.redis_url, timeout=settings.redis_timeout, mode=settings.redis_mode)
 
 
 def metrics_server(app: SudokuPool, limiter: RateLimiter, tally: RequestTally, outages: OutageLog) -> None:
@@ -350,7 +361,7 @@ def metrics_server(app: SudokuPool, limiter: RateLimiter, tally: RequestTally, o
         tally=tally,
         limiter=limiter,
         storage_down=lambda: app.runtime.storage_outage.down,
-        redis_down=lambda: outages.down,
+        redis_nodes=outages.states,
         redis_fallbacks=lambda: int(getattr(store, "fallbacks", 0)),
     )
     exporter = Exporter(sources, multiprocess_dir=directory)

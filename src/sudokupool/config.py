@@ -8,6 +8,7 @@ it by the tests. Nothing here reads the environment at import time.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -260,7 +261,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "exports",
         "",
-        "Where pool exports live: a directory (its latest `pool-*.ndjson[.gz]` is loaded), one export file, "
+        "Where pool exports live: a directory (its latest `pool-*.ndjson[.gz]` is loaded), one such file, "
         "or `s3://bucket/prefix/`. Empty means the bundled demo pool in `snapshots/`.",
         _exports,
     ),
@@ -424,7 +425,12 @@ SETTINGS: tuple[Setting, ...] = (
         _float(0),
     ),
     Setting("exports_list_max", "1000", "Most export objects `pool-exports` returns (newest first).", _int(1)),
-    Setting("image_cache_bytes", "67108864", "Byte budget of the rendered PNG cache (LRU).", _int(0)),
+    Setting(
+        "image_cache_bytes",
+        "67108864",
+        "Byte budget of the rendered image cache (LRU; one budget over every format and size).",
+        _int(0),
+    ),
     Setting("cache_max_age", "3600", "`Cache-Control: max-age` in seconds for puzzles, solutions and images.", _int(0)),
 )
 
@@ -509,6 +515,27 @@ def _shown(raw: str) -> str:
     if len(raw) <= 60:
         return repr(raw)
     return f"{raw[:60]!r}... ({len(raw)} characters)"
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[tuple[str, str | None]]:
+    """The ``SUDOKUPOOL_*`` variables of ``environ`` (in any case) that are no setting, each with the setting
+    whose name is closest (None when none is close), sorted: a misspelt name is otherwise ignored without
+    a word, and the default it meant to change stays in effect."""
+    known = {setting.env for setting in SETTINGS}
+    # Compared without the prefix, which every name shares and would make any two names look alike.
+    suffixes = [setting.env.removeprefix(PREFIX) for setting in SETTINGS]
+    unknown = []
+    for name in sorted(environ):
+        if name.upper().startswith(PREFIX) and name not in known:
+            close = difflib.get_close_matches(name.upper().removeprefix(PREFIX), suffixes, n=1)
+            unknown.append((name, PREFIX + close[0] if close else None))
+    return unknown
+
+
+def describe_unknown(name: str, closest: str | None) -> str:
+    """``SUDOKUPOOL_LIMT_ANONYMOUS (did you mean SUDOKUPOOL_LIMIT_ANONYMOUS?)``; never the value, which may
+    be a secret."""
+    return f"{name} (did you mean {closest}?)" if closest else name
 
 
 def listen_port(environ: Mapping[str, str], settings: Settings) -> int:

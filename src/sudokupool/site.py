@@ -1,4 +1,5 @@
-"""The web page that plays the pool: ``/``, ``/p/{canonical_id}`` (a share link) and ``/static/...``.
+"""The web page that plays the pool: ``/``, ``/p/{canonical_id}`` (a share link), ``/embed/{canonical_id}``
+(the embeddable player) and ``/static/...``.
 
 The page is static HTML, CSS and JavaScript with no build step; it calls only the unversioned
 ``/api/puzzles/...`` paths. ``index.html`` names its assets as ``/static/<file>?v=dev``; the page is
@@ -33,6 +34,14 @@ PAGE_HEADERS: Final = {
     "x-content-type-options": "nosniff",
     "referrer-policy": "same-origin",
 }
+# The embeddable player is made to sit in an <iframe> of any other site: the page's policy but for its
+# frame-ancestors (and no X-Frame-Options, which has no "any origin" value).
+EMBED_HEADERS: Final = {
+    **PAGE_HEADERS,
+    "content-security-policy": PAGE_HEADERS["content-security-policy"].replace(
+        "frame-ancestors 'none'", "frame-ancestors *"
+    ),
+}
 
 
 def asset_version(static_dir: Path) -> str:
@@ -44,16 +53,18 @@ def asset_version(static_dir: Path) -> str:
 
 
 class IndexPage:
-    """``index.html`` with its asset links versioned, prepared once; ``respond`` serves every page path."""
+    """An HTML file of ``static_dir`` (``index.html``) with its asset links versioned, prepared once;
+    ``respond`` serves it, with ``headers``, on every path it is routed to."""
 
-    def __init__(self, static_dir: Path) -> None:
+    def __init__(self, static_dir: Path, name: str = "index.html", headers: dict[str, str] = PAGE_HEADERS) -> None:
         version = asset_version(static_dir)
-        html = (static_dir / "index.html").read_text(encoding="utf-8")
+        html = (static_dir / name).read_text(encoding="utf-8")
         self.body = html.replace(VERSION_MARK, f"?v={version}").encode()
         self.etag = f'"{version}"'
+        self.headers = headers
 
     async def respond(self, request: Request) -> Response:
-        headers = {**PAGE_HEADERS, "etag": self.etag, "cache-control": REVALIDATE}
+        headers = {**self.headers, "etag": self.etag, "cache-control": REVALIDATE}
         # Every If-None-Match line counts: they make one list (RFC 9110, 5.3).
         if_none_match = ", ".join(request.headers.getlist("if-none-match"))
         if if_none_match and etag_matches(if_none_match, self.etag):
@@ -82,10 +93,17 @@ class CacheHeaders:
 
 def web_routes(static_dir: Path = STATIC_DIR) -> list[BaseRoute]:
     """The page at ``/`` and ``/p/{canonical_id}`` (the script reads the code from the path, or ``/?id=``),
-    and its files under ``/static``. Mount these after the API so ``/api/...`` never reaches them."""
+    the embeddable player at ``/embed/{canonical_id}``, and their files under ``/static``. Mount these after
+    the API so ``/api/...`` never reaches them.
+
+    The player asks ``/api/puzzles/{canonical_id}`` for its puzzle, so ``/embed/daily`` plays the daily puzzle
+    as soon as the API serves one at ``/api/puzzles/daily`` (a fixed path of ``puzzle_routes``, matched
+    before any code); until then it says no puzzle has that code."""
     page = IndexPage(static_dir)
+    embed = IndexPage(static_dir, "embed.html", EMBED_HEADERS)
     return [
         Route("/", page.respond, methods=["GET"]),
         Route("/p/{canonical_id}", page.respond, methods=["GET"]),
+        Route("/embed/{canonical_id}", embed.respond, methods=["GET"]),
         Mount("/static", app=CacheHeaders(StaticFiles(directory=static_dir)), name="static"),
     ]

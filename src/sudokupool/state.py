@@ -41,6 +41,10 @@ class SyncStatus:
     successes: int = 0
     failures: int = 0
     refusals: int = 0
+    #: Seconds the last load of an export took (download and parse, or map its pack), and the last swap
+    #: (from the new pool served to the old one let go), for the metrics.
+    last_load_seconds: float | None = None
+    last_swap_seconds: float | None = None
 
 
 class Runtime:
@@ -51,8 +55,8 @@ class Runtime:
         self.pool: Pool | None = pool
         self.store = store
         self.activity = Activity()
-        # Rendered PNGs of the current pool; emptied on every swap, so a new export never serves a stale image.
-        # Its hits, misses and renders add up across swaps in one tally.
+        # Rendered images (every format and size) of the current pool; emptied on every swap, so a new export
+        # never serves a stale image. Its hits, misses and renders add up across swaps in one tally.
         self.image_tally = CacheTally()
         self.images = RenderCache(settings.image_cache_bytes, tally=self.image_tally)
         self.sync = SyncStatus()
@@ -73,12 +77,14 @@ class Runtime:
         hand the heap that parsing freed back to the OS. Not after a pack was mapped: nothing was freed,
         and ``malloc_trim`` holds up the event loop while it runs (24 ms a swap of the 100k bench pool's
         pack, every swap: the paced p99 during back-to-back swaps was 2.6-3.3x steady with it)."""
+        started = time.perf_counter()
         old = [self.pool] if self.pool is not None else []
         self.swap(pool)
         if old:
             await self._retire(old)
         if pool.info.parsed:
             await asyncio.to_thread(release_free_memory)
+        self.sync.last_swap_seconds = time.perf_counter() - started
 
     @staticmethod
     async def _retire(old: list[Pool]) -> None:

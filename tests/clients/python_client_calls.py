@@ -28,6 +28,7 @@ from sudokupool_sudoku_puzzle_pool_api_client.models import (
     ActivityStats,
     DifficultyFilter,
     Error,
+    GetPuzzleImageFormat,
     GetPuzzleImageVariant,
     GlobalStats,
     Health,
@@ -146,6 +147,13 @@ def main(base_url: str, key: str) -> dict[str, Any]:
             "again_parsed": again.parsed,
         }
     seen["image"] = images
+    formats: dict[str, Any] = {}
+    for image_format in GetPuzzleImageFormat:
+        picture = get_puzzle_image.sync_detailed(code, client=client, format_=image_format, size=200)
+        assert isinstance(picture.parsed, File)
+        data: bytes = picture.parsed.payload.read()
+        formats[image_format.value] = {"head": data[:16].hex(), "type": picture.headers["content-type"]}
+    seen["formats"] = formats
 
     missing = get_puzzle.sync("UNKNOWN000000", client=client)
     assert isinstance(missing, Error)

@@ -74,6 +74,12 @@ async function main(baseUrl: string, key: string): Promise<Record<string, unknow
   });
   const png: ArrayBuffer | undefined = image.data;
   seen.image = { size: png?.byteLength, type: image.response.headers.get("content-type") };
+  const svg = await client.GET("/api/v2/puzzles/{id}/image", {
+    params: { path: { id }, query: { format: "svg", size: 300 } },
+    parseAs: "text",
+  });
+  const text: string | undefined = svg.data;
+  seen.svg = { head: text?.slice(0, 80), type: svg.response.headers.get("content-type") };
 
   const missing = await client.GET("/api/v2/puzzles/{id}", { params: { path: { id: "UNKNOWN000000" } } });
   const message: string | undefined = missing.error?.error;

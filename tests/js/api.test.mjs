@@ -31,6 +31,8 @@ test("puzzles are asked for by code or at random, by difficulty", () => {
   assert.equal(api.puzzlePath({ difficulty: "" }), "/api/puzzles/random");
   assert.equal(api.puzzlePath({}), "/api/puzzles/random");
   assert.equal(api.imageUrl("ABC", "solution"), "/api/puzzles/ABC/image?variant=solution");
+  assert.equal(api.imageUrl("ABC", "puzzle", "svg"), "/api/puzzles/ABC/image?variant=puzzle&format=svg");
+  assert.equal(api.printUrl("A B"), "/print?ids=A%20B");
 });
 
 test("a good answer comes back as its JSON body", async () => {

@@ -7,6 +7,8 @@ import {
   cellLabel,
   checkMessage,
   detailRows,
+  embedSnippet,
+  embeddedId,
   hasPuzzles,
   loadFailure,
   puzzleCode,
@@ -140,4 +142,23 @@ test("the technique picker offers the techniques the pool has puzzles for, with 
     { value: "X-Wing", text: "X-Wing (284)" },
   ]);
   assert.deepEqual(techniqueOptions([]), []);
+});
+
+test("the embedded player reads its code from /embed/{code} and nothing else", () => {
+  assert.equal(embeddedId("/embed/HTZYPM3WFE49J"), "HTZYPM3WFE49J");
+  assert.equal(embeddedId("/embed/ab%20c"), "ab c");
+  assert.equal(embeddedId("/embed/"), null);
+  assert.equal(embeddedId("/embed/a/b"), null);
+  assert.equal(embeddedId("/p/HTZYPM3WFE49J"), null);
+});
+
+test("the embed snippet is one iframe of the embedded player, with a title and no border", () => {
+  const html = embedSnippet("https://sudoku.example", "HTZYPM3WFE49J");
+  assert.equal(
+    html,
+    '<iframe src="https://sudoku.example/embed/HTZYPM3WFE49J" title="Sudoku puzzle HTZYPM3WFE49J" ' +
+      'width="380" height="540" style="border:0;max-width:100%" loading="lazy"></iframe>',
+  );
+  // A code is never markup: quotes and angle brackets stay escaped.
+  assert.ok(!embedSnippet("https://x", '"><script>').includes("<script>"));
 });

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 
 import anyio
 import httpx
@@ -15,6 +17,7 @@ from sudokupool.ratelimit.limiter import presented_key
 from sudokupool.ratelimit.redis import RedisStore
 from tests.helpers import MINUTE
 from tests.ratelimit.apps import create_test_app
+from tests.servers import run_server
 from tests.valkey import ValkeyServer
 
 KEYED = "keyed-test-key-0123456789abcdef"
@@ -154,6 +157,38 @@ async def test_the_query_key_is_read_when_no_header_is_sent(client: httpx.AsyncC
 )
 def test_presented_key_from_the_query(query: bytes, expected: bytes | None) -> None:
     assert presented_key({"headers": [], "query_string": query}) == expected
+
+
+@pytest.mark.parametrize(
+    ("headers", "query", "expected"),
+    [
+        pytest.param([(b"x-api-key", b"abc ")], b"", b"abc", id="header-trailing-space"),
+        pytest.param([(b"x-api-key", b"\t abc\t")], b"", b"abc", id="header-tabs"),
+        pytest.param([(b"x-api-key", b" ")], b"", b"", id="header-blank"),
+        pytest.param([], b"api_key=+abc%20%09", b"abc", id="query-spaces-and-tab"),
+        pytest.param([], b"api_key=a%20b", b"a b", id="query-inner-space-kept"),
+    ],
+)
+def test_presented_key_is_trimmed(headers: list[tuple[bytes, bytes]], query: bytes, expected: bytes) -> None:
+    assert presented_key({"headers": headers, "query_string": query}) == expected
+
+
+def test_a_key_sent_with_blanks_around_it_resolves_on_the_real_server(tmp_path: Path) -> None:
+    environ = {"SUDOKUPOOL_API_KEYS": digest(KEYED), "SUDOKUPOOL_LIMIT_KEYED": "5"}
+    with run_server(environ, tmp_path / "server.log") as server:
+        host, port = server.url.removeprefix("http://").split(":")
+        # A raw request: HTTP clients refuse to send a header value that ends in a blank, but people do.
+        statuses = []
+        for value in (f"{KEYED} ", f"{KEYED}\t", f" {KEYED}  "):
+            with socket.create_connection((host, int(port)), timeout=10) as connection:
+                request = f"GET /api/v2/health HTTP/1.1\r\nHost: x\r\nX-API-Key: {value}\r\nConnection: close\r\n\r\n"
+                connection.sendall(request.encode())
+                head = connection.makefile("rb").read().split(b"\r\n\r\n")[0].lower()
+            statuses.append((head.split(b"\r\n")[0], b"x-ratelimit-limit: 5" in head.split(b"\r\n")))
+        query = httpx.get(f"{server.url}/api/v2/health", params={"api_key": f" {KEYED}\t"}, timeout=10)
+    assert statuses == [(b"http/1.1 200 ok", True)] * 3
+    assert query.status_code == 200
+    assert query.headers["x-ratelimit-limit"] == "5"
 
 
 def test_identify_resolves_keys_and_remembers_only_issued_ones() -> None:

@@ -72,9 +72,15 @@ async def test_empty_directory_has_no_latest(tmp_path: Path) -> None:
     assert listing.latest is None
 
 
-async def test_single_file_of_any_name_is_the_only_export(tmp_path: Path) -> None:
+async def test_a_single_file_needs_an_export_name(tmp_path: Path) -> None:
+    path = touch(tmp_path / "pool_hard.ndjson.gz", b"abc")
+    with pytest.raises(StorageError, match=f"^{path}: not an export name; name it pool-YYYYMMDDTHHMMSSZ"):
+        await LocalStore(path).list_exports(limit=10)
+
+
+async def test_single_file_of_any_name_is_the_only_export_when_any_name_is_allowed(tmp_path: Path) -> None:
     path = touch(tmp_path / "my-export.ndjson.gz", b"abc")
-    store = LocalStore(path)
+    store = LocalStore(path, any_name=True)
 
     listing = await store.list_exports(limit=10)
 

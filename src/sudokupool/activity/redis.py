@@ -18,7 +18,9 @@ lives on the node its key maps to; every command names that one key.
 The endpoint reads the hash with one ``HGETALL``, cached for ``cache_seconds`` so API traffic cannot
 become Redis traffic, and adds what this instance has not flushed yet. When Redis cannot be read the
 endpoint reports this instance's counts with scope ``instance`` and says why. An outage is logged once
-when it starts and once when it ends (:class:`~sudokupool.outages.OutageLog`).
+when it starts and once when it ends (:class:`~sudokupool.outages.OutageLog`). A call whose connection
+failed without a timeout is sent once more on a fresh connection first (:func:`~sudokupool.redisclient.once_more`),
+and a cluster node's answer to single mode is a setting to change, logged once as such.
 
 A flush that times out after Redis applied it is sent again by the next flush (counted twice):
 a counter of plays may be off by one batch in that rare case, which is why this is not the limiter.
@@ -34,10 +36,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import ResponseError
 
 from sudokupool.activity.counters import DOWNLOADS, PLAYS, Activity, shape
 from sudokupool.outages import OutageLog, redis_outages
-from sudokupool.redisclient import Client, Mode, connect, server_name
+from sudokupool.redisclient import Client, Mode, cluster_hint, cluster_reply, connect, once_more, server_name
 
 logger = logging.getLogger(__name__)
 
@@ -122,10 +125,10 @@ class RedisActivity(Activity):
             # Named before the call: on a cluster whose map is not known yet, the node asked is the URL's.
             server = self._server()
             try:
-                created = await self._flush_script(keys=[self._key], args=args)
+                created = await once_more(lambda: self._flush_script(keys=[self._key], args=args))
             except Exception as exc:
                 # Whatever Redis does, the counts stay here for the next flush.
-                self._outages.failed("activity flush", error=exc, server=server)
+                self._call_failed("activity flush", exc, server)
                 return False
             self._outages.recovered(server)
             if created and self._since_written:
@@ -160,11 +163,11 @@ class RedisActivity(Activity):
                 return cached[1], cached[2], cached[3]
             server = self._server()
             try:
-                raw = await self._client.hgetall(self._key)
+                raw = await once_more(lambda: self._client.hgetall(self._key))
                 values = {_text(field): int(value) for field, value in raw.items()}
             except Exception as exc:
                 self._down_until = self._monotonic() + self._retry_interval
-                self._outages.failed("activity read", error=exc, server=server)
+                self._call_failed("activity read", exc, server)
                 return None
             self._outages.recovered(server)
             since = values.get(SINCE_FIELD, self.since)
@@ -172,6 +175,12 @@ class RedisActivity(Activity):
             flushed = dict(self._flushed)
             self._cached = (self._monotonic(), since, totals, flushed)
             return since, totals, flushed
+
+    def _call_failed(self, reason: str, exc: Exception, server: str) -> None:
+        if not isinstance(self._client, RedisCluster) and cluster_reply(exc):
+            self._outages.configuration_error(cluster_hint(server))
+        else:
+            self._outages.failed(reason, error=exc, server=server, probe=not isinstance(exc, ResponseError))
 
     def _server(self) -> str:
         """``host:port`` of the server holding the counters: on a cluster, the node the key maps to."""
@@ -207,6 +216,7 @@ class RedisActivity(Activity):
             self._stopping.set()
             await task
         await self.flush()
+        await self._outages.aclose()
         await self._client.aclose()
 
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 from datetime import date
 from functools import lru_cache, partial
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, TypeVar
 from urllib.parse import unquote_plus
 from zlib import crc32
 
@@ -28,7 +28,7 @@ from sudokupool.api.compression import accepts_gzip, compress
 from sudokupool.api.conditional import etag_matches
 from sudokupool.api.errors import ApiError, BadRequest, NotFound
 from sudokupool.api.listing import ListingUnavailable
-from sudokupool.images.render import VARIANTS, render_png
+from sudokupool.images.render import DEFAULT_SIZE, FORMATS, MAX_SIZE, MEDIA_TYPES, MIN_SIZE, VARIANTS, Format, render
 from sudokupool.loading.choose import DAY, Filters
 from sudokupool.loading.pool import Pool
 from sudokupool.naming import export_order
@@ -36,8 +36,8 @@ from sudokupool.state import Runtime
 from sudokupool.sudoku import DIFFICULTIES
 
 Header = tuple[bytes, bytes]
+Choice = TypeVar("Choice", bound=str)
 JSON: Final[Header] = (b"content-type", b"application/json")
-PNG: Final[Header] = (b"content-type", b"image/png")
 NO_STORE: Final[Header] = (b"cache-control", b"no-store")
 GZIP: Final[Header] = (b"content-encoding", b"gzip")
 #: On every response whose encoding was negotiated, identity ones too, so shared caches key by it.
@@ -45,6 +45,9 @@ VARY: Final[Header] = (b"vary", b"Accept-Encoding")
 DIFFICULTY_BY_FILTER: Final = {name.lower(): name for name in DIFFICULTIES}
 DIFFICULTY_ERROR: Final = "difficulty must be one of easy, medium, hard, expert"
 VARIANT_ERROR: Final = "variant must be one of puzzle, solution"
+FORMAT_ERROR: Final = f"format must be one of {', '.join(FORMATS)}"
+SIZE_ERROR: Final = f"size must be a whole number of pixels from {MIN_SIZE} to {MAX_SIZE}"
+IMAGE_TYPES: Final[dict[Format, Header]] = {fmt: (b"content-type", t.encode()) for fmt, t in MEDIA_TYPES.items()}
 NO_PUZZLE: Final = "no puzzle has that id"
 DIFFICULTY_LEVEL_BY_FILTER: Final = {name.lower(): level for level, name in enumerate(DIFFICULTIES, 1)}
 #: The query parameters of ``random``; any other (``api_key`` among them) is not a filter.
@@ -170,6 +173,30 @@ def random_query(raw: bytes) -> RandomQuery:
 def json(body: bytes) -> Reply:
     """An uncacheable JSON reply."""
     return Reply(200, [JSON, NO_STORE], body)
+
+
+def image_choice(value: str | None, allowed: tuple[Choice, ...], error: str) -> Choice:
+    """``value`` (any case) as one of ``allowed``, the first of them when absent; else :class:`BadRequest`."""
+    if value is None:
+        return allowed[0]
+    lowered = value.lower()
+    for choice in allowed:
+        if choice == lowered:
+            return choice
+    raise BadRequest(error)
+
+
+def image_size(value: str | None) -> int:
+    """The ``size`` parameter: ASCII digits within ``MIN_SIZE``..``MAX_SIZE``, ``DEFAULT_SIZE`` when absent."""
+    if value is None:
+        return DEFAULT_SIZE
+    # At most 4 digits before int(): no signs, spaces, underscores or other scripts' digits, and no huge numbers.
+    if not (0 < len(value) <= 4 and value.isascii() and value.isdigit()):
+        raise BadRequest(SIZE_ERROR)
+    size = int(value)
+    if not MIN_SIZE <= size <= MAX_SIZE:
+        raise BadRequest(SIZE_ERROR)
+    return size
 
 
 class Endpoints:
@@ -341,23 +368,24 @@ class Endpoints:
         return self.cacheable(scope, pool.solution_body(index), pool.etag(index, solution=True))
 
     async def image(self, scope: Scope, param: str | None) -> Reply:
-        # Absent means the puzzle; present but empty is a mistake, as an empty `difficulty=` is.
-        variant = query(scope, "variant")
-        if variant is None:
-            variant = "puzzle"
-        if variant not in VARIANTS:
-            raise BadRequest(VARIANT_ERROR)
+        # Absent means the default; present but empty is a mistake, as an empty `difficulty=` is.
+        variant = image_choice(query(scope, "variant"), VARIANTS, VARIANT_ERROR)
+        fmt = image_choice(query(scope, "format"), FORMATS, FORMAT_ERROR)
+        size = image_size(query(scope, "size"))
         pool, index = self.find(param)
         self.runtime.activity.record("image_solution" if variant == "solution" else "image_puzzle")
-        etag = f'{pool.etag(index)[:-1]}-{variant[0]}"'
+        # The default (480 px PNG) is tagged by its variant alone, so the copies caches already hold still
+        # revalidate to 304; every other representation names its format and size.
+        tag = variant[0] if fmt == "png" and size == DEFAULT_SIZE else f"{variant[0]}-{fmt}-{size}"
+        etag = f'{pool.etag(index)[:-1]}-{tag}"'
         if_none_match = header(scope, b"if-none-match")
         if if_none_match is not None and etag_matches(if_none_match, etag):
             # Answered before rendering: a revalidation costs no render, even after a cache eviction.
             return self.cacheable(scope, b"", etag)
         puzzle, solution = pool.puzzle(index), pool.solution(index)
-        key = (pool.info.export_key, pool.info.loaded_at, index, variant)
-        png = await self.runtime.images.get(key, partial(render_png, puzzle, solution, variant))
-        return self.cacheable(scope, png, etag, PNG)
+        key = (pool.info.export_key, pool.info.loaded_at, index, variant, fmt, size)
+        data = await self.runtime.images.get(key, partial(render, fmt, puzzle, solution, variant, size))
+        return self.cacheable(scope, data, etag, IMAGE_TYPES[fmt])
 
     async def pool_exports(self, scope: Scope, param: str | None) -> Reply:
         try:

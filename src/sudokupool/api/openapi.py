@@ -3,9 +3,10 @@
 It is a client contract: generated clients (openapi-python-client, openapi-typescript,
 datamodel-code-generator) must work from it without configuration or casts, and
 ``tests/test_openapi_clients.py`` generates them and calls every operation against a real server.
-The bodies' schemas are in ``schemas.py``. Here, the operations: the PNG is also listed under
-``application/octet-stream``, the one binary type openapi-python-client reads without a config file
-(the bytes and the ``Content-Type: image/png`` header are the same either way), and the difficulty
+The bodies' schemas are in ``schemas.py``. Here, the operations: the image is listed under each
+format's media type and also under ``application/octet-stream``, the one binary type
+openapi-python-client reads without a config file (the bytes and the ``Content-Type`` header of the
+format asked are the same either way), and the difficulty
 filter accepts the record's own ``Difficulty`` enum besides the lower-case names."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import orjson
 
 from sudokupool import __version__
 from sudokupool.api.schemas import SCHEMAS, ref
+from sudokupool.images.render import DEFAULT_SIZE, FORMATS, MAX_SIZE, MEDIA_TYPES, MIN_SIZE, VARIANTS
 
 JSON: Final = "application/json"
 RATE_HEADERS: Final = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
@@ -225,17 +227,38 @@ def document() -> dict[str, Any]:
         "name": "variant",
         "in": "query",
         "required": False,
-        "description": "Draw the puzzle or the solved grid.",
-        "schema": {"type": "string", "enum": ["puzzle", "solution"], "default": "puzzle"},
+        "description": "Draw the puzzle or the solved grid (in any case).",
+        "schema": {"type": "string", "enum": list(VARIANTS), "default": "puzzle"},
+    }
+    image_format = {
+        "name": "format",
+        "in": "query",
+        "required": False,
+        "description": (
+            "The image format, in any case: png (image/png, a palette PNG), webp (image/webp, lossless) or svg "
+            "(image/svg+xml: a vector drawing with each digit a <text> element in row order)."
+        ),
+        "schema": {"type": "string", "enum": list(FORMATS), "default": "png"},
+    }
+    image_size = {
+        "name": "size",
+        "in": "query",
+        "required": False,
+        "description": (
+            "The edge in pixels: a PNG or WebP is exactly size x size; an SVG declares it as its width and height."
+        ),
+        "schema": {"type": "integer", "minimum": MIN_SIZE, "maximum": MAX_SIZE, "default": DEFAULT_SIZE},
     }
     binary = {"schema": {"type": "string", "format": "binary"}}
     png = {
         "description": (
-            "The grid as a PNG image, sent as image/png. It is also listed as application/octet-stream, the "
-            "binary type some client generators read without configuration; the bytes are the same."
+            "The grid in the format asked: image/png (the default), image/webp or image/svg+xml. Each "
+            "representation (variant, format, size) has its own ETag. It is also listed as "
+            "application/octet-stream, the binary type some client generators read without configuration; "
+            "the bytes are the same."
         ),
         "headers": {**_rate_headers(), **_CACHE_HEADERS},
-        "content": {"image/png": binary, "application/octet-stream": binary},
+        "content": {**{MEDIA_TYPES[fmt]: binary for fmt in FORMATS}, "application/octet-stream": binary},
     }
     paths = {
         "/api/v2/health": _operation(
@@ -295,12 +318,12 @@ def document() -> dict[str, Any]:
         "/api/v2/puzzles/{id}/image": _operation(
             "getPuzzleImage",
             "puzzles",
-            "A PNG of the puzzle or its solution",
+            "A PNG, WebP or SVG picture of the puzzle or its solution",
             png,
             304,
             400,
             404,
-            params=[_ID_PARAM, variant, _IF_NONE_MATCH],
+            params=[_ID_PARAM, variant, image_format, image_size, _IF_NONE_MATCH],
         ),
         "/api/v2/techniques": _operation(
             "listTechniques",

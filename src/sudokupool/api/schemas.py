@@ -14,6 +14,16 @@ from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.symmetry import SYMMETRIES
 
 CODE_PATTERN: Final = "^[0-9A-HJKMNP-TV-Z]{13}$"
+#: What ``puzzle_id`` is and why paths take ``canonical_id``; docs/api.md says the same (a test keeps them so).
+PUZZLE_ID_DESCRIPTION: Final = (
+    "The code of the exact grid in `puzzle`: 13 Crockford base32 characters of SHA-256 over "
+    "`sudokupool-puzzle-v1:` and `puzzle`. It changes when the grid is rotated, mirrored or transposed, when "
+    "rows or columns are swapped within a band or stack or bands and stacks are reordered, and when its digits "
+    "are relabelled; `canonical_id`, the same kind of code over the minlex canonical form, does not. Paths take "
+    "`canonical_id`, and a `puzzle_id` in a path is answered 404: an export holds each `canonical_id` once (a "
+    "repeat is a bad line), so it names one record whichever layout the pool holds, and a shared link finds the "
+    "puzzle on any pool that holds it in any layout. `puzzle_id` tells layouts of one puzzle apart."
+)
 
 
 def ref(name: str) -> dict[str, str]:
@@ -43,7 +53,7 @@ SCHEMAS: dict[str, Any] = {
     "PuzzlePublicRecord": _object(
         {
             "canonical_id": {"type": "string", "pattern": CODE_PATTERN, "example": "7XQ2M9KD4HB1C"},
-            "puzzle_id": {"type": "string", "pattern": CODE_PATTERN},
+            "puzzle_id": {"type": "string", "pattern": CODE_PATTERN, "description": PUZZLE_ID_DESCRIPTION},
             "puzzle": {"type": "string", "pattern": "^[.1-9]{81}$", "description": "Row-major, '.' for empty."},
             "canonical": {"type": "string", "pattern": "^[.1-9]{81}$", "description": "Minlex canonical form."},
             "difficulty": ref("Difficulty"),

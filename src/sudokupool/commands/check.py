@@ -25,6 +25,7 @@ from sudokupool.loading.export import LineError, Record
 from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, parse_export
 from sudokupool.loading.pack import FILTER_SECTIONS, MAGIC, PackError, map_file
 from sudokupool.loading.pool import Pool, PoolInfo
+from sudokupool.naming import is_export_name
 from sudokupool.storage.base import ExportObject, StorageError
 from sudokupool.storage.local import LocalStore
 
@@ -129,7 +130,9 @@ async def check_export(
             f"{path} is a pool pack, not an export: check the export it was made from "
             "(pool-<timestamp>.ndjson[.gz]), and the pack beside it is checked against it"
         )
-    store = LocalStore(path)
+    # The records of a file of any name: `publish` names the upload, and `run` says when the service would
+    # not take the file as it is named.
+    store = LocalStore(path, any_name=True)
     try:
         listing = await store.list_exports(limit=1)
     except StorageError as exc:
@@ -207,6 +210,11 @@ def run(args: argparse.Namespace) -> int:
         return 1
     print_problems(report)
     print(report.summary())
+    if args.file.is_file() and not is_export_name(args.file.name):
+        print(
+            f"note: {args.file.name} is not an export name: the service serves and packs only files named "
+            "pool-YYYYMMDDTHHMMSSZ.ndjson[.gz] (`sudokupool publish` uploads it under one)"
+        )
     if pack is None:
         return 0
     print(f"pack {pack.name}: {pack.problem or f'matches the export ({report.loaded} puzzles)'}")

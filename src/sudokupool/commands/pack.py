@@ -11,9 +11,9 @@ from pathlib import Path
 from sudokupool.commands.check import add_bad_lines_option, limits_from
 from sudokupool.config import SettingsError
 from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, parse_export
-from sudokupool.naming import is_export_name, pack_key
+from sudokupool.naming import pack_key
 from sudokupool.storage.base import StorageError
-from sudokupool.storage.local import LocalStore
+from sudokupool.storage.local import LocalStore, export_name_problem
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,8 +43,9 @@ async def write_pack(path: Path, limits: LoadLimits | None = None) -> tuple[Path
 def _pack_path(export: Path) -> Path:
     """Where the pack of the export file ``export`` goes; :class:`LoadError` when it is no export file, or
     the pack cannot be written there (found before the parse, which can take minutes)."""
-    if not is_export_name(export.name):
-        raise LoadError(f"{export}: not an export name (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz])")
+    problem = export_name_problem(export)
+    if problem is not None:
+        raise LoadError(problem)
     if not export.is_file():
         raise LoadError(f"{export}: {'not a regular file' if export.exists() else 'no such file or directory'}")
     packed = export.with_name(pack_key(export.name))

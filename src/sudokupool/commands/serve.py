@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
+from collections.abc import Mapping
 
-from sudokupool.config import Settings, listen_port, parse_port
+from sudokupool.config import Settings, describe_unknown, listen_port, parse_port, unknown_variables
 from sudokupool.keys import Keyring
+from sudokupool.logs import configure_service_logging
 from sudokupool.server import APP, launch, serve
+
+logger = logging.getLogger(__name__)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -27,12 +32,26 @@ def _port(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} {exc}") from None
 
 
-def run(args: argparse.Namespace) -> int:
-    # A bad setting raises SettingsError, which the CLI reports as one line (exit status 2). Key entries
-    # too, before any server starts: the factory checks them again, but a server may run it in a worker
-    # process whose exit it reports in its own words.
-    settings = Settings.from_environ(os.environ)
+def checked_settings(environ: Mapping[str, str]) -> Settings:
+    """The settings ``serve`` starts with, checked as it checks them before any server starts: every
+    ``SUDOKUPOOL_*`` value, the API key entries (and their file), ``PORT`` and ``WEB_CONCURRENCY``. A bad one
+    raises :class:`~sudokupool.config.SettingsError`, which the CLI reports as one line (exit status 2).
+    ``sudokupool settings`` checks through here too, so it accepts exactly what ``serve`` accepts."""
+    settings = Settings.from_environ(environ)
+    # The app factory checks the key entries again, but a server may run it in a worker process whose
+    # exit it reports in its own words.
     Keyring.from_settings(settings)
+    launch(settings, environ)
+    return settings
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = checked_settings(os.environ)
+    unknown = unknown_variables(os.environ)
+    if unknown:
+        configure_service_logging(settings.log_level)
+        names = ", ".join(describe_unknown(name, closest) for name, closest in unknown)
+        logger.warning("unknown SUDOKUPOOL_* variables, ignored: %s", names)
     if args.exports:
         # The factory reads the environment, so the override travels the same way.
         os.environ["SUDOKUPOOL_EXPORTS"] = args.exports

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from sudokupool.config import SETTINGS, Settings, markdown_table
+from sudokupool.commands.serve import checked_settings
+from sudokupool.config import SETTINGS, describe_unknown, markdown_table, unknown_variables
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -20,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
     if args.markdown:
         print(markdown_table())
         return 0
-    Settings.from_environ(os.environ)  # a bad value is one line and exit status 2, as at startup
+    checked_settings(os.environ)  # a bad value is one line and exit status 2, as at startup
     for setting in SETTINGS:
         raw = os.environ.get(setting.env)
         if raw is None:
@@ -29,4 +30,6 @@ def run(args: argparse.Namespace) -> int:
             value = "(set, not shown)" if setting.secret else raw
             shown = f"{value}    (from the environment; default: {setting.default or 'empty'})"
         print(f"{setting.env}={shown}\n    {setting.help}")
+    for name, closest in unknown_variables(os.environ):
+        print(f"{describe_unknown(name, closest)}\n    unknown: not a setting, ignored")
     return 0

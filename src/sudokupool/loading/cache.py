@@ -100,6 +100,12 @@ def prune(directory: Path, loaded: str) -> None:
                 logger.info("removed %s from the cache directory (it keeps the newest %d packs)", name, KEEP)
 
 
+class Received:
+    """Bytes this process received from storage in downloads, for the metrics."""
+
+    bytes = 0
+
+
 async def download(store: ExportStore, key: str, size: int, fd: int, *, rate: int) -> None:
     """Write the object ``key`` of ``size`` bytes from ``store`` into the file ``fd``. The file is
     preallocated and filled by :data:`PARALLEL` ranged reads of :data:`PART_SIZE` bytes at
@@ -123,6 +129,7 @@ async def download(store: ExportStore, key: str, size: int, fd: int, *, rate: in
                         raise StorageError(f"{key}: bytes {start}-{end - 1} came back longer")
                     await asyncio.to_thread(_write_at, fd, chunk, at)
                     at += len(chunk)
+                    Received.bytes += len(chunk)
                     if rate:
                         received += len(chunk)
                         await asyncio.sleep(max(0.0, received / rate - (time.monotonic() - began)))

@@ -167,10 +167,12 @@ class PoolSync:
     async def _load(self, export: ExportObject, *, background: bool = False) -> Pool:
         """Load ``export`` (``background``: a live reload, see :func:`load_export`) and log its report."""
         cache_dir = self.runtime.settings.cache_dir or None
+        started = time.perf_counter()
         pool, report = await load_export(
             self.store, export, background=background, cache_dir=cache_dir, limits=self.limits
         )
         logger.info("%s", report.summary())
+        self.runtime.sync.last_load_seconds = time.perf_counter() - started
         return pool
 
     # -- live sync -----------------------------------------------------------------------------------

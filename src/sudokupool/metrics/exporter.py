@@ -14,9 +14,11 @@ worker also flushes once a second, so the others' figures in a scrape are at mos
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import glob
 import math
 import os
+import platform
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +31,11 @@ from prometheus_client.multiprocess import MultiProcessCollector, mark_process_d
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 
-from sudokupool.metrics.requests import BUCKETS, RequestTally
+from sudokupool import __version__
+from sudokupool.loading.cache import Received
+from sudokupool.metrics.loop import BUCKETS as LAG_BUCKETS
+from sudokupool.metrics.loop import LoopLag
+from sudokupool.metrics.requests import BUCKETS, RequestTally, code_label
 from sudokupool.naming import export_order
 from sudokupool.ratelimit.limiter import RateLimiter
 from sudokupool.state import Runtime
@@ -39,7 +45,10 @@ from sudokupool.tasks import cancel
 #: Seconds between the flushes of each worker when several share the metrics.
 FLUSH_SECONDS = 1.0
 
-REQUEST_LABELS = ("surface", "route", "method", "status")
+REQUEST_LABELS = ("surface", "route", "method", "status", "code")
+
+#: Seconds between two reads of the proportional memory (``/proc/self/smaps_rollup``: 0.2-1 ms a read).
+PSS_SECONDS = 10.0
 
 
 @dataclass
@@ -50,16 +59,18 @@ class Sources:
     tally: RequestTally
     limiter: RateLimiter
     storage_down: Callable[[], bool]
-    redis_down: Callable[[], bool]
+    #: Each Redis server (cluster node) called so far, by ``host:port``, and whether it is failing now.
+    redis_nodes: Callable[[], dict[str, bool]]
     redis_fallbacks: Callable[[], int]
 
 
 class Exporter:
     """The metrics of one process (``multiprocess_dir``: one worker of several)."""
 
-    def __init__(self, sources: Sources, *, multiprocess_dir: str | None = None) -> None:
+    def __init__(self, sources: Sources, *, multiprocess_dir: str | None = None, lag: LoopLag | None = None) -> None:
         self.sources = sources
         self.multiprocess_dir = multiprocess_dir
+        self.lag = lag if lag is not None else LoopLag()
         # A counter's `_created` series doubles the output and tells an operator nothing here.
         disable_created_metrics()  # type: ignore[no-untyped-call]
         # The objects below write to files in multiprocess mode (chosen by prometheus-client at its import,
@@ -81,6 +92,24 @@ class Exporter:
             buckets=BUCKETS,
             registry=own,
         )
+        self.in_flight = gauge(
+            "sudokupool_http_requests_in_flight",
+            "Requests in the app now (routed, last byte not handed over).",
+            "livesum",
+        )
+        self.loop_lag = Histogram(
+            "sudokupool_event_loop_lag_seconds",
+            "How late a timer on the event loop fired, sampled every 0.25 s.",
+            buckets=LAG_BUCKETS,
+            registry=own,
+        )
+        self.build = gauge(
+            "sudokupool_build_info", "The version, server and Python serving (always 1).", "livemax",
+            ("version", "server", "python"),
+        )  # fmt: skip
+        # The server `sudokupool serve` runs (SUDOKUPOOL_SERVER), from the setting rather than the modules
+        # loaded: one process may have imported both servers' modules.
+        self.build.labels(__version__, sources.runtime.settings.server, platform.python_version()).set(1)
         self.puzzles = gauge("sudokupool_pool_puzzles", "Puzzles in the served pool.", "livemax", ("difficulty",))
         self.export_time = gauge(
             "sudokupool_export_timestamp_seconds", "When the served export was made (its name).", "livemin"
@@ -98,6 +127,15 @@ class Exporter:
             "When a look for a newer export last succeeded.",
             "livemin",
         )
+        self.load_seconds = gauge(
+            "sudokupool_sync_last_load_seconds",
+            "Seconds the last load of an export took (download included).",
+            "livemax",
+        )
+        self.swap_seconds = gauge(
+            "sudokupool_sync_last_swap_seconds", "Seconds from a new pool served to the old one let go.", "livemax"
+        )
+        self.downloaded = counter("sudokupool_storage_downloaded_bytes", "Bytes received from storage by downloads.")
         self.decisions = counter(
             "sudokupool_limiter_decisions", "Rate-limiter decisions on /api/v2, by tier.", ("tier", "outcome")
         )
@@ -108,13 +146,27 @@ class Exporter:
             "sudokupool_limiter_redis_fallbacks", "Requests limited in process memory because Redis failed."
         )
         self.images = {
-            "hits": counter("sudokupool_image_cache_hits", "Image requests answered from the PNG cache."),
+            "hits": counter("sudokupool_image_cache_hits", "Image requests answered from the render cache."),
             "misses": counter("sudokupool_image_cache_misses", "Image requests that had to wait for a render."),
             "renders": counter("sudokupool_image_renders", "PNG renders started."),
         }
-        self.image_bytes = gauge("sudokupool_image_cache_bytes", "Bytes of PNGs in the cache.", "livesum")
+        self.image_bytes = gauge(
+            "sudokupool_image_cache_bytes", "Bytes of rendered images (every format and size) in the cache.", "livesum"
+        )
         self.storage_down = gauge("sudokupool_storage_down", "1 while export storage is unreachable.", "livemax")
-        self.redis_down = gauge("sudokupool_redis_down", "1 while Redis is unreachable.", "livemax")
+        self.redis_down = gauge(
+            "sudokupool_redis_down", "1 while the Redis server (cluster node) is unreachable.", "livemax", ("node",)
+        )
+        self.pss = gauge(
+            "sudokupool_process_proportional_memory_bytes",
+            "Proportional set size: resident memory, pages shared with n processes counted 1/n.",
+            "livesum",
+        )
+        self._pss_at = -math.inf
+        # Downloads are counted per process: this app's start from what the process received so far.
+        self._seen["downloaded"] = Received.bytes
+        self._finished = 0
+        self._lag_task: asyncio.Task[None] | None = None
         if own is not None:
             ProcessCollector(registry=own)
             PlatformCollector(registry=own)
@@ -138,10 +190,17 @@ class Exporter:
     def flush(self) -> None:
         """Add what was counted since the last flush, and set the gauges from the app's state now."""
         sources = self.sources
-        for (route, method, status), counts in sources.tally.drain().items():
-            labels = (route[0], route[1], method, f"{status // 100}xx")
+        tally = sources.tally
+        for (route, method, status), counts in tally.drain().items():
+            labels = (route[0], route[1], method, f"{status // 100}xx", code_label(status))
             add_observations(self.duration.labels(*labels), counts)
-            self.requests.labels(*labels).inc(sum(counts[1:]))
+            answered = sum(counts[1:])
+            self.requests.labels(*labels).inc(answered)
+            self._finished += int(answered)
+        self.in_flight.set(tally.started - self._finished)
+        lag = self.lag.drain()
+        if lag[0] or any(lag[1:]):
+            add_observations(self.loop_lag, lag)
         runtime = sources.runtime
         now = time.time()
         pool = runtime.pool
@@ -159,18 +218,30 @@ class Exporter:
             counter.inc(self._delta(f"sync.{name}", getattr(sync, name)))
         if sync.last_success_at is not None:
             self.sync_success.set(sync.last_success_at)
+        if sync.last_load_seconds is not None:
+            self.load_seconds.set(sync.last_load_seconds)
+        if sync.last_swap_seconds is not None:
+            self.swap_seconds.set(sync.last_swap_seconds)
+        self.downloaded.inc(self._delta("downloaded", Received.bytes))
         for outcome, by_tier in sources.limiter.decisions.items():
             for tier, total in by_tier.items():
                 grown = self._delta(f"limiter.{outcome}.{tier}", total)
                 if grown:
                     self.decisions.labels(tier, outcome).inc(grown)
         self.fallbacks.inc(self._delta("fallbacks", sources.redis_fallbacks()))
-        tally = runtime.image_tally
+        images = runtime.image_tally
         for name, counter in self.images.items():
-            counter.inc(self._delta(f"images.{name}", getattr(tally, name)))
+            counter.inc(self._delta(f"images.{name}", getattr(images, name)))
         self.image_bytes.set(runtime.images.stats()["bytes"])
         self.storage_down.set(1 if sources.storage_down() else 0)
-        self.redis_down.set(1 if sources.redis_down() else 0)
+        for node, down in sources.redis_nodes().items():
+            self.redis_down.labels(node).set(1 if down else 0)
+        clock = time.monotonic()
+        if clock - self._pss_at >= PSS_SECONDS:
+            self._pss_at = clock
+            pss = proportional_memory()
+            if pss is not None:
+                self.pss.set(pss)
         if self.process is not None:
             self.process.flush()
 
@@ -185,7 +256,10 @@ class Exporter:
         return encoder(self.registry), content_type
 
     def start(self) -> None:
-        """With several workers: flush every :data:`FLUSH_SECONDS`, so any worker's scrape sees this one's."""
+        """Sample the event loop's lag; with several workers, flush every :data:`FLUSH_SECONDS` too, so any
+        worker's scrape sees this one's."""
+        if self._lag_task is None:
+            self._lag_task = asyncio.create_task(self.lag.run(), name="sudokupool-loop-lag")
         if self.multiprocess_dir and self._task is None:
             self._task = asyncio.create_task(self._flush_every(FLUSH_SECONDS), name="sudokupool-metrics")
 
@@ -198,9 +272,21 @@ class Exporter:
         """Stop flushing, after a last flush; a worker that stops drops its gauges from the merge."""
         task, self._task = self._task, None
         await cancel(task)
+        lag, self._lag_task = self._lag_task, None
+        await cancel(lag)
         if self.multiprocess_dir:
             self.flush()
             mark_process_dead(os.getpid(), self.multiprocess_dir)  # type: ignore[no-untyped-call]
+
+
+def proportional_memory() -> int | None:
+    """This process's proportional set size in bytes (``Pss`` of ``/proc/self/smaps_rollup``); None where
+    the kernel has no such file."""
+    with contextlib.suppress(OSError, ValueError), open("/proc/self/smaps_rollup", "rb") as file:
+        for line in file:
+            if line.startswith(b"Pss:"):
+                return int(line.split()[1]) * 1024
+    return None
 
 
 def add_observations(child: Any, counts: list[float]) -> None:

@@ -30,6 +30,19 @@ BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.
 #: methods cannot create series.
 METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"})
 
+#: Status codes counted under their own number (label ``code``); any other is counted under its class
+#: (``"4xx"``), so a handler or a server inventing codes cannot create series.
+CODES: Final = frozenset(
+    {200, 204, 206, 301, 302, 304, 400, 401, 403, 404, 405, 406, 408, 411, 412, 413, 414, 415, 416, 422, 429, 431}
+    | {500, 501, 502, 503, 504}
+)
+
+
+def code_label(status: int) -> str:
+    """The ``code`` label of ``status``: itself when in :data:`CODES`, else its class."""
+    return str(status) if status in CODES else f"{status // 100}xx"
+
+
 #: ``[sum of seconds, count in bucket 0, ..., count in the +Inf bucket]``.
 Counts = list[float]
 Series = dict[tuple[Route, str, int], Counts]
@@ -38,11 +51,13 @@ Series = dict[tuple[Route, str, int], Counts]
 class RequestTally:
     """Requests and their durations by (route, method, status), since the last :meth:`drain`.
 
-    One tally per process, used from its event loop only.
+    One tally per process, used from its event loop only. ``started`` counts the requests that entered
+    the app: the ones in flight are those started and not yet observed.
     """
 
     def __init__(self) -> None:
         self.series: Series = {}
+        self.started = 0
 
     def observe(self, route: Route, method: str, status: int, seconds: float) -> None:
         """Count one request that took ``seconds`` in the app."""
@@ -68,6 +83,7 @@ class RequestTally:
         For the paths off the hot path (the web page, CORS preflights); the API router counts its own.
         """
         start = time.perf_counter()
+        self.started += 1
         status = 500
 
         async def send_status(message: Message) -> None:

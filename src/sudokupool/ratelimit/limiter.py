@@ -50,6 +50,7 @@ _TIER_OF = {UNKNOWN_KEY: _ANONYMOUS}
 #: What the limiter decided: let through, 429, 401 (a key that is not an issued one), 503 (Redis down, closed mode).
 OUTCOMES = ("admitted", "limited", "unknown_key", "unavailable")
 _UNAVAILABLE = error_body("rate limiter unavailable")
+_BLANKS = b" \t"
 
 
 @dataclass(frozen=True)
@@ -73,20 +74,23 @@ class Limits:
 
 
 def presented_key(scope: Scope) -> bytes | None:
-    """The key a request carries: the first ``X-API-Key`` header, else the first ``api_key`` parameter.
+    """The key a request carries: the first ``X-API-Key`` header, else the first ``api_key`` parameter,
+    without leading or trailing spaces and tabs (a key pasted with a space is still the key; no issued
+    key has one, as ``sudokupool keys new`` makes them).
 
     None when neither is present; an empty value is returned as ``b""`` (and will not resolve).
     """
     for name, value in scope["headers"]:
         if name == b"x-api-key":
-            return bytes(value)
+            # Servers differ: httptools drops the spaces before a header's value but keeps those after it.
+            return bytes(value).strip(_BLANKS)
     query: bytes = scope["query_string"]
     # Most requests carry no key: skip splitting the query string unless the name occurs in it.
     if b"api_key" in query:
         for part in query.split(b"&"):
             name, _, value = part.partition(b"=")
             if name == b"api_key":
-                return unquote_to_bytes(value.replace(b"+", b" "))
+                return unquote_to_bytes(value.replace(b"+", b" ")).strip(_BLANKS)
     return None
 
 

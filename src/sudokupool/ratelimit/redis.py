@@ -15,11 +15,17 @@ ask the cluster for its map again (a replica may have taken over the node's slot
 An identity this process has seen refused in the current window is answered from a local note until the
 window ends, with no Redis call: it cannot be allowed again before then.
 
-Redis failing never becomes a 500. After a failed call the store stops asking that server for
+Redis failing never becomes a 500. A call whose connection failed without a timeout (a connection
+kept from before the server restarted) is sent once more on a fresh one first
+(:func:`~sudokupool.redisclient.stale`). After a failed call the store stops asking that server for
 ``retry_interval`` seconds (so a dead Redis costs no timeout per request) and, per
 ``SUDOKUPOOL_REDIS_FAILURE_MODE``, either counts in process memory meanwhile (``open``: the limits
 then hold per instance, not per fleet) or raises :class:`LimiterUnavailable` (``closed``: 503).
-An outage is logged once when it starts and once when it ends (:class:`~sudokupool.outages.OutageLog`).
+An outage is logged once when it starts and once when it ends, which the outage log's probe finds out
+when the server answers, whether or not a request needs it then (:class:`~sudokupool.outages.OutageLog`).
+
+In single mode, a server that answers ``MOVED`` or ``CROSSSLOT`` is a node of a Redis Cluster: that is a
+setting to change, logged once as such (:func:`~sudokupool.redisclient.cluster_hint`), not an outage.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from sudokupool.outages import OutageLog, redis_outages
 from sudokupool.ratelimit.memory import MemoryStore
 from sudokupool.ratelimit.store import LimiterUnavailable
 from sudokupool.ratelimit.window import WINDOW_SECONDS, Clock, Decision, decide, wall_clock, window_index
-from sudokupool.redisclient import Client, Mode, connect, server_name
+from sudokupool.redisclient import Client, Mode, cluster_hint, cluster_reply, connect, server_name, stale
 
 logger = logging.getLogger(__name__)
 
@@ -187,8 +193,9 @@ class RedisStore:
                 assert node is not None
                 nodes.setdefault(node.name, (node, {}))[1][key] = futures
         except Exception as exc:
-            # No map of the cluster (every node it knows is unreachable, or slots are uncovered).
-            self._failed(self._server, exc, batch)
+            # No map of the cluster (every node it knows is unreachable, or slots are uncovered): not one
+            # node to probe; the next batch that gets a map ends this outage.
+            self._failed(self._server, exc, batch, probe=False)
             return
         await asyncio.gather(*(self._send(name, part, node) for name, (node, part) in nodes.items()))
 
@@ -199,10 +206,24 @@ class RedisStore:
             _settle(batch, None)
             return
         try:
-            totals = await self._count(batch, node)
+            try:
+                totals = await self._count(batch, node)
+            except Exception as exc:
+                if not stale(exc):
+                    raise
+                # A connection from before a restart: once more on a fresh one (the single server's was
+                # dropped by _call; a node's spare connections may be as old, so they go too).
+                if self._cluster:
+                    await node.disconnect_free_connections()
+                totals = await self._count(batch, node)
         except Exception as exc:
             # Whatever Redis does (refused, timed out, out of memory, a script error), it must not become a 500.
-            self._failed(server, exc, batch)
+            if not self._cluster and cluster_reply(exc):
+                # The server answers, as a cluster node: a setting to change, not an outage to log twice a second.
+                self._outages.configuration_error(cluster_hint(server))
+                _settle(batch, None)
+                return
+            self._failed(server, exc, batch, probe=not isinstance(exc, ResponseError))
             return
         self._down_until.pop(server, None)
         self._outages.recovered(server)
@@ -262,10 +283,10 @@ class RedisStore:
             await connection.disconnect()
             raise
 
-    def _failed(self, server: str, exc: Exception, batch: Batch) -> None:
+    def _failed(self, server: str, exc: Exception, batch: Batch, *, probe: bool) -> None:
         self._down_until[server] = time.monotonic() + self._retry_interval
         self._refresh_map = self._cluster
-        self._outages.failed("rate limiter", error=exc, server=server)
+        self._outages.failed("rate limiter", error=exc, server=server, probe=probe)
         self._outages.skipped(sum(map(len, batch.values())), server=server)
         _settle(batch, None)
 
@@ -281,6 +302,7 @@ class RedisStore:
             await asyncio.gather(sender, return_exceptions=True)
         if self._connection is not None:
             await self._connection.disconnect()
+        await self._outages.aclose()
         await self._client.aclose()
 
 

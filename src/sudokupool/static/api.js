@@ -71,5 +71,9 @@ export async function fetchTechniques(fetchImpl = globalThis.fetch) {
 /** The pool's counts (`total`, `by_difficulty`). */
 export const fetchStats = (fetchImpl = globalThis.fetch) => getJson("/api/v1/stats", fetchImpl);
 
-/** The link to a puzzle's PNG, `variant` "puzzle" or "solution". */
-export const imageUrl = (id, variant) => `/api/puzzles/${encodeURIComponent(id)}/image?variant=${variant}`;
+/** The link to a puzzle's picture, `variant` "puzzle" or "solution"; a PNG unless `format` ("svg", "webp") says. */
+export const imageUrl = (id, variant, format) =>
+  `/api/puzzles/${encodeURIComponent(id)}/image?variant=${variant}${format ? `&format=${format}` : ""}`;
+
+/** The print sheet of one puzzle: the puzzle, then its answer. */
+export const printUrl = (id) => `/print?ids=${encodeURIComponent(id)}`;

@@ -16,10 +16,10 @@ const [sudoku, game, boardModule, api, store, keys, labels, hints, panels, messa
 );
 const { cellName, isSolved, nextHint, parseGrid, solutionFromPath } = sudoku;
 const { Board } = boardModule;
-const { fetchPuzzle, fetchSolution, fetchStats, fetchTechniques, imageUrl } = api;
+const { fetchPuzzle, fetchSolution, fetchStats, fetchTechniques, imageUrl, printUrl } = api;
 const { Timer, formatTime, loadGame, saveGame } = store;
 const { checkMessage, detailRows, hasPuzzles, loadFailure, puzzleCode, requestedId, statsLine, successText } = labels;
-const { techniqueOptions } = labels;
+const { embedSnippet, techniqueOptions } = labels;
 const { hintView } = hints;
 const { say, showError, hideError, confirmFirst } = messages;
 
@@ -277,6 +277,8 @@ function begin(record, saved) {
   panels.showDetails(record, detailRows(record, state.givens.filter(Boolean).length));
   const id = record.canonical_id;
   panels.showShare(id, { puzzle: imageUrl(id, "puzzle"), solution: imageUrl(id, "solution") });
+  const snippet = embedSnippet(location.origin, id);
+  panels.showEmbed(id, { snippet, svg: imageUrl(id, "puzzle", "svg"), print: printUrl(id) });
   save();
   render();
   // Fetched now so Check and Reveal still work if the server goes away mid-game.
@@ -285,6 +287,10 @@ function begin(record, saved) {
 
 async function copyLink() {
   say((await panels.copyLink()) ? "Link copied." : "Select the link and copy it.");
+}
+
+async function copyEmbed() {
+  say((await panels.copyEmbed()) ? "Embed HTML copied: paste it into your page." : "Select the HTML and copy it.");
 }
 
 // ---- saving progress (per puzzle, in this browser only) ----------------------------------------------
@@ -359,6 +365,7 @@ function wire() {
     render();
   });
   $("copy-link").addEventListener("click", copyLink);
+  $("copy-embed").addEventListener("click", copyEmbed);
   $("error-retry").addEventListener("click", messages.runErrorAction);
   $("error-close").addEventListener("click", hideError);
   $("open-form").addEventListener("submit", (event) => {

@@ -108,8 +108,10 @@ export class Board {
     $("grid").classList.toggle("pencil-mode", state.pencil);
     $("pencil").setAttribute("aria-pressed", String(state.pencil));
     $("undo").disabled = state.undo.length === 0 || state.solved;
+    // The embedded player (embed.html) has only some of these buttons.
     for (const id of ["pencil", "erase", "hint", "check", "reveal-cell", "reveal-all", "automarks"]) {
-      $(id).disabled = state.solved;
+      const button = $(id);
+      if (button) button.disabled = state.solved;
     }
     for (const button of document.querySelectorAll(".pad .digits button")) {
       const d = Number(button.dataset.digit);

@@ -36,6 +36,21 @@ export function requestedId(pathname, search) {
   return new URLSearchParams(search).get("id")?.trim() || null;
 }
 
+/** The puzzle code of an embedded player's path, `/embed/{code}`, or null. */
+export function embeddedId(pathname) {
+  const m = /^\/embed\/([^/]+)$/.exec(pathname);
+  return m ? decodeURIComponent(m[1]).trim() : null;
+}
+
+/** The HTML that puts puzzle `id` of the site at `origin` into another page: an iframe of its embedded player. */
+export function embedSnippet(origin, id) {
+  const code = encodeURIComponent(id);
+  return (
+    `<iframe src="${origin}/embed/${code}" title="Sudoku puzzle ${code}" width="380" height="540" ` +
+    `style="border:0;max-width:100%" loading="lazy"></iframe>`
+  );
+}
+
 export const capitalise = (text) => text.charAt(0).toUpperCase() + text.slice(1);
 
 /** What Check says: how many entries are wrong, or how many cells are left. */

@@ -54,10 +54,23 @@ export function showShare(id, images) {
   $("download-solution").download = `sudoku-${id}-solution.png`;
 }
 
+/** The share card's embed snippet (labels.js's `embedSnippet`), SVG download and print sheet of puzzle `id`. */
+export function showEmbed(id, { snippet, svg, print }) {
+  $("share-embed").value = snippet;
+  $("download-svg").href = svg;
+  $("download-svg").download = `sudoku-${id}.svg`;
+  $("print-sheet").href = print;
+}
+
+/** Copies the embed snippet; true if it reached the clipboard. */
+export const copyEmbed = () => copyField("share-embed", "copy-embed", "Copy embed");
+
 /** Copies the share link; true if it reached the clipboard. The button says so for two seconds. */
-export async function copyLink() {
-  const field = $("share-link");
-  const button = $("copy-link");
+export const copyLink = () => copyField("share-link", "copy-link", "Copy link");
+
+async function copyField(fieldId, buttonId, label) {
+  const field = $(fieldId);
+  const button = $(buttonId);
   let copied = false;
   try {
     await navigator.clipboard.writeText(field.value);
@@ -67,8 +80,8 @@ export async function copyLink() {
     field.select();
     copied = document.execCommand?.("copy") ?? false;
   }
-  button.textContent = copied ? "Copied ✓" : "Copy link";
-  setTimeout(() => (button.textContent = "Copy link"), 2000);
+  button.textContent = copied ? "Copied ✓" : label;
+  setTimeout(() => (button.textContent = label), 2000);
   return copied;
 }
 

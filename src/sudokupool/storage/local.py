@@ -12,13 +12,31 @@ from sudokupool.naming import is_export_name, is_pack_name, pack_key
 from sudokupool.storage.base import CHUNK, ExportListing, ExportObject, StorageError, newest_first
 
 
-class LocalStore:
-    """A directory of ``pool-*.ndjson[.gz]`` files, or a single export file of any name."""
+def export_name_problem(path: Path) -> str | None:
+    """Why the file ``path`` is not an export by its name (docs/export-format.md, Files), or None.
 
-    def __init__(self, path: str | Path, *, name: str | None = None) -> None:
+    One rule for every command that takes a file as an export where it lies (``serve``, ``pack``): its
+    name's time orders it among exports and ties it to its pack, so a file of another name is refused
+    rather than served or packed under a time it does not have."""
+    if is_export_name(path.name):
+        return None
+    return (
+        f"{path}: not an export name; name it pool-YYYYMMDDTHHMMSSZ.ndjson[.gz] (the UTC time it was made), "
+        "or upload it with `sudokupool publish`, which names it"
+    )
+
+
+class LocalStore:
+    """A directory of ``pool-*.ndjson[.gz]`` files, or a single export file.
+
+    ``any_name``: a single file of any name is read as the only export (``check`` reads the records of a
+    file before ``publish`` names it); otherwise a file must have an export's name."""
+
+    def __init__(self, path: str | Path, *, name: str | None = None, any_name: bool = False) -> None:
         self.path = Path(path)
         # What logs and health call it: the path, unless a name is given (the bundled demo pool's).
         self.name = name
+        self.any_name = any_name
 
     @property
     def description(self) -> str:
@@ -36,6 +54,9 @@ class LocalStore:
                         f"{self.path} is a pool pack, not an export: point at the export it was made from "
                         "(pool-<timestamp>.ndjson[.gz]) or at their directory"
                     )
+                problem = None if self.any_name else export_name_problem(self.path)
+                if problem is not None:
+                    raise StorageError(problem)
                 export = self._object(self.path)
                 if is_export_name(self.path.name):
                     beside = self.path.with_name(pack_key(self.path.name))

@@ -1,0 +1,111 @@
+"""The print sheet's HTML and its errors (its PDF is printed by Chromium in tests/browser/test_show.py)."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from typing import Any
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.anyio
+
+SVG = re.compile(r"<svg .*?</svg>", re.DOTALL)
+
+
+def sheets(html: str) -> list[tuple[str, list[str], list[str]]]:
+    """Each sheet as (class, codes in order, the SVGs' labels)."""
+    out = []
+    for kind, body in re.findall(r'<section class="sheet (\w+)">(.*?)</section>', html, re.DOTALL):
+        codes = re.findall(r'<span class="code">([^<]+)</span>', body)
+        labels = [ET.fromstring(svg).attrib["aria-label"] for svg in SVG.findall(body)]
+        out.append((kind, codes, labels))
+    return out
+
+
+@pytest.mark.parametrize("count", [1, 6, 7, 12])
+async def test_codes_print_six_to_a_sheet_then_their_answers(
+    client: httpx.AsyncClient, records: list[dict[str, Any]], count: int
+) -> None:
+    codes = [r["canonical_id"] for r in records[:count]]
+    response = await client.get("/print", params={"ids": ",".join(codes)})
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    assert response.headers["cache-control"] == "public, max-age=3600"
+    assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+    groups = [codes[i : i + 6] for i in range(0, count, 6)]
+    expected = [("puzzles", g, ["Sudoku puzzle"] * len(g)) for g in groups]
+    expected += [("answers", g, ["Sudoku solution"] * len(g)) for g in groups]
+    assert sheets(response.text) == expected
+    numbers = re.findall(r'<span class="number">(\d+)</span>', response.text)
+    assert numbers == [str(n) for n in range(1, count + 1)] * 2
+    difficulties = re.findall(r'<span class="difficulty">([^<]+)</span>', response.text)
+    assert difficulties == [r["difficulty"] for r in records[:count]] * 2
+    # Its one stylesheet, versioned; no script.
+    assert re.search(r'<link rel="stylesheet" href="/static/print\.css\?v=[0-9a-f]{12}">', response.text)
+    assert "<script" not in response.text
+
+
+async def test_codes_are_read_as_the_api_reads_them(client: httpx.AsyncClient, records: list[dict[str, Any]]) -> None:
+    code = records[2]["canonical_id"]
+    response = await client.get("/print", params={"ids": f" {code.lower()} "})
+    assert response.status_code == 200
+    assert sheets(response.text)[0][1] == [code]
+
+
+async def test_a_random_sheet_has_the_count_asked_of_the_difficulty_asked(
+    client: httpx.AsyncClient, records: list[dict[str, Any]]
+) -> None:
+    by_code = {r["canonical_id"]: r for r in records}
+    response = await client.get("/print", params={"difficulty": "EASY", "count": "3"})
+    assert response.status_code == 200
+    assert response.headers["cache-control"] == "no-store"
+    (puzzles, codes, _), (answers, again, _) = sheets(response.text)
+    assert (puzzles, answers) == ("puzzles", "answers")
+    assert codes == again and len(set(codes)) == 3
+    assert {by_code[c]["difficulty"] for c in codes} == {"Easy"}
+
+
+async def test_no_parameters_give_six_random_puzzles(client: httpx.AsyncClient) -> None:
+    response = await client.get("/print")
+    assert response.status_code == 200
+    assert len(set(sheets(response.text)[0][1])) == 6
+
+
+@pytest.mark.parametrize(
+    ("query", "status", "error"),
+    [
+        pytest.param("ids=", 400, "ids must be puzzle codes separated by commas, with none empty", id="empty"),
+        pytest.param("ids=A,,B", 400, "ids must be puzzle codes separated by commas, with none empty", id="gap"),
+        pytest.param("ids=" + ",".join(["X"] * 13), 400, "at most 12 puzzles fit a print sheet, got 13", id="13"),
+        pytest.param("ids=NOSUCHPUZZLE0", 404, "no puzzle has the code NOSUCHPUZZLE0", id="unknown"),
+        pytest.param("ids=NOPE1,NOPE2", 404, "no puzzle has the codes NOPE1, NOPE2", id="unknowns"),
+        pytest.param("ids=X&count=2", 400, "give either ids, or difficulty and count, not both", id="both"),
+        pytest.param("count=0", 400, "count must be a whole number from 1 to 12", id="count-0"),
+        pytest.param("count=13", 400, "count must be a whole number from 1 to 12", id="count-13"),
+        pytest.param("count=two", 400, "count must be a whole number from 1 to 12", id="count-word"),
+        pytest.param("count=", 400, "count must be a whole number from 1 to 12", id="count-empty"),
+        pytest.param(
+            "difficulty=insane",
+            400,
+            "difficulty must be one of easy, medium, hard, expert (or empty for any)",
+            id="diff",
+        ),
+    ],
+)
+async def test_bad_input_is_a_json_error_saying_what_is_allowed(
+    client: httpx.AsyncClient, records: list[dict[str, Any]], query: str, status: int, error: str
+) -> None:
+    response = await client.get(f"/print?{query}")
+    assert response.status_code == status
+    assert response.headers["content-type"] == "application/json"
+    assert response.json() == {"error": error}
+
+
+async def test_a_known_code_beside_unknown_ones_is_not_named(
+    client: httpx.AsyncClient, records: list[dict[str, Any]]
+) -> None:
+    code = records[0]["canonical_id"]
+    response = await client.get("/print", params={"ids": f"{code},NOSUCHPUZZLE0"})
+    assert response.json() == {"error": "no puzzle has the code NOSUCHPUZZLE0"}
