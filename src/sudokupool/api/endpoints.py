@@ -129,7 +129,7 @@ def _integer(params: dict[str, str], name: str) -> int | None:
     if value is None:
         return None
     if not _INTEGER.fullmatch(value):
-        raise BadRequest(f"{name} must be an integer")
+        raise BadRequest(f"{name} must be an integer of at most 15 digits")
     return int(value)
 
 
