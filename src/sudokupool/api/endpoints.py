@@ -142,12 +142,20 @@ class RandomQuery(NamedTuple):
     asked: tuple[tuple[str, str], ...]
 
 
-@lru_cache(maxsize=1024)
 def random_query(raw: bytes) -> RandomQuery:
     """Parse and check ``random``'s query string; raise :class:`BadRequest` naming the first bad value.
 
-    Memoized by the raw bytes: a client asks the same query again and again, and unquoting and checking it
-    took longer than the pick (a bad query is not kept: an exception is never cached)."""
+    Memoized by the raw bytes (:data:`KEPT_QUERY_BYTES` at most): a client asks the same query again and
+    again, and unquoting and checking it took longer than the pick. A bad query is not kept (an exception is
+    never cached), nor a longer one: a thousand long ones would hold megabytes."""
+    return _kept_query(raw) if len(raw) <= KEPT_QUERY_BYTES else _random_query(raw)
+
+
+#: The longest query string :func:`random_query` keeps: every filter at once, a long technique name escaped.
+KEPT_QUERY_BYTES: Final = 256
+
+
+def _random_query(raw: bytes) -> RandomQuery:
     params = queries(raw, RANDOM_FILTERS)
     difficulty = level = None
     value = params.get("difficulty")
@@ -168,6 +176,9 @@ def random_query(raw: bytes) -> RandomQuery:
         return RandomQuery(difficulty, None, asked)
     filters = Filters(level, None if stars is None else int(stars), technique and technique.lower(), low, high)
     return RandomQuery(difficulty, filters, asked)
+
+
+_kept_query: Final = lru_cache(maxsize=1024)(_random_query)
 
 
 def json(body: bytes) -> Reply:
