@@ -92,6 +92,9 @@ _ENCODING_HEADERS = {
     "Vary": {"$ref": "#/components/headers/Vary"},
 }
 
+#: A score bound: an integer of at most 15 digits.
+_SCORE_BOUND: Final = {"type": "integer", "minimum": -(10**15 - 1), "maximum": 10**15 - 1}
+
 _TAGS = [
     {
         "name": "puzzles",
@@ -184,10 +187,10 @@ def document() -> dict[str, Any]:
             "in": "query",
             "required": False,
             "description": (
-                "Only puzzles whose solve path uses this technique: a name as `techniques` lists it, in any case "
-                "(the names are listed by `listTechniques`). An unknown name is a 400."
+                "Only puzzles whose solve path uses this technique, a name as `techniques` lists it (the server "
+                "takes it in any case; `listTechniques` says how many puzzles use each). Another name is a 400."
             ),
-            "schema": {"type": "string"},
+            "schema": ref("TechniqueName"),
             "example": "X-Wing",
         },
         {
@@ -202,14 +205,14 @@ def document() -> dict[str, Any]:
             "in": "query",
             "required": False,
             "description": "Only puzzles whose score is at least this (inclusive; a puzzle with no score never does).",
-            "schema": {"type": "integer"},
+            "schema": _SCORE_BOUND,
         },
         {
             "name": "max_score",
             "in": "query",
             "required": False,
-            "description": "Only puzzles whose score is at most this (inclusive; not below `min_score`).",
-            "schema": {"type": "integer"},
+            "description": "Only puzzles whose score is at most this (inclusive; not below `min_score`: a 400).",
+            "schema": _SCORE_BOUND,
         },
     ]
     day = {

@@ -12,6 +12,7 @@ from typing import Any, Final
 from sudokupool.activity.counters import DOWNLOADS, PLAYS
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.symmetry import SYMMETRIES
+from sudokupool.sudoku.technique_names import TECHNIQUE_NAMES
 
 CODE_PATTERN: Final = "^[0-9A-HJKMNP-TV-Z]{13}$"
 #: What ``puzzle_id`` is and why paths take ``canonical_id``; docs/api.md says the same (a test keeps them so).
@@ -101,9 +102,14 @@ SCHEMAS: dict[str, Any] = {
         "A digit placed in, or eliminated from, a cell.",
     ),
     "TechniqueCatalogue": _object({"techniques": {"type": "array", "items": ref("Technique")}}),
+    "TechniqueName": {
+        "type": "string",
+        "enum": list(TECHNIQUE_NAMES),
+        "description": "A technique the grader knows, as a record's `techniques` lists it.",
+    },
     "Technique": _object(
         {
-            "name": {"type": "string", "example": "X-Wing", "description": "As a record's `techniques` lists it."},
+            "name": ref("TechniqueName"),
             "difficulty": ref("Difficulty"),
             "score": {"type": "integer", "minimum": 0, "description": "The score of one step of it."},
             "puzzles": {
