@@ -36,7 +36,7 @@ NODE_TOOLS = {
     "@types/node": "20.19.43",
     "@redocly/cli": "2.77.0",
 }
-CLIENTS = Path(__file__).parent / "clients"
+CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 KEY = "openapi-clients-test-key"
 # No telemetry, update notices or funding messages from the npm tools.
 QUIET = {
