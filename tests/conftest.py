@@ -9,13 +9,10 @@ import pytest
 
 from sudokupool.app import create_app
 from sudokupool.config import Settings
-from sudokupool.loading.export import parse_record, record_line
-from sudokupool.loading.pool import Pool, PoolBuilder
-from tests.factories import make_records, write_export
+from sudokupool.loading.pool import Pool
+from tests.factories import EXPORT_NAME, build_pool, make_records, write_export
 
 pytest_plugins = ["tests.seaweed", "tests.valkey"]
-
-EXPORT_NAME = "pool-20261122T100000Z.ndjson.gz"
 
 
 @pytest.fixture
@@ -34,13 +31,6 @@ def export_dir(tmp_path_factory: pytest.TempPathFactory, records: list[dict[str,
     directory = tmp_path_factory.mktemp("exports")
     write_export(directory / EXPORT_NAME, records)
     return directory
-
-
-def build_pool(records: list[dict[str, Any]], *, loaded_at: int = 1_795_000_000) -> Pool:
-    builder = PoolBuilder(loaded_at=loaded_at)
-    for record in records:
-        builder.add(parse_record(record_line(record)))
-    return builder.build(source="tests", export_key=EXPORT_NAME, export_size=0)
 
 
 @pytest.fixture(scope="session")

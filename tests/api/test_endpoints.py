@@ -15,7 +15,7 @@ from sudokupool.app import create_app
 from sudokupool.config import Settings
 from sudokupool.loading.export import PUBLIC_FIELD_NAMES
 from sudokupool.loading.pool import Pool
-from tests.conftest import build_pool
+from tests.factories import build_pool
 from tests.servers import away_from_minute_end
 
 pytestmark = pytest.mark.anyio

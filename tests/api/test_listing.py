@@ -8,16 +8,9 @@ import pytest
 from sudokupool.api.listing import ExportsListing, ListingUnavailable
 from sudokupool.outages import OutageLog, storage_outages
 from sudokupool.storage.base import StorageError
+from tests.helpers import FakeClock
 
 pytestmark = pytest.mark.anyio
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class Storage:
@@ -46,7 +39,9 @@ class Storage:
             self.in_flight -= 1
 
 
-def make(storage: Storage, clock: Clock, *, ttl: float = 60.0, wait: float = 5.0) -> tuple[ExportsListing, OutageLog]:
+def make(
+    storage: Storage, clock: FakeClock, *, ttl: float = 60.0, wait: float = 5.0
+) -> tuple[ExportsListing, OutageLog]:
     outage = storage_outages(clock=clock)
     return ExportsListing(storage.fetch, ttl=ttl, outage=outage, failure_ttl=5.0, wait=wait, clock=clock), outage
 
@@ -62,7 +57,7 @@ async def gather_outcomes(listing: ExportsListing, n: int) -> list[bytes | Listi
 
 
 async def test_concurrent_misses_share_one_call_and_the_result_is_cached() -> None:
-    storage, clock = Storage(), Clock()
+    storage, clock = Storage(), FakeClock(1000.0)
     listing, _ = make(storage, clock)
     assert await gather_outcomes(listing, 30) == [b"listing 1"] * 30
     assert storage.calls == 1
@@ -75,7 +70,7 @@ async def test_concurrent_misses_share_one_call_and_the_result_is_cached() -> No
 async def test_an_outage_is_one_call_per_failure_period_and_answers_at_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    storage, clock = Storage(), Clock()
+    storage, clock = Storage(), FakeClock(1000.0)
     storage.down = True
     listing, outage = make(storage, clock)
     with caplog.at_level(logging.INFO, logger="sudokupool.storage"):
@@ -108,7 +103,7 @@ async def test_an_outage_is_one_call_per_failure_period_and_answers_at_once(
 
 
 async def test_a_slow_call_answers_503_after_the_wait_and_fills_the_cache_later() -> None:
-    storage, clock = Storage(), Clock()
+    storage, clock = Storage(), FakeClock(1000.0)
     storage.delay = 0.3
     listing, _ = make(storage, clock, wait=0.05)
     loop = asyncio.get_running_loop()
@@ -123,7 +118,7 @@ async def test_a_slow_call_answers_503_after_the_wait_and_fills_the_cache_later(
 
 
 async def test_clear_drops_the_cached_listing_and_a_call_in_flight_does_not_restore_it() -> None:
-    storage, clock = Storage(), Clock()
+    storage, clock = Storage(), FakeClock(1000.0)
     listing, _ = make(storage, clock)
     assert await listing.body() == b"listing 1"
     listing.clear()
@@ -137,7 +132,7 @@ async def test_clear_drops_the_cached_listing_and_a_call_in_flight_does_not_rest
 
 
 async def test_an_unexpected_error_reaches_the_caller_and_is_not_remembered() -> None:
-    storage, clock = Storage(), Clock()
+    storage, clock = Storage(), FakeClock(1000.0)
     storage.error = KeyError("bug")
     listing, outage = make(storage, clock)
     with pytest.raises(KeyError):
@@ -148,7 +143,7 @@ async def test_an_unexpected_error_reaches_the_caller_and_is_not_remembered() ->
 
 
 async def test_aclose_cancels_the_call_in_flight() -> None:
-    storage, clock = Storage(), Clock()
+    storage, clock = Storage(), FakeClock(1000.0)
     storage.delay = 10
     listing, _ = make(storage, clock, wait=0.01)
     with pytest.raises(ListingUnavailable):
@@ -158,7 +153,7 @@ async def test_aclose_cancels_the_call_in_flight() -> None:
 
 
 async def test_a_slow_refresh_answers_with_the_previous_listing() -> None:
-    storage, clock = Storage(), Clock()
+    storage, clock = Storage(), FakeClock(1000.0)
     listing, _ = make(storage, clock, wait=0.05)
     assert await listing.body() == b"listing 1"
     clock.now += 61
@@ -170,7 +165,7 @@ async def test_a_slow_refresh_answers_with_the_previous_listing() -> None:
 
 
 async def test_a_slow_call_during_an_outage_answers_503_not_the_previous_listing() -> None:
-    storage, clock = Storage(), Clock()
+    storage, clock = Storage(), FakeClock(1000.0)
     listing, _ = make(storage, clock, wait=0.05)
     assert await listing.body() == b"listing 1"
     clock.now += 61

@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import EXPORT_NAME
+from tests.factories import EXPORT_NAME
 from tests.servers import Server, run_server
 
 PYTHON_TOOLS = ("openapi-python-client==0.29.1", "datamodel-code-generator==0.89.0")

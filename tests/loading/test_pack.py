@@ -33,8 +33,7 @@ from sudokupool.state import listing_json
 from sudokupool.storage.base import ExportObject
 from sudokupool.storage.local import LocalStore
 from sudokupool.sudoku import DIFFICULTIES
-from tests.conftest import build_pool
-from tests.factories import write_export
+from tests.factories import build_pool, write_export
 
 pytestmark = pytest.mark.anyio
 

@@ -11,7 +11,6 @@ import os
 import re
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ import httpx
 import pytest
 
 from tests.factories import write_export
-from tests.helpers import free_port
+from tests.helpers import free_port, wait_until
 from tests.seaweed import SeaweedS3
 from tests.servers import Server, command, run_server
 
@@ -67,15 +66,6 @@ def health(server: Server) -> dict[str, Any]:
     assert response.status_code == 200
     body: dict[str, Any] = response.json()
     return body
-
-
-def wait_until(condition: Callable[[], bool], what: str, server: Server, *, seconds: float = 20.0) -> None:
-    """Poll ``condition`` (what a client sees) until it holds; fail with the server's log after ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what}: not seen within {seconds} s\n{server.output()}")
-        time.sleep(0.1)
 
 
 def puzzle_status(server: Server, record: dict[str, Any]) -> int:
@@ -132,7 +122,12 @@ def test_lists_serves_and_syncs_exports_from_s3(
 
         # A newer export is swapped in while the service runs.
         seaweed.put(bucket, PREFIX + NEW, export_bytes(tmp_path, NEW, records[5:12]))
-        wait_until(lambda: health(server)["export"]["key"] == PREFIX + NEW, "the newer export served", server)
+        wait_until(
+            lambda: health(server)["export"]["key"] == PREFIX + NEW,
+            "the newer export served",
+            seconds=20.0,
+            log=server.output,
+        )
         assert puzzle_status(server, records[6]) == 200
         assert puzzle_status(server, records[0]) == 404
         after = health(server)
@@ -143,7 +138,12 @@ def test_lists_serves_and_syncs_exports_from_s3(
         # A corrupt (truncated) newer one is refused; the current pool keeps serving.
         corrupt = export_bytes(tmp_path, NEWER, records[12:20])
         seaweed.put(bucket, PREFIX + NEWER, corrupt[: len(corrupt) // 2])
-        wait_until(lambda: NEWER in (health(server)["sync"]["last_error"] or ""), "the corrupt export refused", server)
+        wait_until(
+            lambda: NEWER in (health(server)["sync"]["last_error"] or ""),
+            "the corrupt export refused",
+            seconds=20.0,
+            log=server.output,
+        )
         time.sleep(INTERVAL * 3)
         refused = health(server)
         assert refused["export"]["key"] == PREFIX + NEW
@@ -164,7 +164,12 @@ def test_keeps_serving_while_the_storage_is_down(
     with run_server(app_env(storage, f"s3://{bucket}/{PREFIX}"), tmp_path / "server.log") as server:
         assert puzzle_status(server, records[0]) == 200
         storage.stop(kill=True)
-        wait_until(lambda: health(server)["sync"]["last_error"] is not None, "the failed sync attempt", server)
+        wait_until(
+            lambda: health(server)["sync"]["last_error"] is not None,
+            "the failed sync attempt",
+            seconds=20.0,
+            log=server.output,
+        )
         down = health(server)
         assert down["export"]["key"] == PREFIX + OLD
         assert down["sync"]["last_error"].startswith(f"cannot list exports in s3://{bucket}/{PREFIX}")
@@ -175,7 +180,12 @@ def test_keeps_serving_while_the_storage_is_down(
         # Storage back, with a newer export: sync picks it up.
         storage.start()
         storage.put(bucket, PREFIX + NEW, export_bytes(tmp_path, NEW, records[5:12]))
-        wait_until(lambda: health(server)["export"]["key"] == PREFIX + NEW, "the newer export after the outage", server)
+        wait_until(
+            lambda: health(server)["export"]["key"] == PREFIX + NEW,
+            "the newer export after the outage",
+            seconds=20.0,
+            log=server.output,
+        )
         assert puzzle_status(server, records[6]) == 200
     output = server.output()
     assert "Traceback" not in output
@@ -207,7 +217,12 @@ def test_starts_on_the_fallback_and_switches_when_storage_comes_back(
         assert "serving the FALLBACK export" in server.output()
 
         storage.start()
-        wait_until(lambda: health(server)["export"]["fallback"] is False, "the switch to storage", server)
+        wait_until(
+            lambda: health(server)["export"]["fallback"] is False,
+            "the switch to storage",
+            seconds=20.0,
+            log=server.output,
+        )
         assert health(server)["export"]["key"] == PREFIX + NEW
         assert puzzle_status(server, records[6]) == 200
 
