@@ -5,7 +5,6 @@ import logging
 import os
 import re
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -13,6 +12,7 @@ import pytest
 from uvicorn.logging import AccessFormatter
 
 from sudokupool.logs import RedactApiKeys, log_config, redact
+from tests.helpers import wait_until
 from tests.servers import run_server
 
 SECRET = "s3cr3t-key-value"
@@ -186,7 +186,10 @@ def test_every_line_of_a_real_server_is_json(tmp_path: Path, server: str) -> Non
         forwarded = {"x-forwarded-for": "203.0.113.9"}
         for _ in range(2):
             assert httpx.get(f"{running.url}/api/v1/stats", headers=forwarded).status_code == 200
-        time.sleep(0.7)  # the access log's batch
+        # The access log writes in batches (at most half a second late): wait for the last line.
+        wait_until(
+            lambda: running.output().count("GET /api/v1/stats") == 2, "the access log's batch", log=running.output
+        )
     lines = [json.loads(line) for line in running.output().splitlines() if line.strip()]
     for fields in lines:
         assert ISO_UTC.match(fields["time"]) and fields["level"] and fields["pid"] and "message" in fields

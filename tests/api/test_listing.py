@@ -8,13 +8,14 @@ import pytest
 from sudokupool.api.listing import ExportsListing, ListingUnavailable
 from sudokupool.outages import OutageLog, storage_outages
 from sudokupool.storage.base import StorageError
-from tests.helpers import FakeClock
+from tests.helpers import FakeClock, wait_until_async
 
 pytestmark = pytest.mark.anyio
 
 
 class Storage:
-    """A fetch that counts its calls, fails while ``down``, and takes ``delay`` seconds (event-loop time)."""
+    """A fetch that counts its calls, fails while ``down``, and takes ``delay`` seconds (event-loop time), or,
+    while ``hold`` is in force, until ``release``: a slow call that ends when the test says, not after a sleep."""
 
     def __init__(self) -> None:
         self.calls = 0
@@ -23,13 +24,30 @@ class Storage:
         self.down = False
         self.delay = 0.01
         self.error: Exception | None = None
+        self.gate: asyncio.Event | None = None
+        self.idle = asyncio.Event()
+        self.idle.set()
+
+    def hold(self) -> None:
+        self.gate = asyncio.Event()
+
+    async def release(self) -> None:
+        """Let the held calls finish, and return once they have (and the listing has taken their outcome)."""
+        assert self.gate is not None
+        self.gate.set()
+        self.gate = None
+        await self.idle.wait()
 
     async def fetch(self) -> bytes:
         self.calls += 1
         self.in_flight += 1
         self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        self.idle.clear()
         try:
-            await asyncio.sleep(self.delay)
+            if self.gate is not None:
+                await self.gate.wait()
+            else:
+                await asyncio.sleep(self.delay)
             if self.error is not None:
                 raise self.error
             if self.down:
@@ -37,6 +55,8 @@ class Storage:
             return f"listing {self.calls}".encode()
         finally:
             self.in_flight -= 1
+            if self.in_flight == 0:
+                self.idle.set()
 
 
 def make(
@@ -104,14 +124,14 @@ async def test_an_outage_is_one_call_per_failure_period_and_answers_at_once(
 
 async def test_a_slow_call_answers_503_after_the_wait_and_fills_the_cache_later() -> None:
     storage, clock = Storage(), FakeClock(1000.0)
-    storage.delay = 0.3
+    storage.hold()
     listing, _ = make(storage, clock, wait=0.05)
     loop = asyncio.get_running_loop()
     started = loop.time()
     outcomes = await gather_outcomes(listing, 20)
     assert loop.time() - started < 0.25
     assert all(isinstance(o, ListingUnavailable) and o.retry_after == 1 for o in outcomes)
-    await asyncio.sleep(0.4)
+    await storage.release()
     assert storage.calls == 1
     assert await listing.body() == b"listing 1"
     assert storage.calls == 1
@@ -122,12 +142,12 @@ async def test_clear_drops_the_cached_listing_and_a_call_in_flight_does_not_rest
     listing, _ = make(storage, clock)
     assert await listing.body() == b"listing 1"
     listing.clear()
-    storage.delay = 0.1
+    storage.hold()
     pending = asyncio.create_task(listing.body())
-    await asyncio.sleep(0.01)
+    await wait_until_async(lambda: storage.in_flight == 1, "the call in flight")
     listing.clear()  # a new export swapped in while the call was in flight
+    await storage.release()
     assert await pending == b"listing 2"
-    storage.delay = 0.01
     assert await listing.body() == b"listing 3"
 
 
@@ -157,9 +177,9 @@ async def test_a_slow_refresh_answers_with_the_previous_listing() -> None:
     listing, _ = make(storage, clock, wait=0.05)
     assert await listing.body() == b"listing 1"
     clock.now += 61
-    storage.delay = 0.3
+    storage.hold()
     assert await gather_outcomes(listing, 10) == [b"listing 1"] * 10
-    await asyncio.sleep(0.4)
+    await storage.release()
     assert await listing.body() == b"listing 2"
     assert storage.calls == 2
 
@@ -173,9 +193,9 @@ async def test_a_slow_call_during_an_outage_answers_503_not_the_previous_listing
     with pytest.raises(ListingUnavailable):
         await listing.body()
     clock.now += 6
-    storage.delay = 0.3
+    storage.hold()
     storage.down = False
     outcomes = await gather_outcomes(listing, 5)
     assert all(isinstance(o, ListingUnavailable) and o.retry_after == 5 for o in outcomes)
-    await asyncio.sleep(0.4)
+    await storage.release()
     assert await listing.body() == b"listing 3"
