@@ -17,6 +17,9 @@ from tests.helpers import free_port
 from tests.seaweed import SeaweedS3
 from tests.servers import ROOT, command, run_server
 
+# Each test here starts the service (or drives one started for the module) as the Procfile does.
+pytestmark = pytest.mark.slow
+
 SERVERS = ["uvicorn", "granian"]
 #: The documented exit status of a failed start (docs/operations.md).
 STARTUP_FAILED = 3

@@ -60,6 +60,7 @@ uvicorn.run("tests.ratelimit.apps:create_test_app_without_redaction", factory=Tr
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command",
     [
@@ -178,6 +179,7 @@ def test_the_access_log_in_json_redacts_keys() -> None:
     assert ISO_UTC.match(fields["time"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("server", ["uvicorn", "granian"])
 def test_every_line_of_a_real_server_is_json(tmp_path: Path, server: str) -> None:
     env = {"SUDOKUPOOL_SERVER": server, "SUDOKUPOOL_LOG_FORMAT": "json", "SUDOKUPOOL_ACCESS_LOG": "on"}
@@ -204,6 +206,7 @@ def test_every_line_of_a_real_server_is_json(tmp_path: Path, server: str) -> Non
     assert len(warnings) == 1 and warnings[0]["level"] == "WARNING"
 
 
+@pytest.mark.slow
 def test_plain_lines_of_several_workers_carry_the_pid(tmp_path: Path) -> None:
     with run_server({"WEB_CONCURRENCY": "2"}, tmp_path / "server.log") as running:
         pass

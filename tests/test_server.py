@@ -24,6 +24,9 @@ from sudokupool.server import BoundedHttpToolsProtocol, granian_argv, launch, uv
 from tests.helpers import free_port, wait_until
 from tests.servers import ROOT, Server, command, run_server
 
+# Each test here starts the service (or drives one started for the module) as the Procfile does.
+pytestmark = pytest.mark.slow
+
 SERVERS = ["uvicorn", "granian"]
 REQUEST = b"GET /api/v1/puzzles/random HTTP/1.1\r\nHost: t\r\n\r\n"
 

@@ -99,6 +99,7 @@ FACTORIES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("factory", FACTORIES)
 @pytest.mark.parametrize(
     ("hops", "forged", "real"),

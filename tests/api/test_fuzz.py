@@ -17,6 +17,9 @@ from hypothesis import HealthCheck, settings
 from sudokupool.api.openapi import document
 from tests.servers import run_server
 
+# Each test here starts the service (or drives one started for the module) as the Procfile does.
+pytestmark = pytest.mark.slow
+
 schema = schemathesis.openapi.from_dict(document())
 
 

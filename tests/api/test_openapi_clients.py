@@ -28,6 +28,9 @@ import pytest
 from tests.factories import EXPORT_NAME
 from tests.servers import Server, run_server
 
+# Each test here starts the service (or drives one started for the module) as the Procfile does.
+pytestmark = pytest.mark.slow
+
 PYTHON_TOOLS = ("openapi-python-client==0.29.1", "datamodel-code-generator==0.89.0")
 NODE_TOOLS = {
     "openapi-typescript": "7.13.0",

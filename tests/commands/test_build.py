@@ -194,6 +194,7 @@ def test_a_write_error_removes_the_temporary_file(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_records_are_on_disk_before_the_build_ends(tmp_path: Path) -> None:
     # A build far too long to finish: its first records must be readable, in order, while it runs; stopped, it
     # leaves nothing behind.

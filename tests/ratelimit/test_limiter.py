@@ -169,6 +169,7 @@ def test_presented_key_is_trimmed(headers: list[tuple[bytes, bytes]], query: byt
     assert presented_key({"headers": headers, "query_string": query}) == expected
 
 
+@pytest.mark.slow
 def test_a_key_sent_with_blanks_around_it_resolves_on_the_real_server(tmp_path: Path) -> None:
     environ = {"SUDOKUPOOL_API_KEYS": digest(KEYED), "SUDOKUPOOL_LIMIT_KEYED": "5"}
     with run_server(environ, tmp_path / "server.log") as server:

@@ -98,6 +98,7 @@ def assert_listing_refused_quickly(server: Server) -> None:
         assert elapsed < 2.0, elapsed
 
 
+@pytest.mark.slow
 def test_lists_serves_and_syncs_exports_from_s3(
     seaweed: SeaweedS3, records: list[dict[str, Any]], tmp_path: Path
 ) -> None:
@@ -155,6 +156,7 @@ def test_lists_serves_and_syncs_exports_from_s3(
     assert NEWER in refusals[0]
 
 
+@pytest.mark.slow
 def test_keeps_serving_while_the_storage_is_down(
     seaweed_restartable: SeaweedS3, records: list[dict[str, Any]], tmp_path: Path
 ) -> None:
@@ -197,6 +199,7 @@ def test_keeps_serving_while_the_storage_is_down(
     assert re.search(r"; \d+ call\(s\) failed meanwhile$", back[0])
 
 
+@pytest.mark.slow
 def test_starts_on_the_fallback_and_switches_when_storage_comes_back(
     seaweed_restartable: SeaweedS3, records: list[dict[str, Any]], tmp_path: Path
 ) -> None:
@@ -227,6 +230,7 @@ def test_starts_on_the_fallback_and_switches_when_storage_comes_back(
         assert puzzle_status(server, records[6]) == 200
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("url", "line"),
     [
@@ -249,6 +253,7 @@ def test_startup_fails_with_one_clear_line(url: str, line: str, tmp_path: Path) 
     assert output.count(last.removeprefix("sudokupool: ")) == 1
 
 
+@pytest.mark.slow
 def test_a_malformed_s3_url_is_one_line_and_exit_status_2() -> None:
     env = {**os.environ, **app_env(None, "s3:///exports/")}
     result = subprocess.run(command(free_port()), env=env, capture_output=True, text=True, timeout=60, check=False)
@@ -259,6 +264,7 @@ def test_a_malformed_s3_url_is_one_line_and_exit_status_2() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_the_listing_answers_503_at_once_when_storage_is_a_closed_port(
     export_dir: Path, records: list[dict[str, Any]], tmp_path: Path
 ) -> None:
