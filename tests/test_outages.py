@@ -6,7 +6,7 @@ import logging
 import pytest
 
 from sudokupool.outages import REDIS_MEANWHILE, redis_outages, storage_outages
-from tests.helpers import FakeClock
+from tests.helpers import FakeClock, wait_until_async
 
 
 def lines(caplog: pytest.LogCaptureFixture, logger: str) -> list[tuple[str, str]]:
@@ -90,10 +90,7 @@ async def test_a_server_that_stopped_answering_is_probed_until_it_answers(caplog
         log.failed("rate limiter", error=TimeoutError("timed out"), server="10.0.0.1:6379")
         log.failed("rate limiter", error=TimeoutError("timed out"), server="10.0.0.1:6379")  # one probe, not two
         assert log.states() == {"10.0.0.1:6379": True, "10.0.0.2:6379": False}
-        for _ in range(200):
-            if not log.down:
-                break
-            await asyncio.sleep(0.01)
+        await wait_until_async(lambda: not log.down, "the probe finding the server back", seconds=2)
     assert asked == ["10.0.0.1:6379"] * 3
     assert log.states() == {"10.0.0.1:6379": False, "10.0.0.2:6379": False}
     assert [r.levelname for r in caplog.records] == ["WARNING", "INFO"]
@@ -112,7 +109,7 @@ async def test_a_server_that_answered_with_an_error_is_not_probed_and_a_probe_st
     log = redis_outages(probe=probe, probe_interval=0.01)
     log.failed("rate limiter", error=RuntimeError("OOM command not allowed"), server="a:1", probe=False)
     log.failed("rate limiter", error=ConnectionError("refused"), server="b:1")
-    await asyncio.sleep(0.1)
+    await wait_until_async(lambda: len(asked) > 0, "a probe")
     await log.aclose()
     probed = len(asked)
     await asyncio.sleep(0.05)
