@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,11 @@ def health(server: Server) -> dict[str, Any]:
     return body
 
 
+def seen(server: Server, condition: Callable[[], bool], what: str) -> None:
+    """Wait until ``condition`` (what a client sees) holds; fail with the server's log after 20 s."""
+    wait_until(condition, what, seconds=20.0, log=server.output)
+
+
 def puzzle_status(server: Server, record: dict[str, Any]) -> int:
     return httpx.get(f"{server.url}/api/v2/puzzles/{record['canonical_id']}", timeout=5).status_code
 
@@ -123,12 +129,7 @@ def test_lists_serves_and_syncs_exports_from_s3(
 
         # A newer export is swapped in while the service runs.
         seaweed.put(bucket, PREFIX + NEW, export_bytes(tmp_path, NEW, records[5:12]))
-        wait_until(
-            lambda: health(server)["export"]["key"] == PREFIX + NEW,
-            "the newer export served",
-            seconds=20.0,
-            log=server.output,
-        )
+        seen(server, lambda: health(server)["export"]["key"] == PREFIX + NEW, "the newer export served")
         assert puzzle_status(server, records[6]) == 200
         assert puzzle_status(server, records[0]) == 404
         after = health(server)
@@ -139,12 +140,7 @@ def test_lists_serves_and_syncs_exports_from_s3(
         # A corrupt (truncated) newer one is refused; the current pool keeps serving.
         corrupt = export_bytes(tmp_path, NEWER, records[12:20])
         seaweed.put(bucket, PREFIX + NEWER, corrupt[: len(corrupt) // 2])
-        wait_until(
-            lambda: NEWER in (health(server)["sync"]["last_error"] or ""),
-            "the corrupt export refused",
-            seconds=20.0,
-            log=server.output,
-        )
+        seen(server, lambda: NEWER in (health(server)["sync"]["last_error"] or ""), "the corrupt export refused")
         time.sleep(INTERVAL * 3)
         refused = health(server)
         assert refused["export"]["key"] == PREFIX + NEW
@@ -166,12 +162,7 @@ def test_keeps_serving_while_the_storage_is_down(
     with run_server(app_env(storage, f"s3://{bucket}/{PREFIX}"), tmp_path / "server.log") as server:
         assert puzzle_status(server, records[0]) == 200
         storage.stop(kill=True)
-        wait_until(
-            lambda: health(server)["sync"]["last_error"] is not None,
-            "the failed sync attempt",
-            seconds=20.0,
-            log=server.output,
-        )
+        seen(server, lambda: health(server)["sync"]["last_error"] is not None, "the failed sync attempt")
         down = health(server)
         assert down["export"]["key"] == PREFIX + OLD
         assert down["sync"]["last_error"].startswith(f"cannot list exports in s3://{bucket}/{PREFIX}")
@@ -182,12 +173,7 @@ def test_keeps_serving_while_the_storage_is_down(
         # Storage back, with a newer export: sync picks it up.
         storage.start()
         storage.put(bucket, PREFIX + NEW, export_bytes(tmp_path, NEW, records[5:12]))
-        wait_until(
-            lambda: health(server)["export"]["key"] == PREFIX + NEW,
-            "the newer export after the outage",
-            seconds=20.0,
-            log=server.output,
-        )
+        seen(server, lambda: health(server)["export"]["key"] == PREFIX + NEW, "the newer export after the outage")
         assert puzzle_status(server, records[6]) == 200
     output = server.output()
     assert "Traceback" not in output
@@ -220,12 +206,7 @@ def test_starts_on_the_fallback_and_switches_when_storage_comes_back(
         assert "serving the FALLBACK export" in server.output()
 
         storage.start()
-        wait_until(
-            lambda: health(server)["export"]["fallback"] is False,
-            "the switch to storage",
-            seconds=20.0,
-            log=server.output,
-        )
+        seen(server, lambda: health(server)["export"]["fallback"] is False, "the switch to storage")
         assert health(server)["export"]["key"] == PREFIX + NEW
         assert puzzle_status(server, records[6]) == 200
 
