@@ -175,10 +175,10 @@ async def test_instances_loading_one_export_at_different_times_answer_alike(
 ) -> None:
     write_export(tmp_path / OLD, records[:8])
     # Each instance loads at its own time: the first at t, the second an hour later.
-    clock = {"now": 1_780_000_000.0}
-    monkeypatch.setattr(loader, "time", SimpleNamespace(time=lambda: clock["now"], perf_counter=time.perf_counter))
+    clock = FakeClock(1_780_000_000.0)
+    monkeypatch.setattr(loader, "time", SimpleNamespace(time=clock, perf_counter=time.perf_counter))
     async with serving(tmp_path) as (_, first):
-        clock["now"] += 3600
+        clock.advance(3600)
         async with serving(tmp_path) as (_, second):
             one, two = await health(first), await health(second)
             assert two["export"]["loaded_at"] - one["export"]["loaded_at"] == 3600
