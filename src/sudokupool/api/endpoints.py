@@ -26,7 +26,7 @@ from sudokupool.api.conditional import etag_matches
 from sudokupool.api.errors import ApiError, BadRequest, NotFound
 from sudokupool.api.listing import ListingUnavailable
 from sudokupool.images.render import VARIANTS, render_png
-from sudokupool.loading.pool import Pool
+from sudokupool.loading.pool import DamagedRecord, Pool
 from sudokupool.naming import export_order
 from sudokupool.state import Runtime
 from sudokupool.sudoku import DIFFICULTIES
@@ -42,6 +42,7 @@ DIFFICULTY_BY_FILTER: Final = {name.lower(): name for name in DIFFICULTIES}
 DIFFICULTY_ERROR: Final = "difficulty must be one of easy, medium, hard, expert"
 VARIANT_ERROR: Final = "variant must be one of puzzle, solution"
 NO_PUZZLE: Final = "no puzzle has that id"
+DAMAGED: Final = "this puzzle's record is damaged in the served pack"
 
 
 class Reply(NamedTuple):
@@ -126,9 +127,12 @@ class Endpoints:
         if_none_match = header(scope, b"if-none-match")
         if if_none_match is not None and etag_matches(if_none_match, etag):
             return Reply(304, headers, b"")
-        if gzip_accepted(scope):
-            return Reply(200, [JSON, GZIP, *headers], pool.gzip_body(index))
-        return Reply(200, [JSON, *headers], pool.body(index))
+        try:
+            if gzip_accepted(scope):
+                return Reply(200, [JSON, GZIP, *headers], pool.gzip_body(index))
+            return Reply(200, [JSON, *headers], pool.body(index))
+        except DamagedRecord:  # logged once by the pool
+            raise ApiError(DAMAGED, status=500) from None
 
     def find(self, param: str | None) -> tuple[Pool, int]:
         pool = self.runtime.current()
@@ -187,9 +191,12 @@ class Endpoints:
         if index is None:
             raise NotFound(f"no {difficulty} puzzle in the pool" if difficulty else "the pool has no puzzle")
         self.runtime.activity.record("random")
-        if gzip_accepted(scope):
-            return Reply(200, [JSON, GZIP, VARY, NO_STORE], pool.gzip_body(index))
-        return Reply(200, [JSON, VARY, NO_STORE], pool.body(index))
+        try:
+            if gzip_accepted(scope):
+                return Reply(200, [JSON, GZIP, VARY, NO_STORE], pool.gzip_body(index))
+            return Reply(200, [JSON, VARY, NO_STORE], pool.body(index))
+        except DamagedRecord:  # logged once by the pool
+            raise ApiError(DAMAGED, status=500) from None
 
     def puzzle(self, scope: Scope, param: str | None) -> Reply:
         pool, index = self.find(param)

@@ -251,7 +251,9 @@ async def _load_pack(
     (downloaded into ``cached`` when remote). None when there is none, or it is refused (one log line)."""
     rate, nice = limits.pace(background)
     info = PoolInfo(store.description, export.key, export.size, stamp)
-    opened = functools.partial(Pool.from_pack, info=info, background=background)
+    opened = functools.partial(
+        Pool.from_pack, info=info, max_record_bytes=limits.max_record_bytes, background=background
+    )
     if cached is not None and await asyncio.to_thread(cached.is_file):
         try:
             return await _in_thread(nice, opened, map_file(cached))

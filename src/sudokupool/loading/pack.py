@@ -9,6 +9,7 @@ a ``memoryview``; nothing is built per process. The layout is documented in ``do
 
 from __future__ import annotations
 
+import itertools
 import mmap
 import secrets
 import struct
@@ -62,7 +63,7 @@ _NAME_MAX: Final = 256
 #: long as a slice took it then sleeps: 7 keeps the check to an eighth of one core (docs/benchmarks.md,
 #: "Swap under load").
 _SLICE: Final = 2 << 20
-_PACE: Final = 7
+PACE: Final = 7
 _encode: Final = msgspec.json.Encoder().encode
 #: Bodies the writer joins into one write: a write and a checksum call per body made a parse 3 % slower.
 _BATCH: Final = 256
@@ -251,6 +252,10 @@ def read_header(data: bytes | mmap.mmap | memoryview, size: int) -> PackHeader:
             raise PackError(f"truncated: {size} bytes, but section {section} ends at byte {offset + length}")
         if section in expected and length != expected[section]:
             raise PackError(f"section {section} has {length} bytes, not {expected[section]}")
+    placed = sorted(sections.values())
+    for (offset, length), (following, _) in itertools.pairwise(placed):
+        if offset + length > following:
+            raise PackError("sections overlap (damaged header)")
     table_key = int.from_bytes(key, "little")
     if sum(counts) != count or slots & (slots - 1) or slots < 2 * count or not table_key & 1:
         raise PackError("inconsistent counts")
@@ -295,7 +300,7 @@ def check(data: mmap.mmap, *, export_name: str, export_size: int, background: bo
             started = time.perf_counter()
             crc = isal_zlib.crc32(view[at : at + step], crc)
             if background:
-                time.sleep((time.perf_counter() - started) * _PACE)
+                time.sleep((time.perf_counter() - started) * PACE)
     if crc != header.crc:
         raise PackError("checksum mismatch (damaged or truncated)")
     return header

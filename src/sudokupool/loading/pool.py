@@ -17,24 +17,46 @@ page cache, and an old pool's mapping goes when the last request that holds the 
 from __future__ import annotations
 
 import itertools
+import logging
 import mmap
 import random
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import IO, Final
+from typing import IO, Final, cast
 from zlib import crc32
 
 import orjson
+from isal import isal_zlib
 
-from sudokupool.api.compression import final_block, inflate, trailer
+from sudokupool.api.compression import final_block, trailer
+from sudokupool.config import Settings
 from sudokupool.loading import pack
+from sudokupool.loading.validate import longest_run, validate
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.ids import normalise_id
 
 SOLUTION_WIDTH: Final = pack.SOLUTION_WIDTH
 _SOLUTION_AT: Final = SOLUTION_WIDTH - 81 - 2
 _ETAG_BYTES: Final = pack.ETAG_WIDTH
+MAX_RECORD_BYTES: Final = Settings.max_record_bytes
+_GZIP_WBITS: Final = 31
+# isal's stub declares ``error`` as an instance of Exception; it is the class.
+_INFLATE_ERROR: Final = cast("type[Exception]", isal_zlib.error)
+#: A record's state in ``Pool._verified``: not yet inflated, inflated to what its pack records, or not.
+_VERIFIED: Final = 1
+_DAMAGED: Final = 2
+
+logger = logging.getLogger("sudokupool.pool")
+
+
+class DamagedRecord(Exception):
+    """A record whose body does not inflate to what its pack records for it (a crafted or damaged pack
+    that passed validation, which does not inflate bodies)."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__(f"puzzle {index}'s record is damaged")
+        self.index = index
 
 
 @dataclass(frozen=True)
@@ -53,9 +75,12 @@ class Pool:
     """Immutable indexes over the prepared bodies of one mapped pack. Make one with :meth:`from_pack` or a
     :class:`PoolBuilder`."""
 
-    def __init__(self, data: mmap.mmap, header: pack.PackHeader, info: PoolInfo) -> None:
-        """A pool over ``data``, a pack already checked (:func:`sudokupool.loading.pack.check`)."""
+    def __init__(self, data: mmap.mmap, header: pack.PackHeader, info: PoolInfo, *, probes: int) -> None:
+        """A pool over ``data``, a pack already checked (:func:`sudokupool.loading.pack.check`) and validated
+        (:func:`sudokupool.loading.validate.validate`, which gives ``probes``: the most id-table slots a
+        lookup reads)."""
         self.info = info
+        self._probes = probes
         self.header = header
         self._data = data
         self._count = header.count
@@ -86,16 +111,23 @@ class Pool:
         self._tail = b',"synced_at":%d}' % loaded_at
         self._tail_block = final_block(self._tail)
         self._rng = random.Random()
+        #: Per record: inflated and found to be what the pack records (_VERIFIED), or not (_DAMAGED).
+        self._verified = bytearray(header.count)
         stats = {"total": header.count, "by_difficulty": self._counts, "last_synced_at": loaded_at}
         self.stats_body = orjson.dumps(stats)
 
     @classmethod
-    def from_pack(cls, data: mmap.mmap, info: PoolInfo, *, background: bool = False) -> Pool:
+    def from_pack(
+        cls, data: mmap.mmap, info: PoolInfo, *, max_record_bytes: int = MAX_RECORD_BYTES, background: bool = False
+    ) -> Pool:
         """Check the mapped pack ``data`` (made from the export ``info`` names; ``background``: beside a
-        serving loop, see :func:`~sudokupool.loading.pack.check`) and serve it. Raise
+        serving loop, see :func:`~sudokupool.loading.pack.check`), validate its structure against
+        ``max_record_bytes`` (``SUDOKUPOOL_MAX_RECORD_BYTES``) and serve it. Raise
         :class:`~sudokupool.loading.pack.PackError`."""
         header = pack.check(data, export_name=info.export_key, export_size=info.export_size, background=background)
-        return cls(data, header, info)
+        with memoryview(data) as view:
+            probes = validate(view, header, max_record_bytes=max_record_bytes, background=background)
+        return cls(data, header, info, probes=probes)
 
     def __len__(self) -> int:
         return self._count
@@ -129,7 +161,11 @@ class Pool:
             return None
         wanted = key.encode()
         table, data, ids_at, mask = self._table, self._data, self._ids_at, self._mask
-        while number := table[slot]:
+        # Bounded by the longest run of filled slots (validated), whatever the table holds.
+        for _ in range(self._probes):
+            number = table[slot]
+            if not number:
+                return None
             start = ids_at + pack.ID_WIDTH * (number - 1)
             if data[start : start + pack.ID_WIDTH] == wanted:
                 return number - 1
@@ -151,16 +187,45 @@ class Pool:
         checks, tail = self._checks, self._tail
         return crc32(tail, checks[2 * index]), checks[2 * index + 1] + len(tail)
 
-    def gzip_body(self, index: int) -> bytes:
-        """The public record (JSON) of puzzle ``index`` as one gzip member."""
+    def _member(self, index: int) -> bytes:
         at = self._bodies_at
         crc, length = self._check(index)
         start, end = at + self._offsets[index], at + self._offsets[index + 1]
         return b"".join((self._data[start:end], self._tail_block, trailer(crc, length)))
 
+    def _inflate(self, index: int, member: bytes) -> bytes:
+        """The body ``member`` (record ``index``'s) holds, inflated no further than the length the pack
+        records for it (at most ``SUDOKUPOOL_MAX_RECORD_BYTES``, validated): a member that holds more, or
+        other bytes than its CRC-32 says, raises :class:`DamagedRecord` (logged once), whatever it would
+        inflate to."""
+        if self._verified[index] == _DAMAGED:
+            raise DamagedRecord(index)
+        length = self._check(index)[1]
+        inflater = isal_zlib.decompressobj(_GZIP_WBITS)
+        try:
+            body = inflater.decompress(member, length + 1)
+        except _INFLATE_ERROR:  # the CRC-32 or length in the trailer does not match what was inflated
+            body = b""
+        if len(body) != length or not inflater.eof:
+            self._verified[index] = _DAMAGED
+            logger.warning("%s: puzzle %d's body is damaged (not the record its pack says); answering 500", self, index)
+            raise DamagedRecord(index)
+        self._verified[index] = _VERIFIED
+        return body
+
+    def gzip_body(self, index: int) -> bytes:
+        """The public record (JSON) of puzzle ``index`` as one gzip member; raise :class:`DamagedRecord`
+        when it does not inflate to what the pack records. A member is inflated (once per process) before
+        it is first sent: what a client inflates is then what was checked."""
+        member = self._member(index)
+        if self._verified[index] != _VERIFIED:
+            self._inflate(index, member)
+        return member
+
     def body(self, index: int) -> bytes:
-        """The public record (JSON) of puzzle ``index``, inflated."""
-        return inflate(self.gzip_body(index))
+        """The public record (JSON) of puzzle ``index``, inflated; raise :class:`DamagedRecord` (see
+        :meth:`gzip_body`)."""
+        return self._inflate(index, self._member(index))
 
     def body_length(self, index: int) -> int:
         """The length of :meth:`body` without inflating it."""
@@ -219,4 +284,6 @@ class PoolBuilder(pack.PackWriter):
         closed afterwards."""
         header = self.finish(export_name=export_key, export_size=export_size, made_at=self.loaded_at)
         data = mmap.mmap(self.file.fileno(), 0, access=mmap.ACCESS_READ)
-        return Pool(data, header, PoolInfo(source, export_key, export_size, self.loaded_at, parsed=True))
+        offset, length = header.sections["table"]
+        probes = longest_run(data[offset : offset + length]) + 1  # this pack's own table: its runs are all to know
+        return Pool(data, header, PoolInfo(source, export_key, export_size, self.loaded_at, parsed=True), probes=probes)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 from collections.abc import AsyncGenerator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sudokupool.naming import is_export_name, is_pack_name, pack_key
-from sudokupool.storage.base import CHUNK, ExportListing, ExportObject, StorageError, newest_first
+from sudokupool.naming import EXPORT_NAME, PACK_NAME, is_export_name, is_misdated, is_pack_name, pack_key
+from sudokupool.storage.base import CHUNK, ExportListing, ExportObject, Misdated, StorageError
 
 
 class LocalStore:
@@ -19,6 +21,7 @@ class LocalStore:
         self.path = Path(path)
         # What logs and health call it: the path, unless a name is given (the bundled demo pool's).
         self.name = name
+        self.misdated = Misdated(str(self.path))
 
     @property
     def description(self) -> str:
@@ -45,16 +48,47 @@ class LocalStore:
             if not self.path.is_dir():
                 missing = "no such file or directory" if not self.path.exists() else "not a regular file or directory"
                 raise StorageError(f"{self.path}: {missing}")
-            exports: list[ExportObject] = []
-            packs: dict[str, ExportObject] = {}
-            for path in self.path.iterdir():
-                if is_export_name(path.name) and path.is_file():
-                    exports.append(self._object(path))
-                elif is_pack_name(path.name) and path.is_file():
-                    packs[path.name] = self._object(path)
+            return self._newest(limit)
         except OSError as exc:
             raise StorageError(f"{self.path}: {exc.strerror or exc}") from None
-        return newest_first(exports, packs, limit)
+
+    def _newest(self, limit: int) -> ExportListing:
+        """The ``limit`` newest exports of the directory, with their packs. Names are read without a stat
+        (a directory entry's type is in the listing on Linux) and ordered by their time as text (it sorts
+        as the time does); only the exports returned, and their packs, are stat'ed, and only names that
+        come that far are checked for a real date. 200k entries took 5-6 s when every one was stat'ed."""
+        candidates: list[tuple[str, bool, str]] = []
+        packs: set[str] = set()
+        with os.scandir(self.path) as entries:
+            for entry in entries:
+                name = entry.name
+                if not name.startswith("pool-"):
+                    continue
+                if (match := EXPORT_NAME.search(name)) is not None:
+                    if entry.is_file():
+                        candidates.append((match.group(1), name.endswith(".gz"), name))
+                elif PACK_NAME.search(name) is not None and entry.is_file():
+                    packs.add(name)
+        candidates.sort(reverse=True)
+        chosen: list[ExportObject] = []
+        truncated = False
+        for _, _, name in candidates:
+            if is_misdated(name):
+                self.misdated.note(name)
+                continue
+            if len(chosen) == limit:
+                truncated = True
+                break
+            try:
+                export = self._object(self.path / name)
+            except FileNotFoundError:  # removed since the directory was read
+                continue
+            pack = pack_key(name)
+            if pack in packs:
+                with contextlib.suppress(FileNotFoundError):
+                    export = replace(export, pack=self._object(self.path / pack))
+            chosen.append(export)
+        return ExportListing(tuple(chosen), truncated=truncated)
 
     async def list_exports(self, limit: int) -> ExportListing:
         return await asyncio.to_thread(self._list, limit)
