@@ -1,7 +1,8 @@
 """Load one export from a store into a new :class:`~sudokupool.loading.pool.Pool`: its pack, or parse it.
 
-An export with a valid pack beside it (``sudokupool.loading.pack``) is loaded by mapping the pack: a header
-check and a checksum, no work per record. A pack that is damaged or made from another export is
+An export with a valid pack beside it (``sudokupool.loading.pack``) is loaded by mapping the pack (a copy
+of the service's own, kept in the cache directory when there is one): a header check, a checksum and a
+check of its structure (``sudokupool.loading.validate``). A pack that is damaged or made from another export is
 refused with one log line, and the export is parsed instead: one pass over the export file (a local one
 in place, any other downloaded first) in one thread off the event loop, into a pack written to a
 temporary file (or to the cache directory, for the next boot) and mapped as above.
@@ -265,7 +266,7 @@ async def _load_pack(
         return None
     where = _export_name(store, export.pack.key)
     try:
-        async with _opened(store, export.pack, cached, rate) as file:
+        async with _copied(store, export.pack, cached, rate) as file:
             return await _in_thread(nice, opened, map_file(file.fileno()))
     except PackError as exc:
         logger.warning("refused pack %s: %s; loading the export instead", where, exc)
@@ -292,6 +293,22 @@ async def _opened(store: ExportStore, item: ExportObject, keep: Path | None, rat
         raise StorageError(f"{path}: {exc.strerror or exc}") from None
     with local:
         yield local
+
+
+@contextlib.asynccontextmanager
+async def _copied(store: ExportStore, item: ExportObject, keep: Path | None, rate: int) -> AsyncIterator[IO[bytes]]:
+    """The pack ``item`` as a file of the service's own, to map: downloaded as :func:`_opened` downloads,
+    or a local store's file copied (:func:`~sudokupool.loading.cache.copy`) into ``keep`` or a temporary
+    file, so that whoever writes the store's file in place never changes what is mapped."""
+    path_of: Callable[[str], Path] | None = getattr(store, "path_of", None)
+    if path_of is None:
+        async with _opened(store, item, keep, rate) as file:
+            yield file
+        return
+    async with _opened(store, item, None, rate) as source:
+        with cache.new_file(keep) as file:
+            await asyncio.to_thread(cache.copy, source.fileno(), file.fileno())
+            yield file
 
 
 async def _in_thread(niceness: int, function: Callable[..., T], *args: Any) -> T:

@@ -270,6 +270,14 @@ class Pool:
     def count(self, difficulty: str) -> int:
         return self._counts.get(difficulty, 0)
 
+    def listed(self, difficulty: str) -> bytes:
+        """The indexes of the puzzles of ``difficulty``, in order, as the pack holds them (``check``)."""
+        return self._by_difficulty[difficulty].tobytes()
+
+    def filled_slots(self) -> int:
+        """How many slots of the id table hold a puzzle (``check``)."""
+        return len(self._table) - self._table.tolist().count(0)
+
 
 class PoolBuilder(pack.PackWriter):
     """Writes records (:meth:`~sudokupool.loading.pack.PackWriter.add`) into a pack in ``file`` (default: an
