@@ -28,7 +28,7 @@ from typing import IO, Any, TypeVar
 from sudokupool.config import BadLineLimit, Settings
 from sudokupool.loading import cache
 from sudokupool.loading.export import MIN_RECORD_BYTES, ExportError, LineError, Record, numbered_lines, parse_record
-from sudokupool.loading.pack import PackError, map_file
+from sudokupool.loading.pack import PACE, PackError, map_file
 from sudokupool.loading.pool import Pool, PoolBuilder, PoolInfo
 from sudokupool.naming import export_timestamp, is_export_name, pack_key
 from sudokupool.storage.base import ExportObject, ExportStore, StorageError
@@ -206,8 +206,9 @@ async def load_export(
     background: bool = False,
     cache_dir: str | Path | None = None,
     limits: LoadLimits | None = None,
+    packs: bool = True,
 ) -> tuple[Pool, LoadReport]:
-    """Load ``export`` from ``store``: map its pack when it has a valid one, else parse it.
+    """Load ``export`` from ``store``: map its pack when it has a valid one (and ``packs``), else parse it.
 
     The pack is looked for in ``cache_dir`` (when set) and beside the export; a pack from remote storage
     is downloaded to ``cache_dir`` (or to a temporary file). Without a usable pack the export is parsed
@@ -226,7 +227,11 @@ async def load_export(
     cached = Path(cache_dir) / Path(pack_key(export.key)).name if cache_dir and is_export_name(export.key) else None
     async with cache.lock(cached):
         started = time.perf_counter()
-        pool = await _load_pack(store, export, stamp, cached, background=background, limits=limits)
+        pool = None
+        if packs:
+            pool = await _load_pack(store, export, stamp, cached, background=background, limits=limits)
+        elif cached is not None:
+            await asyncio.to_thread(cached.unlink, missing_ok=True)
         if pool is None:
             pool, report = await parse_export(
                 store, export, loaded_at=stamp, background=background, limits=limits, keep=cached
@@ -320,6 +325,19 @@ async def _in_thread(niceness: int, function: Callable[..., T], *args: Any) -> T
         return await asyncio.get_running_loop().run_in_executor(thread, function, *args)
     finally:
         thread.shutdown(wait=False)
+
+
+async def verify_bodies(pool: Pool, limits: LoadLimits, stopped: threading.Event) -> int | None:
+    """Inflate and check every body of ``pool`` (:meth:`Pool.verify`) in a thread of its own, as a
+    background load runs (nicer, and sleeping seven times as long as it works); the index of the first
+    that is not its record, or None. Loading a pack checks its structure, not its bodies: a body that
+    inflates to other JSON than its record's start would cost every record an inflate, ~16 s for 1M."""
+    _, nice = limits.pace(True)
+    verify = functools.partial(pool.verify, pace=PACE, stopped=stopped)
+    try:
+        return await _in_thread(nice, verify)
+    finally:
+        stopped.set()
 
 
 async def parse_export(

@@ -21,6 +21,7 @@ import logging
 import mmap
 import random
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from typing import IO, Final, cast
@@ -46,6 +47,15 @@ _INFLATE_ERROR: Final = cast("type[Exception]", isal_zlib.error)
 #: A record's state in ``Pool._verified``: not yet inflated, inflated to what its pack records, or not.
 _VERIFIED: Final = 1
 _DAMAGED: Final = 2
+#: How every record's body starts (``Record``'s first fields), up to the id, puzzle id and grid of its own.
+_BODY_START: Final = b'{"canonical_id":"'
+_BODY_PUZZLE_ID: Final = b'","puzzle_id":"'
+_BODY_GRID: Final = b'","puzzle":"'
+_ID_AT: Final = len(_BODY_START)
+_PUZZLE_ID_AT: Final = _ID_AT + pack.ID_WIDTH + len(_BODY_PUZZLE_ID)
+_GRID_AT: Final = _PUZZLE_ID_AT + pack.ID_WIDTH + len(_BODY_GRID)
+#: Records :meth:`Pool.verify` checks between two looks at the clock.
+_VERIFY_STEP: Final = 64
 
 logger = logging.getLogger("sudokupool.pool")
 
@@ -195,9 +205,9 @@ class Pool:
 
     def _inflate(self, index: int, member: bytes) -> bytes:
         """The body ``member`` (record ``index``'s) holds, inflated no further than the length the pack
-        records for it (at most ``SUDOKUPOOL_MAX_RECORD_BYTES``, validated): a member that holds more, or
-        other bytes than its CRC-32 says, raises :class:`DamagedRecord` (logged once), whatever it would
-        inflate to."""
+        records for it (at most ``SUDOKUPOOL_MAX_RECORD_BYTES``, validated). A member that holds more, or
+        other bytes than its CRC-32 says, or a body that does not start with its record's id, puzzle id
+        and grid, raises :class:`DamagedRecord` (logged once), whatever it would inflate to."""
         if self._verified[index] == _DAMAGED:
             raise DamagedRecord(index)
         length = self._check(index)[1]
@@ -206,12 +216,42 @@ class Pool:
             body = inflater.decompress(member, length + 1)
         except _INFLATE_ERROR:  # the CRC-32 or length in the trailer does not match what was inflated
             body = b""
-        if len(body) != length or not inflater.eof:
+        data, ids_at, puzzles_at = self._data, self._ids_at + pack.ID_WIDTH * index, self._puzzles_at
+        grid_at = puzzles_at + pack.GRID_WIDTH * index
+        if (
+            len(body) != length
+            or not inflater.eof
+            or body[:_ID_AT] != _BODY_START
+            or body[_ID_AT : _ID_AT + pack.ID_WIDTH] != data[ids_at : ids_at + pack.ID_WIDTH]
+            or body[_PUZZLE_ID_AT - len(_BODY_PUZZLE_ID) : _PUZZLE_ID_AT] != _BODY_PUZZLE_ID
+            or body[_GRID_AT - len(_BODY_GRID) : _GRID_AT] != _BODY_GRID
+            or body[_GRID_AT : _GRID_AT + pack.GRID_WIDTH] != data[grid_at : grid_at + pack.GRID_WIDTH]
+        ):
             self._verified[index] = _DAMAGED
-            logger.warning("%s: puzzle %d's body is damaged (not the record its pack says); answering 500", self, index)
+            logger.warning("%s: puzzle %d's body is not the record its pack says it is", self, index)
             raise DamagedRecord(index)
         self._verified[index] = _VERIFIED
         return body
+
+    def verify(self, *, pace: float = 0.0, stopped: threading.Event | None = None) -> int | None:
+        """Inflate and check (as :meth:`gzip_body` does before a body is first sent) every record not
+        checked yet; return the index of the first that fails, or None. Beside a serving loop (``pace``),
+        it sleeps after each step ``pace`` times as long as the step took; it stops early, with None,
+        once ``stopped`` is set."""
+        started = time.perf_counter()
+        for index in range(self._count):
+            if self._verified[index] != _VERIFIED:
+                try:
+                    self._inflate(index, self._member(index))
+                except DamagedRecord:
+                    return index
+            if index % _VERIFY_STEP == _VERIFY_STEP - 1:
+                if stopped is not None and stopped.is_set():
+                    return None
+                if pace:
+                    time.sleep((time.perf_counter() - started) * pace)
+                    started = time.perf_counter()
+        return None
 
     def gzip_body(self, index: int) -> bytes:
         """The public record (JSON) of puzzle ``index`` as one gzip member; raise :class:`DamagedRecord`

@@ -16,12 +16,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
-from sudokupool.loading.loader import LoadError, LoadLimits, load_export, load_latest
+from sudokupool.loading.loader import LoadError, LoadLimits, load_export, load_latest, verify_bodies
 from sudokupool.loading.pool import Pool
 from sudokupool.naming import export_order
 from sudokupool.state import Runtime
@@ -91,6 +92,8 @@ class PoolSync:
         self._refused: dict[tuple[str, int, datetime], str] = {}
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
+        #: The check of the bodies of the pool installed last, when it came from a pack (see :meth:`_install`).
+        self._verifying: asyncio.Task[None] | None = None
 
     # -- startup -------------------------------------------------------------------------------------
 
@@ -105,7 +108,7 @@ class PoolSync:
         deadline = started + self.retry_seconds
         for delay in Backoff().delays(self._rng):
             try:
-                await self.runtime.install(await self._load_newest(deadline))
+                await self._install(await self._load_newest(deadline), self.store)
             except LoadError as exc:
                 reason, unreachable = str(exc), exc.unreachable
                 remaining = deadline - self._clock()
@@ -126,8 +129,9 @@ class PoolSync:
             # The fallback is for object storage that cannot be reached; a local path has no outage to ride out.
             hint = "" if isinstance(self.store, LocalStore) else "; no SUDOKUPOOL_FALLBACK_EXPORTS to serve instead"
             raise LoadError(f"{reason}{gave_up}{hint}")
+        fallback_store = LocalStore(self.fallback)
         try:
-            pool, report = await load_latest(LocalStore(self.fallback), limits=self.limits)
+            pool, report = await load_latest(fallback_store, limits=self.limits)
         except LoadError as exc:
             raise LoadError(f"{reason}{gave_up}; the fallback failed too: {exc}") from None
         logger.info("%s", report.summary())
@@ -136,7 +140,7 @@ class PoolSync:
         logger.warning(
             "serving the FALLBACK export %s: %s%s; live sync keeps trying %s", fallback, reason, gave_up, primary
         )
-        await self.runtime.install(pool)
+        await self._install(pool, fallback_store)
         self.runtime.sync.fallback = True
         if unreachable:
             # The FALLBACK line above says storage is down; the outage log says when it is back.
@@ -185,6 +189,48 @@ class PoolSync:
         """Cancel the background loop and wait for it to end. A load in progress is abandoned."""
         task, self._task = self._task, None
         await cancel(task)
+        verifying, self._verifying = self._verifying, None
+        await cancel(verifying)
+
+    # -- a pack's bodies -----------------------------------------------------------------------------
+
+    async def _install(self, pool: Pool, store: ExportStore) -> None:
+        """Serve ``pool`` (from ``store``) and, when it was mapped from a pack rather than parsed here,
+        check every body in the background (:func:`~sudokupool.loading.loader.verify_bodies`): a pack
+        with a body that is not its record is refused, and its export parsed and served instead."""
+        await self.runtime.install(pool)
+        await cancel(self._verifying)
+        self._verifying = None
+        if not pool.info.parsed:
+            self._verifying = asyncio.create_task(self._verify(pool, store), name="sudokupool-verify")
+
+    async def _verify(self, pool: Pool, store: ExportStore) -> None:
+        bad = await verify_bodies(pool, self.limits, threading.Event())
+        if bad is None:
+            return
+        info = pool.info
+        logger.warning(
+            "refused pack of %s: puzzle %d's body is not the record the pack says; loading the export instead",
+            info.export_key,
+            bad,
+        )
+        export = ExportObject(info.export_key, info.export_size, datetime.now(UTC))
+        try:
+            fresh, report = await load_export(
+                store,
+                export,
+                background=True,
+                cache_dir=self.runtime.settings.cache_dir or None,
+                limits=self.limits,
+                packs=False,
+            )
+        except LoadError as exc:
+            logger.warning("%s; still serving %s", exc, self._serving())
+            return
+        logger.info("%s", report.summary())
+        async with self._lock:
+            if self.runtime.pool is pool:
+                await self.runtime.install(fresh)
 
     async def _run(self, interval: float) -> None:
         while True:
@@ -228,7 +274,7 @@ class PoolSync:
                         status.refusals += 1
                         logger.warning("%s; still serving %s", known, self._serving())
                     else:
-                        await self.runtime.install(pool)
+                        await self._install(pool, self.store)
                         logger.info("now serving %s%s", export.key, _BACK if status.fallback else "")
                         status.fallback = False
                         swapped = True
