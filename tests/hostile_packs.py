@@ -41,11 +41,6 @@ def write(path: Path, header: pack.PackHeader, sections: Sections) -> None:
     path.write_bytes(out)
 
 
-def bodies(header: pack.PackHeader, sections: Sections) -> list[bytes]:
-    offsets = memoryview(sections["offsets"]).cast("Q").tolist()
-    return [bytes(sections["bodies"][start:end]) for start, end in zip(offsets, offsets[1:], strict=False)]
-
-
 def set_body(sections: Sections, index: int, member: bytes, raw_length: int, crc: int) -> None:
     """Make record ``index``'s body ``member``, recorded as inflating to ``raw_length`` bytes of CRC-32
     ``crc``; the offsets after it move."""

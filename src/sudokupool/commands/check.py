@@ -197,7 +197,7 @@ def _difference(packed: Pool, parsed: Pool) -> str | None:
         try:
             body = packed.body(i)
         except DamagedRecord:
-            return f"puzzle {i}'s body does not inflate to what the pack records for it"
+            return f"puzzle {i}'s body is not the record the pack says it is"
         same = (
             body == parsed.body(i)
             and packed.solution_body(i) == parsed.solution_body(i)
