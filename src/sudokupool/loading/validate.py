@@ -2,15 +2,19 @@
 in bounds and in bounded time.
 
 A pack's checksum only proves it is whole; anyone who can write a pack can also make its checksum right.
-This module checks every field the serving side reads (``sudokupool.loading.pool``): body offsets and
-lengths inside the bodies section and increasing, each body the start of a gzip member whose recorded
-inflated length is within ``SUDOKUPOOL_MAX_RECORD_BYTES``, id-table entries in range and a bound on every
-probe, difficulty lists in range and of the right difficulty, grids, solutions and ids of their alphabets.
-Whether the pack holds what its export holds is ``sudokupool check``'s to prove (docs/security.md).
+This module checks every field the serving side reads (``sudokupool.loading.pool``): sections inside the
+file and apart (``pack.read_header``), body offsets inside the bodies section and increasing, each body's
+recorded inflated length within ``SUDOKUPOOL_MAX_RECORD_BYTES`` and its compressed length within what
+deflate makes of that, id-table entries in range with a free slot and a bound on every probe, difficulty
+lists in range and as long as their counts, grids, solutions and ids of their alphabets. A body itself is
+inflated (no further than its recorded length) and checked before it is first sent, and all of them in
+the background once the pool is served (``Pool.verify``): inflating every body here would cost ~16 s
+for 1M records. Whether the pack holds what its export holds is ``sudokupool check``'s to prove
+(docs/security.md).
 
 The checks run per section, each over a run of records at a time (``SECTION_CHECKS``), with bytes
 methods (``translate``, strided slices) and ``map`` over ``memoryview`` s doing the per-record work in C:
-about a microsecond a record in all (docs/benchmarks.md, "Packs"). A new section adds its check there.
+under a microsecond a record in all (docs/benchmarks.md, "Packs"). A new section adds its check there.
 """
 
 from __future__ import annotations
@@ -158,7 +162,9 @@ SECTION_CHECKS: Final[dict[str, Callable[[_Pack, int, int], None]]] = {
 
 
 def _by_difficulty(p: _Pack, step: Callable[[], None]) -> None:
-    """Each difficulty's list holds as many indexes as its count, each of a record of that difficulty."""
+    """Each difficulty's list holds as many indexes as the levels section has records of it, each of a
+    record. Whether each is a record of that difficulty is ``check``'s to prove: a pick that served
+    another difficulty stays in bounds, and the check took as long as the rest of this list's."""
     header, levels = p.header, bytes(p.section("levels"))
     for level, count in enumerate(header.counts, 1):
         if levels.count(level) != count:
@@ -167,11 +173,8 @@ def _by_difficulty(p: _Pack, step: Callable[[], None]) -> None:
     starts = [0, *itertools.accumulate(header.counts)]
     for level, (first, last) in enumerate(itertools.pairwise(starts), 1):
         for at in range(first, last, 4 * STEP):
-            indexes = everything[at : min(at + 4 * STEP, last)]
-            if max(indexes) >= header.count:
+            if max(everything[at : min(at + 4 * STEP, last)]) >= header.count:
                 raise PackError(f"section by_difficulty: an index of level {level} is past the last record")
-            if bytes(map(levels.__getitem__, indexes)).translate(None, bytes([level])):
-                raise PackError(f"section by_difficulty: the list of level {level} holds a record of another level")
             step()
 
 
