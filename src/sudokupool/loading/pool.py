@@ -90,7 +90,7 @@ class Pool:
         (:func:`sudokupool.loading.validate.validate`, which gives ``probes``: the most id-table slots a
         lookup reads)."""
         self.info = info
-        self._probes = probes
+        self._probes = range(probes)
         self.header = header
         self._data = data
         self._count = header.count
@@ -172,7 +172,7 @@ class Pool:
         wanted = key.encode()
         table, data, ids_at, mask = self._table, self._data, self._ids_at, self._mask
         # Bounded by the longest run of filled slots (validated), whatever the table holds.
-        for _ in range(self._probes):
+        for _ in self._probes:
             number = table[slot]
             if not number:
                 return None
