@@ -198,9 +198,10 @@ class PoolSync:
         """Serve ``pool`` (from ``store``) and, when it was mapped from a pack rather than parsed here,
         check every body in the background (:func:`~sudokupool.loading.loader.verify_bodies`): a pack
         with a body that is not its record is refused, and its export parsed and served instead."""
-        await self.runtime.install(pool)
+        # The check of the pool going out ends first: it holds that pool, which is let go once nothing does.
         await cancel(self._verifying)
         self._verifying = None
+        await self.runtime.install(pool)
         if not pool.info.parsed:
             self._verifying = asyncio.create_task(self._verify(pool, store), name="sudokupool-verify")
 
@@ -229,7 +230,9 @@ class PoolSync:
             return
         logger.info("%s", report.summary())
         async with self._lock:
-            if self.runtime.pool is pool:
+            refused = self.runtime.pool is pool
+            del pool  # held here, the refused pool could not be let go of at once
+            if refused:
                 await self.runtime.install(fresh)
 
     async def _run(self, interval: float) -> None:
