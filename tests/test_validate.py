@@ -204,6 +204,7 @@ def test_the_service_serves_the_exports_records_beside_a_crafted_pack(
     output = server.output()
     assert "Traceback" not in output
     assert output.count("refused pack") == 1
+    assert f"refused pack {tmp_path}/pool-20260101T000000Z.pack: " in output
 
 
 @pytest.mark.parametrize(

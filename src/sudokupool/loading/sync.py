@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 
 from sudokupool.loading.loader import LoadError, LoadLimits, load_export, load_latest, verify_bodies
 from sudokupool.loading.pool import Pool
-from sudokupool.naming import export_order
+from sudokupool.naming import export_order, pack_key
 from sudokupool.state import Runtime
 from sudokupool.storage.base import ExportListing, ExportObject, ExportStore, StorageError
 from sudokupool.storage.local import LocalStore
@@ -210,9 +210,10 @@ class PoolSync:
         if bad is None:
             return
         info = pool.info
+        where = f"{store.description.rstrip('/')}/{pack_key(info.export_key).rsplit('/', 1)[-1]}"
         logger.warning(
-            "refused pack of %s: puzzle %d's body is not the record the pack says; loading the export instead",
-            info.export_key,
+            "refused pack %s: puzzle %d's body is not the record the pack says it is; loading the export instead",
+            where,
             bad,
         )
         export = ExportObject(info.export_key, info.export_size, datetime.now(UTC))
