@@ -7,7 +7,9 @@ by a :class:`PoolBuilder` and mapped like any other.
 A record's body is held as the start of one gzip member (``compression.open_member``) of the record
 without its last field, ``synced_at``: the pool ends each member with its own load time when it serves
 it (a final stored block and the trailer), inflates it for clients that do not take gzip, and derives
-the record's one weak ETag from the trailer. Solution bodies (too short to gain) are held raw.
+the record's one weak ETag from the trailer. Solution bodies (too short to gain) are held raw. A pack's
+structure is checked before a pool serves it (``sudokupool.loading.validate``); each body is inflated and
+checked once, before it is first sent (:meth:`Pool.gzip_body`), the only state a pool changes.
 
 Memory: the pool holds no Python object per puzzle. Bodies, ids, the id index and the per-difficulty
 lists are slices of the mapping, so workers on one machine that map the same pack share one copy in the
