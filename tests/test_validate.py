@@ -236,3 +236,42 @@ def test_a_pack_changed_under_the_service_faults_nothing(
         assert client.get("/api/v2/puzzles/random").status_code == 200
         assert server.process.poll() is None
     assert "Traceback" not in server.output()
+
+
+def swap_lists(path: Path) -> None:
+    """The first entries of the first two difficulty lists trade places: every index still names a record."""
+    header, sections = read(path)
+    lists = memoryview(sections["by_difficulty"]).cast("I")
+    first, second = 0, header.counts[0]
+    lists[first], lists[second] = lists[second], lists[first]
+    lists.release()
+    write(path, header, sections)
+
+
+def swap_table(path: Path) -> None:
+    """Two filled slots of the id table trade their records: every entry still names a record."""
+    header, sections = read(path)
+    table = memoryview(sections["table"]).cast("I")
+    one, two = [slot for slot in range(len(table)) if table[slot]][:2]
+    table[one], table[two] = table[two], table[one]
+    table.release()
+    write(path, header, sections)
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        pytest.param(swap_lists, "its list of Easy puzzles differs from the export's", id="difficulty-lists"),
+        pytest.param(swap_table, "the id index does not find", id="id-table"),
+    ],
+)
+def test_check_finds_index_entries_that_the_structure_allows(
+    tmp_path: Path, good_pack: Path, change: Any, problem: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copy(good_pack.with_name(EXPORT), tmp_path / EXPORT)
+    path = tmp_path / good_pack.name
+    shutil.copy(good_pack, path)
+    change(path)
+    mapped(path)  # within the structure: served
+    assert main(["check", str(tmp_path / EXPORT)]) == 1
+    assert problem in capsys.readouterr().out
