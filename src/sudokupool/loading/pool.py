@@ -340,4 +340,7 @@ class PoolBuilder(pack.PackWriter):
         data = mmap.mmap(self.file.fileno(), 0, access=mmap.ACCESS_READ)
         offset, length = header.sections["table"]
         probes = longest_run(data[offset : offset + length]) + 1  # this pack's own table: its runs are all to know
-        return Pool(data, header, PoolInfo(source, export_key, export_size, self.loaded_at, parsed=True), probes=probes)
+        pool = Pool(data, header, PoolInfo(source, export_key, export_size, self.loaded_at, parsed=True), probes=probes)
+        # Bodies this process just made from validated records: none needs inflating before it is sent.
+        pool._verified[:] = bytes([_VERIFIED]) * len(pool)
+        return pool

@@ -63,7 +63,7 @@ _SOLUTION_FIXED: Final = [
 
 @dataclass(frozen=True)
 class Bounds:
-    """What a check needs besides the pack: the longest record served, and where the records are."""
+    """What a check needs besides the pack: the longest record served (``SUDOKUPOOL_MAX_RECORD_BYTES``)."""
 
     max_record_bytes: int
 
