@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import hashlib
 import logging
 import os
+import stat
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -75,8 +77,34 @@ def new_file(keep: Path | None) -> Iterator[IO[bytes]]:
             written.unlink(missing_ok=True)
 
 
-def prune(directory: Path, loaded: str) -> None:
-    """Remove all but the :data:`KEEP` newest packs in ``directory`` (never ``loaded``), and their locks;
+def private_dir(source: Path) -> Path | None:
+    """A directory of this user's own for the copies of the packs of the local directory ``source``, when no
+    cache directory is set: ``<temp>/sudokupool-<uid>/<hash of source>/``, made readable by this user only.
+    The workers of one machine then copy a pack once and map one file, which the page cache holds once
+    (a copy per worker is private memory of each, 308 MB a worker for the 100k bench pool). None when it
+    cannot be made, or is not a directory of this user's that only this user may write (another user
+    could otherwise place a file under the service): a temporary file per process then."""
+    base = Path(tempfile.gettempdir()) / f"sudokupool-{os.getuid()}"
+    with contextlib.suppress(FileExistsError):
+        try:
+            os.mkdir(base, 0o700)
+        except OSError:
+            if not base.is_dir():
+                return None
+    try:
+        made = os.lstat(base)
+        if not stat.S_ISDIR(made.st_mode) or made.st_uid != os.getuid() or made.st_mode & 0o077:
+            logger.warning("not copying packs into %s: not a directory of this user's alone", base)
+            return None
+        directory = base / hashlib.sha256(str(source.resolve()).encode()).hexdigest()[:16]
+        directory.mkdir(mode=0o700, exist_ok=True)
+    except OSError:
+        return None
+    return directory
+
+
+def prune(directory: Path, loaded: str, keep: int = KEEP) -> None:
+    """Remove all but the ``keep`` newest packs in ``directory`` (never ``loaded``), and their locks;
     and the partial file of a download or write that a killed process left (a pack's worth of disk),
     once nobody holds that pack's lock. A worker still serving a removed pack keeps its mapping (the file
     goes with the last one)."""
@@ -92,12 +120,12 @@ def prune(directory: Path, loaded: str) -> None:
                 (directory / name).unlink()
                 logger.info("removed %s from the cache directory (a partial pack left by a stopped process)", name)
     packs = sorted((name for name in names if is_pack_name(name)), reverse=True)
-    for name in packs[KEEP:]:
+    for name in packs[keep:]:
         if name != loaded:
             with contextlib.suppress(OSError):
                 (directory / name).unlink()
                 (directory / f".{name}.lock").unlink(missing_ok=True)
-                logger.info("removed %s from the cache directory (it keeps the newest %d packs)", name, KEEP)
+                logger.info("removed %s from the cache directory (it keeps the newest %d packs)", name, keep)
 
 
 async def download(store: ExportStore, key: str, size: int, fd: int, *, rate: int) -> None:

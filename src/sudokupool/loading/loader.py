@@ -223,6 +223,12 @@ async def load_export(
             f"cannot load export {_export_name(store, export.key)}: its name is dated {dated:%Y-%m-%dT%H:%M:%SZ}, "
             "more than an hour ahead of this machine's clock"
         )
+    keep, private = cache.KEEP, False
+    path_of: Callable[[str], Path] | None = getattr(store, "path_of", None)
+    if not cache_dir and export.pack is not None and path_of is not None:
+        # A local pack is mapped from a copy; without a cache directory, one per machine and source, which
+        # holds that copy only (a parse's pack goes to a temporary file, as without a cache directory).
+        cache_dir, keep, private = await asyncio.to_thread(cache.private_dir, path_of(export.pack.key).parent), 1, True
     # A single file of another name than an export's: no pack is looked for or kept.
     cached = Path(cache_dir) / Path(pack_key(export.key)).name if cache_dir and is_export_name(export.key) else None
     async with cache.lock(cached):
@@ -234,12 +240,12 @@ async def load_export(
             await asyncio.to_thread(cached.unlink, missing_ok=True)
         if pool is None:
             pool, report = await parse_export(
-                store, export, loaded_at=stamp, background=background, limits=limits, keep=cached
+                store, export, loaded_at=stamp, background=background, limits=limits, keep=None if private else cached
             )
         else:
             report = LoadReport(key=export.key, loaded=len(pool), packed=True, seconds=time.perf_counter() - started)
         if cached is not None:
-            await asyncio.to_thread(cache.prune, cached.parent, cached.name)
+            await asyncio.to_thread(cache.prune, cached.parent, cached.name, keep)
         return pool, report
 
 
