@@ -7,6 +7,8 @@ import logging
 import os
 import shutil
 import time
+import tracemalloc
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,7 @@ from sudokupool.loading.pool import DamagedRecord, Pool, PoolInfo
 from sudokupool.loading.validate import MAX_RUN, longest_run
 from sudokupool.storage.local import LocalStore
 from tests.factories import write_export
-from tests.hostile_packs import CRAFTS, bomb, craft, read, set_body, write
+from tests.hostile_packs import CRAFTS, craft, read, set_body, write
 from tests.servers import run_server
 
 pytestmark = pytest.mark.anyio
@@ -135,20 +137,26 @@ def test_sections_that_overlap_are_refused(tmp_path: Path, good_pack: Path) -> N
 
 
 def test_a_body_that_inflates_past_its_recorded_length_is_never_sent(tmp_path: Path, good_pack: Path) -> None:
-    # Within every bound at load (1 MB of spaces, a few KB of deflate, recorded as 2,000 bytes).
+    # Within every bound at load: 16 MiB of spaces in 16 KB of deflate (zlib's best), recorded as 2,000 bytes.
     path = tmp_path / good_pack.name
     shutil.copy(good_pack, path)
     shutil.copy(good_pack.with_name(EXPORT), tmp_path / EXPORT)
     header, sections = read(path)
-    set_body(sections, 3, bomb(1 << 20), 2000, 0)
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+    member = compressor.compress(b" " * (16 << 20)) + compressor.flush(zlib.Z_SYNC_FLUSH)
+    set_body(sections, 3, member, 2000, 0)
     write(path, header, sections)
     pool = mapped(path)
-    started = time.process_time()
-    with pytest.raises(DamagedRecord):
-        pool.gzip_body(3)
-    with pytest.raises(DamagedRecord):
-        pool.body(3)
-    assert time.process_time() - started < 0.5  # two records' worth of inflate, not 1 MB's (an upper bound)
+    tracemalloc.start()
+    try:
+        with pytest.raises(DamagedRecord):
+            pool.gzip_body(3)
+        with pytest.raises(DamagedRecord):
+            pool.body(3)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20  # inflated no further than the recorded length: not the 16 MiB the member holds
     assert pool.verify() == 3
     assert pool.body(2)  # the others are served
 
