@@ -1,6 +1,6 @@
 """Boot time and private memory of the service on a pool with its pack, from a local directory or from S3.
 
-    python bench/boot.py [--pool 1m] [--workers 2] [--rounds 3] [--source local|s3|both]
+    python bench/boot.py [--pool 1m] [--workers 2] [--rounds 3] [--source local|local-cached|s3|both]
 
 Each round starts the service as the Procfile does (``sudokupool serve``, ``WEB_CONCURRENCY=N``, the
 server ``SUDOKUPOOL_SERVER`` names) and times it from process start until every worker has logged its
@@ -15,6 +15,10 @@ into two temporary directories, one gets this checkout's pack and the other the 
 refused), and the rounds alternate between this checkout and the baseline, each served from its own
 pack. This checkout also takes a second each of :data:`CHOOSING` (the technique catalogue, filtered
 random, the daily) before its memory is read.
+
+``local`` maps a private copy of the pack per worker (no cache directory: each worker copies it into a
+temporary file); ``local-cached`` gives every round one ``SUDOKUPOOL_CACHE_DIR``, so the first round's
+first worker copies the pack there and every later load maps that copy.
 
 ``s3`` starts a real SeaweedFS (``tests/seaweed.py``), uploads the export and its pack, and points the
 service at it with a fresh ``SUDOKUPOOL_CACHE_DIR`` per round, so every round downloads the pack
@@ -150,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=3.0, help="of requests before memory is read")
-    parser.add_argument("--source", choices=("local", "s3", "both"), default="both")
+    parser.add_argument("--source", choices=("local", "local-cached", "s3", "both"), default="both")
     parser.add_argument("--baseline", help="git revision to compare with, side by side (local source only)")
     args = parser.parse_args(argv)
     if args.baseline:
@@ -175,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
                     env = dict(base_env)
                     if source == "local":
                         env["SUDOKUPOOL_EXPORTS"] = str(directory)
+                    elif source == "local-cached":  # one cache directory for every round: the first copies
+                        env |= {"SUDOKUPOOL_EXPORTS": str(directory), "SUDOKUPOOL_CACHE_DIR": f"{tmp}/local-cache"}
                     else:
                         assert server is not None
                         cache = Path(tmp) / f"cache-{n}"

@@ -399,9 +399,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "cache_dir",
         "",
-        "A local directory for pool packs: the pack of an export from object storage is downloaded here, and "
-        "an export without a pack gets one written here, so the next boot maps it and workers on one machine "
-        "share one copy. It keeps the three newest packs. Empty: a temporary file per process.",
+        "A local directory for pool packs: the pack of an export from object storage is downloaded here, a "
+        "local one copied here (the service maps only files of its own), and an export without a pack gets one "
+        "written here, so the next boot maps it and workers on one machine share one copy. It keeps the three "
+        "newest packs. Empty: a temporary file per process.",
         _text,
     ),
     Setting("storage_retry_seconds", "30", "How long startup retries unreachable storage before giving up.", _float(0)),

@@ -27,6 +27,8 @@ NEWEST_FIRST = [
 ]
 NOT_EXPORTS = [
     "README.txt",
+    "pool-20261399T000000Z.ndjson",  # no real time: month 13, 30 February
+    "pool-20260230T000000Z.ndjson.gz",
     "pool-latest.ndjson.gz",
     "pool-20270101T000000Z.ndjson.gz.part",
     "a-pool-20270101T000000Z.ndjson.gz",

@@ -9,6 +9,7 @@ a ``memoryview``; nothing is built per process. The layout is documented in ``do
 
 from __future__ import annotations
 
+import itertools
 import math
 import mmap
 import secrets
@@ -80,7 +81,7 @@ _NAME_MAX: Final = 256
 #: long as a slice took it then sleeps: 7 keeps the check to an eighth of one core (docs/benchmarks.md,
 #: "Swap under load").
 _SLICE: Final = 2 << 20
-_PACE: Final = 7
+PACE: Final = 7
 _encode: Final = msgspec.json.Encoder().encode
 #: Bodies the writer joins into one write: a write and a checksum call per body made a parse 3 % slower.
 _BATCH: Final = 256
@@ -361,6 +362,10 @@ def read_header(data: bytes | mmap.mmap | memoryview, size: int) -> PackHeader:
             raise PackError(f"truncated: {size} bytes, but section {section} ends at byte {offset + length}")
         if section in expected and length != expected[section]:
             raise PackError(f"section {section} has {length} bytes, not {expected[section]}")
+    placed = sorted(sections.values())
+    for (offset, length), (following, _) in itertools.pairwise(placed):
+        if offset + length > following:
+            raise PackError("sections overlap (damaged header)")
     table_key = int.from_bytes(key, "little")
     if sum(counts) != count or slots & (slots - 1) or slots < 2 * count or not table_key & 1:
         raise PackError("inconsistent counts")
@@ -405,10 +410,9 @@ def check(data: mmap.mmap, *, export_name: str, export_size: int, background: bo
             started = time.perf_counter()
             crc = isal_zlib.crc32(view[at : at + step], crc)
             if background:
-                time.sleep((time.perf_counter() - started) * _PACE)
+                time.sleep((time.perf_counter() - started) * PACE)
     if crc != header.crc:
         raise PackError("checksum mismatch (damaged or truncated)")
-    check_filters(data, header)
     return header
 
 
@@ -445,27 +449,3 @@ def list_lengths(view: memoryview, lists: int, what: str) -> list[int]:
     if 4 * (lists + sum(lengths)) != len(view):
         raise PackError(f"section {what}'s lengths do not add up to its size (damaged)")
     return lengths
-
-
-def check_filters(data: mmap.mmap | bytes | memoryview, header: PackHeader) -> None:
-    """Check the filter sections (``stars`` to ``schedule``) against each other and the header; raise
-    :class:`PackError` naming the first problem.
-
-    Their shape and values are checked here: the technique table, every list length, the difficulty and
-    star counts, stars in 0-5. The record numbers the lists hold are checked where they are read (one
-    comparison per pick, :mod:`sudokupool.loading.choose`): scanning them all here would cost every boot
-    a pass over the largest section.
-    """
-    count = header.count
-    names = [row.name for row in technique_rows(data, header)]
-    lengths = list_lengths(_section(data, header, "choices"), (1 + len(names)) * LISTS_PER_GROUP, "choices")
-    for level, expected in enumerate(header.counts):
-        if sum(lengths[level * STAR_SLOTS : (level + 1) * STAR_SLOTS]) != expected:
-            raise PackError(f"choices: {DIFFICULTIES[level]} lists do not hold {expected} records (damaged)")
-    for group in range(1, 1 + len(names)):
-        if sum(lengths[group * LISTS_PER_GROUP : (group + 1) * LISTS_PER_GROUP]) > count:
-            raise PackError(f"choices: technique {names[group - 1]!r} lists more records than the pack holds")
-    if sum(list_lengths(_section(data, header, "schedule"), len(DIFFICULTIES), "schedule")) > count:
-        raise PackError("schedule lists more records than the pack holds (damaged)")
-    if bytes(_section(data, header, "stars")).translate(None, bytes(range(STAR_SLOTS))):
-        raise PackError("stars: a value above 5 (damaged)")

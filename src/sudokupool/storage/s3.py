@@ -23,8 +23,8 @@ from aiobotocore.session import get_session
 from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
 
 from sudokupool.config import Settings
-from sudokupool.naming import is_export_name, is_pack_name
-from sudokupool.storage.base import CHUNK, ExportListing, ExportObject, StorageError, newest_first
+from sudokupool.naming import is_export_name, is_misdated, is_pack_name
+from sudokupool.storage.base import CHUNK, ExportListing, ExportObject, Misdated, StorageError, newest_first
 
 if TYPE_CHECKING:
     from types_aiobotocore_s3 import S3Client
@@ -162,6 +162,7 @@ class S3Store:
         self._client: S3Client | None = None
         self._exit_stack = contextlib.AsyncExitStack()
         self._opening = asyncio.Lock()
+        self.misdated = Misdated(location.url)
 
     @classmethod
     def from_url(cls, url: str, settings: Settings) -> S3Store:
@@ -222,6 +223,8 @@ class S3Store:
                     elif is_pack_name(key):
                         uploaded = item["LastModified"].astimezone(UTC)
                         packs[key] = ExportObject(key=key, size=item["Size"], uploaded=uploaded)
+                    elif is_misdated(key):
+                        self.misdated.note(key)
                 read += 1
                 if read >= MAX_LIST_PAGES and page.get("IsTruncated"):
                     more = True
