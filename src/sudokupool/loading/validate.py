@@ -6,15 +6,17 @@ This module checks every field the serving side reads (``sudokupool.loading.pool
 file and apart (``pack.read_header``), body offsets inside the bodies section and increasing, each body's
 recorded inflated length within ``SUDOKUPOOL_MAX_RECORD_BYTES`` and its compressed length within what
 deflate makes of that, id-table entries in range with a free slot and a bound on every probe, difficulty
-lists in range and as long as their counts, grids, solutions and ids of their alphabets. A body itself is
-inflated (no further than its recorded length) and checked before it is first sent, and all of them in
-the background once the pool is served (``Pool.verify``): inflating every body here would cost ~16 s
-for 1M records. Whether the pack holds what its export holds is ``sudokupool check``'s to prove
+lists in range and as long as their counts, grids, solutions and ids of their alphabets, and the filter
+sections of ``choose.py`` (stars 0-5, the technique table, list lengths, every record number in range).
+A body itself is inflated (no further than its recorded length) and checked before it is first sent,
+and all of them in the background once the pool is served (``Pool.verify``): inflating every body here
+would cost ~16 s for 1M records. Whether the pack holds what its export holds is ``sudokupool check``'s to prove
 (docs/security.md).
 
 The checks run per section, each over a run of records at a time (``SECTION_CHECKS``), with bytes
 methods (``translate``, strided slices) and ``map`` over ``memoryview`` s doing the per-record work in C:
-under a microsecond a record in all (docs/benchmarks.md, "Packs"). A new section adds its check there.
+under a microsecond a record in all (docs/benchmarks.md, "Packs"). A new section adds its check there,
+or, when it is read as a whole (the filter lists, the id table), a function :func:`validate` calls.
 """
 
 from __future__ import annotations
