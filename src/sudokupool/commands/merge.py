@@ -11,7 +11,6 @@ small columns, not the records.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from collections import Counter
@@ -21,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sudokupool.commands.build import check_output, output_path, warn_export_limit
-from sudokupool.commands.writer import ExportWriter
+from sudokupool.commands.writer import ExportWriter, make_output
 from sudokupool.config import Settings
 from sudokupool.loading.export import ExportError, LineError, numbered_lines, parse_record
 from sudokupool.naming import export_timestamp, is_export_name
@@ -107,14 +106,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"sudokupool merge: {item} holds no export (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz])", file=sys.stderr)
             return 2
         inputs += found
-    out = Path(args.out)
-    if args.out.endswith(("/", os.sep)) and not out.is_dir():
-        if not out.parent.is_dir():
-            print(f"sudokupool merge: directory {out.parent} does not exist", file=sys.stderr)
-            return 2
-        out.mkdir()
-    if not out.is_dir() and not out.parent.is_dir():
-        print(f"sudokupool merge: directory {out.parent} does not exist", file=sys.stderr)
+    try:
+        out = make_output(args.out)
+    except OSError as exc:
+        print(f"sudokupool merge: cannot make the directories of --out {args.out}: {exc}", file=sys.stderr)
         return 2
     problem = check_output(out)
     if problem is not None:

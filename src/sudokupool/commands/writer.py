@@ -28,6 +28,18 @@ from sudokupool.naming import pack_key
 FLUSH_EVERY = 5.0
 
 
+def make_output(text: str) -> Path:
+    """The output ``--out TEXT`` names, with its missing directories made: a directory when it is one or ends in
+    ``/`` (``Path`` drops the slash, so ``pools/`` would otherwise become a file named ``pools``), else a file
+    whose parent directories are made. OSError (why, with the path) when a directory cannot be made."""
+    out = Path(text)
+    if text.endswith(("/", os.sep)) or out.is_dir():
+        out.mkdir(parents=True, exist_ok=True)
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    return out
+
+
 def _new_file(directory: Path, suffix: str, mode: str) -> IO[bytes]:
     """A new file of a random dot name in ``directory`` (which no service takes for an export)."""
     while True:
