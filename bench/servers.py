@@ -22,10 +22,16 @@ UVICORN_FLAGS = (
 
 
 def free_port() -> int:
+    """A loopback port nothing listens on right now (the tests use this one too)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def serve_argv(port: int | str = "{port}", *extra: str) -> list[str]:
+    """The Procfile's command line (``sudokupool serve``) on a loopback port (the tests start the service so too)."""
+    return [sys.executable, "-m", "sudokupool", "serve", "--host", "127.0.0.1", "--port", str(port), *extra]
 
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -130,7 +136,7 @@ def uvicorn(name: str, target: str, *extra: str, env: dict[str, str], probe: str
 def procfile(name: str, *extra: str, env: dict[str, str], probe: str, log: Path) -> Server:
     """The service as the Procfile starts it (``sudokupool serve``: the configured server, its flags and its
     logging), on a loopback port; ``extra`` adds serve's options (``--app`` for a bench variant)."""
-    argv = [sys.executable, "-m", "sudokupool", "serve", "--host", "127.0.0.1", "--port", "{port}", *extra]
+    argv = serve_argv("{port}", *extra)
     return Server(name, argv, env=env, probe=probe, log=log)
 
 

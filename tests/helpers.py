@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 import httpx
+from bench.servers import free_port
+
+__all__ = ["MINUTE", "free_port", "running"]
 
 if TYPE_CHECKING:
     from sudokupool.app import SudokuPool
 
 #: A whole clock minute (a rate-limit window starts here).
 MINUTE = 1_800_000_000 - 1_800_000_000 % 60
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @asynccontextmanager

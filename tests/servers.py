@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -12,8 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-
-from tests.helpers import free_port
+from bench.servers import free_port, serve_argv
 
 
 @dataclass
@@ -32,7 +30,7 @@ APP = "sudokupool.app:create_app"
 
 def command(port: int, factory: str = APP) -> list[str]:
     """The Procfile's command line (``sudokupool serve``) on a loopback port, serving ``factory``'s app."""
-    argv = [sys.executable, "-m", "sudokupool", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    argv = serve_argv(port)
     return argv if factory == APP else [*argv, "--app", factory]
 
 
