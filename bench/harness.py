@@ -361,9 +361,13 @@ def machine() -> dict[str, Any]:
     mem = Path("/proc/meminfo").read_text().split("\n")[0].split()[1]
 
     def version(module: str) -> str:
+        from importlib.metadata import PackageNotFoundError
         from importlib.metadata import version as v
 
-        return v(module)
+        try:
+            return v(module)
+        except PackageNotFoundError:  # the bench extra's peers are optional (--no-datasette)
+            return "not installed"
 
     wrk_version = subprocess.run(["wrk", "--version"], capture_output=True, text=True).stdout.split("\n")[0]
     return {
