@@ -1,7 +1,7 @@
 """``python -m bench COMMAND [ARGS]``: the benchmark commands, each a module's ``run_*`` function.
 
-``python -m bench ab TARGET BASELINE ...`` is the one side-by-side runner: TARGET picks what is compared
-against the git revision (or source tree) BASELINE. Run from the repository root; figures go to bench/out/.
+``python -m bench ab TARGET BASELINE ...`` is the one side-by-side runner (``python -m bench ab --help`` lists
+its targets). Run from the repository root; figures go to bench/out/.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import sys
 
 #: command -> (module, entry function, one line of help)
 COMMANDS: dict[str, tuple[str, str, str]] = {
+    "ab": ("ab", "main", "this checkout against BASELINE side by side: python -m bench ab TARGET BASELINE"),
     "harness": ("harness", "run_harness", "the service against the bare app and its peers, with its pools"),
     "make-pool": ("pools", "run_make_pool", "make a synthetic benchmark pool under bench/pools/"),
     "memory": ("pools", "run_memory", "a loaded pool's memory, as JSON (the harness runs it in a child)"),
@@ -37,35 +38,21 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "parse-steps": ("grading", "run_parse_steps", "the CPU of each step of parsing an export"),
     "hostile-exports": ("hostile", "run_hostile_exports", "hostile exports against check and serve"),
 }
-#: ab TARGET -> (module, entry function, one line of help)
-AB_TARGETS: dict[str, tuple[str, str, str]] = {
-    "service": ("ab", "run_ab", "req/s and CPU per answer of v2 by id and random, over HTTP"),
-    "encoding": ("ab", "run_encoding_ab", "gzip and identity clients over HTTP"),
-    "parse": ("ab", "run_parse_ab", "parsing an export without a pack, and the demo boot"),
-    "grader": ("ab", "run_grader_ab", "the grader's CPU per puzzle (two source trees)"),
-    "metrics": ("ab", "run_metrics_inprocess", "metrics on and off in process"),
-    "pool-ops": ("ab", "run_pool_ops", "the pool's lookups in process"),
-}
 
 
 def usage() -> str:
     lines = ["usage: python -m bench COMMAND [ARGS] (COMMAND --help for its own)", "", "commands:"]
     lines += [f"  {name:16} {text}" for name, (_, _, text) in COMMANDS.items()]
-    lines += ["", "python -m bench ab TARGET BASELINE [ARGS]: this checkout against BASELINE, side by side:"]
-    lines += [f"  ab {name:13} {text}" for name, (_, _, text) in AB_TARGETS.items()]
     return "\n".join(lines)
 
 
 def main(argv: list[str]) -> int:
-    table, prefix = COMMANDS, "python -m bench"
-    if argv[:1] == ["ab"]:
-        table, prefix, argv = AB_TARGETS, "python -m bench ab", argv[1:]
-    if not argv or argv[0] not in table:
+    if not argv or argv[0] not in COMMANDS:
         print(usage(), file=sys.stderr)
         return 0 if argv[:1] in (["-h"], ["--help"]) else 2
-    module, entry, _ = table[argv[0]]
+    module, entry, _ = COMMANDS[argv[0]]
     # Each command parses sys.argv as its own script did, under its new name.
-    sys.argv = [f"{prefix} {argv[0]}", *argv[1:]]
+    sys.argv = [f"python -m bench {argv[0]}", *argv[1:]]
     result = getattr(importlib.import_module(f"bench.{module}"), entry)()
     return int(result or 0)
 

@@ -1,0 +1,151 @@
+"""What one side of ``python -m bench ab`` runs in its own process, on its own ``sudokupool`` (``PYTHONPATH``).
+
+``python -m bench.child KIND ...`` answers one JSON line for each line it reads, after a first ``{"ready": ...}``
+line. It imports nothing else of bench/, so a baseline's process loads only the baseline's code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+#: The API key every side is configured with (its limit never trips).
+KEY = "bench-key-with-a-limit-that-never-trips"
+
+
+def serve(answer: Callable[[str], Any], ready: Any = True) -> None:
+    print(json.dumps({"ready": ready}), flush=True)
+    for line in sys.stdin:
+        print(json.dumps(answer(line.rstrip("\n"))), flush=True)
+
+
+def grader() -> None:
+    """A chunk of puzzles (a JSON list) in, the CPU seconds of each grade out."""
+    from sudokupool.sudoku.grader import grade
+
+    def answer(line: str) -> list[float]:
+        times = []
+        for puzzle in json.loads(line):
+            start = time.process_time()
+            grade(puzzle)
+            times.append(time.process_time() - start)
+        return times
+
+    serve(answer)
+
+
+def parse(lines_file: str) -> None:
+    """CPU µs per line of parse_record, and of parse_record then PoolBuilder.add (a line of a load without a
+    pack), best of 5 passes over the lines of ``lines_file``."""
+    from sudokupool.loading.export import parse_record
+    from sudokupool.loading.pool import PoolBuilder
+
+    lines = Path(lines_file).read_bytes().splitlines()
+
+    def best(step: Callable[[Any, bytes], object]) -> float:
+        times = []
+        for _ in range(5):
+            builder = PoolBuilder(loaded_at=1)
+            started = time.process_time()
+            for line in lines:
+                step(builder, line)
+            times.append(time.process_time() - started)
+            builder.file.close()
+        return min(times) / len(lines) * 1e6
+
+    serve(lambda _: [best(lambda b, line: parse_record(line)), best(lambda b, line: b.add(parse_record(line)))])
+
+
+def metrics(ids_file: str) -> None:
+    """The app built on ``SUDOKUPOOL_EXPORTS`` in process (no server, no sockets): ``PATH COUNT`` in, CPU µs per
+    request out, for v2 by id (the ids of ``ids_file``) or v2 random, with a key whose limit never trips."""
+    from sudokupool.app import create_app
+    from sudokupool.config import Settings
+    from sudokupool.keys import digest
+
+    ids = [line.split()[0] for line in Path(ids_file).read_text().splitlines()]
+    settings = Settings.from_environ(
+        {**os.environ, "SUDOKUPOOL_API_KEYS": digest(KEY), "SUDOKUPOOL_LIMIT_KEYED": "1000000000",
+         "SUDOKUPOOL_SYNC_INTERVAL": "0", "SUDOKUPOOL_LOG_LEVEL": "warning"}
+    )  # fmt: skip
+    app = create_app(settings)
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(app.startup())
+
+    async def receive() -> dict[str, object]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, object]) -> None:
+        pass
+
+    def scope(path: str) -> dict[str, object]:
+        return {"type": "http", "method": "GET", "path": path, "raw_path": path.encode(), "query_string": b"",
+                "headers": [(b"host", b"bench"), (b"x-api-key", KEY.encode())], "client": ("127.0.0.1", 5000),
+                "server": ("127.0.0.1", 8000), "scheme": "http", "http_version": "1.1", "root_path": ""}  # fmt: skip
+
+    paths = {"v2 by id": [f"/api/v2/puzzles/{i}" for i in ids], "v2 random": ["/api/v2/puzzles/random"]}
+
+    async def batch(scopes: list[dict[str, object]]) -> float:
+        start = time.process_time()
+        for each in scopes:
+            await app.http(each, receive, send)
+        return 1e6 * (time.process_time() - start) / len(scopes)
+
+    def answer(line: str) -> float:
+        name, count = line.rsplit(" ", 1)
+        chosen = paths[name]
+        return loop.run_until_complete(batch([scope(chosen[n % len(chosen)]) for n in range(int(count))]))
+
+    serve(answer)
+    loop.run_until_complete(app.shutdown())
+
+
+def pool_ops(directory: str, ids_file: str, ops: str) -> None:
+    """The pool loaded as the service loads it; each line read times ``ops`` calls of what the v2 handlers call
+    (ns per call, CPU time): by id (find, etag, gzip_body), by id for an identity client (body), random."""
+    try:
+        from sudokupool.loading.loader import load_latest
+    except ImportError:  # a baseline from before the loading/ package
+        from sudokupool.loader import load_latest  # type: ignore[no-redef]
+    from sudokupool.storage.local import LocalStore
+
+    count = int(ops)
+    pool, report = asyncio.run(load_latest(LocalStore(Path(directory))))
+    ids = Path(ids_file).read_text().split()
+    rng = random.Random(1)
+    picks = [rng.choice(ids) for _ in range(count)]
+    gzip_body = getattr(pool, "gzip_body", pool.body)
+
+    def timed(calls: int, call: Callable[[str], object]) -> float:
+        started = time.process_time_ns()
+        for cid in picks[:calls]:
+            call(cid)
+        return (time.process_time_ns() - started) / calls
+
+    def by_id(cid: str, body: Callable[[int], object]) -> None:
+        index = pool.find(cid)
+        assert index is not None
+        pool.etag(index)
+        body(index)
+
+    def answer(_: str) -> dict[str, float]:
+        return {
+            "by id, gzip": timed(count, lambda cid: by_id(cid, gzip_body)),
+            "by id, identity": timed(count // 10, lambda cid: by_id(cid, pool.body)),
+            "random, gzip": timed(count, lambda _: gzip_body(pool.pick())),
+        }
+
+    serve(answer, report.summary())
+
+
+KINDS: dict[str, Callable[..., None]] = {"grader": grader, "parse": parse, "metrics": metrics, "pool-ops": pool_ops}
+
+if __name__ == "__main__":
+    KINDS[sys.argv[1]](*sys.argv[2:])
