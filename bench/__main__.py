@@ -24,7 +24,6 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "swap-pack": ("service", "run_swap_pack", "p99 while the service swaps packs back to back"),
     "images": ("service", "run_images", "PNG answers through the service"),
     "app-cost": ("inprocess", "run_app_cost", "the app's CPU per request in process"),
-    "metrics-cost": ("inprocess", "run_metrics_cost", "what metrics cost an answer"),
     "limiter": ("inprocess", "run_bench_limiter", "the rate limiter's memory and per-request cost"),
     "render": ("inprocess", "run_bench_render", "PNG rendering and its cache"),
     "protocol-cost": ("inprocess", "run_protocol_cost", "the uvicorn protocol's CPU per request in process"),

@@ -12,6 +12,8 @@ turns). The targets:
   server CPU µs per answer (utime + stime of its process over each wrk run, from /proc).
 - ``encoding``: the same two services; v2 by id and random as a gzip client of this checkout, an identity
   client of it (each body inflated per request) and a gzip client of the baseline; and the median body size.
+- ``metrics-cost``: three services: this checkout with ``SUDOKUPOOL_METRICS_PORT`` set, the same without it,
+  and BASELINE; v2 by id and random on each; the ratios on/off and off/baseline.
 - ``parse``: the load of an export without a pack: ``sudokupool pack`` on the first ``--lean`` lines of the
   1M lean pool and ``--full`` lines of the 100k pool (puzzles per CPU second, Python's start included); CPU
   µs per line of ``parse_record`` and of it then ``PoolBuilder.add`` (best of 5 passes); and the demo boot,
@@ -127,30 +129,34 @@ class Children:
 
 
 @contextlib.contextmanager
-def two_services(directory: Path, src: Path, name: str) -> Iterator[tuple[Server, Server]]:
-    """This checkout's service and BASELINE's, on the same pool, as the harness starts them."""
-    this = service(directory, OUT / f"{name}-this.log")
-    base = service(directory, OUT / f"{name}-baseline.log")
-    base.env["PYTHONPATH"] = str(src)
+def services(directory: Path, name: str, sides: dict[str, tuple[Path, dict[str, str]]]) -> Iterator[dict[str, Server]]:
+    """A service per side (its source tree, its settings) on the same pool, as the harness starts them."""
+    started: dict[str, Server] = {}
     try:
-        yield this.start(), base.start()
+        for label, (src, env) in sides.items():
+            svc = service(directory, OUT / f"ab-{name}-{label.replace(' ', '-')}.log", env=env)
+            svc.env["PYTHONPATH"] = str(src)
+            started[label] = svc.start()
+        yield started
     finally:
-        this.stop()
-        base.stop()
+        for server in started.values():
+            server.stop()
 
 
-def http_rounds(loads: list[tuple[Server, Target]], rounds: int, seconds: float) -> dict[str, list[float]]:
+def http_rounds(
+    loads: list[tuple[Server, Target]], rounds: int, seconds: float, connections: int
+) -> dict[str, list[float]]:
     """wrk on each target in rotated rounds (a 1 s warm-up first): median req/s, p99 ms and the server's CPU µs
     per answer by target name."""
     for _, target in loads:
-        wrk(target, seconds=1, connections=32)
+        wrk(target, seconds=1, connections=connections)
 
     by_name = {target.name: (server, target) for server, target in loads}
 
     def measure(name: str, n: int) -> tuple[float, float, float]:
         server, target = by_name[name]
         before = cpu_seconds(server.pid)
-        run = wrk(target, seconds=seconds, connections=32)
+        run = wrk(target, seconds=seconds, connections=connections)
         used = (cpu_seconds(server.pid) - before) * 1e6 / max(run.requests, 1)
         if run.status_errors or run.errors:
             raise RuntimeError(f"{target.name}: {run.status_errors} non-2xx, {run.errors} errors")
@@ -165,36 +171,41 @@ def http_rounds(loads: list[tuple[Server, Target]], rounds: int, seconds: float)
     return medians
 
 
-def compare(medians: dict[str, list[float]], a: str, b: str) -> None:
-    rps, cpu = medians[a][0] / medians[b][0], medians[a][2] / medians[b][2]
-    print(f"{a} / {b}: req/s {rps:.3f}, CPU per answer {cpu:.3f}")
-
-
 def http_target(args: argparse.Namespace, src: Path) -> None:
     directory = pool_dir(args.pool)
     ids = sample_ids(latest_export(directory), OUT / f"ids-{directory.name}.txt")
     key = {"X-API-Key": KEY}
-    by_id, random_ = "/api/v2/puzzles/{id}", "/api/v2/puzzles/random"
-    with two_services(directory, src, args.target) as (this, base):
-        if args.target == "service":
-            paths = [("v2 by id", by_id, key), ("v2 random", random_, key), ("v2 random, anonymous", random_, {})]
-            sides = [("this", this, {}), ("baseline", base, {})]
-        else:
-            paths = [("v2 by id", by_id, key), ("v2 random", random_, key)]
-            sides = [("this gzip", this, GZIP), ("this identity", this, {}), ("baseline", base, GZIP)]
+    paths = {"v2 by id": ("/api/v2/puzzles/{id}", key), "v2 random": ("/api/v2/puzzles/random", key)}
+    workers = {"WEB_CONCURRENCY": str(args.workers)}
+    sides = {"this": (THIS, workers), "baseline": (src, workers)}
+    # (client name, side, its headers); then the pairs of clients whose ratios are printed
+    clients: list[tuple[str, str, dict[str, str]]] = [("this", "this", {}), ("baseline", "baseline", {})]
+    pairs = [("this", "baseline")]
+    if args.target == "service":
+        paths["v2 random, anonymous"] = ("/api/v2/puzzles/random", {})
+    elif args.target == "encoding":
+        clients = [("this gzip", "this", GZIP), ("this identity", "this", {}), ("baseline", "baseline", GZIP)]
+        pairs = [("this gzip", "baseline"), ("this identity", "this gzip")]
+    elif args.target == "metrics-cost":
+        sides = {"metrics on": (THIS, {**workers, "SUDOKUPOOL_METRICS_PORT": str(free_port())}), **sides}
+        sides["metrics off"] = sides.pop("this")
+        clients = [(side, side, {}) for side in sides]
+        pairs = [("metrics on", "metrics off"), ("metrics off", "baseline")]
+    print(f"baseline {args.baseline}, pool {directory.name}, {args.workers} worker(s), "
+          f"{args.rounds} rounds x {args.seconds:g} s, medians")  # fmt: skip
+    with services(directory, args.target, sides) as started:
         loads = [
-            (s, Target(f"{who}: {p}", s.base, path, h | extra, ids)) for p, path, h in paths for who, s, extra in sides
+            (started[side], Target(f"{who}: {path}", started[side].base, template, headers | extra, ids))
+            for path, (template, headers) in paths.items()
+            for who, side, extra in clients
         ]
-        print(f"baseline {args.baseline}, pool {directory.name}, {args.rounds} rounds x {args.seconds:g} s, medians")
-        medians = http_rounds(loads, args.rounds, args.seconds)
-        for p, _, _ in paths:
-            if args.target == "service":
-                compare(medians, f"this: {p}", f"baseline: {p}")
-            else:
-                compare(medians, f"this gzip: {p}", f"baseline: {p}")
-                compare(medians, f"this identity: {p}", f"this gzip: {p}")
+        medians = http_rounds(loads, args.rounds, args.seconds, args.connections)
+        for path in paths:
+            for a, b in pairs:
+                rps, cpu = (medians[f"{a}: {path}"][i] / medians[f"{b}: {path}"][i] for i in (0, 2))
+                print(f"{path}: {a} / {b}: req/s {rps:.3f}, CPU per answer {cpu:.3f}")
         if args.target == "encoding":
-            wire, identity = body_sizes(this, ids, GZIP)
+            wire, identity = body_sizes(started["this"], ids, GZIP)
             print(f"by-id body, median: {wire:,} B gzip, {identity:,} B identity ({wire / identity:.3f}x)")
 
 
@@ -324,10 +335,12 @@ def pool_ops_target(args: argparse.Namespace, src: Path) -> None:
 def options(parser: argparse.ArgumentParser, target: str) -> None:
     """Each target's own options (every one takes BASELINE and --rounds)."""
     add = parser.add_argument
-    if target in ("service", "encoding", "pool-ops"):
-        add("--pool", default={"service": "1m-lean", "encoding": "100k", "pool-ops": "100k"}[target])
-    if target in ("service", "encoding"):
-        add("--seconds", type=float, default=5.0, help="of each wrk run")
+    if target in ("service", "encoding", "metrics-cost", "pool-ops"):
+        add("--pool", default={"service": "1m-lean", "metrics-cost": "snapshots"}.get(target, "100k"))
+    if target in ("service", "encoding", "metrics-cost"):
+        add("--seconds", type=float, default=4.0 if target == "metrics-cost" else 5.0, help="of each wrk run")
+        add("--connections", type=int, default=32, help="of wrk")
+        add("--workers", type=int, default=1, help="uvicorn workers of each service")
     if target == "parse":
         add("--pools", type=Path, default=ROOT / "bench" / "pools", help="holding 1m-lean/ and 100k/")
         add("--lean", type=int, default=100_000, help="lines of the 1M lean pool to parse")
@@ -346,6 +359,7 @@ def options(parser: argparse.ArgumentParser, target: str) -> None:
 TARGETS: dict[str, tuple[str, Callable[[argparse.Namespace, Path], None], int]] = {
     "service": ("req/s and CPU per answer of v2 by id and random, over HTTP", http_target, 5),
     "encoding": ("gzip and identity clients over HTTP", http_target, 5),
+    "metrics-cost": ("metrics on and off, and BASELINE, over HTTP", http_target, 7),
     "parse": ("parsing an export without a pack, and the demo boot", parse_target, 3),
     "grader": ("the grader's CPU per puzzle", grader_target, 0),
     "metrics": ("the request path in process, metrics on and off", metrics_target, 15),
