@@ -46,25 +46,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bench.grading import pct, read
-from bench.harness import KEY, OUT, Target, latest_export, pool_dir, sample_ids, service, wrk
+from bench.harness import KEY, OUT, Target, baseline_src, latest_export, pool_dir, sample_ids, service, wrk
 from bench.servers import Server, cpu_seconds, free_port, serve_argv
 
 ROOT = Path(__file__).resolve().parent.parent
 THIS = ROOT / "src"
 T = TypeVar("T")
 GZIP = {"Accept-Encoding": "gzip"}
-
-
-@contextlib.contextmanager
-def baseline_src(spec: str) -> Iterator[Path]:
-    """BASELINE's source tree: the directory itself, or a git revision's ``src/`` in a temporary directory."""
-    if (Path(spec) / "sudokupool").is_dir():
-        yield Path(spec).resolve()
-        return
-    with tempfile.TemporaryDirectory(prefix="sudokupool-baseline-") as tmp:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", spec, "src"], check=True, capture_output=True)
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
-        yield Path(tmp) / "src"
 
 
 def rotated(items: Sequence[T], n: int) -> list[T]:

@@ -160,16 +160,17 @@ def valkey(log: Path) -> Iterator[tuple[str, int]]:
 
 
 @contextlib.contextmanager
-def baseline_tree(revision: str) -> Iterator[Path]:
-    """A temporary git worktree of ``revision`` (for the side-by-side scripts), removed afterwards."""
+def baseline_src(spec: str) -> Iterator[Path]:
+    """A side-by-side run's BASELINE source tree: the directory itself when it holds a ``sudokupool`` package
+    (another checkout's ``src``), else a git revision's ``src/`` taken with ``git archive`` into a temporary
+    directory (nothing is checked out), removed afterwards."""
+    if (Path(spec) / "sudokupool").is_dir():
+        yield Path(spec).resolve()
+        return
     with tempfile.TemporaryDirectory(prefix="sudokupool-baseline-") as tmp:
-        tree = Path(tmp) / "baseline"
-        subprocess.run(["git", "-C", str(BENCH.parent), "worktree", "add", "-q", "--detach", str(tree), revision],
-                       check=True)  # fmt: skip
-        try:
-            yield tree
-        finally:
-            subprocess.run(["git", "-C", str(BENCH.parent), "worktree", "remove", "--force", str(tree)], check=False)
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", spec, "src"], check=True, capture_output=True)
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        yield Path(tmp) / "src"
 
 
 def load_seconds(log: Path) -> float | None:

@@ -34,7 +34,7 @@ from bench.harness import (
     OUT,
     Run,
     Target,
-    baseline_tree,
+    baseline_src,
     body_size,
     digest,
     latest_export,
@@ -948,7 +948,7 @@ Three services of the same pool run at once, started as the harness starts them 
 
 - **this, no cache** (``SUDOKUPOOL_IMAGE_CACHE_BYTES=0``): every answer is a first render. Targets: PNG, SVG
   and WebP of random ids from the whole pool (the same ids for each format).
-- **this** (default budget) and **baseline** (BASELINE checked out in a temporary worktree): every answer is a
+- **this** (default budget) and **baseline** (BASELINE's src/ from git archive): every answer is a
   cached one. Targets: 300 ids, rendered once before the rounds, as PNG on both and as SVG and WebP (480 px)
   and a 1000 px PNG on this.
 
@@ -1029,11 +1029,11 @@ def images_main(argv: list[str] | None = None) -> int:
     hot_ids = write_lines(OUT / "images-hot-ids.txt", hot)
     key = {"X-API-Key": KEY}
     image = "/api/v2/puzzles/{id}/image"
-    with baseline_tree(args.baseline) as tree:
+    with baseline_src(args.baseline) as src:
         cold = service(directory, OUT / "images-cold.log", env={"SUDOKUPOOL_IMAGE_CACHE_BYTES": "0"})
         this = service(directory, OUT / "images-this.log")
         base = service(directory, OUT / "images-baseline.log")
-        base.env["PYTHONPATH"] = str(tree / "src")
+        base.env["PYTHONPATH"] = str(src)
         for svc in (cold, this, base):
             svc.start()
         try:
