@@ -46,8 +46,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bench.grading import pct, read
-from bench.harness import KEY, OUT, Target, baseline_src, latest_export, pool_dir, sample_ids, service, wrk
-from bench.servers import Server, cpu_seconds, free_port, serve_argv
+from bench.harness import KEY, OUT, Target, baseline_src, latest_export, pool_dir, rounds, sample_ids, service
+from bench.servers import Server, free_port, serve_argv
 
 ROOT = Path(__file__).resolve().parent.parent
 THIS = ROOT / "src"
@@ -132,30 +132,20 @@ def services(directory: Path, name: str, sides: dict[str, tuple[Path, dict[str, 
 
 
 def http_rounds(
-    loads: list[tuple[Server, Target]], rounds: int, seconds: float, connections: int
+    loads: list[tuple[Server, Target]], count: int, seconds: float, connections: int
 ) -> dict[str, list[float]]:
-    """wrk on each target in rotated rounds (a 1 s warm-up first): median req/s, p99 ms and the server's CPU µs
-    per answer by target name."""
-    for _, target in loads:
-        wrk(target, seconds=1, connections=connections)
-
-    by_name = {target.name: (server, target) for server, target in loads}
-
-    def measure(name: str, n: int) -> tuple[float, float, float]:
-        server, target = by_name[name]
-        before = cpu_seconds(server.pid)
-        run = wrk(target, seconds=seconds, connections=connections)
-        used = (cpu_seconds(server.pid) - before) * 1e6 / max(run.requests, 1)
-        if run.status_errors or run.errors:
-            raise RuntimeError(f"{target.name}: {run.status_errors} non-2xx, {run.errors} errors")
-        print(f"  round {n + 1} {target.name:32} {run.rps:9.0f} req/s  {used:6.1f} CPU µs/answer", flush=True)
-        return run.rps, run.p99_ms, used
-
-    found = interleave(list(by_name), rounds, measure)
-    medians = {name: [statistics.median(r[i] for r in runs) for i in range(3)] for name, runs in found.items()}
+    """The harness's rounds: median req/s, p99 ms and server CPU µs per answer by target name, as a table."""
+    runs, cpu = rounds([t for _, t in loads], count=count, seconds=seconds, connections=connections,
+                       servers={t.name: s for s, t in loads})  # fmt: skip
+    medians: dict[str, list[float]] = {}
+    for name, found in runs.items():
+        if any(run.status_errors or run.errors for run in found):
+            raise RuntimeError(f"{name}: non-2xx answers or socket errors")
+        medians[name] = [statistics.median(r.rps for r in found), statistics.median(r.p99_ms for r in found),
+                         statistics.median(cpu[name])]  # fmt: skip
     print("| target | req/s | p99 ms | server CPU µs/answer |\n|---|---:|---:|---:|")
-    for name, (rps, p99, cpu) in medians.items():
-        print(f"| {name} | {rps:,.0f} | {p99:.2f} | {cpu:.1f} |")
+    for name, (rps, p99, us) in medians.items():
+        print(f"| {name} | {rps:,.0f} | {p99:.2f} | {us:.1f} |")
     return medians
 
 
@@ -360,11 +350,11 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m bench ab", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     targets = parser.add_subparsers(dest="target", required=True, metavar="TARGET")
-    for name, (text, _, rounds) in TARGETS.items():
+    for name, (text, _, default_rounds) in TARGETS.items():
         sub = targets.add_parser(name, help=text, description=text)
         sub.add_argument("baseline", metavar="BASELINE", help="a git revision, or a directory holding sudokupool")
-        if rounds:
-            sub.add_argument("--rounds", type=int, default=rounds)
+        if default_rounds:
+            sub.add_argument("--rounds", type=int, default=default_rounds)
         options(sub, name)
     args = parser.parse_args(argv)
     OUT.mkdir(exist_ok=True)

@@ -26,7 +26,17 @@ from pathlib import Path
 from typing import Any
 
 from bench import peers as datasette_peer
-from bench.servers import Server, free_port, get, proc_status, procfile, redis_outages, uvicorn
+from bench.servers import (
+    Server,
+    cpu_seconds,
+    free_port,
+    get,
+    proc_status,
+    process_tree,
+    procfile,
+    redis_outages,
+    uvicorn,
+)
 from sudokupool.keys import digest
 from sudokupool.loading.loader import LoadLimits
 
@@ -244,19 +254,32 @@ def targets(
     return found
 
 
-def rounds(found: list[Target], *, count: int, seconds: float, connections: int) -> dict[str, list[Run]]:
-    runs: dict[str, list[Run]] = {t.name: [] for t in found}
-    for target in found:  # warm-up: connections, caches, the first pages of SQLite
+def rounds(
+    found: list[Target], *, count: int, seconds: float, connections: int, servers: dict[str, Server] | None = None
+) -> tuple[dict[str, list[Run]], dict[str, list[float]]]:
+    """wrk on each target in rounds, after a 1 s warm-up of each (connections, caches, the first pages of
+    SQLite), the order rotated each round so no target always runs right after the same neighbour and drift on
+    a shared machine hits all alike. The runs by target name and, for a target whose server is in ``servers``
+    (by target name), that server's CPU µs per answer (utime + stime of its process tree over the run)."""
+    servers = servers or {}
+    for target in found:
         wrk(target, seconds=1, connections=connections)
+    runs: dict[str, list[Run]] = {t.name: [] for t in found}
+    cpu: dict[str, list[float]] = {t.name: [] for t in found if t.name in servers}
     for n in range(count):
-        # Rotate the order each round so no target always runs right after the same neighbour.
         for target in found[n % len(found) :] + found[: n % len(found)]:
+            pids = process_tree(servers[target.name].pid) if target.name in servers else []
+            before = sum(cpu_seconds(p) for p in pids)
             run = wrk(target, seconds=seconds, connections=connections)
             runs[target.name].append(run)
-            print(
-                f"  round {n + 1} {target.name:28} {run.rps:9.0f} req/s  p50 {run.p50_ms:6.2f}  p99 {run.p99_ms:6.2f}"
+            line = (
+                f"  round {n + 1} {target.name:32} {run.rps:9.0f} req/s  p50 {run.p50_ms:6.2f}  p99 {run.p99_ms:6.2f}"
             )
-    return runs
+            if pids:
+                cpu[target.name].append(1e6 * (sum(cpu_seconds(p) for p in pids) - before) / max(run.requests, 1))
+                line += f"  {cpu[target.name][-1]:6.1f} µs CPU/answer"
+            print(line, flush=True)
+    return runs, cpu
 
 
 def profile(svc: Server, target: Target, *, seconds: int, connections: int, out: Path) -> dict[str, Any]:
@@ -498,7 +521,7 @@ def harness_main(argv: list[str] | None = None) -> int:
         if args.targets:
             wanted = set(args.targets.split(","))
             found = [t for t in found if t.name in wanted]
-        runs = rounds(found, count=args.rounds, seconds=args.seconds, connections=args.connections)
+        runs, _ = rounds(found, count=args.rounds, seconds=args.seconds, connections=args.connections)
         results["throughput"] = {name: summarize(r) for name, r in runs.items()}
         results["service_rss"] = proc_status(svc.pid)
         if redis_svc is not None and redis_svc.log is not None:

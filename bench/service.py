@@ -631,26 +631,6 @@ def tree_cpu(pid: int) -> float:
     return sum(cpu_seconds(p) for p in process_tree(pid))
 
 
-def server_choice_measure(found: list[tuple[Server, Target]], *, count: int, seconds: float, connections: int
-            ) -> tuple[dict[str, list[Run]], dict[str, list[float]]]:  # fmt: skip
-    """Interleaved rounds, order rotated each round: wrk's runs and the servers' CPU µs per answer."""
-    runs: dict[str, list[Run]] = {t.name: [] for _, t in found}
-    cpu: dict[str, list[float]] = {t.name: [] for _, t in found}
-    for _, target in found:
-        wrk(target, seconds=1, connections=connections)
-    for n in range(count):
-        for server, target in found[n % len(found) :] + found[: n % len(found)]:
-            pids = process_tree(server.pid)
-            before = sum(cpu_seconds(p) for p in pids)
-            run = wrk(target, seconds=seconds, connections=connections)
-            used = sum(cpu_seconds(p) for p in pids) - before
-            runs[target.name].append(run)
-            cpu[target.name].append(1e6 * used / max(run.requests, 1))
-            print(f"  round {n + 1} {target.name:36} {run.rps:8.0f} req/s  p99 {run.p99_ms:7.2f} ms  "
-                  f"{cpu[target.name][-1]:6.1f} µs CPU/req")  # fmt: skip
-    return runs, cpu
-
-
 def tree_rss(pid: int) -> int:
     """Resident bytes of ``pid`` and its descendants (a server's workers)."""
     return sum(proc_status(p).get("VmRSS", 0) for p in process_tree(pid))
@@ -715,7 +695,8 @@ def server_choice_main(argv: list[str] | None = None) -> int:
         found[:0] = [(bare, Target("bare ASGI app on uvicorn", bare.base, "/")),
                      (bare_small, Target(f"bare ASGI app on uvicorn, {gzip_size} B body", bare_small.base, "/")),
                      (bare_g, Target("bare ASGI app on granian", bare_g.base, "/"))]  # fmt: skip
-        runs, cpu = server_choice_measure(found, count=args.rounds, seconds=args.seconds, connections=args.connections)
+        runs, cpu = rounds([t for _, t in found], count=args.rounds, seconds=args.seconds,
+                           connections=args.connections, servers={t.name: s for s, t in found})  # fmt: skip
     finally:
         for server in servers:
             server.stop()
@@ -1049,7 +1030,7 @@ def images_main(argv: list[str] | None = None) -> int:
                 Target("this: cached webp", this.base, image + "?format=webp", key, hot_ids),
                 Target("this: cached png 1000 px", this.base, image + "?size=1000", key, hot_ids),
             ]
-            runs = rounds(targets, count=args.rounds, seconds=args.seconds, connections=32)
+            runs, _ = rounds(targets, count=args.rounds, seconds=args.seconds, connections=32)
         finally:
             for svc in (cold, this, base):
                 svc.stop()
