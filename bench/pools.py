@@ -14,6 +14,7 @@ import os
 import random
 import re
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -81,18 +82,15 @@ def parse_count(text: str) -> int:
 
 
 def source_export() -> Path:
-    """The newest export in snapshots/, else a 300-record pool made with tests/factories.py."""
+    """The newest export in snapshots/, else a 300-puzzle pool made once with ``sudokupool build``."""
     found = sorted((ROOT / "snapshots").glob("pool-*.ndjson*"))
     if found:
         return found[-1]
     target = POOLS / "source"
-    made = sorted(target.glob("pool-*.ndjson.gz"))
-    if made:
-        return made[-1]
-    from tests.factories import make_records, write_export
-
-    target.mkdir(parents=True, exist_ok=True)
-    return write_export(target / export_filename(datetime.now(UTC)), make_records(300))
+    if not sorted(target.glob("pool-*.ndjson.gz")):
+        build = [sys.executable, "-m", "sudokupool", "build", "--count", "300", "--seed", "1", "--out", f"{target}/"]
+        subprocess.run(build, check=True)
+    return sorted(target.glob("pool-*.ndjson.gz"))[-1]
 
 
 def load_templates(path: Path, *, lean: bool) -> list[Template]:

@@ -27,7 +27,6 @@ from typing import Any
 
 import httpx
 import redis
-from tests.valkey import ValkeyCluster, ValkeyServer
 
 from bench.harness import (
     KEY,
@@ -58,6 +57,7 @@ from bench.servers import (
     serve_argv,
     uvicorn,
 )
+from bench.stores import ValkeyCluster, ValkeyServer
 from sudokupool.ratelimit.redis import RedisStore
 
 BENCH = Path(__file__).resolve().parent
@@ -78,7 +78,7 @@ Then it sends a few seconds of v2 random and by-id requests (wrk) so every worke
 reads each child process's ``/proc/PID/smaps_rollup``: USS (the ``Private_*`` lines: what stopping that
 worker alone would give back), PSS and RSS.
 
-``s3`` starts a real SeaweedFS (``tests/seaweed.py``), uploads the export and its pack, and points the
+``s3`` starts a real SeaweedFS (``bench/stores.py``), uploads the export and its pack, and points the
 service at it with a fresh ``SUDOKUPOOL_CACHE_DIR`` per round, so every round downloads the pack
 (the workers share one download: the first takes the cache's lock, the others map its file). The
 pool needs its pack first: ``sudokupool pack bench/pools/<pool>/pool-*.ndjson.gz``.
@@ -154,7 +154,7 @@ def pack_of(export: Path) -> Path:
 
 
 def seaweed(export: Path, pack: Path, workdir: Path) -> tuple[Any, str]:
-    from tests.seaweed import SeaweedS3
+    from bench.stores import SeaweedS3
 
     server = SeaweedS3(workdir)
     server.start()
@@ -730,7 +730,7 @@ What the shared limiter costs Redis: valkey CPU per counted request and per call
 
     python -m bench redis-capacity [--rounds 2000] [--batch 32]
 
-Starts a valkey-server and a three-node Valkey cluster (tests/valkey.py) on loopback ports, and counts
+Starts a valkey-server and a three-node Valkey cluster (bench/stores.py) on loopback ports, and counts
 batches of ``--batch`` hits of distinct identities (the worst case: every request a different client,
 so every hit is its own counter) through :class:`~sudokupool.ratelimit.redis.RedisStore`, as an instance
 does when that many requests wait at the same moment. Reports the CPU the valkey processes spent (from

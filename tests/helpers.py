@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 import httpx
+
 from bench.servers import free_port
 
 __all__ = ["MINUTE", "free_port", "running"]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+
 from bench.servers import free_port, serve_argv
 
 

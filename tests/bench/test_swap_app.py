@@ -10,8 +10,8 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from bench.peers import SwapApp
 
+from bench.peers import SwapApp
 from sudokupool.app import create_app
 from sudokupool.commands.pack import write_pack
 from sudokupool.config import Settings

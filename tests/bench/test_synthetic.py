@@ -8,8 +8,8 @@ from typing import Any
 
 import msgspec
 import pytest
-from bench.pools import compile_record, synthetic_line, token_table, tokenize_text
 
+from bench.pools import compile_record, synthetic_line, token_table, tokenize_text
 from sudokupool.commands.check import check_file
 from sudokupool.loading.export import parse_record, record_line
 from sudokupool.sudoku.canonical import canonical_form
