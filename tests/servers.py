@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import signal
 import subprocess
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -10,15 +10,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-
+from bench import servers as bench_servers
 from bench.servers import free_port, serve_argv
 
 
 @dataclass
 class Server:
     url: str
-    process: subprocess.Popen[str]
+    process: subprocess.Popen[bytes]
     log: Path
 
     def output(self) -> str:
@@ -48,37 +47,17 @@ def run_server(
 
     ``argv``: another command line than the Procfile's, with ``{port}`` where the port goes."""
     port = free_port()
-    handle = log.open("w")
-    process = subprocess.Popen(
-        command(port, factory) if argv is None else [part.format(port=port) for part in argv],
-        cwd=ROOT,
-        env={**os.environ, **env},
-        stdout=handle,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
+    command_line = command(port, factory) if argv is None else [part.format(port=port) for part in argv]
+    server = bench_servers.Server("sudokupool", command_line, dict(env), "/api/v1/health", log, port)
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if process.poll() is not None:
-                raise AssertionError(f"server exited with {process.returncode}:\n{log.read_text()}")
-            try:
-                if httpx.get(f"{url}/api/v1/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"server did not come up in {timeout} s:\n{log.read_text()}")
-            time.sleep(0.1)
-        yield Server(url, process, log)
+        server.start(timeout)
+    except RuntimeError as exc:
+        raise AssertionError(str(exc)) from None
+    try:
+        assert server.process is not None
+        yield Server(server.base, server.process, log)
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        handle.close()
+        server.stop(signal.SIGTERM)
 
 
 def away_from_minute_end(margin: float = 8.0) -> None:
