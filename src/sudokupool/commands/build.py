@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from sudokupool.commands.orders import Made, Order, Stats, ordered_results, technique_name
-from sudokupool.commands.pack import write_problem
 from sudokupool.commands.progress import Progress
-from sudokupool.commands.writer import ExportWriter, make_output
+from sudokupool.commands.writer import ExportWriter, prepare_output
 from sudokupool.config import Settings, SettingsError
 from sudokupool.naming import export_filename, is_export_name
 from sudokupool.sudoku import DIFFICULTIES
@@ -200,16 +199,6 @@ def warn_export_limit(inflated: int, command: str = "build") -> None:
         )
 
 
-def check_output(out: Path) -> str | None:
-    """Why ``out`` cannot be written (None when it can): an existing path that is not a regular file or a
-    directory (a device such as /dev/null would be replaced by a file), or a directory that refuses new files."""
-    if (out.exists() or out.is_symlink()) and not (out.is_file() or out.is_dir()):
-        return f"--out {out} is not a regular file or a directory"
-    directory = out if out.is_dir() else out.resolve().parent
-    problem = write_problem(directory)
-    return None if problem is None else f"cannot write in {directory}: {problem}"
-
-
 def run(args: argparse.Namespace) -> int:
     """Build the export; exit 0 on success, 1 when the time limit stopped it short or the export could not be
     written, 2 on bad arguments (checked, with the output, before any work)."""
@@ -245,16 +234,10 @@ def run(args: argparse.Namespace) -> int:
         print("sudokupool build: --time-limit must be a number of seconds above 0", file=sys.stderr)
         return 2
     try:
-        out = make_output(args.out)
-    except OSError as exc:
-        print(f"sudokupool build: cannot make the directories of --out {args.out}: {exc}", file=sys.stderr)
+        out = prepare_output(args.out)
+    except ValueError as exc:
+        print(f"sudokupool build: {exc}", file=sys.stderr)
         return 2
-    problem = check_output(out)
-    if problem is not None:
-        print(f"sudokupool build: {problem}", file=sys.stderr)
-        return 2
-    if out.is_symlink() and out.is_file():
-        out = out.resolve()  # written through: the temporary file and the rename happen beside the target
     build_seed = args.seed if args.seed is not None else secrets.randbits(32)
     tags = args.tags
     volume = args.volume or None

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sudokupool.commands.build import check_output, output_path, warn_export_limit
-from sudokupool.commands.writer import ExportWriter, make_output
+from sudokupool.commands.build import output_path, warn_export_limit
+from sudokupool.commands.writer import ExportWriter, prepare_output
 from sudokupool.config import Settings
 from sudokupool.loading.export import ExportError, LineError, numbered_lines, parse_record
 from sudokupool.naming import export_timestamp, is_export_name
@@ -107,16 +107,10 @@ def run(args: argparse.Namespace) -> int:
             return 2
         inputs += found
     try:
-        out = make_output(args.out)
-    except OSError as exc:
-        print(f"sudokupool merge: cannot make the directories of --out {args.out}: {exc}", file=sys.stderr)
+        out = prepare_output(args.out)
+    except ValueError as exc:
+        print(f"sudokupool merge: {exc}", file=sys.stderr)
         return 2
-    problem = check_output(out)
-    if problem is not None:
-        print(f"sudokupool merge: {problem}", file=sys.stderr)
-        return 2
-    if out.is_symlink() and out.is_file():
-        out = out.resolve()
     directory = out if out.is_dir() else out.parent
     seen: set[str] = set()
     dropped = 0
