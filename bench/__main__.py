@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "server-choice": ("service", "run_server_choice", "uvicorn against other ASGI servers"),
     "redis-capacity": ("service", "run_redis_capacity", "the Redis limiter store's capacity"),
     "swap-pack": ("service", "run_swap_pack", "p99 while the service swaps packs back to back"),
+    "filters": ("service", "run_filters", "filtered random against plain random on one service"),
     "images": ("service", "run_images", "PNG answers through the service"),
     "app-cost": ("inprocess", "run_app_cost", "the app's CPU per request in process"),
     "limiter": ("inprocess", "run_bench_limiter", "the rate limiter's memory and per-request cost"),

@@ -25,6 +25,10 @@ turns). The targets:
 - ``pool-ops``: the pool itself, loaded as the service loads it: ns per call of what the v2 handlers call
   (by id, by id for an identity client, random). A request costs the server ~150-400 µs in all, so these
   say how much of a request's difference the pool can account for.
+- ``handlers``: the v2 handlers in process, no HTTP: CPU ns per call of random, random by difficulty and by
+  id (gzip clients).
+- ``boot``: ``python -m bench boot``'s boot time and worker memory (USS, PSS), each side served from its own
+  pack (an earlier version's pack is refused), rounds alternating.
 """
 
 from __future__ import annotations
@@ -310,11 +314,68 @@ def pool_ops_target(args: argparse.Namespace, src: Path) -> None:
         print(f"  {op:18s} this {this:8.0f}  baseline {base:8.0f}  ratio {this / base:.3f}  diff {this - base:+.0f} ns")
 
 
+def handlers_target(args: argparse.Namespace, src: Path) -> None:
+    directory = pool_dir(args.pool)
+    sides = {"this": (THIS, {}), "baseline": (src, {})}
+    with Children(sides, "handlers", str(directory), str(args.calls)) as children:
+        found = interleave(list(sides), args.rounds, lambda side, _: children.ask(side, "go"))
+    print(f"baseline {args.baseline}, pool {directory}, {args.rounds} rounds x {args.calls} calls, median CPU ns")
+    for case in found["this"][0]:
+        this, base = (statistics.median(run[case] for run in found[side]) for side in sides)
+        print(f"  {case:24s} this {this:7,.0f}  baseline {base:7,.0f}  ratio {this / base:.3f}")
+
+
+def boot_target(args: argparse.Namespace, src: Path) -> None:
+    """Each side boots from its own pack (made here, one after the other: a pack read by other jobs since it was
+    written can sit in the page cache in a state that takes half as long again to check), a boot of each first
+    not counted; this checkout also takes a second each of the paths only it has before its memory is read."""
+    from bench.service import CHOOSING, boot, pack_of
+    from sudokupool.keys import digest
+
+    directory = pool_dir(args.pool)
+    export = latest_export(directory)
+    pack_of(export)
+    ids = sample_ids(export, OUT / f"ids-{directory.name}.txt")
+    env = {"SUDOKUPOOL_API_KEYS": digest(KEY), "SUDOKUPOOL_LIMIT_KEYED": "1000000000", "SUDOKUPOOL_SYNC_INTERVAL": "0"}
+    with tempfile.TemporaryDirectory(prefix="sudokupool-boot-") as tmp:
+        setups = {}
+        for side, tree in (("this", THIS), ("baseline", src)):
+            place = Path(tmp) / side
+            place.mkdir()
+            os.link(export, place / export.name)
+            made = {**os.environ, "SUDOKUPOOL_MAX_EXPORT_BYTES": str(1 << 40), "PYTHONPATH": str(tree)}
+            subprocess.run([sys.executable, "-m", "sudokupool", "pack", str(place / export.name)], env=made,
+                           check=True)  # fmt: skip
+            setups[side] = {**env, "SUDOKUPOOL_EXPORTS": str(place), "PYTHONPATH": str(tree)}
+
+        def measure(side: str, n: int) -> dict[str, Any]:
+            extra = CHOOSING if side == "this" and n >= 0 else ()
+            found = boot(
+                setups[side], args.workers, OUT / f"boot-{side}.log", ids, args.seconds if n >= 0 else 1, extra
+            )
+            print(side, n + 1, json.dumps(found), flush=True)
+            return found
+
+        results = interleave(["this", "baseline"], args.rounds, measure, warm_up=True)
+    print(f"pool {directory.name}, {args.workers} workers, {args.rounds} rounds (medians), baseline {args.baseline}")
+    medians: dict[str, tuple[float, float, float]] = {}
+    for side, runs in results.items():
+        ready = statistics.median(r["ready_s"] for r in runs)
+        uss = statistics.median(max(w["uss_mb"] for w in r["workers"]) for r in runs)
+        pss = statistics.median(max(w["pss_mb"] for w in r["workers"]) for r in runs)
+        medians[side] = (ready, uss, pss)
+        print(f"  {side:8s} ready {ready:6.2f} s  worst worker USS {uss} MB  PSS {pss} MB  "
+              f"packed {all(r['packed'] for r in runs)}")  # fmt: skip
+    (ready, uss, pss), (base_ready, base_uss, base_pss) = medians["this"], medians["baseline"]
+    print(f"  ratio    ready {ready / base_ready:.3f}  USS {uss / base_uss:.3f}  PSS {pss / base_pss:.3f}")
+
+
 def options(parser: argparse.ArgumentParser, target: str) -> None:
     """Each target's own options (every one takes BASELINE and --rounds)."""
     add = parser.add_argument
-    if target in ("service", "encoding", "metrics-cost", "pool-ops"):
-        add("--pool", default={"service": "1m-lean", "metrics-cost": "snapshots"}.get(target, "100k"))
+    if target in ("service", "encoding", "metrics-cost", "pool-ops", "handlers", "boot"):
+        pools = {"service": "1m-lean", "metrics-cost": "snapshots", "handlers": "snapshots", "boot": "1m"}
+        add("--pool", default=pools.get(target, "100k"))
     if target in ("service", "encoding", "metrics-cost"):
         add("--seconds", type=float, default=4.0 if target == "metrics-cost" else 5.0, help="of each wrk run")
         add("--connections", type=int, default=32, help="of wrk")
@@ -331,6 +392,11 @@ def options(parser: argparse.ArgumentParser, target: str) -> None:
         add("--baseline-on", action="store_true", help="BASELINE with metrics on too: what a change to metrics costs")
     if target == "pool-ops":
         add("--ops", type=int, default=200_000, help="calls per round")
+    if target == "handlers":
+        add("--calls", type=int, default=20000, help="of each handler per round")
+    if target == "boot":
+        add("--workers", type=int, default=2)
+        add("--seconds", type=float, default=3.0, help="of requests before memory is read")
 
 
 #: target -> (what it compares, how, default rounds)
@@ -342,6 +408,8 @@ TARGETS: dict[str, tuple[str, Callable[[argparse.Namespace, Path], None], int]] 
     "grader": ("the grader's CPU per puzzle", grader_target, 0),
     "metrics": ("the request path in process, metrics on and off", metrics_target, 15),
     "pool-ops": ("the pool's own calls in process", pool_ops_target, 7),
+    "handlers": ("the hot v2 handlers' CPU per call in process", handlers_target, 5),
+    "boot": ("boot time and worker memory, each side from its own pack", boot_target, 3),
 }
 
 

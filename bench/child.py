@@ -145,7 +145,45 @@ def pool_ops(directory: str, ids_file: str, ops: str) -> None:
     serve(answer, report.summary())
 
 
-KINDS: dict[str, Callable[..., None]] = {"grader": grader, "parse": parse, "metrics": metrics, "pool-ops": pool_ops}
+def handlers(directory: str, calls: str) -> None:
+    """The v2 handlers on the pool, no HTTP: CPU ns per call of random, random by difficulty and by id (gzip
+    clients), ``calls`` calls of each for every line read."""
+    from sudokupool.api.endpoints import Endpoints
+    from sudokupool.config import Settings
+    from sudokupool.loading.loader import load_latest
+    from sudokupool.state import Runtime
+    from sudokupool.storage.local import LocalStore
+
+    pool, _ = asyncio.run(load_latest(LocalStore(Path(directory)), loaded_at=0))
+    endpoints = Endpoints(Runtime(Settings(), pool=pool), b"{}")
+    count = int(calls)
+    ids = [pool.body(i)[17:30].decode() for i in range(0, len(pool), 7)]
+    gzip = [(b"accept-encoding", b"gzip")]
+
+    def per_call(query: bytes, call: Callable[[dict[str, object], int], object]) -> float:
+        scope = {"query_string": query, "headers": gzip}
+        started = time.process_time_ns()
+        for i in range(count):
+            call(scope, i)
+        return (time.process_time_ns() - started) / count
+
+    def answer(_: str) -> dict[str, float]:
+        return {
+            "random": per_call(b"", lambda scope, _: endpoints.random(scope, None)),
+            "random?difficulty=hard": per_call(b"difficulty=hard", lambda scope, _: endpoints.random(scope, None)),
+            "by id": per_call(b"", lambda scope, i: endpoints.puzzle(scope, ids[i % len(ids)])),
+        }
+
+    serve(answer)
+
+
+KINDS: dict[str, Callable[..., None]] = {
+    "grader": grader,
+    "parse": parse,
+    "metrics": metrics,
+    "pool-ops": pool_ops,
+    "handlers": handlers,
+}
 
 if __name__ == "__main__":
     KINDS[sys.argv[1]](*sys.argv[2:])
