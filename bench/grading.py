@@ -18,7 +18,6 @@ import tempfile
 import time
 import venv
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -575,25 +574,14 @@ a whole line (``parse_record`` then ``PoolBuilder.add``).
 """
 
 
-def best(lines: list[bytes], step: Callable[[PoolBuilder, Any], object], items: list[Any]) -> float:
-    """Least CPU microseconds per line of ``step`` over ``items`` (one for each of ``lines``), of 5 passes."""
-    times = []
-    for _ in range(5):
-        builder = PoolBuilder(loaded_at=1)
-        started = time.process_time()
-        for item in items:
-            step(builder, item)
-        times.append(time.process_time() - started)
-        builder.file.close()
-    return min(times) / len(lines) * 1e6
-
-
 def parse_steps_main() -> None:
     parser = argparse.ArgumentParser(description=PARSE_STEPS_DOC.split("\n\n")[0])
     parser.add_argument("--pools", type=Path, default=BENCH / "pools")
     parser.add_argument("--lean", type=int, default=3000)
     parser.add_argument("--full", type=int, default=500)
     args = parser.parse_args()
+    from bench.child import best
+
     for pool, count in (("1m-lean", args.lean), ("100k", args.full)):
         source = sorted((args.pools / pool).glob("pool-*.ndjson.gz"))[-1]
         with gzip.open(source) as reader:
@@ -605,13 +593,15 @@ def parse_steps_main() -> None:
             return list(export.numbered_lines(io.BytesIO(data), gzipped=True))
 
         steps = {
-            "read the lines (inflating included)": best(lines, read, [packed]),
-            "msgspec decode into Record": best(lines, lambda b, line: export._decode(line), lines),
-            "checks between fields": best(lines, lambda b, record: export._check_values(record), records),
-            "of which the house check": best(lines, lambda b, record: export._valid_solution(record.solution), records),
-            "parse_record": best(lines, lambda b, line: export.parse_record(line), lines),
-            "PoolBuilder.add": best(lines, lambda b, record: b.add(record), records),
-            "a whole line": best(lines, lambda b, line: b.add(export.parse_record(line)), lines),
+            "read the lines (inflating included)": best(read, [packed], len(lines)),
+            "msgspec decode into Record": best(lambda b, line: export._decode(line), lines, len(lines)),
+            "checks between fields": best(lambda b, record: export._check_values(record), records, len(lines)),
+            "of which the house check": best(
+                lambda b, record: export._valid_solution(record.solution), records, len(lines)
+            ),
+            "parse_record": best(lambda b, line: export.parse_record(line), lines, len(lines)),
+            "PoolBuilder.add": best(lambda b, record: b.add(record), records, len(lines)),
+            "a whole line": best(lambda b, line: b.add(export.parse_record(line)), lines, len(lines)),
         }
         for name, micros in steps.items():
             print(f"{pool}, {len(lines)} lines: {name}: {micros:.1f} us per line")
