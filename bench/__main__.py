@@ -1,4 +1,4 @@
-"""``python -m bench COMMAND [ARGS]``: the benchmark commands, each a module's ``run_*`` function.
+"""``python -m bench COMMAND [ARGS]``: the benchmark commands, each a function of a bench module.
 
 ``python -m bench ab TARGET BASELINE ...`` is the one side-by-side runner (``python -m bench ab --help`` lists
 its targets). Run from the repository root; figures go to bench/out/.
