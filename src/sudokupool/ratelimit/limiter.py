@@ -112,7 +112,7 @@ class RateLimiter:
 
     A gate the router calls rather than a middleware around it: the middleware it replaces, with its own
     coroutine and the headers handed to the router in the scope, cost 0.6 µs more per request in process
-    and 2-3 % of v2 throughput (side by side, ``bench/ab.py``).
+    and 2-3 % of v2 throughput (side by side, ``python -m bench ab service``).
     """
 
     def __init__(

@@ -1,22 +1,4 @@
-"""Hostile exports: time and peak memory of `sudokupool check`, a service startup and a live sync on each.
-
-    python bench/hostile_exports.py                       # every bomb, every mode (a few minutes)
-    python bench/hostile_exports.py --bombs x-lines-256m --modes check startup
-    python bench/hostile_exports.py --env SUDOKUPOOL_MAX_BAD_LINES=100%   # the memory bounds alone
-
-Makes the bombs of issue 18 in a temporary directory (each a gzip of repeated members, so making a 4 GB
-bomb takes seconds), then runs, for each:
-
-- ``check``: ``python -m sudokupool check FILE``;
-- ``startup``: the service as the Procfile starts it (``sudokupool serve``) over a directory holding only
-  the bomb, until it exits (refused) or starts (served; then it is stopped);
-- ``sync``: the service started on the demo export with a 1 s sync interval; the bomb is then dropped in
-  as a newer export, until the log says it was refused (or served). The demo pool must still be served.
-
-Peak memory is sampled every 20 ms over the whole process tree (the server and any process it
-starts) as the sum of VmRSS; "own peak" is the main process's VmHWM. One JSON object a line per run,
-then a table. Each run is stopped after --limit seconds (default 90).
-"""
+"""Hostile exports against ``sudokupool check`` and ``serve`` (``python -m bench hostile-exports``)."""
 
 from __future__ import annotations
 
@@ -35,10 +17,34 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "bench")]
+from bench.servers import free_port, process_tree, serve_argv
 
-from servers import free_port, process_tree  # noqa: E402
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+
+
+# --- hostile_exports -----------------------------------------------------------------------------------------------
+
+HOSTILE_EXPORTS_DOC = """\
+Hostile exports: time and peak memory of `sudokupool check`, a service startup and a live sync on each.
+
+    python -m bench hostile-exports                       # every bomb, every mode (a few minutes)
+    python -m bench hostile-exports --bombs x-lines-256m --modes check startup
+    python -m bench hostile-exports --env SUDOKUPOOL_MAX_BAD_LINES=100%   # the memory bounds alone
+
+Makes the bombs of issue 18 in a temporary directory (each a gzip of repeated members, so making a 4 GB
+bomb takes seconds), then runs, for each:
+
+- ``check``: ``python -m sudokupool check FILE``;
+- ``startup``: the service as the Procfile starts it (``sudokupool serve``) over a directory holding only
+  the bomb, until it exits (refused) or starts (served; then it is stopped);
+- ``sync``: the service started on the demo export with a 1 s sync interval; the bomb is then dropped in
+  as a newer export, until the log says it was refused (or served). The demo pool must still be served.
+
+Peak memory is sampled every 20 ms over the whole process tree (the server and any process it
+starts) as the sum of VmRSS; "own peak" is the main process's VmHWM. One JSON object a line per run,
+then a table. Each run is stopped after --limit seconds (default 90).
+"""
 
 DEMO = next((ROOT / "snapshots").glob("pool-*.ndjson.gz"))
 OLD_NAME = "pool-20261101T000000Z.ndjson.gz"
@@ -117,7 +123,7 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 def _serve(port: int) -> list[str]:
     # The Procfile's command line, on a loopback port.
-    return [sys.executable, "-m", "sudokupool", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    return serve_argv(port)
 
 
 def _last_line(text: str) -> str:
@@ -255,8 +261,10 @@ def run_sync(bomb: Path, env: dict[str, str], limit: float, scratch: Path) -> di
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def hostile_exports_main() -> None:
+    parser = argparse.ArgumentParser(
+        description=HOSTILE_EXPORTS_DOC, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--bombs", nargs="+", choices=sorted(BOMBS), default=list(BOMBS))
     parser.add_argument(
         "--modes", nargs="+", choices=["check", "startup", "sync"], default=["check", "startup", "sync"]
@@ -295,5 +303,7 @@ def main() -> None:
         )
 
 
-if __name__ == "__main__":
-    main()
+def run_hostile_exports() -> int:
+    """``python -m bench hostile-exports``."""
+    hostile_exports_main()
+    return 0
