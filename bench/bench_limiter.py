@@ -22,9 +22,10 @@ import tracemalloc
 from starlette.types import Message, Scope
 
 from sudokupool.api.endpoints import Reply
+from sudokupool.api.gate import RateLimiter
 from sudokupool.api.routes import ApiRouter
 from sudokupool.keys import Keyring, digest
-from sudokupool.ratelimit import Limits, MemoryStore, RateLimiter
+from sudokupool.ratelimit import Limits, MemoryStore
 from sudokupool.ratelimit.store import LimiterStore
 
 MINUTE = 1_800_000_000 - 1_800_000_000 % 60

@@ -16,9 +16,9 @@ import time
 
 from starlette.types import Scope
 
+from sudokupool.api.gate import Refusal
 from sudokupool.app import SudokuPool
 from sudokupool.app import create_app as create_service
-from sudokupool.ratelimit.limiter import Refusal
 
 SPIN = float(os.environ.get("BENCH_SPIN_US", "0")) / 1e6
 
@@ -30,7 +30,7 @@ HEADERS = [
 
 
 class FixedHeaders:
-    """Stands in for :class:`~sudokupool.ratelimit.limiter.RateLimiter`: admits everything, counts nothing."""
+    """Stands in for :class:`~sudokupool.api.gate.RateLimiter`: admits everything, counts nothing."""
 
     synchronous = True
 

@@ -26,18 +26,19 @@ from sudokupool.api.clientip import ClientAddresses
 from sudokupool.api.cors import CORS
 from sudokupool.api.endpoints import Endpoints
 from sudokupool.api.errors import JsonErrors, error_body, error_headers
+from sudokupool.api.gate import RateLimiter
 from sudokupool.api.openapi import openapi_body
 from sudokupool.api.routes import ApiRouter, api_routes, puzzle_routes
+from sudokupool.api.tally import UNMATCHED, RequestTally, Route
 from sudokupool.config import Settings, SettingsError, listen_port
 from sudokupool.keys import Keyring
 from sudokupool.loading.loader import LoadError
 from sudokupool.loading.pool import Pool
 from sudokupool.loading.sync import PoolSync
 from sudokupool.logs import AccessLog, configure_service_logging, install_redaction
-from sudokupool.metrics.requests import UNMATCHED, RequestTally, Route
 from sudokupool.outages import OutageLog, Probe, redis_outages
 from sudokupool.printsheet import print_routes
-from sudokupool.ratelimit import LimiterStore, Limits, RateLimiter, make_store
+from sudokupool.ratelimit import LimiterStore, Limits, make_store
 from sudokupool.site import STATIC_DIR, asset_version, web_routes
 from sudokupool.state import Runtime
 from sudokupool.storage import open_store

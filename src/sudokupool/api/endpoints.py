@@ -24,12 +24,13 @@ from zlib import crc32
 import orjson
 from starlette.types import Scope
 
-from sudokupool.api.compression import accepts_gzip, compress
+from sudokupool.api.compression import accepts_gzip
 from sudokupool.api.conditional import etag_matches
 from sudokupool.api.errors import ApiError, BadRequest, NotFound
-from sudokupool.api.listing import ListingUnavailable
 from sudokupool.images.render import DEFAULT_SIZE, FORMATS, MAX_SIZE, MEDIA_TYPES, MIN_SIZE, VARIANTS, Format, render
+from sudokupool.listing import ListingUnavailable
 from sudokupool.loading.choose import DAY, Filters
+from sudokupool.loading.gzip_member import compress
 from sudokupool.loading.pool import Pool
 from sudokupool.naming import export_order
 from sudokupool.state import Runtime

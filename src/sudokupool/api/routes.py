@@ -19,8 +19,8 @@ from starlette.types import Receive, Scope, Send
 
 from sudokupool.api.endpoints import NO_PUZZLE, AsyncHandler, Endpoints, Handler
 from sudokupool.api.errors import ApiError, send_error
-from sudokupool.metrics.requests import UNMATCHED, RequestTally, Route
-from sudokupool.ratelimit.limiter import RateLimiter, Refusal
+from sudokupool.api.gate import RateLimiter, Refusal
+from sudokupool.api.tally import UNMATCHED, RequestTally, Route
 
 logger = logging.getLogger("sudokupool")
 

@@ -25,8 +25,8 @@ from zlib import adler32, crc32
 import msgspec
 from isal import isal_zlib
 
-from sudokupool.api.compression import open_member
 from sudokupool.loading.export import DIFFICULTY_LEVEL, Record
+from sudokupool.loading.gzip_member import open_member
 from sudokupool.sudoku import DIFFICULTIES
 
 MAGIC: Final = b"SUDOKUPK"

@@ -26,8 +26,8 @@ from functools import partial
 from sudokupool.loading.loader import LoadError, LoadLimits, load_export, load_latest
 from sudokupool.loading.pool import Pool
 from sudokupool.loading.shared import SharedListing
+from sudokupool.loading.status import SyncTarget
 from sudokupool.naming import export_order
-from sudokupool.state import Runtime
 from sudokupool.storage.base import ExportListing, ExportObject, ExportStore, StorageError
 from sudokupool.storage.local import LocalStore
 from sudokupool.tasks import cancel
@@ -73,7 +73,7 @@ class PoolSync:
 
     def __init__(
         self,
-        runtime: Runtime,
+        runtime: SyncTarget,
         *,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
