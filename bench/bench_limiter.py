@@ -23,7 +23,7 @@ from starlette.types import Message, Scope
 
 from sudokupool.api.endpoints import Reply
 from sudokupool.api.gate import RateLimiter
-from sudokupool.api.routes import ApiRouter
+from sudokupool.api.router import ApiRouter
 from sudokupool.keys import Keyring, digest
 from sudokupool.ratelimit import Limits, MemoryStore
 from sudokupool.ratelimit.store import LimiterStore

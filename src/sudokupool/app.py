@@ -27,8 +27,8 @@ from sudokupool.api.cors import CORS
 from sudokupool.api.endpoints import Endpoints
 from sudokupool.api.errors import JsonErrors, error_body, error_headers
 from sudokupool.api.gate import RateLimiter
-from sudokupool.api.openapi import openapi_body
-from sudokupool.api.routes import ApiRouter, api_routes, puzzle_routes
+from sudokupool.api.router import ApiRouter
+from sudokupool.api.routes import UNLIMITED_PATHS, api_routes, openapi_body, puzzle_routes
 from sudokupool.api.tally import UNMATCHED, RequestTally, Route
 from sudokupool.config import Settings, SettingsError, listen_port
 from sudokupool.keys import Keyring
@@ -309,7 +309,7 @@ def _build(settings: Settings, pool: Pool | None, clock: Callable[[], float] | N
         store=limiter_store,
         keyring=Keyring.from_settings(settings),
         limits=Limits.from_settings(settings),
-        exempt_paths={"/api/v2/openapi.json"},
+        exempt_paths=UNLIMITED_PATHS,
     )
     limiter.counting = tally is not None
     # The limiter is asked before the handler: 404, 405 and 500 count and carry the limit headers too.

@@ -15,7 +15,7 @@ from sudokupool.api.clientip import ClientAddresses
 from sudokupool.api.endpoints import JSON, Reply, header
 from sudokupool.api.errors import NotFound, send_error
 from sudokupool.api.gate import RateLimiter
-from sudokupool.api.routes import ApiRouter
+from sudokupool.api.router import ApiRouter
 from sudokupool.app import Front
 from sudokupool.config import Settings
 from sudokupool.keys import Keyring
