@@ -14,9 +14,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from sudokupool.api.clientip import ClientAddresses
 from sudokupool.api.endpoints import JSON, Reply, header
 from sudokupool.api.errors import NotFound, send_error
+from sudokupool.api.front import Front
 from sudokupool.api.gate import RateLimiter
 from sudokupool.api.router import ApiRouter
-from sudokupool.app import Front
 from sudokupool.config import Settings
 from sudokupool.keys import Keyring
 from sudokupool.logs import AccessLog, install_redaction
