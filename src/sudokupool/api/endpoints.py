@@ -5,7 +5,7 @@ and is inflated for the others; both carry ``Vary: Accept-Encoding`` and the rec
 Short bodies (solutions, stats) and error bodies are always identity.
 
 A handler takes the ASGI scope and the path's id (or None) and returns a :class:`Reply`; the router in
-``routes.py`` sends it. Client errors are raised as :class:`~sudokupool.api.errors.ApiError`. Handlers work
+``router.py`` sends it. Client errors are raised as :class:`~sudokupool.api.errors.ApiError`. Handlers work
 on the raw scope rather than Starlette's ``Request``/``Response`` objects: these are the hot paths, and
 the objects cost more than the rest of the request.
 """
