@@ -26,12 +26,13 @@ from uvicorn.server import ServerState
 
 from bench.harness import OUT, latest_export, pool_dir, sample_ids
 from sudokupool.api.endpoints import Reply
-from sudokupool.api.routes import ApiRouter
+from sudokupool.api.gate import RateLimiter
+from sudokupool.api.router import ApiRouter
 from sudokupool.images.cache import RenderCache
 from sudokupool.images.render import PNG_COMPRESS_LEVEL, VARIANTS, Variant, render_png
 from sudokupool.keys import Keyring, digest
 from sudokupool.loading.loader import LoadLimits, load_latest
-from sudokupool.ratelimit import Limits, MemoryStore, RateLimiter
+from sudokupool.ratelimit import Limits, MemoryStore
 from sudokupool.ratelimit.store import LimiterStore
 from sudokupool.server import BoundedHttpToolsProtocol
 from sudokupool.storage.local import LocalStore

@@ -17,10 +17,10 @@ from starlette.types import Receive, Scope, Send
 
 from bench.servers import Server
 from sudokupool.api.endpoints import query
+from sudokupool.api.gate import Refusal
 from sudokupool.app import SudokuPool
 from sudokupool.app import create_app as create_service
 from sudokupool.loading.loader import LoadLimits, load_latest
-from sudokupool.ratelimit.limiter import Refusal
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -86,7 +86,7 @@ HEADERS = [
 
 
 class FixedHeaders:
-    """Stands in for :class:`~sudokupool.ratelimit.limiter.RateLimiter`: admits everything, counts nothing."""
+    """Stands in for :class:`~sudokupool.api.gate.RateLimiter`: admits everything, counts nothing."""
 
     synchronous = True
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from isal import isal_zlib
 
-from sudokupool.api.compression import open_member
 from sudokupool.loading import pack
+from sudokupool.loading.gzip_member import open_member
 
 Sections = dict[str, bytearray]
 

@@ -25,8 +25,7 @@ from sudokupool.loading.choose import Filters
 from sudokupool.loading.pool import Pool
 from sudokupool.loading.validate import validate
 from sudokupool.sudoku import DIFFICULTIES
-from sudokupool.sudoku.grader import LEVEL
-from sudokupool.sudoku.techniques.step import SCORES
+from sudokupool.sudoku.technique_table import LEVEL, SCORES
 from tests.factories import build_pool, write_export
 from tests.servers import run_server
 
@@ -482,11 +481,3 @@ async def test_a_long_query_is_answered_but_not_kept(client: httpx.AsyncClient, 
     assert endpoints._kept_query.cache_info().currsize == kept
     await client.get(f"/api/v1/puzzles/random?stars={stars}&short=1")
     assert endpoints._kept_query.cache_info().currsize == kept + 1
-
-
-def test_the_light_list_of_technique_names_is_the_graders_table() -> None:
-    """The OpenAPI document's technique names (importable without the finders) are the grader's, in order."""
-    from sudokupool.sudoku.technique_names import TECHNIQUE_NAMES
-
-    assert tuple(SCORES) == TECHNIQUE_NAMES
-    assert set(TECHNIQUE_NAMES) == set(LEVEL)

@@ -5,7 +5,7 @@ and is inflated for the others; both carry ``Vary: Accept-Encoding`` and the rec
 Short bodies (solutions, stats) and error bodies are always identity.
 
 A handler takes the ASGI scope and the path's id (or None) and returns a :class:`Reply`; the router in
-``routes.py`` sends it. Client errors are raised as :class:`~sudokupool.api.errors.ApiError`. Handlers work
+``router.py`` sends it. Client errors are raised as :class:`~sudokupool.api.errors.ApiError`. Handlers work
 on the raw scope rather than Starlette's ``Request``/``Response`` objects: these are the hot paths, and
 the objects cost more than the rest of the request.
 """
@@ -24,12 +24,13 @@ from zlib import crc32
 import orjson
 from starlette.types import Scope
 
-from sudokupool.api.compression import accepts_gzip, compress
+from sudokupool.api.compression import accepts_gzip
 from sudokupool.api.conditional import etag_matches
 from sudokupool.api.errors import ApiError, BadRequest, NotFound
-from sudokupool.api.listing import ListingUnavailable
 from sudokupool.images.render import DEFAULT_SIZE, FORMATS, MAX_SIZE, MEDIA_TYPES, MIN_SIZE, VARIANTS, Format, render
+from sudokupool.listing import ListingUnavailable
 from sudokupool.loading.choose import DAY, Filters
+from sudokupool.loading.gzip_member import compress
 from sudokupool.loading.pool import DamagedRecord, Pool
 from sudokupool.naming import export_order
 from sudokupool.state import Runtime

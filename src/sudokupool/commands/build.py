@@ -28,10 +28,10 @@ from sudokupool.config import Settings, SettingsError
 from sudokupool.naming import export_filename, is_export_name
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.generator import DEFAULT_SYMMETRY
-from sudokupool.sudoku.grader import LEVEL
 from sudokupool.sudoku.grid import clue_count
 from sudokupool.sudoku.ids import canonical_id, puzzle_id
 from sudokupool.sudoku.symmetry import SYMMETRIES, symmetry_class
+from sudokupool.sudoku.technique_table import LEVEL
 
 # The builder's own version, in every record's `source`: bumped when the grading changes, so records
 # from different graders can be told apart (2.1.0: HoDoKu's order, levels and the full technique set;

@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING
 
 from sudokupool.commands.check import add_bad_lines_option, check_file, limits_from, pack_problem, print_problems
 from sudokupool.commands.pack import write_pack
-from sudokupool.config import Settings, SettingsError
+from sudokupool.config import S3Location, Settings, SettingsError, parse_s3_url
 from sudokupool.loading.loader import LoadError, LoadLimits
 from sudokupool.loading.pack import restamp
 from sudokupool.naming import export_filename, pack_key
 from sudokupool.storage.base import StorageError
-from sudokupool.storage.s3 import S3Location, S3Store, describe_failure, parse_s3_url
+from sudokupool.storage.s3 import S3Store, describe_failure
 
 if TYPE_CHECKING:
     from types_aiobotocore_s3 import S3Client

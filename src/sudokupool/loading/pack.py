@@ -26,9 +26,10 @@ from zlib import adler32, crc32
 import msgspec
 from isal import isal_zlib
 
-from sudokupool.api.compression import open_member
 from sudokupool.loading.export import DIFFICULTY_LEVEL, Record
+from sudokupool.loading.gzip_member import open_member
 from sudokupool.sudoku import DIFFICULTIES
+from sudokupool.sudoku.technique_table import TECHNIQUES
 
 MAGIC: Final = b"SUDOKUPK"
 VERSION: Final = 3
@@ -102,12 +103,7 @@ class Technique(NamedTuple):
 
 def technique_table() -> tuple[Technique, ...]:
     """The grader's techniques, in its table's order: bit ``i`` of a pack's technique sets is row ``i``."""
-    # Imported here: the grader imports every finder, which a service that maps packs never runs (2.5 MB of
-    # each worker's private memory); the pack carries the table it needs.
-    from sudokupool.sudoku.grader import LEVEL
-    from sudokupool.sudoku.techniques.step import SCORES
-
-    table = tuple(Technique(name, LEVEL[name], score) for name, score in SCORES.items())
+    table = tuple(Technique(technique.name, technique.level, technique.score) for technique in TECHNIQUES)
     assert len(table) <= MAX_TECHNIQUES, "a technique set is a u64"
     return table
 

@@ -4,7 +4,7 @@ A :class:`Pool` serves from one mapped pack and is never changed; a reload maps 
 swaps a single reference, so readers never see half a pool. An export without a pack is written as one
 by a :class:`PoolBuilder` and mapped like any other.
 
-A record's body is held as the start of one gzip member (``compression.open_member``) of the record
+A record's body is held as the start of one gzip member (``gzip_member.open_member``) of the record
 without its last field, ``synced_at``: the pool ends each member with the export's time when it serves
 it (a final stored block and the trailer), inflates it for clients that do not take gzip, and derives
 the record's one weak ETag from the trailer. The export's time is the same on every instance and worker
@@ -34,10 +34,10 @@ from zlib import crc32
 import orjson
 from isal import isal_zlib
 
-from sudokupool.api.compression import final_block, trailer
 from sudokupool.config import Settings
 from sudokupool.loading import pack
 from sudokupool.loading.choose import Choices, Filters
+from sudokupool.loading.gzip_member import final_block, trailer
 from sudokupool.loading.validate import longest_run, validate
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.ids import normalise_id

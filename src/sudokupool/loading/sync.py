@@ -27,8 +27,8 @@ from functools import partial
 from sudokupool.loading.loader import LoadError, LoadLimits, load_export, load_latest, verify_bodies
 from sudokupool.loading.pool import Pool
 from sudokupool.loading.shared import SharedListing
+from sudokupool.loading.status import SyncTarget
 from sudokupool.naming import export_order, pack_key
-from sudokupool.state import Runtime
 from sudokupool.storage.base import ExportListing, ExportObject, ExportStore, StorageError
 from sudokupool.storage.local import LocalStore
 from sudokupool.tasks import cancel
@@ -74,7 +74,7 @@ class PoolSync:
 
     def __init__(
         self,
-        runtime: Runtime,
+        runtime: SyncTarget,
         *,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,

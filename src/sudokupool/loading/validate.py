@@ -43,7 +43,7 @@ _SOLUTIONS_STEP: Final = 2048
 #: than this. A table the pack writer fills (half full, slots drawn by a random key) has runs of a few
 #: dozen slots; one of 512 has a chance below 1e-15.
 MAX_RUN: Final = 512
-#: The shortest open gzip member (:func:`~sudokupool.api.compression.open_member`): a 10-byte header, a
+#: The shortest open gzip member (:func:`~sudokupool.loading.gzip_member.open_member`): a 10-byte header, a
 #: deflate block, the 5 bytes of a sync flush.
 MEMBER_MIN: Final = 16
 #: The longest tail (``,"synced_at":T}``) the pool appends to a body, which must then still be within

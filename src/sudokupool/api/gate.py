@@ -1,4 +1,4 @@
-"""Keys and limits for ``/api/v2``: :class:`RateLimiter`, the gate the API router asks before each handler.
+"""The HTTP gate of ``/api/v2``: :class:`RateLimiter`, which the API router asks before each handler.
 
 Per request: find the key (the ``X-API-Key`` header wins over the ``api_key`` query parameter
 when both are sent; the parameter is then ignored even if it is wrong), resolve it to a tier,
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 from typing import NamedTuple
 from urllib.parse import unquote_to_bytes
 
@@ -24,8 +23,8 @@ from starlette.types import Scope
 
 from sudokupool.api.clientip import client_id
 from sudokupool.api.errors import error_body, error_headers
-from sudokupool.config import Settings
 from sudokupool.keys import Keyring, Tier
+from sudokupool.ratelimit.limits import Limits
 from sudokupool.ratelimit.store import LimiterStore, LimiterUnavailable
 from sudokupool.ratelimit.window import WINDOW_SECONDS, Decision, seconds_to_reset, wall_clock
 
@@ -51,26 +50,6 @@ _TIER_OF = {UNKNOWN_KEY: _ANONYMOUS}
 OUTCOMES = ("admitted", "limited", "unknown_key", "unavailable")
 _UNAVAILABLE = error_body("rate limiter unavailable")
 _BLANKS = b" \t"
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Requests per window for each tier."""
-
-    anonymous: int = 60
-    keyed: int = 600
-    pro: int = 6000
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> Limits:
-        return cls(settings.limit_anonymous, settings.limit_keyed, settings.limit_pro)
-
-    def of(self, tier: Tier) -> int:
-        if tier is Tier.PRO:
-            return self.pro
-        if tier is Tier.KEYED:
-            return self.keyed
-        return self.anonymous
 
 
 def presented_key(scope: Scope) -> bytes | None:

@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from sudokupool.api.listing import ExportsListing, ListingUnavailable
+from sudokupool.listing import ExportsListing, ListingUnavailable
 from sudokupool.outages import OutageLog, storage_outages
 from sudokupool.storage.base import StorageError
 from tests.helpers import FakeClock, wait_until_async
