@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +50,26 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
     terminalreporter.write_line(f"{len(_left_out)} tests in {len(files)} files, not run (scripts/test runs them):")
     for path, count in sorted(files.items()):
         terminalreporter.write_line(f"  {path}: {count}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def temporary_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The temporary directory of the whole run, for this process and every server it starts (they inherit
+    ``TMPDIR``), removed at the end: the service copies a local pack under ``<temp>/sudokupool-<uid>/`` before
+    mapping it when no cache directory is set, a directory per source, and the suite's sources are its own
+    temporary directories, so without this every run would leave a copy of each in the system's /tmp."""
+    directory = tmp_path_factory.mktemp("tmpdir")
+    saved = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"] = tempfile.tempdir = str(directory)
+    try:
+        yield directory
+    finally:
+        if saved[0] is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved[0]
+        tempfile.tempdir = saved[1]
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture
