@@ -29,6 +29,19 @@ turns). The targets:
   id (gzip clients).
 - ``boot``: ``python -m bench boot``'s boot time and worker memory (USS, PSS), each side served from its own
   pack (an earlier version's pack is refused), rounds alternating.
+- ``pack-load``: one long-lived process per side loads the pool's latest export from its directory as startup
+  does (``load_export``, no cache directory) and then times the pack's checks alone on a fresh mapping of the
+  file (``Pool.from_pack``: "map and check"); wall seconds. This checkout maps a private copy of the pack, made
+  by its first load under the run's own ``TMPDIR`` (the warm-up round, not counted), so a counted load is the
+  map and the checks of that copy; the page cache is warm after the first round, as on a machine that has the
+  pack in memory.
+- ``many-exports``: a directory (on bench/out's filesystem) of ``--files`` empty files named as exports, a
+  second apart, one in ten with a pack beside it, and two names with no real time in them
+  (``pool-20261399T000000Z.ndjson``; a baseline from before they were ignored fails on them: ``--no-misdated``).
+  A fresh process of each side per round (no listing warms the next beyond the kernel's directory cache) lists
+  it as the live sync does (the 16 newest) and as ``pool-exports`` does (the 1,000 newest), then measures how
+  late a 1 ms probe on the event loop wakes while a sync's listing runs in its thread ("loop lag max": the GIL
+  the listing holds; "loop lag idle": the same probe for as long with nothing else to do); wall seconds.
 """
 
 from __future__ import annotations
@@ -46,9 +59,11 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
+from bench.child import LIMITS
 from bench.grading import pct, read
 from bench.harness import KEY, OUT, Target, baseline_src, latest_export, pool_dir, rounds, sample_ids, service
 from bench.servers import Server, free_port, serve_argv
@@ -370,10 +385,80 @@ def boot_target(args: argparse.Namespace, src: Path) -> None:
     print(f"  ratio    ready {ready / base_ready:.3f}  USS {uss / base_uss:.3f}  PSS {pss / base_pss:.3f}")
 
 
+def seconds_line(side: str, n: int, found: dict[str, float]) -> str:
+    return f"round {n + 1 if n >= 0 else 'warm-up'} {side:8s} " + "  ".join(f"{k} {v:.3f} s" for k, v in found.items())
+
+
+def median_lines(results: dict[str, list[dict[str, float]]], keys: Sequence[str]) -> None:
+    """The median of each key on each side, and the ratio this/baseline (none when the baseline always failed)."""
+    for key in keys:
+        this = statistics.median(r[key] for r in results["this"])
+        if results["baseline"]:
+            base = statistics.median(r[key] for r in results["baseline"])
+            print(
+                f"  {key:14s} this {this:.3f}  baseline {base:.3f}  ratio {this / base:.3f}  diff {this - base:+.3f} s"
+            )
+        else:
+            print(f"  {key:14s} this {this:.3f}  baseline failed every round")
+
+
+def pack_load_target(args: argparse.Namespace, src: Path) -> None:
+    directory = pool_dir(args.pool)
+    with tempfile.TemporaryDirectory(prefix="pack-load-ab-") as scratch:
+        # The private copy of the pack goes under a TMPDIR of this run, removed with it.
+        sides = {side: (tree, {"TMPDIR": scratch}) for side, tree in (("this", THIS), ("baseline", src))}
+
+        def measure(side: str, n: int) -> dict[str, float]:
+            found: dict[str, float] = children.ask(side, "go")
+            print(seconds_line(side, n, found), flush=True)
+            return found
+
+        with Children(sides, "pack-load", str(directory)) as children:
+            results = interleave(list(sides), args.rounds, measure, warm_up=True)
+    print(f"baseline {args.baseline}, pool {directory.name}, {args.rounds} rounds, median seconds")
+    median_lines(results, ("load", "map and check"))
+
+
+def fill(directory: Path, files: int, *, misdated: bool) -> None:
+    """``files`` empty exports a second apart, one in ten with a pack, and (``misdated``) two with no real time."""
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    for n in range(files):
+        stamp = (start + timedelta(seconds=n)).strftime("%Y%m%dT%H%M%SZ")
+        (directory / f"pool-{stamp}.ndjson.gz").touch()
+        if n % 10 == 0:
+            (directory / f"pool-{stamp}.pack").touch()
+    if misdated:
+        for name in ("pool-20261399T000000Z.ndjson", "pool-20260230T000000Z.ndjson.gz"):
+            (directory / name).touch()
+
+
+def many_exports_target(args: argparse.Namespace, src: Path) -> None:
+    trees = {"this": THIS, "baseline": src}
+    with tempfile.TemporaryDirectory(dir=OUT, prefix="many-exports-") as scratch:
+        fill(Path(scratch), args.files, misdated=not args.no_misdated)
+
+        def measure(side: str, n: int) -> dict[str, float] | None:
+            try:  # a fresh process each round
+                with Children({side: (trees[side], {})}, "many-exports", scratch) as child:
+                    found: dict[str, float] = child.ask(side, "go")
+            except RuntimeError as exc:  # its traceback is on stderr
+                print(f"round {n + 1} {side}: failed: {exc}", flush=True)
+                return None
+            print(seconds_line(side, n, found), flush=True)
+            return found
+
+        found = interleave(list(trees), args.rounds, measure)
+    results = {side: [r for r in runs if r is not None] for side, runs in found.items()}
+    if not results["this"]:
+        raise SystemExit("this checkout failed every round")
+    print(f"baseline {args.baseline}, {args.files} exports, {args.rounds} rounds, median seconds")
+    median_lines(results, (*(f"limit {limit}" for limit in LIMITS), "loop lag max", "loop lag idle"))
+
+
 def options(parser: argparse.ArgumentParser, target: str) -> None:
     """Each target's own options (every one takes BASELINE and --rounds)."""
     add = parser.add_argument
-    if target in ("service", "encoding", "metrics-cost", "pool-ops", "handlers", "boot"):
+    if target in ("service", "encoding", "metrics-cost", "pool-ops", "handlers", "boot", "pack-load"):
         pools = {"service": "1m-lean", "metrics-cost": "snapshots", "handlers": "snapshots", "boot": "1m"}
         add("--pool", default=pools.get(target, "100k"))
     if target in ("service", "encoding", "metrics-cost"):
@@ -397,6 +482,9 @@ def options(parser: argparse.ArgumentParser, target: str) -> None:
     if target == "boot":
         add("--workers", type=int, default=2)
         add("--seconds", type=float, default=3.0, help="of requests before memory is read")
+    if target == "many-exports":
+        add("--files", type=int, default=200_000, help="exports in the directory")
+        add("--no-misdated", action="store_true", help="no names with an impossible time (for an older baseline)")
 
 
 #: target -> (what it compares, how, default rounds)
@@ -410,6 +498,8 @@ TARGETS: dict[str, tuple[str, Callable[[argparse.Namespace, Path], None], int]] 
     "pool-ops": ("the pool's own calls in process", pool_ops_target, 7),
     "handlers": ("the hot v2 handlers' CPU per call in process", handlers_target, 5),
     "boot": ("boot time and worker memory, each side from its own pack", boot_target, 3),
+    "pack-load": ("loading a pool's pack: map and checks, in process", pack_load_target, 5),
+    "many-exports": ("a local listing of a directory of many exports, and the loop's lag", many_exports_target, 5),
 }
 
 

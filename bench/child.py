@@ -186,12 +186,83 @@ def handlers(directory: str, calls: str) -> None:
     serve(answer)
 
 
+def pack_load(directory: str) -> None:
+    """The latest export of ``directory`` loaded as startup loads it (``load_export``, no cache directory), and
+    its pack's checks alone on a fresh mapping of the file (``Pool.from_pack``): seconds of each per line read."""
+    from sudokupool.loading.loader import load_export
+    from sudokupool.loading.pack import map_file
+    from sudokupool.loading.pool import Pool, PoolInfo
+    from sudokupool.storage.local import LocalStore
+
+    store = LocalStore(Path(directory))
+    export = asyncio.run(store.list_exports(1)).latest
+    assert export is not None and export.pack is not None
+
+    def answer(_: str) -> dict[str, float]:
+        started = time.perf_counter()
+        pool, report = asyncio.run(load_export(store, export))
+        found = {"load": time.perf_counter() - started}
+        assert report.packed, report.summary()
+        del pool
+        info = PoolInfo("", export.key, export.size, 0)
+        started = time.perf_counter()
+        Pool.from_pack(map_file(Path(directory) / export.pack.key), info)
+        found["map and check"] = time.perf_counter() - started
+        return found
+
+    serve(answer, export.key)
+
+
+#: How many of a directory's newest exports ``many_exports`` lists: as the live sync does, as ``pool-exports`` does.
+LIMITS = (16, 1000)
+
+
+async def listing_lag(store: Any, seconds: float = 0.0) -> tuple[float, float]:
+    """The most a 1 ms probe on the event loop wakes late while a sync's listing (the 16 newest, in a thread, as
+    the live sync lists) runs three times, or for ``seconds`` without ``store``: time the loop could not have
+    served a request. Returns it and how long the probe ran."""
+    worst, began = 0.0, time.perf_counter()
+
+    async def three() -> None:
+        for _ in range(3):
+            await store.list_exports(16)
+
+    listing = asyncio.ensure_future(three() if store else asyncio.sleep(seconds))
+    while not listing.done():
+        asked = time.perf_counter()
+        await asyncio.sleep(0.001)
+        worst = max(worst, time.perf_counter() - asked - 0.001)
+    await listing
+    return worst, time.perf_counter() - began
+
+
+def many_exports(directory: str) -> None:
+    """Seconds of a local listing of ``directory``'s :data:`LIMITS` newest exports, and the loop's lag while a
+    sync's listing runs ("loop lag max") and while nothing does for as long ("loop lag idle"), per line read."""
+    from sudokupool.storage.local import LocalStore
+
+    def answer(_: str) -> dict[str, float]:
+        found: dict[str, float] = {}
+        for limit in LIMITS:
+            started = time.perf_counter()
+            listing = asyncio.run(LocalStore(Path(directory)).list_exports(limit))
+            found[f"limit {limit}"] = time.perf_counter() - started
+            assert len(listing.objects) == limit
+        found["loop lag max"], took = asyncio.run(listing_lag(LocalStore(Path(directory))))
+        found["loop lag idle"], _ = asyncio.run(listing_lag(None, took))
+        return found
+
+    serve(answer)
+
+
 KINDS: dict[str, Callable[..., None]] = {
     "grader": grader,
     "parse": parse,
     "metrics": metrics,
     "pool-ops": pool_ops,
     "handlers": handlers,
+    "pack-load": pack_load,
+    "many-exports": many_exports,
 }
 
 if __name__ == "__main__":

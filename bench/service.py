@@ -69,7 +69,7 @@ ROOT = BENCH.parent
 BOOT_DOC = """\
 Boot time and private memory of the service on a pool with its pack, from a local directory or from S3.
 
-    python -m bench boot [--pool 1m] [--workers 2] [--rounds 3] [--source local|s3|both]
+    python -m bench boot [--pool 1m] [--workers 2] [--rounds 3] [--source local|local-cached|s3|both]
 
 Each round starts the service as the Procfile does (``sudokupool serve``, ``WEB_CONCURRENCY=N``, the
 server ``SUDOKUPOOL_SERVER`` names) and times it from process start until every worker has logged its
@@ -77,6 +77,11 @@ load and ``/api/v1/health`` answers 200 (the first worker to answer would flatte
 Then it sends a few seconds of v2 random and by-id requests (wrk) so every worker touches its pool, and
 reads each child process's ``/proc/PID/smaps_rollup``: USS (the ``Private_*`` lines: what stopping that
 worker alone would give back), PSS and RSS.
+
+``local`` sets no cache directory: the service maps a copy of the pack it makes once per machine and source
+under ``<temp>/sudokupool-<uid>/`` and keeps between boots (so only a first boot ever copies); ``local-cached``
+gives every round one ``SUDOKUPOOL_CACHE_DIR`` of this run, so the first round's first worker copies the pack
+there and every later load maps that copy. ``both`` is ``local`` and ``s3``.
 
 ``s3`` starts a real SeaweedFS (``bench/stores.py``), uploads the export and its pack, and points the
 service at it with a fresh ``SUDOKUPOOL_CACHE_DIR`` per round, so every round downloads the pack
@@ -189,7 +194,7 @@ def boot_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=3.0, help="of requests before memory is read")
-    parser.add_argument("--source", choices=("local", "s3", "both"), default="both")
+    parser.add_argument("--source", choices=("local", "local-cached", "s3", "both"), default="both")
     args = parser.parse_args(argv)
     OUT.mkdir(exist_ok=True)
     directory = pool_dir(args.pool)
@@ -211,6 +216,8 @@ def boot_main(argv: list[str] | None = None) -> int:
                     env = dict(base_env)
                     if source == "local":
                         env["SUDOKUPOOL_EXPORTS"] = str(directory)
+                    elif source == "local-cached":  # one cache directory for every round: the first copies
+                        env |= {"SUDOKUPOOL_EXPORTS": str(directory), "SUDOKUPOOL_CACHE_DIR": f"{tmp}/local-cache"}
                     else:
                         assert server is not None
                         cache = Path(tmp) / f"cache-{n}"
@@ -227,7 +234,7 @@ def boot_main(argv: list[str] | None = None) -> int:
         ready = statistics.median(r["ready_s"] for r in runs)
         uss = statistics.median(max(w["uss_mb"] for w in r["workers"]) for r in runs)
         pss = statistics.median(max(w["pss_mb"] for w in r["workers"]) for r in runs)
-        print(f"  {source:6s} ready {ready:6.2f} s  worst worker USS {uss} MB  PSS {pss} MB  "
+        print(f"  {source:12s} ready {ready:6.2f} s  worst worker USS {uss} MB  PSS {pss} MB  "
               f"packed {all(r['packed'] for r in runs)}")  # fmt: skip
     return 0
 
