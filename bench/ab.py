@@ -361,7 +361,8 @@ def boot_target(args: argparse.Namespace, src: Path) -> None:
             made = {**os.environ, "SUDOKUPOOL_MAX_EXPORT_BYTES": str(1 << 40), "PYTHONPATH": str(tree)}
             subprocess.run([sys.executable, "-m", "sudokupool", "pack", str(place / export.name)], env=made,
                            check=True)  # fmt: skip
-            setups[side] = {**env, "SUDOKUPOOL_EXPORTS": str(place), "PYTHONPATH": str(tree)}
+            # TMPDIR: the private copy of each side's pack (made in the warm-up boot) goes with this run's directory.
+            setups[side] = {**env, "SUDOKUPOOL_EXPORTS": str(place), "PYTHONPATH": str(tree), "TMPDIR": tmp}
 
         def measure(side: str, n: int) -> dict[str, Any]:
             extra = CHOOSING if side == "this" and n >= 0 else ()
