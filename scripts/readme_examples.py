@@ -12,9 +12,10 @@ against ``localhost:8000``; the block lies between the ``try-it`` HTML comments.
 The shortening rule (:func:`shorten`): in a JSON answer, an array of more than three items keeps its
 first item, then ``...``. The volatile rule (:func:`mask`): values that change from run to run (the
 times and ages in :data:`VOLATILE`, the ``date`` header and the rate-limit headers' remaining and reset) are
-shown as the generating run saw them and compared as ``…``. The random pick is random: the README
-shows one, and ``--check`` compares it with that puzzle fetched by its id (and checks that a random
-pick now has the same fields); the commands after it use the README's id.
+shown as the generating run saw them and compared as ``…``. The random picks (:data:`PICKS`) are random:
+the README shows one each, and ``--check`` compares each with that puzzle fetched by its id (and checks
+that a random pick now has the same fields, and the README's pick passes the filters); the commands
+after the first use its id.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import orjson
 
@@ -52,6 +54,9 @@ COMMANDS: list[tuple[str, str]] = [
     ("curl -s -o /dev/null -w '%{{size_download}} bytes\\n' localhost:8000/api/v2/puzzles/{id}", "inflated"),
     ("curl -s -i localhost:8000/api/v2/puzzles/NOPE", ""),
     ("curl -s 'localhost:8000/api/v2/puzzles/random?difficulty=x'", ""),
+    ("curl -s 'localhost:8000/api/v2/puzzles/random?technique=x-wing&stars=3'", "practise a technique"),
+    ("curl -s localhost:8000/api/v2/techniques", "the catalogue"),
+    ("curl -s 'localhost:8000/api/v2/puzzles/daily?date=2026-11-25'", "the same for everyone"),
     ("curl -s localhost:8000/api/v2/pool-exports", ""),
     ("curl -s localhost:8000/api/v2/stats/activity", ""),
     ("curl -s localhost:8000/api/v2/health", ""),
@@ -59,6 +64,8 @@ COMMANDS: list[tuple[str, str]] = [
     ("curl -s localhost:8000/api/v2/openapi.json | head -c 60", ""),
 ]
 RANDOM = 1
+#: The random picks (the first gives ``{id}``): shown as the generating run saw them (see :func:`produce`).
+PICKS = (RANDOM, 7)
 COMMENT_COLUMN = 64
 VOLATILE = (
     "loaded_at",
@@ -147,16 +154,28 @@ def fetch(port: int, path: str) -> bytes:
         return body
 
 
-def produce(port: int, puzzle_id: str | None = None) -> str:
+def matches(record: dict[str, Any], command: str) -> bool:
+    """Whether ``record`` passes the filters in the query of ``command`` (a random pick's)."""
+    query = dict(parse_qsl(urlsplit(command.split("'")[1]).query))
+    techniques = {name.lower() for name in record["techniques"]}
+    return (
+        record["difficulty"].lower() == query.get("difficulty", record["difficulty"]).lower()
+        and ("technique" not in query or query["technique"].lower() in techniques)
+        and str(record["stars"]) == query.get("stars", str(record["stars"]))
+    )
+
+
+def produce(port: int, picked: dict[int, str] | None = None) -> str:
     """The block: each command and what a fresh server answers, in order.
 
-    Without ``puzzle_id`` the commands after the random pick use its share code. With it (the README's
-    pick, when checking), they use that one, and the pick's place shows that puzzle fetched by its id
-    after the last command (so the counters shown are a fresh server's), once the fresh pick is checked
-    to have the same fields.
+    Without ``picked`` the commands after the first random pick use its share code. With it (the share code
+    of each of the README's picks, when checking), they use the first one's, and each pick's place shows
+    that puzzle fetched by its id after the last command (so the counters shown are a fresh server's),
+    once the fresh pick is checked to have the same fields and the README's to pass the pick's filters.
     """
     shown: list[str] = []
     outputs: list[bytes] = []
+    puzzle_id = picked[RANDOM] if picked else None
     with tempfile.TemporaryDirectory() as work:
         for number, (template, comment) in enumerate(COMMANDS):
             command = template.format(id=puzzle_id, id_lower=(puzzle_id or "").lower())
@@ -166,12 +185,16 @@ def produce(port: int, puzzle_id: str | None = None) -> str:
                 puzzle_id = str(orjson.loads(outputs[-1])["canonical_id"])
         if not (Path(work) / "puzzle.png").read_bytes().startswith(b"\x89PNG"):
             raise SystemExit("the image example did not write a PNG")
-    if puzzle_id != orjson.loads(outputs[RANDOM])["canonical_id"]:
-        known = fetch(port, f"/api/v1/puzzles/{puzzle_id}")
-        fields, expected = list(orjson.loads(outputs[RANDOM])), list(orjson.loads(known))
+    for number, code in (picked or {}).items():
+        if code == orjson.loads(outputs[number])["canonical_id"]:
+            continue
+        known = fetch(port, f"/api/v1/puzzles/{code}")
+        fields, expected = list(orjson.loads(outputs[number])), list(orjson.loads(known))
         if fields != expected:
             raise SystemExit(f"a random pick answers the fields {fields}, a puzzle by id {expected}")
-        outputs[RANDOM] = known
+        if not matches(orjson.loads(known), COMMANDS[number][0]):
+            raise SystemExit(f"the README's pick {code} does not pass the filters of {COMMANDS[number][0]}")
+        outputs[number] = known
     return "\n\n".join(
         command + ("\n" + shorten_output(output.decode()) if output else "")
         for command, output in zip(shown, outputs, strict=True)
@@ -187,12 +210,15 @@ def current_block(text: str) -> str:
     return "\n".join(lines[1:-1])
 
 
-def readme_id(block: str) -> str:
-    """The share code of the README's random pick."""
-    found = re.search(r'^\{"canonical_id":"([0-9A-Z]+)"', block.split("\n$ ")[RANDOM].split("\n", 1)[1], re.M)
-    if found is None:
-        raise SystemExit(f"{README.name}: no canonical_id in the random pick's example")
-    return found.group(1)
+def readme_ids(block: str) -> dict[int, str]:
+    """The share code of each of the README's random picks, by the pick's place."""
+    ids = {}
+    for number in PICKS:
+        found = re.search(r'^\{"canonical_id":"([0-9A-Z]+)"', block.split("\n$ ")[number].split("\n", 1)[1], re.M)
+        if found is None:
+            raise SystemExit(f"{README.name}: no canonical_id in the example of {COMMANDS[number][0]}")
+        ids[number] = found.group(1)
+    return ids
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -204,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     text = readme.read_text(encoding="utf-8")
     block = current_block(text)
     with demo_server() as port:
-        fresh = produce(port, readme_id(block) if args.check else None)
+        fresh = produce(port, readme_ids(block) if args.check else None)
     if args.check:
         if mask(block) == mask(fresh):
             print(f"{README.name}: the try-it examples match the demo pool's server")

@@ -68,7 +68,7 @@ async def test_in_memory_counts_and_shape() -> None:
         "scope": "instance",
         "covers": "this instance since it started; other instances keep their own counts",
         "since": SINCE,
-        "plays": {"random": 2, "by_id": 1, "total": 3},
+        "plays": {"random": 2, "by_id": 1, "daily": 0, "total": 3},
         "downloads": {"solution": 1, "image_puzzle": 1, "image_solution": 0, "exports_listing": 1, "total": 3},
     }
     assert body == activity.snapshot()
@@ -100,7 +100,7 @@ async def test_two_instances_report_the_cluster_total(pool: Pool, valkey: Valkey
         assert body["scope"] == "cluster"
         assert body["covers"].startswith("all instances sharing this Redis, since their shared counters started (")
         assert body["since"] == stored["since"]
-        assert body["plays"] == {"random": 3, "by_id": 1, "total": 4}
+        assert body["plays"] == {"random": 3, "by_id": 1, "daily": 0, "total": 4}
         assert body["downloads"]["solution"] == 1
         assert body["downloads"]["total"] == 1
 
@@ -225,7 +225,7 @@ async def test_since_tells_the_truth_after_redis_loses_its_data(
     # Counted from this instance's previous flush (just before the loss), not from the first start.
     assert lost_at - 5 <= after["since"] <= lost_at
     assert totals(valkey)["since"] == after["since"]
-    assert after["plays"] == {"random": 1, "by_id": 1, "total": 2}
+    assert after["plays"] == {"random": 1, "by_id": 1, "daily": 0, "total": 2}
     stamp = datetime.fromtimestamp(after["since"], UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert after["covers"] == f"all instances sharing this Redis, since their shared counters started ({stamp})"
     assert [r.getMessage() for r in caplog.records] == [

@@ -279,7 +279,7 @@ async def test_activity_counts_plays_and_downloads(client: httpx.AsyncClient, re
     body = response.json()
     assert body["scope"] == "instance"
     assert "since it started" in body["covers"]
-    assert body["plays"] == {"random": 1, "by_id": 1, "total": 2}
+    assert body["plays"] == {"random": 1, "by_id": 1, "daily": 0, "total": 2}
     assert body["downloads"]["solution"] == 1
 
 

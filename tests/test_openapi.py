@@ -123,7 +123,13 @@ def test_cacheable_operations_take_if_none_match_and_document_304() -> None:
     header = doc["components"]["parameters"]["IfNoneMatch"]
     assert (header["in"], header["name"]) == ("header", "If-None-Match")
     cacheable = {path for path, op in _operations() if "304" in op["responses"]}
-    assert cacheable == {"/api/v2/puzzles/{id}", "/api/v2/puzzles/{id}/solution", "/api/v2/puzzles/{id}/image"}
+    assert cacheable == {
+        "/api/v2/puzzles/{id}",
+        "/api/v2/puzzles/{id}/solution",
+        "/api/v2/puzzles/{id}/image",
+        "/api/v2/puzzles/daily",
+        "/api/v2/techniques",
+    }
     for path, op in _operations():
         refs = {p.get("$ref") for p in op.get("parameters", [])}
         assert ("#/components/parameters/IfNoneMatch" in refs) == (path in cacheable), path
@@ -156,7 +162,8 @@ def test_the_image_documents_its_formats_and_sizes() -> None:
 def test_the_difficulty_filter_takes_a_records_difficulty_and_lower_case() -> None:
     doc = document()
     (op,) = [op for path, op in _operations() if path.endswith("/random")]
-    (param,) = op["parameters"]
+    param, *filters = op["parameters"]
+    assert [f["name"] for f in filters] == ["technique", "stars", "min_score", "max_score"]
     refs = [branch["$ref"].rsplit("/", 1)[1] for branch in param["schema"]["anyOf"]]
     assert refs == ["Difficulty", "DifficultyFilter"]
     schemas = doc["components"]["schemas"]
@@ -206,6 +213,15 @@ def _live_cases(records: list[dict[str, Any]]) -> list[str]:
         "/api/v2/puzzles/UNKNOWN000000",
         "/api/v2/puzzles/UNKNOWN000000/solution",
         "/api/v2/pool-exports",
+        f"/api/v2/puzzles/random?technique={records[0]['techniques'][-1]}&stars={records[0]['stars']}",
+        f"/api/v2/puzzles/random?min_score={records[0]['score']}&max_score={records[0]['score']}&difficulty=expert",
+        "/api/v2/puzzles/random?stars=7",
+        "/api/v2/puzzles/random?min_score=99999999",
+        "/api/v2/puzzles/daily",
+        "/api/v2/puzzles/daily?difficulty=hard",
+        "/api/v2/puzzles/daily?date=2026-02-30",
+        "/api/v2/puzzles/daily?date=2999-01-01",
+        "/api/v2/techniques",
     ]
 
 

@@ -25,6 +25,9 @@ from typing import Any
 import httpx
 import pytest
 
+from sudokupool.sudoku import DIFFICULTIES
+from sudokupool.sudoku.grader import LEVEL
+from sudokupool.sudoku.techniques.step import SCORES
 from tests.conftest import EXPORT_NAME
 from tests.servers import Server, run_server
 
@@ -113,7 +116,9 @@ def _document(server: Server, path: Path) -> Path:
     return path
 
 
-def test_the_generated_python_client_calls_every_operation(tools: Tools, server: Server, tmp_path: Path) -> None:
+def test_the_generated_python_client_calls_every_operation(
+    tools: Tools, server: Server, tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
     _run([tools.bin / "openapi-python-client", "generate", "--url", f"{server.url}/api/v2/openapi.json"], cwd=tmp_path)
     (package,) = tmp_path.iterdir()
     script = CLIENTS / "python_client_calls.py"
@@ -126,6 +131,24 @@ def test_the_generated_python_client_calls_every_operation(tools: Tools, server:
     assert random["same"] == random["difficulty"] == random["lower"]
     assert random["used_at"] is None
     assert random["steps"] > 0
+    techniques = seen["techniques"]
+    assert techniques["names"] == list(SCORES)
+    assert techniques["rare_count"] == sum(techniques["rare"] in r["techniques"] for r in records)
+    assert techniques["difficulty"] == DIFFICULTIES[LEVEL[techniques["rare"]] - 1]
+    assert techniques["rare"] in techniques["practice"]
+    narrow_techniques, narrow_stars, narrow_score = techniques["narrow"]
+    assert techniques["rare"] in narrow_techniques
+    assert narrow_stars in range(1, 6)
+    assert isinstance(narrow_score, int)
+    assert techniques["nothing"].startswith("no puzzle matches stars=")
+    assert techniques["again"] == 304
+    daily = seen["daily"]
+    assert daily["today"] == daily["dated"]
+    assert daily["hard"] == "Hard"
+    assert daily["cache_control"].startswith("public, max-age=")
+    assert int(daily["cache_control"].rpartition("=")[2]) <= 86_400
+    assert daily["later"].startswith("no puzzle of the day for 2999-01-01 yet")
+    assert daily["again"] == 304
     assert seen["puzzle"]["again"] == 304
     assert seen["solution"] == {"length": 81, "again": 304}
     for variant in ("puzzle", "solution"):
@@ -149,7 +172,7 @@ def test_the_generated_python_client_calls_every_operation(tools: Tools, server:
     assert seen["activity"]["scope"] == "instance"
     assert seen["activity"]["plays"] >= 4
     assert seen["activity"]["images"] >= 1
-    assert seen["openapi"] == {"openapi": "3.0.3", "version": "2.0.0", "paths": 9}
+    assert seen["openapi"] == {"openapi": "3.0.3", "version": "2.0.0", "paths": 11}
     assert seen["unknown_key"] == "unknown API key"
     limited = seen["limited"]
     assert limited["error"] == "rate limit exceeded"
@@ -181,6 +204,10 @@ def _responses(server: Server) -> list[tuple[str, Any]]:
         ("PuzzlePublicRecord", keyed.get(f"/api/v2/puzzles/{code}").json()),
         ("SolutionResponse", keyed.get(f"/api/v2/puzzles/{code}/solution").json()),
         ("PoolExportsResponse", keyed.get("/api/v2/pool-exports").json()),
+        ("TechniqueCatalogue", keyed.get("/api/v2/techniques").json()),
+        ("PuzzlePublicRecord", keyed.get("/api/v2/puzzles/daily", params={"difficulty": "medium"}).json()),
+        ("PuzzlePublicRecord", keyed.get("/api/v2/puzzles/random", params={"stars": record["stars"]}).json()),
+        ("Error", keyed.get("/api/v2/puzzles/random", params={"technique": "nope"}).json()),
         ("OpenApiDocument", keyed.get("/api/v2/openapi.json").json()),
         ("Error", keyed.get("/api/v2/puzzles/UNKNOWN000000").json()),
         ("Error", keyed.get("/api/v2/puzzles/random", params={"difficulty": "nope"}).json()),
@@ -247,6 +274,14 @@ def test_the_typescript_client_compiles_strictly_and_calls_every_operation(
     assert random["same"] == random["difficulty"]
     assert random["lower"] == "Easy"
     assert random["usedAt"] is None
+    techniques = seen["techniques"]
+    assert techniques["count"] == len(SCORES)
+    assert techniques["bounded"] == "Expert"
+    assert techniques["tooHigh"] == {"status": 400, "message": "min_score must not be above max_score"}
+    assert isinstance(techniques["practice"], list) or techniques["practice"].startswith("no puzzle matches")
+    assert seen["daily"]["today"] == seen["daily"]["dated"]
+    assert seen["daily"]["easy"] == "Easy"
+    assert seen["daily"]["impossible"] == {"status": 400, "message": "date must be a calendar date as YYYY-MM-DD"}
     assert seen["puzzle"]["again"] == 304
     assert seen["solution"] == {"length": 81}
     assert seen["image"]["type"] == "image/png"

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import sys
+import time
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -261,8 +263,11 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return Response(body, status_code=status, headers=headers)
 
 
-def create_app(settings: Settings | None = None, *, pool: Pool | None = None) -> SudokuPool:
-    """Build the app. ``settings`` default to the environment; ``pool`` skips loading (tests, benchmarks).
+def create_app(
+    settings: Settings | None = None, *, pool: Pool | None = None, clock: Callable[[], float] | None = None
+) -> SudokuPool:
+    """Build the app. ``settings`` default to the environment; ``pool`` skips loading (tests, benchmarks);
+    ``clock`` (seconds since the epoch) is the day the puzzle of the day is for (tests).
 
     With settings from the environment (the server's factory call), a bad setting is one line on
     stderr and exit status 2, before the server logs anything. Given ``settings`` that are wrong
@@ -271,13 +276,13 @@ def create_app(settings: Settings | None = None, *, pool: Pool | None = None) ->
     # A worker of `sudokupool serve` dies with its launcher (sudokupool.supervision).
     worker_started()
     if settings is not None:
-        return _build(settings, pool)
+        return _build(settings, pool, clock)
     try:
         settings = Settings.from_environ(os.environ)
         # The server was given PORT on its command line (the Procfile's `--port $PORT`); uvicorn would
         # bind 99999 modulo 65536 without a word, so a port out of range is refused here.
         listen_port(os.environ, settings)
-        return _build(settings, pool)
+        return _build(settings, pool, clock)
     except SettingsError as exc:
         print(f"sudokupool: {exc}", file=sys.stderr, flush=True)
         # SystemExit rather than an exception the server would print with a traceback: uvicorn lets it
@@ -285,7 +290,7 @@ def create_app(settings: Settings | None = None, *, pool: Pool | None = None) ->
         raise SystemExit(2) from None
 
 
-def _build(settings: Settings, pool: Pool | None) -> SudokuPool:
+def _build(settings: Settings, pool: Pool | None, clock: Callable[[], float] | None = None) -> SudokuPool:
     configure_service_logging(settings.log_level, settings.log_format, workers=_workers())
     # A server started from its own command line configures its loggers itself: add the redaction here.
     install_redaction()
@@ -296,7 +301,7 @@ def _build(settings: Settings, pool: Pool | None) -> SudokuPool:
     # which a PING finds out when the server answers again.
     outages = redis_outages(probe=_redis_probe(settings))
     runtime.activity = make_activity(settings, outages=outages)
-    endpoints = Endpoints(runtime, openapi_body())
+    endpoints = Endpoints(runtime, openapi_body(), clock=clock or time.time)
     limiter_store = make_store(settings, outages=outages)
     tally = RequestTally() if settings.metrics_port is not None else None
     limiter = RateLimiter(

@@ -7,6 +7,7 @@ JSON; the test asserts on that.
 
 from __future__ import annotations
 
+import datetime
 import json
 import sys
 from typing import Any
@@ -14,9 +15,11 @@ from typing import Any
 from sudokupool_sudoku_puzzle_pool_api_client import AuthenticatedClient, Client
 from sudokupool_sudoku_puzzle_pool_api_client.api.exports import pool_exports
 from sudokupool_sudoku_puzzle_pool_api_client.api.puzzles import (
+    daily_puzzle,
     get_puzzle,
     get_puzzle_image,
     get_solution,
+    list_techniques,
     random_puzzle,
 )
 from sudokupool_sudoku_puzzle_pool_api_client.api.service import health, openapi
@@ -34,6 +37,7 @@ from sudokupool_sudoku_puzzle_pool_api_client.models import (
     PuzzlePublicRecord,
     RateLimitError,
     SolutionResponse,
+    TechniqueCatalogue,
 )
 from sudokupool_sudoku_puzzle_pool_api_client.types import File
 
@@ -66,6 +70,51 @@ def main(base_url: str, key: str) -> dict[str, Any]:
         "lower": lower.difficulty.value,
         "used_at": record.used_at,
         "steps": len(record.solve_path or []),
+    }
+
+    catalogue = list_techniques.sync_detailed(client=client)
+    assert isinstance(catalogue.parsed, TechniqueCatalogue)
+    used = [item for item in catalogue.parsed.techniques if item.puzzles > 0]
+    # The rarest technique the pool has, with the stars and score range of a puzzle that uses it.
+    rare = min(used, key=lambda item: item.puzzles)
+    practice = random_puzzle.sync(client=client, technique=rare.name)
+    assert isinstance(practice, PuzzlePublicRecord)
+    score = practice.score
+    assert isinstance(score, (int, float)) and practice.stars is not None
+    narrow = random_puzzle.sync(
+        client=client, technique=rare.name, stars=practice.stars, min_score=int(score), max_score=int(score) + 1
+    )
+    assert isinstance(narrow, PuzzlePublicRecord)
+    nothing = random_puzzle.sync(client=client, stars=practice.stars, min_score=10**9)
+    assert isinstance(nothing, Error)
+    again = list_techniques.sync_detailed(client=client, if_none_match=catalogue.headers["etag"])
+    seen["techniques"] = {
+        "names": [item.name.value for item in catalogue.parsed.techniques],
+        "rare": rare.name.value,
+        "rare_count": rare.puzzles,
+        "difficulty": rare.difficulty.value,
+        "practice": practice.techniques,
+        "narrow": [narrow.techniques, narrow.stars, narrow.score],
+        "nothing": nothing.error,
+        "again": again.status_code.value,
+    }
+
+    today = daily_puzzle.sync_detailed(client=client)
+    assert isinstance(today.parsed, PuzzlePublicRecord)
+    dated = daily_puzzle.sync(client=client, date=datetime.datetime.now(datetime.UTC).date())
+    assert isinstance(dated, PuzzlePublicRecord)
+    hard = daily_puzzle.sync(client=client, difficulty=DifficultyFilter.HARD, date=datetime.date(2026, 1, 31))
+    assert isinstance(hard, PuzzlePublicRecord)
+    later = daily_puzzle.sync(client=client, date=datetime.date(2999, 1, 1))
+    assert isinstance(later, Error)
+    revalidated_day = daily_puzzle.sync_detailed(client=client, if_none_match=today.headers["etag"])
+    seen["daily"] = {
+        "today": today.parsed.canonical_id,
+        "dated": dated.canonical_id,
+        "hard": hard.difficulty.value,
+        "cache_control": today.headers["cache-control"],
+        "later": later.error,
+        "again": revalidated_day.status_code.value,
     }
 
     code = record.canonical_id

@@ -28,6 +28,37 @@ async function main(baseUrl: string, key: string): Promise<Record<string, unknow
   const usedAt: number | null | undefined = same.data?.used_at;
   seen.random = { difficulty, same: same.data?.difficulty, lower: lower.data?.difficulty, usedAt };
 
+  const catalogue = await client.GET("/api/v2/techniques");
+  if (!catalogue.data) throw new Error("techniques failed");
+  const used = catalogue.data.techniques.filter((item) => item.puzzles > 0);
+  const rare = used.reduce((a, b) => (b.puzzles < a.puzzles ? b : a));
+  const practice = await client.GET("/api/v2/puzzles/random", {
+    params: { query: { technique: rare.name, stars: record.data.stars ?? undefined } },
+  });
+  const bounded = await client.GET("/api/v2/puzzles/random", {
+    params: { query: { min_score: 0, max_score: 1_000_000, difficulty: "expert" } },
+  });
+  const tooHigh = await client.GET("/api/v2/puzzles/random", { params: { query: { min_score: 2, max_score: 1 } } });
+  seen.techniques = {
+    count: catalogue.data.techniques.length,
+    rare: rare.name,
+    practice: practice.data?.techniques ?? practice.error?.error,
+    bounded: bounded.data?.difficulty,
+    tooHigh: { status: tooHigh.response.status, message: tooHigh.error?.error },
+  };
+
+  const today = await client.GET("/api/v2/puzzles/daily");
+  const day: string = new Date().toISOString().slice(0, 10);
+  const dated = await client.GET("/api/v2/puzzles/daily", { params: { query: { date: day } } });
+  const easy = await client.GET("/api/v2/puzzles/daily", { params: { query: { difficulty: "easy" } } });
+  const impossible = await client.GET("/api/v2/puzzles/daily", { params: { query: { date: "2026-02-30" } } });
+  seen.daily = {
+    today: today.data?.canonical_id,
+    dated: dated.data?.canonical_id,
+    easy: easy.data?.difficulty,
+    impossible: { status: impossible.response.status, message: impossible.error?.error },
+  };
+
   const id = record.data.canonical_id;
   const byId = await client.GET("/api/v2/puzzles/{id}", { params: { path: { id } } });
   const etag = byId.response.headers.get("etag") ?? "";

@@ -70,3 +70,26 @@ test("stats come from /api/v1/stats", async () => {
   assert.deepEqual(await api.fetchStats(fetchImpl), { total: 3, by_difficulty: { easy: 3 } });
   assert.equal(asked[0][0], "/api/v1/stats");
 });
+
+test("the puzzle of the day and a technique's puzzles have their own paths", () => {
+  assert.equal(api.puzzlePath({ daily: true }), "/api/puzzles/daily");
+  assert.equal(api.puzzlePath({ daily: true, difficulty: "easy" }), "/api/puzzles/daily?difficulty=easy");
+  assert.equal(api.puzzlePath({ technique: "X-Wing" }), "/api/puzzles/random?technique=X-Wing");
+  // Spaces go as `+`, which the API reads as spaces; `&` and `=` cannot break out of the value.
+  assert.equal(
+    api.puzzlePath({ technique: "Locked Candidates Type 1 (Pointing)" }),
+    "/api/puzzles/random?technique=Locked+Candidates+Type+1+%28Pointing%29",
+  );
+  assert.equal(api.puzzlePath({ technique: "a&b=c", difficulty: "hard" }), "/api/puzzles/random?difficulty=hard&technique=a%26b%3Dc");
+  assert.equal(api.puzzlePath({ id: "ABC", daily: true }), "/api/puzzles/ABC");
+});
+
+test("the technique catalogue comes from /api/v1/techniques", async () => {
+  const techniques = [{ name: "X-Wing", difficulty: "Hard", score: 140, puzzles: 3 }];
+  const { asked, fetchImpl } = answering(200, { techniques });
+  assert.deepEqual(await api.fetchTechniques(fetchImpl), techniques);
+  assert.deepEqual(asked, [["/api/v1/techniques", "application/json"]]);
+  const unreadable = "The server sent a catalogue this page cannot read.";
+  await rejects(api.fetchTechniques(answering(200, { techniques: "none" }).fetchImpl), unreadable, 0);
+  await rejects(api.fetchTechniques(answering(429, { error: "rate limit exceeded" }).fetchImpl), "rate limit exceeded", 429);
+});

@@ -15,6 +15,7 @@ import {
   requestedId,
   statsLine,
   successText,
+  techniqueOptions,
 } from "../../src/sudokupool/static/labels.js";
 
 test("a cell's label says where it is, what it holds and what is flagged", () => {
@@ -127,6 +128,20 @@ test("the pool's counts and which difficulties have puzzles", () => {
 test("a typed code is spelt as the API spells it", () => {
   assert.equal(puzzleCode(" htzy-pm3w fe49j "), "HTZYPM3WFE49J");
   assert.equal(puzzleCode("--"), "");
+});
+
+test("the technique picker offers the techniques the pool has puzzles for, with their counts", () => {
+  const catalogue = [
+    { name: "Full House", difficulty: "Easy", score: 4, puzzles: 2400 },
+    { name: "Death Blossom", difficulty: "Expert", score: 360, puzzles: 0 },
+    { name: "X-Wing", difficulty: "Hard", score: 140, puzzles: 284 },
+    { difficulty: "Hard", puzzles: 3 },
+  ];
+  assert.deepEqual(techniqueOptions(catalogue), [
+    { value: "Full House", text: "Full House (2,400)" },
+    { value: "X-Wing", text: "X-Wing (284)" },
+  ]);
+  assert.deepEqual(techniqueOptions([]), []);
 });
 
 test("the embedded player reads its code from /embed/{code} and nothing else", () => {

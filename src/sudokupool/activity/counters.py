@@ -8,9 +8,9 @@ from __future__ import annotations
 import time
 from typing import Any, Final, Literal
 
-Event = Literal["random", "by_id", "solution", "image_puzzle", "image_solution", "exports_listing"]
+Event = Literal["random", "by_id", "daily", "solution", "image_puzzle", "image_solution", "exports_listing"]
 
-PLAYS: Final = ("random", "by_id")
+PLAYS: Final = ("random", "by_id", "daily")
 DOWNLOADS: Final = ("solution", "image_puzzle", "image_solution", "exports_listing")
 
 

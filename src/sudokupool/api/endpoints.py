@@ -12,11 +12,14 @@ the objects cost more than the rest of the request.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Awaitable, Callable
-from functools import partial
+from datetime import date
+from functools import lru_cache, partial
 from typing import Final, NamedTuple, TypeVar
 from urllib.parse import unquote_plus
+from zlib import crc32
 
 import orjson
 from starlette.types import Scope
@@ -26,6 +29,7 @@ from sudokupool.api.conditional import etag_matches
 from sudokupool.api.errors import ApiError, BadRequest, NotFound
 from sudokupool.api.listing import ListingUnavailable
 from sudokupool.images.render import DEFAULT_SIZE, FORMATS, MAX_SIZE, MEDIA_TYPES, MIN_SIZE, VARIANTS, Format, render
+from sudokupool.loading.choose import DAY, Filters
 from sudokupool.loading.pool import Pool
 from sudokupool.naming import export_order
 from sudokupool.state import Runtime
@@ -45,6 +49,17 @@ FORMAT_ERROR: Final = f"format must be one of {', '.join(FORMATS)}"
 SIZE_ERROR: Final = f"size must be a whole number of pixels from {MIN_SIZE} to {MAX_SIZE}"
 IMAGE_TYPES: Final[dict[Format, Header]] = {fmt: (b"content-type", t.encode()) for fmt, t in MEDIA_TYPES.items()}
 NO_PUZZLE: Final = "no puzzle has that id"
+DIFFICULTY_LEVEL_BY_FILTER: Final = {name.lower(): level for level, name in enumerate(DIFFICULTIES, 1)}
+#: The query parameters of ``random``; any other (``api_key`` among them) is not a filter.
+RANDOM_FILTERS: Final = ("difficulty", "technique", "stars", "min_score", "max_score")
+TECHNIQUE_ERROR: Final = "unknown technique {!r}: the names are listed at /api/v2/techniques"
+STARS_ERROR: Final = "stars must be an integer from 1 to 5"
+_INTEGER: Final = re.compile(r"-?[0-9]{1,15}")
+_DATE: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+DATE_ERROR: Final = "date must be a calendar date as YYYY-MM-DD"
+#: ``max-age`` of the puzzle of a day that is over: nothing schedules a past day any more.
+PAST_DAY_MAX_AGE: Final = 86_400
+_EPOCH_DAY: Final = date(1970, 1, 1).toordinal()
 
 
 class Reply(NamedTuple):
@@ -96,6 +111,76 @@ def query(scope: Scope, name: str) -> str | None:
     return None
 
 
+def queries(raw: bytes, names: tuple[str, ...]) -> dict[str, str]:
+    """The first value of each query parameter in ``names`` that the query string ``raw`` has, in one pass
+    (see :func:`query`)."""
+    found: dict[str, str] = {}
+    for part in raw.decode("latin-1").split("&"):
+        key, _, value = part.partition("=")
+        if "%" in key or "+" in key:
+            key = unquote_plus(key)
+        if key in names and key not in found:
+            found[key] = unquote_plus(value) if "%" in value or "+" in value else value
+    return found
+
+
+def _integer(params: dict[str, str], name: str) -> int | None:
+    value = params.get(name)
+    if value is None:
+        return None
+    if not _INTEGER.fullmatch(value):
+        raise BadRequest(f"{name} must be an integer of at most 15 digits")
+    return int(value)
+
+
+class RandomQuery(NamedTuple):
+    """``random``'s query string, checked: the difficulty's name, the filters (None when only a difficulty
+    or nothing is asked for), and the filters as asked, for the messages."""
+
+    difficulty: str | None
+    filters: Filters | None
+    asked: tuple[tuple[str, str], ...]
+
+
+def random_query(raw: bytes) -> RandomQuery:
+    """Parse and check ``random``'s query string; raise :class:`BadRequest` naming the first bad value.
+
+    Memoized by the raw bytes (:data:`KEPT_QUERY_BYTES` at most): a client asks the same query again and
+    again, and unquoting and checking it took longer than the pick. A bad query is not kept (an exception is
+    never cached), nor a longer one: a thousand long ones would hold megabytes."""
+    return _kept_query(raw) if len(raw) <= KEPT_QUERY_BYTES else _random_query(raw)
+
+
+#: The longest query string :func:`random_query` keeps: every filter at once, a long technique name escaped.
+KEPT_QUERY_BYTES: Final = 256
+
+
+def _random_query(raw: bytes) -> RandomQuery:
+    params = queries(raw, RANDOM_FILTERS)
+    difficulty = level = None
+    value = params.get("difficulty")
+    if value is not None:
+        difficulty = DIFFICULTY_BY_FILTER.get(value.lower())
+        if difficulty is None:
+            raise BadRequest(DIFFICULTY_ERROR)
+        level = DIFFICULTY_LEVEL_BY_FILTER[value.lower()]
+    stars = params.get("stars")
+    if stars is not None and (len(stars) != 1 or stars not in "12345"):
+        raise BadRequest(STARS_ERROR)
+    low, high = _integer(params, "min_score"), _integer(params, "max_score")
+    if low is not None and high is not None and low > high:
+        raise BadRequest("min_score must not be above max_score")
+    technique = params.get("technique")
+    asked = tuple((name, params[name]) for name in RANDOM_FILTERS if name in params)
+    if technique is None and stars is None and low is None and high is None:
+        return RandomQuery(difficulty, None, asked)
+    filters = Filters(level, None if stars is None else int(stars), technique and technique.lower(), low, high)
+    return RandomQuery(difficulty, filters, asked)
+
+
+_kept_query: Final = lru_cache(maxsize=1024)(_random_query)
+
+
 def json(body: bytes) -> Reply:
     """An uncacheable JSON reply."""
     return Reply(200, [JSON, NO_STORE], body)
@@ -128,8 +213,12 @@ def image_size(value: str | None) -> int:
 class Endpoints:
     """The API's handlers, bound to the app's :class:`Runtime`."""
 
-    def __init__(self, runtime: Runtime, openapi_body: bytes) -> None:
+    def __init__(self, runtime: Runtime, openapi_body: bytes, *, clock: Callable[[], float] = time.time) -> None:
         self.runtime = runtime
+        #: Seconds since the epoch: which day "today" is for the puzzle of the day (tests inject one).
+        self.clock = clock
+        #: The technique catalogue's body and ETag, for the pool they were made from.
+        self._catalogue: tuple[Pool, bytes, str] | None = None
         self.openapi_body = openapi_body
         # One body of 16 KB (3 KB compressed): kept in both encodings, not inflated per request.
         self.openapi_gzip = compress(openapi_body)
@@ -143,13 +232,14 @@ class Endpoints:
             return Reply(304, headers, b"")
         return Reply(200, [content_type, *headers], body)
 
-    def record(self, scope: Scope, pool: Pool, index: int) -> Reply:
-        """Puzzle ``index``'s record, cacheable: gzip as held or inflated, one weak ETag for both.
+    def record(self, scope: Scope, pool: Pool, index: int, cache_control: Header | None = None) -> Reply:
+        """Puzzle ``index``'s record, cacheable (``cache_control``, default the setting's): gzip as held or
+        inflated, one weak ETag for both.
 
         A 304 carries the ETag and Vary a 200 would, and costs no inflate.
         """
         etag = pool.etag(index)
-        headers = [(b"etag", etag.encode()), self.cache_control, VARY]
+        headers = [(b"etag", etag.encode()), cache_control or self.cache_control, VARY]
         if_none_match = header(scope, b"if-none-match")
         if if_none_match is not None and etag_matches(if_none_match, etag):
             return Reply(304, headers, b"")
@@ -203,20 +293,80 @@ class Endpoints:
         return json(orjson.dumps(await self.runtime.activity.snapshot_async()))
 
     def random(self, scope: Scope, param: str | None) -> Reply:
-        difficulty = None
-        value = query(scope, "difficulty")
-        if value is not None:
-            difficulty = DIFFICULTY_BY_FILTER.get(value.lower())
-            if difficulty is None:
-                raise BadRequest(DIFFICULTY_ERROR)
+        raw: bytes = scope["query_string"]
+        asked = random_query(raw) if raw else None
         pool = self.runtime.current()
-        index = pool.pick(difficulty)
-        if index is None:
-            raise NotFound(f"no {difficulty} puzzle in the pool" if difficulty else "the pool has no puzzle")
+        index: int | None
+        if asked is not None and asked.filters is not None:
+            index = self.choose(pool, asked.filters, asked.asked)
+        else:
+            difficulty = None if asked is None else asked.difficulty
+            index = pool.pick(difficulty)
+            if index is None:
+                raise NotFound(f"no {difficulty} puzzle in the pool" if difficulty else "the pool has no puzzle")
         self.runtime.activity.record("random")
         if gzip_accepted(scope):
             return Reply(200, [JSON, GZIP, VARY, NO_STORE], pool.gzip_body(index))
         return Reply(200, [JSON, VARY, NO_STORE], pool.body(index))
+
+    def choose(self, pool: Pool, filters: Filters, asked: tuple[tuple[str, str], ...]) -> int:
+        """A puzzle of ``pool`` matching ``filters`` (``asked``: as the query spelt them), uniformly at random.
+        Raise :class:`BadRequest` for a technique the pool does not know, :class:`NotFound` when nothing
+        matches."""
+        index = pool.choose(filters)
+        if index is None:
+            named = dict(asked)
+            if filters.technique is not None:
+                group = pool.choices.groups.get(filters.technique)
+                if group is None:
+                    raise BadRequest(TECHNIQUE_ERROR.format(named["technique"]))
+                named["technique"] = pool.choices.names[group - 1]
+            raise NotFound(f"no puzzle matches {', '.join(f'{name}={value}' for name, value in named.items())}")
+        return index
+
+    def techniques(self, scope: Scope, param: str | None) -> Reply:
+        """The technique catalogue: each technique the grader knows, with the pool's count of puzzles using it."""
+        pool = self.runtime.current()
+        catalogue = self._catalogue
+        if catalogue is None or catalogue[0] is not pool:
+            body = technique_catalogue(pool)
+            catalogue = self._catalogue = (pool, body, f'W/"{crc32(body):08x}{len(body):08x}"')
+        return self.cacheable(scope, catalogue[1], catalogue[2])
+
+    def daily(self, scope: Scope, param: str | None) -> Reply:
+        """The puzzle of the day (``date``, default today in UTC; up to one day ahead), cached until that
+        day ends."""
+        params = queries(scope["query_string"], ("difficulty", "date")) if scope["query_string"] else {}
+        level = None
+        difficulty = params.get("difficulty")
+        if difficulty is not None:
+            level = DIFFICULTY_LEVEL_BY_FILTER.get(difficulty.lower())
+            if level is None:
+                raise BadRequest(DIFFICULTY_ERROR)
+        now = self.clock()
+        today = int(now // DAY)
+        day = today
+        asked = params.get("date")
+        if asked is not None:
+            try:
+                if not _DATE.fullmatch(asked):
+                    raise ValueError
+                day = date.fromisoformat(asked).toordinal() - _EPOCH_DAY
+            except ValueError:
+                raise BadRequest(DATE_ERROR) from None
+            if day > today + 1:
+                raise NotFound(
+                    f"no puzzle of the day for {asked} yet: dates up to one day after today (UTC) are served"
+                )
+        pool = self.runtime.current()
+        index = pool.daily(day, level)
+        if index is None:
+            name = DIFFICULTIES[level - 1] if level is not None else None
+            raise NotFound(f"no {name} puzzle in the pool" if name else "the pool has no puzzle")
+        self.runtime.activity.record("daily")
+        # Today's and tomorrow's until the end of their day (a new day is another puzzle); a past day's long.
+        max_age = int((day + 1) * DAY - now) if day >= today else PAST_DAY_MAX_AGE
+        return self.record(scope, pool, index, (b"cache-control", b"public, max-age=%d" % max_age))
 
     def puzzle(self, scope: Scope, param: str | None) -> Reply:
         pool, index = self.find(param)
@@ -261,3 +411,20 @@ class Endpoints:
         if gzip_accepted(scope):
             return Reply(200, [JSON, GZIP, VARY], self.openapi_gzip)
         return Reply(200, [JSON, VARY], self.openapi_body)
+
+
+def technique_catalogue(pool: Pool) -> bytes:
+    """``{"techniques": [...]}``: each technique of the grader's table (as the pool's pack holds it), in its
+    order (easiest first, roughly), with the difficulty it implies, its step score and how many of
+    ``pool``'s puzzles use it."""
+    choices = pool.choices
+    listed = [
+        {
+            "name": row.name,
+            "difficulty": DIFFICULTIES[row.level - 1],
+            "score": row.score,
+            "puzzles": choices.technique_count(group),
+        }
+        for group, row in enumerate(choices.table, 1)
+    ]
+    return orjson.dumps({"techniques": listed})

@@ -92,8 +92,17 @@ _ENCODING_HEADERS = {
     "Vary": {"$ref": "#/components/headers/Vary"},
 }
 
+#: A score bound: an integer of at most 15 digits.
+_SCORE_BOUND: Final = {"type": "integer", "minimum": -(10**15 - 1), "maximum": 10**15 - 1}
+
 _TAGS = [
-    {"name": "puzzles", "description": "Puzzles: a random one, one by its share code, its solution, its image."},
+    {
+        "name": "puzzles",
+        "description": (
+            "Puzzles: a random one (filtered by difficulty, technique, stars or score), the puzzle of the day, one "
+            "by its share code, its solution, its image; the technique catalogue."
+        ),
+    },
     {"name": "stats", "description": "Counts of the pool and of its use."},
     {"name": "exports", "description": "The bulk NDJSON export snapshots in object storage."},
     {"name": "service", "description": "Health and this document."},
@@ -172,6 +181,51 @@ def document() -> dict[str, Any]:
         "description": "Only puzzles of this difficulty, in any case: a record's `difficulty` can be passed back.",
         "schema": {"anyOf": [ref("Difficulty"), ref("DifficultyFilter")]},
     }
+    filters = [
+        {
+            "name": "technique",
+            "in": "query",
+            "required": False,
+            "description": (
+                "Only puzzles whose solve path uses this technique, a name as `techniques` lists it (the server "
+                "takes it in any case; `listTechniques` says how many puzzles use each). Another name is a 400."
+            ),
+            "schema": ref("TechniqueName"),
+            "example": "X-Wing",
+        },
+        {
+            "name": "stars",
+            "in": "query",
+            "required": False,
+            "description": "Only puzzles with this many stars.",
+            "schema": {"type": "integer", "minimum": 1, "maximum": 5},
+        },
+        {
+            "name": "min_score",
+            "in": "query",
+            "required": False,
+            "description": "Only puzzles whose score is at least this (inclusive; a puzzle with no score never does).",
+            "schema": _SCORE_BOUND,
+        },
+        {
+            "name": "max_score",
+            "in": "query",
+            "required": False,
+            "description": "Only puzzles whose score is at most this (inclusive; not below `min_score`: a 400).",
+            "schema": _SCORE_BOUND,
+        },
+    ]
+    day = {
+        "name": "date",
+        "in": "query",
+        "required": False,
+        "description": (
+            "The UTC day, default today. Days up to one after today (UTC) are served (a later one is a 404); a date "
+            "that does not exist is a 400."
+        ),
+        "schema": {"type": "string", "format": "date"},
+        "example": "2026-11-26",
+    }
     variant = {
         "name": "variant",
         "in": "query",
@@ -220,11 +274,31 @@ def document() -> dict[str, Any]:
         "/api/v2/puzzles/random": _operation(
             "randomPuzzle",
             "puzzles",
-            "A random puzzle, optionally of one difficulty",
+            "A random puzzle, optionally filtered",
             _json("PuzzlePublicRecord", "A puzzle (never cached).", **_ENCODING_HEADERS),
             400,
             404,
-            params=[difficulty],
+            params=[difficulty, *filters],
+            description=(
+                "Uniformly at random among the puzzles that match every filter given (all of them when none is). "
+                "Nothing matching is a 404 whose error names the filters."
+            ),
+        ),
+        "/api/v2/puzzles/daily": _operation(
+            "dailyPuzzle",
+            "puzzles",
+            "The puzzle of the day, the same for everyone",
+            _json("PuzzlePublicRecord", "The day's puzzle.", **_CACHE_HEADERS, **_ENCODING_HEADERS),
+            304,
+            400,
+            404,
+            params=[difficulty, day, _IF_NONE_MATCH],
+            description=(
+                "The puzzle whose `used_at` falls earliest on that UTC day (of that difficulty, when given); on a "
+                "day the export schedules none, a pick keyed by the export and the day, the same on every "
+                "instance. Today's and tomorrow's are cacheable until the end of their day, an earlier day's for "
+                "a day."
+            ),
         ),
         "/api/v2/puzzles/{id}": _operation(
             "getPuzzle",
@@ -253,6 +327,14 @@ def document() -> dict[str, Any]:
             400,
             404,
             params=[_ID_PARAM, variant, image_format, image_size, _IF_NONE_MATCH],
+        ),
+        "/api/v2/techniques": _operation(
+            "listTechniques",
+            "puzzles",
+            "The techniques the grader knows, and how many puzzles use each",
+            _json("TechniqueCatalogue", "The catalogue (changes with the export).", **_CACHE_HEADERS),
+            304,
+            params=[_IF_NONE_MATCH],
         ),
         "/api/v2/pool-exports": _operation(
             "poolExports",

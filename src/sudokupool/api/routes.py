@@ -38,6 +38,7 @@ def puzzle_routes(endpoints: Endpoints) -> dict[str, Handler | AsyncHandler]:
     """The puzzle paths (``{id}`` is the share code): also served unversioned, for the web page."""
     return {
         "/puzzles/random": endpoints.random,
+        "/puzzles/daily": endpoints.daily,
         "/puzzles/{id}": endpoints.puzzle,
         "/puzzles/{id}/solution": endpoints.solution,
         "/puzzles/{id}/image": endpoints.image,
@@ -51,6 +52,7 @@ def api_routes(endpoints: Endpoints) -> dict[str, Handler | AsyncHandler]:
         "/stats": endpoints.stats,
         "/stats/activity": endpoints.activity,
         **puzzle_routes(endpoints),
+        "/techniques": endpoints.techniques,
         "/pool-exports": endpoints.pool_exports,
         "/openapi.json": endpoints.openapi,
     }

@@ -12,6 +12,7 @@ from typing import Any, Final
 from sudokupool.activity.counters import DOWNLOADS, PLAYS
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.symmetry import SYMMETRIES
+from sudokupool.sudoku.technique_names import TECHNIQUE_NAMES
 
 CODE_PATTERN: Final = "^[0-9A-HJKMNP-TV-Z]{13}$"
 #: What ``puzzle_id`` is and why paths take ``canonical_id``; docs/api.md says the same (a test keeps them so).
@@ -104,6 +105,25 @@ SCHEMAS: dict[str, Any] = {
             "digit": {"type": "integer", "minimum": 1, "maximum": 9},
         },
         "A digit placed in, or eliminated from, a cell.",
+    ),
+    "TechniqueCatalogue": _object({"techniques": {"type": "array", "items": ref("Technique")}}),
+    "TechniqueName": {
+        "type": "string",
+        "enum": list(TECHNIQUE_NAMES),
+        "description": "A technique the grader knows, as a record's `techniques` lists it.",
+    },
+    "Technique": _object(
+        {
+            "name": ref("TechniqueName"),
+            "difficulty": ref("Difficulty"),
+            "score": {"type": "integer", "minimum": 0, "description": "The score of one step of it."},
+            "puzzles": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "Puzzles of the pool whose solve path uses it.",
+            },
+        },
+        "A solving technique: the difficulty it implies, its step score, and how many puzzles use it.",
     ),
     "SolutionResponse": _object(
         {

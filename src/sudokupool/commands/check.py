@@ -25,7 +25,7 @@ import msgspec
 from sudokupool.config import BadLineLimit, Settings, SettingsError
 from sudokupool.loading.export import LineError, Record
 from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, export_time, parse_export
-from sudokupool.loading.pack import MAGIC, PackError, map_file
+from sudokupool.loading.pack import FILTER_SECTIONS, MAGIC, PackError, map_file
 from sudokupool.loading.pool import Pool, PoolInfo
 from sudokupool.naming import is_export_name
 from sudokupool.storage.base import ExportObject, StorageError
@@ -195,6 +195,9 @@ async def check_pack(store: LocalStore, export: ExportObject, limits: LoadLimits
             return f"the id index does not find {canonical_id}"
     if packed.stats_body != parsed.stats_body:
         return "its counts differ from the export's"
+    for section in FILTER_SECTIONS:
+        if packed.section(section) != parsed.section(section):
+            return f"its {section} differ from the export's"
     return None
 
 

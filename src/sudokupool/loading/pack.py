@@ -9,15 +9,17 @@ a ``memoryview``; nothing is built per process. The layout is documented in ``do
 
 from __future__ import annotations
 
+import math
 import mmap
 import secrets
 import struct
 import sys
 import time
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, Final, NamedTuple
 from zlib import adler32, crc32
 
 import msgspec
@@ -28,8 +30,8 @@ from sudokupool.loading.export import DIFFICULTY_LEVEL, Record
 from sudokupool.sudoku import DIFFICULTIES
 
 MAGIC: Final = b"SUDOKUPK"
-VERSION: Final = 2
-HEADER_SIZE: Final = 512
+VERSION: Final = 3
+HEADER_SIZE: Final = 1024
 #: Every section starts at a multiple of this, so a section can be cast to an array of its items.
 ALIGN: Final = 64
 ID_WIDTH: Final = 13
@@ -49,7 +51,23 @@ SECTIONS: Final = (
     "solutions",
     "etags",
     "puzzles",
+    "stars",
+    "scores",
+    "technique_sets",
+    "used_at",
+    "technique_table",
+    "choices",
+    "schedule",
 )
+#: The choices' lists of one group: one per difficulty and number of stars (0 for none, then 1 to 5).
+STAR_SLOTS: Final = 6
+LISTS_PER_GROUP: Final = len(DIFFICULTIES) * STAR_SLOTS
+#: ``used_at`` of a record that has none (never a time an export can hold: see :meth:`PackWriter.add`).
+NO_USED_AT: Final = -(1 << 63)
+#: A technique set is a u64 bitmask over the pack's technique table.
+MAX_TECHNIQUES: Final = 64
+#: The sections the filters of ``random`` and the puzzle of the day read.
+FILTER_SECTIONS: Final = ("stars", "scores", "technique_sets", "used_at", "technique_table", "choices", "schedule")
 #: Bytes per record of ``checks``: the CRC-32 and length of the body the record's gzip member holds so far.
 CHECK_WIDTH: Final = 8
 #: magic, version, header size, records, table slots, solution width, export size, made at, the id table's
@@ -70,6 +88,27 @@ _BATCH: Final = 256
 
 class PackError(Exception):
     """A pack that cannot be used: damaged, of another version, or made from another export."""
+
+
+class Technique(NamedTuple):
+    """A row of a pack's technique table: a technique the grader knows, the difficulty level (1-4) its use
+    implies, and the score of one step of it."""
+
+    name: str
+    level: int
+    score: int
+
+
+def technique_table() -> tuple[Technique, ...]:
+    """The grader's techniques, in its table's order: bit ``i`` of a pack's technique sets is row ``i``."""
+    # Imported here: the grader imports every finder, which a service that maps packs never runs (2.5 MB of
+    # each worker's private memory); the pack carries the table it needs.
+    from sudokupool.sudoku.grader import LEVEL
+    from sudokupool.sudoku.techniques.step import SCORES
+
+    table = tuple(Technique(name, LEVEL[name], score) for name, score in SCORES.items())
+    assert len(table) <= MAX_TECHNIQUES, "a technique set is a u64"
+    return table
 
 
 def slot_of(canonical_id: str, key: int, slots: int) -> int:
@@ -127,6 +166,12 @@ class PackWriter:
         self.ids: dict[str, None] = {}
         self._offsets = array("Q", [0])
         self._levels = bytearray()
+        self._stars = bytearray()
+        self._scores = array("d")
+        self._sets = array("Q")
+        self._used = array("q")
+        self.technique_table = technique_table()
+        self._bits = {row.name: 1 << bit for bit, row in enumerate(self.technique_table)}
         self._checks = bytearray()
         self._solutions = bytearray()
         self._etags = bytearray()
@@ -157,6 +202,7 @@ class PackWriter:
         self._solutions += solution
         self._etags += (crc32(solution) << 32 | adler32(solution)).to_bytes(ETAG_WIDTH)
         self._puzzles += record.puzzle.encode()
+        self._add_filters(record)
         self._pending.append(open_member(raw))
         self._offsets.append(self._offsets[-1] + len(self._pending[-1]))
         if len(self._pending) == _BATCH:
@@ -164,7 +210,54 @@ class PackWriter:
             self._pending.clear()
         return True
 
-    def _write(self, data: bytes | bytearray) -> None:
+    def _add_filters(self, record: Record) -> None:
+        """Keep what the filters of ``random`` and the daily puzzle read: stars, score, technique set, used_at."""
+        self._stars.append(record.stars or 0)
+        score = record.score
+        # -inf sorts a record without a score before every other, where no score range reaches it.
+        self._scores.append(-math.inf if score is None else float(score))
+        bits, mask = self._bits, 0
+        for name in record.techniques:
+            mask |= bits.get(name, 0)
+        self._sets.append(mask)
+        used = record.used_at
+        # An export's integers reach 2**64 - 1; a time past the i64 range is a day no date reaches anyway.
+        self._used.append(NO_USED_AT if used is None else max(NO_USED_AT + 1, min(used, (1 << 63) - 1)))
+
+    def _choices(self) -> list[array[int]]:
+        """The ``choices`` section (its lengths, then its lists): every record in the lists of group 0, and in
+        those of group ``t + 1`` for each technique ``t`` of its set, by difficulty and stars, each list
+        ascending by score."""
+        levels, stars, sets = self._levels, self._stars, self._sets
+        lists = [array("I") for _ in range((1 + len(self.technique_table)) * LISTS_PER_GROUP)]
+        for number, level in enumerate(levels):
+            at = (level - 1) * STAR_SLOTS + stars[number]
+            lists[at].append(number)
+            mask = sets[number]
+            while mask:
+                low = mask & -mask
+                lists[LISTS_PER_GROUP * low.bit_length() + at].append(number)
+                mask ^= low
+        # Each list sorted on its own (a stable sort: equal scores stay in record order), so the sort's
+        # keys are those of one list at a time, not the whole pool's: sorting them all at once took 150 MB
+        # more at the peak for 1M records.
+        for i, numbers in enumerate(lists):
+            if len(numbers) > 1:
+                lists[i] = array("I", sorted(numbers, key=self._scores.__getitem__))
+        return [array("I", (len(numbers) for numbers in lists)), *lists]
+
+    def _schedule(self) -> list[array[int]]:
+        """The ``schedule`` section (its lengths, then its lists): the records with a ``used_at``, by
+        difficulty, ascending by it."""
+        used, levels = self._used, self._levels
+        by_level = [array("I") for _ in DIFFICULTIES]
+        for number, at in enumerate(used):
+            if at != NO_USED_AT:
+                by_level[levels[number] - 1].append(number)
+        by_level = [array("I", sorted(numbers, key=used.__getitem__)) for numbers in by_level]
+        return [array("I", (len(numbers) for numbers in by_level)), *by_level]
+
+    def _write(self, data: bytes | bytearray | memoryview | array[int]) -> None:
         self._crc = isal_zlib.crc32(data, self._crc)
         self.file.write(data)
 
@@ -185,7 +278,9 @@ class PackWriter:
         by_level: list[array[int]] = [array("I") for _ in DIFFICULTIES]
         for number, level in enumerate(self._levels):
             by_level[level - 1].append(number)
-        columns: dict[str, bytes | bytearray] = {
+        # A section is one buffer, or a function that makes its parts when it is written (so that no two
+        # large ones are held at once).
+        columns: dict[str, bytes | bytearray | memoryview | Callable[[], list[array[int]]]] = {
             "offsets": self._offsets.tobytes(),
             "ids": "".join(self.ids).encode(),
             "table": table.tobytes(),
@@ -195,12 +290,23 @@ class PackWriter:
             "solutions": self._solutions,
             "etags": self._etags,
             "puzzles": self._puzzles,
+            "stars": self._stars,
+            "scores": memoryview(self._scores).cast("B"),
+            "technique_sets": memoryview(self._sets).cast("B"),
+            "used_at": memoryview(self._used).cast("B"),
+            "technique_table": "".join(
+                f"{name}\t{level}\t{score}\n" for name, level, score in self.technique_table
+            ).encode(),
+            "choices": self._choices,
+            "schedule": self._schedule,
         }
         sections = {"bodies": (HEADER_SIZE, self._offsets[-1])}
         for section, data in columns.items():
             self._write(bytes(-self.file.tell() % ALIGN))
-            sections[section] = (self.file.tell(), len(data))
-            self._write(data)
+            start = self.file.tell()
+            for part in data() if callable(data) else [data]:
+                self._write(part)
+            sections[section] = (start, self.file.tell() - start)
         counts = tuple(len(indexes) for indexes in by_level)
         name = _file_name(export_name)
         header = PackHeader(count, slots, SOLUTION_WIDTH, export_size, made_at, key, counts, sections, name, self._crc)
@@ -243,6 +349,10 @@ def read_header(data: bytes | mmap.mmap | memoryview, size: int) -> PackHeader:
         "solutions": width * count,
         "etags": ETAG_WIDTH * count,
         "puzzles": GRID_WIDTH * count,
+        "stars": count,
+        "scores": 8 * count,
+        "technique_sets": 8 * count,
+        "used_at": 8 * count,
     }
     for section, (offset, length) in sections.items():
         if offset % ALIGN or offset < HEADER_SIZE:
@@ -298,4 +408,64 @@ def check(data: mmap.mmap, *, export_name: str, export_size: int, background: bo
                 time.sleep((time.perf_counter() - started) * _PACE)
     if crc != header.crc:
         raise PackError("checksum mismatch (damaged or truncated)")
+    check_filters(data, header)
     return header
+
+
+def _section(data: mmap.mmap | bytes | memoryview, header: PackHeader, name: str) -> memoryview:
+    offset, length = header.sections[name]
+    return memoryview(data)[offset : offset + length]
+
+
+def technique_rows(data: mmap.mmap | bytes | memoryview, header: PackHeader) -> list[Technique]:
+    """The pack's technique table (UTF-8 lines of name, level and score, tab-separated): row ``i`` is bit
+    ``i`` of a technique set and group ``i + 1`` of ``choices``. Raise :class:`PackError` when it is not one."""
+    raw = bytes(_section(data, header, "technique_table"))
+    rows: list[Technique] = []
+    try:
+        for line in raw.decode().splitlines():
+            name, level, score = line.split("\t")
+            if not name or not level.isdigit() or not 1 <= int(level) <= len(DIFFICULTIES) or not score.isdigit():
+                raise ValueError
+            rows.append(Technique(name, int(level), int(score)))
+    except ValueError:  # UnicodeDecodeError is one
+        raise PackError("technique table: a row is not a name, a level 1-4 and a score (damaged)") from None
+    names = {row.name for row in rows}
+    if len(rows) > MAX_TECHNIQUES or len(names) != len(rows):
+        raise PackError("technique table: more than 64 rows, or a name twice (damaged)")
+    return rows
+
+
+def list_lengths(view: memoryview, lists: int, what: str) -> list[int]:
+    """The lengths at the start of a section of ``lists`` u32 lists (lengths, then the record numbers of each
+    list in turn); raise :class:`PackError` when they do not add up to the section's size."""
+    if len(view) < 4 * lists:
+        raise PackError(f"section {what} has {len(view)} bytes, too few for its {lists} lengths")
+    lengths = view[: 4 * lists].cast("I").tolist()
+    if 4 * (lists + sum(lengths)) != len(view):
+        raise PackError(f"section {what}'s lengths do not add up to its size (damaged)")
+    return lengths
+
+
+def check_filters(data: mmap.mmap | bytes | memoryview, header: PackHeader) -> None:
+    """Check the filter sections (``stars`` to ``schedule``) against each other and the header; raise
+    :class:`PackError` naming the first problem.
+
+    Their shape and values are checked here: the technique table, every list length, the difficulty and
+    star counts, stars in 0-5. The record numbers the lists hold are checked where they are read (one
+    comparison per pick, :mod:`sudokupool.loading.choose`): scanning them all here would cost every boot
+    a pass over the largest section.
+    """
+    count = header.count
+    names = [row.name for row in technique_rows(data, header)]
+    lengths = list_lengths(_section(data, header, "choices"), (1 + len(names)) * LISTS_PER_GROUP, "choices")
+    for level, expected in enumerate(header.counts):
+        if sum(lengths[level * STAR_SLOTS : (level + 1) * STAR_SLOTS]) != expected:
+            raise PackError(f"choices: {DIFFICULTIES[level]} lists do not hold {expected} records (damaged)")
+    for group in range(1, 1 + len(names)):
+        if sum(lengths[group * LISTS_PER_GROUP : (group + 1) * LISTS_PER_GROUP]) > count:
+            raise PackError(f"choices: technique {names[group - 1]!r} lists more records than the pack holds")
+    if sum(list_lengths(_section(data, header, "schedule"), len(DIFFICULTIES), "schedule")) > count:
+        raise PackError("schedule lists more records than the pack holds (damaged)")
+    if bytes(_section(data, header, "stars")).translate(None, bytes(range(STAR_SLOTS))):
+        raise PackError("stars: a value above 5 (damaged)")

@@ -31,6 +31,7 @@ import orjson
 
 from sudokupool.api.compression import final_block, inflate, trailer
 from sudokupool.loading import pack
+from sudokupool.loading.choose import Choices, Filters
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.ids import normalise_id
 
@@ -96,6 +97,9 @@ class Pool:
         self._tail = b',"synced_at":%d}' % synced_at
         self._tail_block = final_block(self._tail)
         self._rng = random.Random()
+        #: The filters of ``random`` and the daily puzzle (``choose.py``).
+        self.choices = Choices(view, header, self._rng)
+        self._by_level = [self._by_difficulty[name] for name in DIFFICULTIES]
         stats = {"total": header.count, "by_difficulty": self._counts, "last_synced_at": synced_at}
         self.stats_body = orjson.dumps(stats)
 
@@ -106,6 +110,11 @@ class Pool:
         :class:`~sudokupool.loading.pack.PackError`."""
         header = pack.check(data, export_name=info.export_key, export_size=info.export_size, background=background)
         return cls(data, header, info)
+
+    def section(self, name: str) -> bytes:
+        """The bytes of one of the pack's sections."""
+        offset, length = self.header.sections[name]
+        return self._data[offset : offset + length]
 
     def __len__(self) -> int:
         return self._count
@@ -214,6 +223,15 @@ class Pool:
 
     def count(self, difficulty: str) -> int:
         return self._counts.get(difficulty, 0)
+
+    def choose(self, filters: Filters) -> int | None:
+        """A uniformly random puzzle matching ``filters``, or None when none does."""
+        return self.choices.pick(filters)
+
+    def daily(self, day: int, level: int | None = None) -> int | None:
+        """The puzzle of the day ``day`` (days since 1970-01-01, UTC), of difficulty ``level`` (1-4) or any:
+        the same on every instance that serves this export (:meth:`Choices.daily`)."""
+        return self.choices.daily(day, level, self._by_level)
 
 
 class PoolBuilder(pack.PackWriter):

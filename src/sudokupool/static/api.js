@@ -27,11 +27,15 @@ export async function getJson(path, fetchImpl = globalThis.fetch) {
   return body;
 }
 
-/** The path of a puzzle by its code (`{ id }`), or of a random one (`{ difficulty }`, "" or absent for any). */
+/** The path of a puzzle by its code (`{ id }`), the puzzle of the day (`{ daily: true }`), or a random one
+ *  (`{ difficulty, technique }`, each "" or absent for any). */
 export function puzzlePath(request) {
-  return request.id
-    ? `/api/puzzles/${encodeURIComponent(request.id)}`
-    : `/api/puzzles/random${request.difficulty ? `?difficulty=${request.difficulty}` : ""}`;
+  if (request.id) return `/api/puzzles/${encodeURIComponent(request.id)}`;
+  const query = new URLSearchParams();
+  if (request.difficulty) query.set("difficulty", request.difficulty);
+  if (request.technique) query.set("technique", request.technique);
+  const search = query.toString();
+  return `/api/puzzles/${request.daily ? "daily" : "random"}${search ? `?${search}` : ""}`;
 }
 
 /** True for a record the page can play: a code and an 81-cell puzzle. */
@@ -55,6 +59,13 @@ export async function fetchSolution(id, fetchImpl = globalThis.fetch) {
   const body = await getJson(`/api/puzzles/${encodeURIComponent(id)}/solution`, fetchImpl);
   if (typeof body.solution !== "string" || !/^[1-9]{81}$/.test(body.solution)) throw new ApiError("bad solution", 0);
   return body.solution;
+}
+
+/** The technique catalogue: `[{ name, difficulty, score, puzzles }, ...]`. */
+export async function fetchTechniques(fetchImpl = globalThis.fetch) {
+  const body = await getJson("/api/v1/techniques", fetchImpl);
+  if (!Array.isArray(body.techniques)) throw new ApiError("The server sent a catalogue this page cannot read.", 0);
+  return body.techniques;
 }
 
 /** The pool's counts (`total`, `by_difficulty`). */

@@ -16,10 +16,10 @@ const [sudoku, game, boardModule, api, store, keys, labels, hints, panels, messa
 );
 const { cellName, isSolved, nextHint, parseGrid, solutionFromPath } = sudoku;
 const { Board } = boardModule;
-const { fetchPuzzle, fetchSolution, fetchStats, imageUrl, printUrl } = api;
+const { fetchPuzzle, fetchSolution, fetchStats, fetchTechniques, imageUrl, printUrl } = api;
 const { Timer, formatTime, loadGame, saveGame } = store;
 const { checkMessage, detailRows, hasPuzzles, loadFailure, puzzleCode, requestedId, statsLine, successText } = labels;
-const { embedSnippet } = labels;
+const { embedSnippet, techniqueOptions } = labels;
 const { hintView } = hints;
 const { say, showError, hideError, confirmFirst } = messages;
 
@@ -223,6 +223,7 @@ function applyHint() {
 
 // ---- loading a puzzle ------------------------------------------------------------------------------
 
+/** Load the puzzle `request` asks for (api.js's `puzzlePath`); true when it is on the board. */
 async function load(request) {
   state.lastRequest = request;
   $("main").setAttribute("aria-busy", "true");
@@ -235,8 +236,10 @@ async function load(request) {
     if (location.pathname !== url || location.search) {
       history[request.push ? "pushState" : "replaceState"]({ id: record.canonical_id }, "", url);
     }
+    return true;
   } catch (error) {
     reportLoadError(error, request);
+    return false;
   } finally {
     $("main").setAttribute("aria-busy", "false");
     document.body.classList.remove("loading");
@@ -323,11 +326,30 @@ async function showStats() {
   }
 }
 
+async function showTechniques() {
+  try {
+    panels.showTechniques(techniqueOptions(await fetchTechniques()));
+  } catch {
+    // Without the catalogue the picker offers nothing; the other buttons still work.
+  }
+}
+
 function wire() {
   document.addEventListener("keydown", onKey);
   for (const button of document.querySelectorAll("[data-difficulty]")) {
     button.addEventListener("click", () => load({ difficulty: button.dataset.difficulty, push: true }));
   }
+  $("daily").addEventListener("click", async () => {
+    if (await load({ daily: true, push: true })) say("The puzzle of the day (UTC): everyone gets this one today.");
+  });
+  $("technique").addEventListener("change", async (event) => {
+    const select = event.currentTarget;
+    const technique = select.value;
+    if (!technique) return;
+    // Back to the placeholder, so picking the same technique again gives another puzzle.
+    select.value = "";
+    if (await load({ technique, push: true })) say(`This puzzle's solution needs ${technique}.`);
+  });
   $("pencil").addEventListener("click", togglePencil);
   $("erase").addEventListener("click", erase);
   $("undo").addEventListener("click", undo);
@@ -370,3 +392,4 @@ wire();
 const first = requestedId(location.pathname, location.search);
 load(first ? { id: first } : {});
 showStats();
+showTechniques();

@@ -99,5 +99,13 @@ export function hasPuzzles(stats, difficulty) {
   return Boolean(stats.by_difficulty?.[key]);
 }
 
+/** The technique picker's options, from the catalogue: those the pool has puzzles for, each with its count
+ *  (`{ value, text }`), in the catalogue's order (roughly easiest first). */
+export function techniqueOptions(techniques) {
+  return techniques
+    .filter((t) => typeof t?.name === "string" && t.puzzles > 0)
+    .map((t) => ({ value: t.name, text: `${t.name} (${t.puzzles.toLocaleString()})` }));
+}
+
 /** A code as typed or pasted ("htzy-pm3w fe49j") as the API spells it ("HTZYPM3WFE49J"). */
 export const puzzleCode = (text) => text.replace(/[\s-]+/g, "").toUpperCase();

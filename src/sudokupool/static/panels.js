@@ -92,3 +92,9 @@ export function showStats(line, hasPuzzles) {
     if (!hasPuzzles(button.dataset.difficulty)) button.disabled = true;
   }
 }
+
+/** Fill the technique picker with `options` (`{ value, text }`) after its placeholder. */
+export function showTechniques(options) {
+  const select = $("technique");
+  for (const { value, text } of options) select.add(new Option(text, value));
+}

@@ -1,0 +1,63 @@
+"""The names of the grader's techniques, in its table's order, importable without the technique finders.
+
+The table itself is ``sudoku/techniques/step.py``'s ``SCORES`` (and ``grader.py``'s ``LEVEL``); importing
+it imports every finder, 2 MB of each service worker's private memory, for a list the OpenAPI document
+needs (the ``technique`` filter's values). ``tests/test_choose.py`` checks that the two agree.
+"""
+
+from typing import Final
+
+TECHNIQUE_NAMES: Final = (
+    "Full House",
+    "Naked Single",
+    "Hidden Single",
+    "Locked Candidates Type 1 (Pointing)",
+    "Locked Candidates Type 2 (Claiming)",
+    "Naked Pair",
+    "Naked Triple",
+    "Hidden Pair",
+    "Hidden Triple",
+    "Naked Quadruple",
+    "Hidden Quadruple",
+    "X-Wing",
+    "Swordfish",
+    "Jellyfish",
+    "Skyscraper",
+    "2-String Kite",
+    "Turbot Fish",
+    "W-Wing",
+    "XY-Wing",
+    "XYZ-Wing",
+    "Simple Colors",
+    "X-Chain",
+    "XY-Chain",
+    "Bivalue Universal Grave + 1",
+    "Empty Rectangle",
+    "Uniqueness Test 1",
+    "Uniqueness Test 2",
+    "Uniqueness Test 3",
+    "Uniqueness Test 4",
+    "Hidden Rectangle",
+    "Finned X-Wing",
+    "Sashimi X-Wing",
+    "Finned Swordfish",
+    "Sashimi Swordfish",
+    "Finned Jellyfish",
+    "Sashimi Jellyfish",
+    "Sue de Coq",
+    "AIC",
+    "Discontinuous Nice Loop",
+    "Grouped AIC",
+    "Grouped Discontinuous Nice Loop",
+    "Continuous Nice Loop",
+    "Grouped Continuous Nice Loop",
+    "Almost Locked Set XZ-Rule",
+    "Almost Locked Set XY-Wing",
+    "Almost Locked Set XY-Chain",
+    "Death Blossom",
+    "Forcing Chain Contradiction",
+    "Forcing Chain Verity",
+    "Forcing Net Contradiction",
+    "Forcing Net Verity",
+    "Brute Force",
+)
