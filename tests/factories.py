@@ -8,12 +8,16 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from sudokupool.loading.export import record_line
+from sudokupool.loading.export import parse_record, record_line
+from sudokupool.loading.pool import Pool, PoolBuilder
 from sudokupool.sudoku.canonical import canonical_form
 from sudokupool.sudoku.generator import generate
 from sudokupool.sudoku.grader import grade
 from sudokupool.sudoku.ids import canonical_id, puzzle_id
 from sudokupool.sudoku.symmetry import symmetry_class
+
+#: The name of the export the ``export_dir`` fixture writes and ``build_pool`` reports as its source.
+EXPORT_NAME = "pool-20261122T100000Z.ndjson.gz"
 
 
 @cache
@@ -70,3 +74,11 @@ def write_export(path: Path, records: list[dict[str, Any]], *, extra_lines: tupl
     data = b"".join(record_line(r) for r in records) + b"".join(line + b"\n" for line in extra_lines)
     path.write_bytes(gzip.compress(data) if path.name.endswith(".gz") else data)
     return path
+
+
+def build_pool(records: list[dict[str, Any]], *, loaded_at: int = 1_795_000_000) -> Pool:
+    """A pool of ``records`` as the loader builds one from an export named ``EXPORT_NAME``."""
+    builder = PoolBuilder(loaded_at=loaded_at)
+    for record in records:
+        builder.add(parse_record(record_line(record)))
+    return builder.build(source="tests", export_key=EXPORT_NAME, export_size=0)

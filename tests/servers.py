@@ -6,14 +6,17 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 
 from tests.helpers import free_port
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -82,12 +85,16 @@ def run_server(
         handle.close()
 
 
-def away_from_minute_end(margin: float = 8.0) -> None:
-    """Sleep into the next clock minute when fewer than ``margin`` seconds of this one are left.
+def in_one_window(attempt: Callable[[], T], *, tries: int = 3) -> T:
+    """What ``attempt()`` returns from a run that began and ended in the same clock minute.
 
-    Rate-limit windows are clock minutes: a test that counts requests against a real clock must not
-    straddle a window's end, or the count restarts half-way.
+    Rate-limit windows are clock minutes: a test that counts requests against a real server's clock must not
+    straddle a window's end, or the count restarts half-way. Rather than wait for a new minute, a run that
+    straddled one is done again; ``attempt`` starts afresh each time (its own server, whose counts start at 0).
     """
-    left = 60 - time.time() % 60
-    if left < margin:
-        time.sleep(left + 0.05)
+    for _ in range(tries):
+        minute = time.time() // 60
+        result = attempt()
+        if time.time() // 60 == minute:
+            return result
+    raise AssertionError(f"{tries} runs in a row each straddled a minute's end")

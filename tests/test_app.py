@@ -19,6 +19,7 @@ from tests.helpers import free_port
 from tests.servers import command, run_server
 
 
+@pytest.mark.slow
 def test_serves_the_latest_export_from_a_directory(
     export_dir: Path, records: list[dict[str, Any]], tmp_path: Path
 ) -> None:
@@ -43,6 +44,7 @@ def run_failing(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_a_truncated_export_stops_startup_with_one_clear_line(tmp_path: Path, export_dir: Path) -> None:
     data = (export_dir / "pool-20261122T100000Z.ndjson.gz").read_bytes()
     (tmp_path / "pool-20261122T100000Z.ndjson.gz").write_bytes(data[: len(data) // 2])
@@ -65,6 +67,7 @@ def deep_record(record: dict[str, Any]) -> bytes:
     return orjson.dumps({**record, "solve_path": steps}).replace(b'"@deep@"', b"[" * 300 + b"]" * 300)
 
 
+@pytest.mark.slow
 def test_a_record_that_cannot_be_served_stops_startup_with_one_line(
     tmp_path: Path, records: list[dict[str, Any]]
 ) -> None:
@@ -82,6 +85,7 @@ def test_a_record_that_cannot_be_served_stops_startup_with_one_line(
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("bound", "served"),
     [
@@ -137,6 +141,7 @@ async def test_any_startup_failure_is_reported_as_failed_startup(monkeypatch: py
     ]
 
 
+@pytest.mark.slow
 def test_a_missing_export_directory_stops_startup(tmp_path: Path) -> None:
     result = run_failing({"SUDOKUPOOL_EXPORTS": str(tmp_path / "nowhere")})
     assert result.returncode != 0
@@ -145,6 +150,7 @@ def test_a_missing_export_directory_stops_startup(tmp_path: Path) -> None:
     assert "nowhere: no such file or directory" in output
 
 
+@pytest.mark.slow
 def test_python_dash_m_runs_the_cli() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "sudokupool", "--help"], capture_output=True, text=True, timeout=60, check=True
@@ -153,6 +159,7 @@ def test_python_dash_m_runs_the_cli() -> None:
     assert "check" in result.stdout
 
 
+@pytest.mark.slow
 def test_every_error_of_the_real_server_is_json(
     tmp_path: Path, export_dir: Path, records: list[dict[str, Any]]
 ) -> None:

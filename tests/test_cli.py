@@ -29,6 +29,7 @@ def _shell(line: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
     [
@@ -45,6 +46,7 @@ def test_a_full_disk_on_stdout_is_one_line(args: list[str]) -> None:
     assert done.stderr == "sudokupool: cannot write output: No space left on device\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
     [
@@ -65,6 +67,7 @@ def test_a_broken_pipe_exits_quietly_with_141(args: list[str]) -> None:
     assert done.stderr == ""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("line", "message"),
     [
@@ -100,6 +103,7 @@ LONG = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["grade", "build"])
 @pytest.mark.parametrize(
     ("signum", "code", "said"),

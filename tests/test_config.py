@@ -300,6 +300,7 @@ def assert_one_line(result: subprocess.CompletedProcess[str], problem: str, pref
     assert lines[0].startswith(f"{prefix}: {problem}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("entry", ENTRY_POINTS)
 @pytest.mark.parametrize(("environ", "problem"), MISTAKES)
 def test_an_entry_point_refuses_a_bad_setting_in_one_line(
@@ -308,6 +309,7 @@ def test_an_entry_point_refuses_a_bad_setting_in_one_line(
     assert_one_line(refusals[(entry, repr(environ))], problem)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("command", "prefix"),
     [
@@ -324,6 +326,7 @@ def test_other_commands_refuse_a_bad_setting(tmp_path: Path, command: list[str],
     assert_one_line(result, "SUDOKUPOOL_MAX_BAD_LINES='1.5'", prefix)
 
 
+@pytest.mark.slow
 def test_the_settings_command_shows_the_values_in_effect_and_hides_secrets() -> None:
     environ = {"SUDOKUPOOL_PORT": "9000", "SUDOKUPOOL_REDIS_URL": "redis://:hunter2@cache:6379/0"}
     result = run_entry_point([sys.executable, "-m", "sudokupool", "settings"], environ)
@@ -335,6 +338,7 @@ def test_the_settings_command_shows_the_values_in_effect_and_hides_secrets() -> 
     assert "hunter2" not in result.stdout
 
 
+@pytest.mark.slow
 def test_the_settings_command_names_unknown_variables_and_accepts_them() -> None:
     environ = {"SUDOKUPOOL_LIMT_ANONYMOUS": "hunter2", "SUDOKUPOOL_PORT": "9000"}
     result = run_entry_point([sys.executable, "-m", "sudokupool", "settings"], environ)
@@ -346,6 +350,7 @@ def test_the_settings_command_names_unknown_variables_and_accepts_them() -> None
     assert "hunter2" not in result.stdout
 
 
+@pytest.mark.slow
 def test_serve_warns_of_unknown_variables_in_one_line_and_starts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

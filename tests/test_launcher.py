@@ -13,9 +13,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.helpers import free_port
+from tests.helpers import free_port, wait_until
 from tests.seaweed import SeaweedS3
 from tests.servers import ROOT, command, run_server
+
+# Each test here starts the service (or drives one started for the module) as the Procfile does.
+pytestmark = pytest.mark.slow
 
 SERVERS = ["uvicorn", "granian"]
 #: The documented exit status of a failed start (docs/operations.md).
@@ -133,10 +136,12 @@ def test_workers_die_with_a_killed_launcher_and_the_next_start_cleans_up(
         launcher.kill()
         launcher.wait()
         # A generous bound polled, not a timing assertion (the target, 5 s, is in docs/operations.md).
-        deadline = time.monotonic() + 30
-        while any(alive(pid) for pid in workers) or not port_free(port) or not port_free(metrics_port):
-            assert time.monotonic() < deadline, f"workers {workers} still alive or port busy:\n{log.read_text()}"
-            time.sleep(0.1)
+        wait_until(
+            lambda: not any(alive(pid) for pid in workers) and port_free(port) and port_free(metrics_port),
+            f"workers {workers} gone and ports free",
+            seconds=30,
+            log=log.read_text,
+        )
     finally:
         launcher.kill()
         for pid in workers:

@@ -5,7 +5,6 @@ import logging
 import os
 import re
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -13,6 +12,7 @@ import pytest
 from uvicorn.logging import AccessFormatter
 
 from sudokupool.logs import RedactApiKeys, log_config, redact
+from tests.helpers import wait_until
 from tests.servers import run_server
 
 SECRET = "s3cr3t-key-value"
@@ -60,6 +60,7 @@ uvicorn.run("tests.ratelimit.apps:create_test_app_without_redaction", factory=Tr
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command",
     [
@@ -178,6 +179,7 @@ def test_the_access_log_in_json_redacts_keys() -> None:
     assert ISO_UTC.match(fields["time"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("server", ["uvicorn", "granian"])
 def test_every_line_of_a_real_server_is_json(tmp_path: Path, server: str) -> None:
     env = {"SUDOKUPOOL_SERVER": server, "SUDOKUPOOL_LOG_FORMAT": "json", "SUDOKUPOOL_ACCESS_LOG": "on"}
@@ -186,7 +188,10 @@ def test_every_line_of_a_real_server_is_json(tmp_path: Path, server: str) -> Non
         forwarded = {"x-forwarded-for": "203.0.113.9"}
         for _ in range(2):
             assert httpx.get(f"{running.url}/api/v1/stats", headers=forwarded).status_code == 200
-        time.sleep(0.7)  # the access log's batch
+        # The access log writes in batches (at most half a second late): wait for the last line.
+        wait_until(
+            lambda: running.output().count("GET /api/v1/stats") == 2, "the access log's batch", log=running.output
+        )
     lines = [json.loads(line) for line in running.output().splitlines() if line.strip()]
     for fields in lines:
         assert ISO_UTC.match(fields["time"]) and fields["level"] and fields["pid"] and "message" in fields
@@ -201,6 +206,7 @@ def test_every_line_of_a_real_server_is_json(tmp_path: Path, server: str) -> Non
     assert len(warnings) == 1 and warnings[0]["level"] == "WARNING"
 
 
+@pytest.mark.slow
 def test_plain_lines_of_several_workers_carry_the_pid(tmp_path: Path) -> None:
     with run_server({"WEB_CONCURRENCY": "2"}, tmp_path / "server.log") as running:
         pass

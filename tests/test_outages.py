@@ -6,14 +6,7 @@ import logging
 import pytest
 
 from sudokupool.outages import REDIS_MEANWHILE, redis_outages, storage_outages
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 500.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.helpers import FakeClock, wait_until_async
 
 
 def lines(caplog: pytest.LogCaptureFixture, logger: str) -> list[tuple[str, str]]:
@@ -21,7 +14,7 @@ def lines(caplog: pytest.LogCaptureFixture, logger: str) -> list[tuple[str, str]
 
 
 def test_an_outage_is_one_line_when_it_starts_and_one_when_it_ends(caplog: pytest.LogCaptureFixture) -> None:
-    clock = Clock()
+    clock = FakeClock(500.0)
     log = storage_outages(clock=clock)
     with caplog.at_level(logging.INFO, logger="sudokupool.storage"):
         log.recovered()  # not down: nothing to say
@@ -42,7 +35,7 @@ def test_an_outage_is_one_line_when_it_starts_and_one_when_it_ends(caplog: pytes
 
 
 def test_a_failure_the_caller_logged_starts_the_outage_silently(caplog: pytest.LogCaptureFixture) -> None:
-    clock = Clock()
+    clock = FakeClock(500.0)
     log = storage_outages(clock=clock)
     with caplog.at_level(logging.INFO, logger="sudokupool.storage"):
         log.failed("FALLBACK: serving the fallback", logged=True)
@@ -57,7 +50,7 @@ def test_a_failure_the_caller_logged_starts_the_outage_silently(caplog: pytest.L
 def test_each_server_has_its_own_outage_with_the_error_and_the_requests_answered_without_it(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    clock = Clock()
+    clock = FakeClock(500.0)
     log = redis_outages(clock=clock)
     with caplog.at_level(logging.INFO, logger="sudokupool.redis"):
         log.skipped(5, server="10.0.0.1:6379")  # not down: not counted
@@ -97,10 +90,7 @@ async def test_a_server_that_stopped_answering_is_probed_until_it_answers(caplog
         log.failed("rate limiter", error=TimeoutError("timed out"), server="10.0.0.1:6379")
         log.failed("rate limiter", error=TimeoutError("timed out"), server="10.0.0.1:6379")  # one probe, not two
         assert log.states() == {"10.0.0.1:6379": True, "10.0.0.2:6379": False}
-        for _ in range(200):
-            if not log.down:
-                break
-            await asyncio.sleep(0.01)
+        await wait_until_async(lambda: not log.down, "the probe finding the server back", seconds=2)
     assert asked == ["10.0.0.1:6379"] * 3
     assert log.states() == {"10.0.0.1:6379": False, "10.0.0.2:6379": False}
     assert [r.levelname for r in caplog.records] == ["WARNING", "INFO"]
@@ -119,7 +109,7 @@ async def test_a_server_that_answered_with_an_error_is_not_probed_and_a_probe_st
     log = redis_outages(probe=probe, probe_interval=0.01)
     log.failed("rate limiter", error=RuntimeError("OOM command not allowed"), server="a:1", probe=False)
     log.failed("rate limiter", error=ConnectionError("refused"), server="b:1")
-    await asyncio.sleep(0.1)
+    await wait_until_async(lambda: len(asked) > 0, "a probe")
     await log.aclose()
     probed = len(asked)
     await asyncio.sleep(0.05)

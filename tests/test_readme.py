@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "readme_examples.py"
 
@@ -28,11 +30,13 @@ def check(readme: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_the_readme_examples_match_a_fresh_server_on_the_demo_pool() -> None:
     done = check(ROOT / "README.md")
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_a_wrong_solution_in_the_readme_is_caught(tmp_path: Path) -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     # The solution example with its first two digits swapped: no longer what the service answers.

@@ -8,7 +8,6 @@ import asyncio
 import logging
 import signal
 import time
-from collections.abc import Callable
 
 import pytest
 
@@ -16,16 +15,12 @@ from sudokupool.activity.redis import RedisActivity
 from sudokupool.outages import redis_outages
 from sudokupool.ratelimit.redis import RedisStore
 from sudokupool.redisclient import pinger
-from tests.helpers import MINUTE
+from tests.helpers import MINUTE, FakeClock
 from tests.valkey import ValkeyCluster, ValkeyServer
 
 pytestmark = pytest.mark.anyio
 
 WINDOW = MINUTE // 60
-
-
-def fixed(now: float) -> Callable[[], float]:
-    return lambda: now
 
 
 def messages(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
@@ -49,7 +44,7 @@ async def test_a_paused_cluster_node_is_back_as_soon_as_it_answers_without_a_req
     name = f"127.0.0.1:{victim.port}"
     outages = redis_outages(probe=pinger(cluster.url, timeout=0.25, mode="cluster"), probe_interval=0.1)
     store = RedisStore.from_url(
-        cluster.url, timeout=0.25, mode="cluster", retry_interval=0.0, clock=fixed(MINUTE + 1), outages=outages
+        cluster.url, timeout=0.25, mode="cluster", retry_interval=0.0, clock=FakeClock(MINUTE + 1), outages=outages
     )
     identity = identity_on(cluster, victim)
     assert victim.process is not None
@@ -85,7 +80,7 @@ async def test_a_paused_cluster_node_is_back_as_soon_as_it_answers_without_a_req
 async def test_a_server_restart_costs_no_request_its_shared_count(
     valkey_restartable: ValkeyServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    store = RedisStore.from_url(valkey_restartable.url, timeout=0.5, retry_interval=0.0, clock=fixed(MINUTE + 1))
+    store = RedisStore.from_url(valkey_restartable.url, timeout=0.5, retry_interval=0.0, clock=FakeClock(MINUTE + 1))
     activity = RedisActivity.from_url(valkey_restartable.url, timeout=0.5, cache_seconds=0.0)
     try:
         with caplog.at_level(logging.INFO, logger="sudokupool.redis"):
@@ -114,7 +109,9 @@ async def test_a_cluster_node_restart_costs_no_request_its_shared_count(
     valkey_cluster: ValkeyCluster, caplog: pytest.LogCaptureFixture
 ) -> None:
     cluster = valkey_cluster
-    store = RedisStore.from_url(cluster.url, timeout=0.5, mode="cluster", retry_interval=0.0, clock=fixed(MINUTE + 1))
+    store = RedisStore.from_url(
+        cluster.url, timeout=0.5, mode="cluster", retry_interval=0.0, clock=FakeClock(MINUTE + 1)
+    )
     identities = [identity_on(cluster, node) for node in cluster.nodes]
     victim = cluster.nodes[2]
     try:
@@ -142,7 +139,9 @@ async def test_single_mode_against_a_cluster_node_is_one_line_naming_the_setting
     cluster = valkey_cluster
     outages = redis_outages()
     # The URL of a cluster node, in single mode (the default).
-    store = RedisStore.from_url(cluster.url, timeout=0.5, retry_interval=0.0, clock=fixed(MINUTE + 1), outages=outages)
+    store = RedisStore.from_url(
+        cluster.url, timeout=0.5, retry_interval=0.0, clock=FakeClock(MINUTE + 1), outages=outages
+    )
     elsewhere = [identity_on(cluster, node) for node in cluster.nodes[1:]]
     here = identity_on(cluster, cluster.nodes[0])
     activity = RedisActivity.from_url(cluster.url, timeout=0.5, cache_seconds=0.0, outages=outages)

@@ -16,6 +16,7 @@ JS_TESTS = Path(__file__).parent / "js"
 MODULES = sorted(path.name for path in STATIC_DIR.glob("*.js"))
 
 
+@pytest.mark.slow
 def test_the_js_unit_tests_pass() -> None:
     node = shutil.which("node")
     if node is None:

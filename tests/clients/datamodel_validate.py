@@ -1,6 +1,6 @@
 """Validate real responses with the pydantic models datamodel-code-generator made from the live document.
 
-Run in the generators' throwaway venv by tests/test_openapi_clients.py with argv: the models module's
+Run in the generators' throwaway venv by tests/api/test_openapi_clients.py with argv: the models module's
 directory and a JSON file of ``[[schema name, response body], ...]``. Prints, for each pair, the schema
 name and the error (null when the body validated).
 """

@@ -1,6 +1,6 @@
 """Every operation through the client openapi-python-client generated from the live document.
 
-Run in the generators' throwaway venv by tests/test_openapi_clients.py (argv: base URL, issued API
+Run in the generators' throwaway venv by tests/api/test_openapi_clients.py (argv: base URL, issued API
 key) and type-checked there with ``mypy --strict``: it must need no cast. It prints what it saw as
 JSON; the test asserts on that.
 """

@@ -1,5 +1,5 @@
 // Every operation through openapi-fetch, typed by openapi-typescript's output for the live document
-// (./schema.ts). tests/test_openapi_clients.py compiles this with `tsc --strict`, runs it with node
+// (./schema.ts). tests/api/test_openapi_clients.py compiles this with `tsc --strict`, runs it with node
 // (argv: base URL, issued API key) and asserts on the JSON it prints. It must need no cast.
 import createClient from "openapi-fetch";
 import type { components, paths } from "./schema";

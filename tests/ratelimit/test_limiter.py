@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
@@ -15,7 +15,7 @@ from sudokupool.keys import Keyring, digest
 from sudokupool.ratelimit import Limits, MemoryStore, RateLimiter
 from sudokupool.ratelimit.limiter import presented_key
 from sudokupool.ratelimit.redis import RedisStore
-from tests.helpers import MINUTE
+from tests.helpers import MINUTE, FakeClock
 from tests.ratelimit.apps import create_test_app
 from tests.servers import run_server
 from tests.valkey import ValkeyServer
@@ -26,10 +26,6 @@ SETTINGS = Settings(limit_anonymous=3, limit_keyed=5, limit_pro=7, api_keys=f"{d
 RATE_HEADERS = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset")
 
 
-def fixed(now: float) -> Callable[[], float]:
-    return lambda: now
-
-
 def client_for(app: object, address: str = "203.0.113.7") -> httpx.AsyncClient:
     transport = httpx.ASGITransport(app=app, client=(address, 4321))  # type: ignore[arg-type]
     return httpx.AsyncClient(transport=transport, base_url="http://testserver")
@@ -37,7 +33,7 @@ def client_for(app: object, address: str = "203.0.113.7") -> httpx.AsyncClient:
 
 @pytest.fixture
 async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with client_for(create_test_app(SETTINGS, store=MemoryStore(clock=fixed(MINUTE + 15)))) as client:
+    async with client_for(create_test_app(SETTINGS, store=MemoryStore(clock=FakeClock(MINUTE + 15)))) as client:
         yield client
 
 
@@ -173,6 +169,7 @@ def test_presented_key_is_trimmed(headers: list[tuple[bytes, bytes]], query: byt
     assert presented_key({"headers": headers, "query_string": query}) == expected
 
 
+@pytest.mark.slow
 def test_a_key_sent_with_blanks_around_it_resolves_on_the_real_server(tmp_path: Path) -> None:
     environ = {"SUDOKUPOOL_API_KEYS": digest(KEYED), "SUDOKUPOOL_LIMIT_KEYED": "5"}
     with run_server(environ, tmp_path / "server.log") as server:
@@ -212,7 +209,7 @@ def test_identify_resolves_keys_and_remembers_only_issued_ones() -> None:
 
 @pytest.mark.anyio
 async def test_ipv6_clients_share_a_window_per_64(client: httpx.AsyncClient) -> None:
-    app = create_test_app(SETTINGS, store=MemoryStore(clock=fixed(MINUTE + 15)))
+    app = create_test_app(SETTINGS, store=MemoryStore(clock=FakeClock(MINUTE + 15)))
     statuses = []
     for host in ("2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:2:ffff::3", "2001:db8:1:2::4"):
         async with client_for(app, host) as one:
@@ -238,7 +235,7 @@ async def _hammer(clients: list[httpx.AsyncClient], count: int) -> list[int]:
 @pytest.mark.anyio
 async def test_200_concurrent_requests_admit_exactly_60_in_process() -> None:
     settings = Settings(limit_anonymous=60)
-    async with client_for(create_test_app(settings, store=MemoryStore(clock=fixed(MINUTE + 1)))) as client:
+    async with client_for(create_test_app(settings, store=MemoryStore(clock=FakeClock(MINUTE + 1)))) as client:
         statuses = await _hammer([client], 200)
     assert statuses.count(200) == 60
     assert statuses.count(429) == 140
@@ -247,7 +244,7 @@ async def test_200_concurrent_requests_admit_exactly_60_in_process() -> None:
 @pytest.mark.anyio
 async def test_200_concurrent_requests_admit_exactly_60_across_two_instances_on_redis(valkey: ValkeyServer) -> None:
     settings = Settings(limit_anonymous=60, redis_url=valkey.url, redis_timeout=2.0)
-    stores = [RedisStore.from_url(valkey.url, timeout=2.0, clock=fixed(MINUTE + 1)) for _ in range(2)]
+    stores = [RedisStore.from_url(valkey.url, timeout=2.0, clock=FakeClock(MINUTE + 1)) for _ in range(2)]
     apps = [create_test_app(settings, store=store) for store in stores]
     try:
         async with client_for(apps[0]) as first, client_for(apps[1]) as second:

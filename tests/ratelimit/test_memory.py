@@ -9,15 +9,7 @@ from hypothesis import strategies as st
 
 from sudokupool.ratelimit.memory import MemoryStore
 from sudokupool.ratelimit.window import decide, window_index
-from tests.helpers import MINUTE
-
-
-class FakeClock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
+from tests.helpers import MINUTE, FakeClock
 
 
 def test_counts_per_identity_and_refuses_past_the_limit() -> None:

@@ -3,7 +3,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-from collections.abc import Callable
 
 import anyio
 import pytest
@@ -11,17 +10,13 @@ import pytest
 from sudokupool.ratelimit.redis import RedisStore
 from sudokupool.ratelimit.store import LimiterUnavailable
 from sudokupool.ratelimit.window import Decision
-from tests.helpers import MINUTE, free_port
+from tests.helpers import MINUTE, FakeClock, free_port
 from tests.valkey import ValkeyCluster, ValkeyServer
-
-
-def fixed(now: float) -> Callable[[], float]:
-    return lambda: now
 
 
 @pytest.mark.anyio
 async def test_counts_in_redis_and_refuses_past_the_limit(valkey: ValkeyServer) -> None:
-    store = RedisStore.from_url(valkey.url, timeout=1.0, clock=fixed(MINUTE + 20))
+    store = RedisStore.from_url(valkey.url, timeout=1.0, clock=FakeClock(MINUTE + 20))
     try:
         decisions = [await store.hit("ip:192.0.2.1", 2) for _ in range(3)]
         ttl = await store._client.ttl(f"sudokupool:rl:{MINUTE // 60}:ip:192.0.2.1")
@@ -35,12 +30,12 @@ async def test_counts_in_redis_and_refuses_past_the_limit(valkey: ValkeyServer) 
 
 @pytest.mark.anyio
 async def test_each_window_has_its_own_counter(valkey: ValkeyServer) -> None:
-    now = [MINUTE + 59.0]
-    store = RedisStore.from_url(valkey.url, timeout=1.0, clock=lambda: now[0])
+    clock = FakeClock(MINUTE + 59.0)
+    store = RedisStore.from_url(valkey.url, timeout=1.0, clock=clock)
     try:
         first = await store.hit("k", 1)
         refused = await store.hit("k", 1)
-        now[0] = MINUTE + 60.0
+        clock.now = MINUTE + 60.0
         next_window = await store.hit("k", 1)
     finally:
         await store.aclose()
@@ -49,7 +44,7 @@ async def test_each_window_has_its_own_counter(valkey: ValkeyServer) -> None:
 
 @pytest.mark.anyio
 async def test_two_stores_sharing_redis_admit_exactly_the_limit(valkey: ValkeyServer) -> None:
-    stores = [RedisStore.from_url(valkey.url, timeout=2.0, clock=fixed(MINUTE + 5)) for _ in range(2)]
+    stores = [RedisStore.from_url(valkey.url, timeout=2.0, clock=FakeClock(MINUTE + 5)) for _ in range(2)]
     allowed: list[bool] = []
 
     async def one(store: RedisStore) -> None:
@@ -95,7 +90,7 @@ async def test_closed_mode_raises_while_redis_is_down() -> None:
 
 @pytest.mark.anyio
 async def test_redis_stopped_mid_run_then_back(valkey_restartable: ValkeyServer) -> None:
-    store = RedisStore.from_url(valkey_restartable.url, timeout=0.5, retry_interval=0.0, clock=fixed(MINUTE + 1))
+    store = RedisStore.from_url(valkey_restartable.url, timeout=0.5, retry_interval=0.0, clock=FakeClock(MINUTE + 1))
     try:
         assert (await store.hit("k", 10)).remaining == 9
         valkey_restartable.stop()
@@ -129,7 +124,7 @@ async def test_a_slow_redis_cannot_hold_a_request_past_the_timeout() -> None:
 
 @pytest.mark.anyio
 async def test_hits_waiting_together_go_in_one_round_trip_and_are_counted_exactly(valkey: ValkeyServer) -> None:
-    store = RedisStore.from_url(valkey.url, timeout=2.0, clock=fixed(MINUTE + 3))
+    store = RedisStore.from_url(valkey.url, timeout=2.0, clock=FakeClock(MINUTE + 3))
     identities = [f"ip:192.0.2.{n % 10}" for n in range(100)]
     try:
         decisions = await asyncio.gather(*(store.hit(identity, 5) for identity in identities))
@@ -146,8 +141,8 @@ async def test_hits_waiting_together_go_in_one_round_trip_and_are_counted_exactl
 
 @pytest.mark.anyio
 async def test_a_refused_identity_is_answered_locally_until_the_window_ends(valkey: ValkeyServer) -> None:
-    now = [MINUTE + 10.0]
-    store = RedisStore.from_url(valkey.url, timeout=2.0, clock=lambda: now[0])
+    clock = FakeClock(MINUTE + 10.0)
+    store = RedisStore.from_url(valkey.url, timeout=2.0, clock=clock)
     key = f"sudokupool:rl:{MINUTE // 60}:k"
     try:
         first, refused = await store.hit("k", 1), await store.hit("k", 1)
@@ -155,7 +150,7 @@ async def test_a_refused_identity_is_answered_locally_until_the_window_ends(valk
         other = await store.hit("other", 1)
         calls_in_window = store.calls
         stored = int(await store._client.get(key))
-        now[0] = MINUTE + 60.0
+        clock.now = MINUTE + 60.0
         next_window = await store.hit("k", 1)
     finally:
         await store.aclose()
@@ -172,7 +167,7 @@ async def test_a_refused_identity_is_answered_locally_until_the_window_ends(valk
 
 @pytest.mark.anyio
 async def test_a_script_flushed_from_redis_is_loaded_again(valkey: ValkeyServer) -> None:
-    store = RedisStore.from_url(valkey.url, timeout=2.0, clock=fixed(MINUTE + 1))
+    store = RedisStore.from_url(valkey.url, timeout=2.0, clock=FakeClock(MINUTE + 1))
     try:
         assert (await store.hit("k", 10)).remaining == 9
         await store._client.script_flush()
@@ -185,7 +180,7 @@ async def test_a_script_flushed_from_redis_is_loaded_again(valkey: ValkeyServer)
 async def test_an_outage_is_one_line_when_it_starts_and_one_when_it_ends(
     valkey_restartable: ValkeyServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    store = RedisStore.from_url(valkey_restartable.url, timeout=0.5, retry_interval=0.0, clock=fixed(MINUTE + 1))
+    store = RedisStore.from_url(valkey_restartable.url, timeout=0.5, retry_interval=0.0, clock=FakeClock(MINUTE + 1))
     try:
         with caplog.at_level(logging.INFO, logger="sudokupool.redis"):
             await store.hit("k", 10)
@@ -212,7 +207,8 @@ async def test_an_outage_is_one_line_when_it_starts_and_one_when_it_ends(
 @pytest.mark.anyio
 async def test_a_cluster_counts_exactly_across_two_stores(valkey_cluster: ValkeyCluster) -> None:
     stores = [
-        RedisStore.from_url(valkey_cluster.url, timeout=2.0, mode="cluster", clock=fixed(MINUTE + 5)) for _ in range(2)
+        RedisStore.from_url(valkey_cluster.url, timeout=2.0, mode="cluster", clock=FakeClock(MINUTE + 5))
+        for _ in range(2)
     ]
     identities = [f"ip:198.51.100.{n}" for n in range(10)]
     allowed: dict[str, int] = dict.fromkeys(identities, 0)
@@ -241,7 +237,7 @@ async def test_a_cluster_node_failing_affects_only_its_identities(
     cluster = valkey_cluster
     window = MINUTE // 60
     store = RedisStore.from_url(
-        cluster.url, timeout=0.5, mode="cluster", failure_mode=mode, retry_interval=0.0, clock=fixed(MINUTE + 1)
+        cluster.url, timeout=0.5, mode="cluster", failure_mode=mode, retry_interval=0.0, clock=FakeClock(MINUTE + 1)
     )
     identities = [f"ip:203.0.113.{n}" for n in range(12)]
     victim = cluster.nodes[1]

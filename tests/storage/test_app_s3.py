@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from tests.factories import write_export
-from tests.helpers import free_port
+from tests.helpers import free_port, wait_until
 from tests.seaweed import SeaweedS3
 from tests.servers import Server, command, run_server
 
@@ -69,13 +69,9 @@ def health(server: Server) -> dict[str, Any]:
     return body
 
 
-def wait_until(condition: Callable[[], bool], what: str, server: Server, *, seconds: float = 20.0) -> None:
-    """Poll ``condition`` (what a client sees) until it holds; fail with the server's log after ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what}: not seen within {seconds} s\n{server.output()}")
-        time.sleep(0.1)
+def seen(server: Server, condition: Callable[[], bool], what: str) -> None:
+    """Wait until ``condition`` (what a client sees) holds; fail with the server's log after 20 s."""
+    wait_until(condition, what, seconds=20.0, log=server.output)
 
 
 def puzzle_status(server: Server, record: dict[str, Any]) -> int:
@@ -108,6 +104,7 @@ def assert_listing_refused_quickly(server: Server) -> None:
         assert elapsed < 2.0, elapsed
 
 
+@pytest.mark.slow
 def test_lists_serves_and_syncs_exports_from_s3(
     seaweed: SeaweedS3, records: list[dict[str, Any]], tmp_path: Path
 ) -> None:
@@ -132,7 +129,7 @@ def test_lists_serves_and_syncs_exports_from_s3(
 
         # A newer export is swapped in while the service runs.
         seaweed.put(bucket, PREFIX + NEW, export_bytes(tmp_path, NEW, records[5:12]))
-        wait_until(lambda: health(server)["export"]["key"] == PREFIX + NEW, "the newer export served", server)
+        seen(server, lambda: health(server)["export"]["key"] == PREFIX + NEW, "the newer export served")
         assert puzzle_status(server, records[6]) == 200
         assert puzzle_status(server, records[0]) == 404
         after = health(server)
@@ -143,7 +140,7 @@ def test_lists_serves_and_syncs_exports_from_s3(
         # A corrupt (truncated) newer one is refused; the current pool keeps serving.
         corrupt = export_bytes(tmp_path, NEWER, records[12:20])
         seaweed.put(bucket, PREFIX + NEWER, corrupt[: len(corrupt) // 2])
-        wait_until(lambda: NEWER in (health(server)["sync"]["last_error"] or ""), "the corrupt export refused", server)
+        seen(server, lambda: NEWER in (health(server)["sync"]["last_error"] or ""), "the corrupt export refused")
         time.sleep(INTERVAL * 3)
         refused = health(server)
         assert refused["export"]["key"] == PREFIX + NEW
@@ -155,6 +152,7 @@ def test_lists_serves_and_syncs_exports_from_s3(
     assert NEWER in refusals[0]
 
 
+@pytest.mark.slow
 def test_keeps_serving_while_the_storage_is_down(
     seaweed_restartable: SeaweedS3, records: list[dict[str, Any]], tmp_path: Path
 ) -> None:
@@ -164,7 +162,7 @@ def test_keeps_serving_while_the_storage_is_down(
     with run_server(app_env(storage, f"s3://{bucket}/{PREFIX}"), tmp_path / "server.log") as server:
         assert puzzle_status(server, records[0]) == 200
         storage.stop(kill=True)
-        wait_until(lambda: health(server)["sync"]["last_error"] is not None, "the failed sync attempt", server)
+        seen(server, lambda: health(server)["sync"]["last_error"] is not None, "the failed sync attempt")
         down = health(server)
         assert down["export"]["key"] == PREFIX + OLD
         assert down["sync"]["last_error"].startswith(f"cannot list exports in s3://{bucket}/{PREFIX}")
@@ -175,7 +173,7 @@ def test_keeps_serving_while_the_storage_is_down(
         # Storage back, with a newer export: sync picks it up.
         storage.start()
         storage.put(bucket, PREFIX + NEW, export_bytes(tmp_path, NEW, records[5:12]))
-        wait_until(lambda: health(server)["export"]["key"] == PREFIX + NEW, "the newer export after the outage", server)
+        seen(server, lambda: health(server)["export"]["key"] == PREFIX + NEW, "the newer export after the outage")
         assert puzzle_status(server, records[6]) == 200
     output = server.output()
     assert "Traceback" not in output
@@ -187,6 +185,7 @@ def test_keeps_serving_while_the_storage_is_down(
     assert re.search(r"; \d+ call\(s\) failed meanwhile$", back[0])
 
 
+@pytest.mark.slow
 def test_starts_on_the_fallback_and_switches_when_storage_comes_back(
     seaweed_restartable: SeaweedS3, records: list[dict[str, Any]], tmp_path: Path
 ) -> None:
@@ -207,11 +206,12 @@ def test_starts_on_the_fallback_and_switches_when_storage_comes_back(
         assert "serving the FALLBACK export" in server.output()
 
         storage.start()
-        wait_until(lambda: health(server)["export"]["fallback"] is False, "the switch to storage", server)
+        seen(server, lambda: health(server)["export"]["fallback"] is False, "the switch to storage")
         assert health(server)["export"]["key"] == PREFIX + NEW
         assert puzzle_status(server, records[6]) == 200
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("url", "line"),
     [
@@ -234,6 +234,7 @@ def test_startup_fails_with_one_clear_line(url: str, line: str, tmp_path: Path) 
     assert output.count(last.removeprefix("sudokupool: ")) == 1
 
 
+@pytest.mark.slow
 def test_a_malformed_s3_url_is_one_line_and_exit_status_2() -> None:
     env = {**os.environ, **app_env(None, "s3:///exports/")}
     result = subprocess.run(command(free_port()), env=env, capture_output=True, text=True, timeout=60, check=False)
@@ -244,6 +245,7 @@ def test_a_malformed_s3_url_is_one_line_and_exit_status_2() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_the_listing_answers_503_at_once_when_storage_is_a_closed_port(
     export_dir: Path, records: list[dict[str, Any]], tmp_path: Path
 ) -> None:

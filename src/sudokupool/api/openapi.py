@@ -2,7 +2,7 @@
 
 It is a client contract: generated clients (openapi-python-client, openapi-typescript,
 datamodel-code-generator) must work from it without configuration or casts, and
-``tests/test_openapi_clients.py`` generates them and calls every operation against a real server.
+``tests/api/test_openapi_clients.py`` generates them and calls every operation against a real server.
 The bodies' schemas are in ``schemas.py``. Here, the operations: the image is listed under each
 format's media type and also under ``application/octet-stream``, the one binary type
 openapi-python-client reads without a config file (the bytes and the ``Content-Type`` header of the

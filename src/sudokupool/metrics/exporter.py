@@ -293,7 +293,7 @@ def add_observations(child: Any, counts: list[float]) -> None:
     """Add a tally's ``[sum, count per bucket...]`` to a histogram's child in one step.
 
     prometheus-client has no bulk observe; this adds to the same two values its ``observe`` adds to (the
-    sum, and the bucket's own, non-cumulative count). tests/test_metrics.py checks the scraped histogram.
+    sum, and the bucket's own, non-cumulative count). tests/metrics/test_metrics.py checks the scraped histogram.
     """
     child._sum.inc(counts[0])
     for bucket, count in zip(child._buckets, counts[1:], strict=True):

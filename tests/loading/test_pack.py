@@ -16,7 +16,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx
 import pytest
 
@@ -33,8 +32,8 @@ from sudokupool.state import listing_json
 from sudokupool.storage.base import ExportObject
 from sudokupool.storage.local import LocalStore
 from sudokupool.sudoku import DIFFICULTIES
-from tests.conftest import build_pool
-from tests.factories import write_export
+from tests.factories import build_pool, write_export
+from tests.helpers import wait_until_async
 
 pytestmark = pytest.mark.anyio
 
@@ -417,10 +416,8 @@ async def test_a_live_swap_to_a_newer_pack_keeps_every_request_served_and_releas
             path = await packed(staging, records[5:40], OTHER)
             path.rename(exports / path.name)
             (staging / OTHER).rename(exports / OTHER)
-            with anyio.fail_after(10):
-                # Polling is the point: the swap is what requests see, there is no event to wait on.
-                while app.runtime.current().info.export_key != OTHER:  # noqa: ASYNC110
-                    await asyncio.sleep(0.05)
+            # Polling is the point: the swap is what requests see, there is no event to wait on.
+            await wait_until_async(lambda: app.runtime.current().info.export_key == OTHER, "the swap")
             await asyncio.sleep(0.3)  # more requests against the new pool
             running = False
             await task
@@ -430,11 +427,13 @@ async def test_a_live_swap_to_a_newer_pack_keeps_every_request_served_and_releas
             assert (await client.get(f"/puzzles/{records[39]['canonical_id']}")).status_code == 200
         assert len(statuses) > 30
         assert set(statuses) == {200}
+
         # The swap drops the old pool in a thread once no request holds it (unmapping is slow).
-        with anyio.fail_after(10):
-            while released() is not None or mapping() is not None:
-                gc.collect()
-                await asyncio.sleep(0.05)
+        def dropped() -> bool:
+            gc.collect()
+            return released() is None and mapping() is None
+
+        await wait_until_async(dropped, "the old pool released and unmapped")
     finally:
         await app.shutdown()
 

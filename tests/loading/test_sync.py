@@ -6,7 +6,7 @@ import asyncio
 import gzip
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import SimpleNamespace
@@ -32,6 +32,7 @@ from sudokupool.storage.base import ExportListing, StorageError
 from sudokupool.storage.local import LocalStore
 from sudokupool.supervision import LAUNCHER_PID
 from tests.factories import write_export
+from tests.helpers import FakeClock, wait_until_async
 
 pytestmark = pytest.mark.anyio
 
@@ -42,14 +43,6 @@ INTERVAL = 0.2
 
 
 # -- helpers ---------------------------------------------------------------------------------------
-
-
-async def wait_for(condition: Callable[[], Awaitable[bool]], *, seconds: float = 10.0) -> None:
-    """Poll until ``condition()`` holds; fail after ``seconds`` (a bound, not a timing assertion)."""
-    with anyio.fail_after(seconds):
-        # Polling is the point: the condition is what a client sees over HTTP, there is no event to wait on.
-        while not await condition():  # noqa: ASYNC110
-            await anyio.sleep(0.05)
 
 
 @asynccontextmanager
@@ -76,21 +69,6 @@ async def health(client: httpx.AsyncClient) -> dict[str, Any]:
 
 def truncated(records: list[dict[str, Any]]) -> bytes:
     return gzip.compress(b"".join(record_line(r) for r in records))[:-100]
-
-
-class FakeTime:
-    """A clock that only moves when the code under test sleeps."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.slept: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
 
 
 class FlakyStore:
@@ -171,7 +149,7 @@ async def test_a_newer_export_is_swapped_in(
         async def swapped() -> bool:
             return bool((await health(client))["export"]["key"] == NEW)
 
-        await wait_for(swapped)
+        await wait_until_async(swapped, "swapped")
         after = await health(client)
         assert after["puzzles"] == 7
         assert after["export"]["exported_at"] == 1_769_904_000
@@ -187,7 +165,7 @@ async def test_a_newer_export_is_swapped_in(
         async def trimmed_again() -> bool:  # and after the swap, when the old pool is gone
             return trims == ["trim", "trim"]
 
-        await wait_for(trimmed_again)
+        await wait_until_async(trimmed_again, "trimmed_again")
         # Startup loads at full priority; the live reload at SUDOKUPOOL_SYNC_NICENESS.
         assert loads == [(False, 7), (True, 7)]
 
@@ -197,10 +175,10 @@ async def test_instances_loading_one_export_at_different_times_answer_alike(
 ) -> None:
     write_export(tmp_path / OLD, records[:8])
     # Each instance loads at its own time: the first at t, the second an hour later.
-    clock = {"now": 1_780_000_000.0}
-    monkeypatch.setattr(loader, "time", SimpleNamespace(time=lambda: clock["now"], perf_counter=time.perf_counter))
+    clock = FakeClock(1_780_000_000.0)
+    monkeypatch.setattr(loader, "time", SimpleNamespace(time=clock, perf_counter=time.perf_counter))
     async with serving(tmp_path) as (_, first):
-        clock["now"] += 3600
+        clock.advance(3600)
         async with serving(tmp_path) as (_, second):
             one, two = await health(first), await health(second)
             assert two["export"]["loaded_at"] - one["export"]["loaded_at"] == 3600
@@ -246,7 +224,7 @@ async def test_a_pack_swapped_in_is_not_followed_by_a_trim(
         async def swapped() -> bool:
             return len(installed) == 2
 
-        await wait_for(swapped)
+        await wait_until_async(swapped, "swapped")
     assert installed == [(OLD, True), (NEW, False)]
     assert trims == ["trim"]  # after the startup parse only
 
@@ -276,7 +254,7 @@ async def test_a_bad_newer_export_is_refused_once_and_the_pool_keeps_serving(
             return error is not None and NEW in error
 
         with caplog.at_level(logging.INFO, logger="sudokupool.sync"):
-            await wait_for(refused)
+            await wait_until_async(refused, "refused")
             assert app.sync is not None
             attempts = (await health(client))["sync"]["last_attempt_at"]
             # A few more intervals: the refused export is neither downloaded nor logged again.
@@ -366,8 +344,8 @@ async def test_a_refused_export_at_startup_serves_the_fallback(
     write_export(fallback / OLD, records[5:8])
     store = FlakyStore(primary)
     runtime = runtime_over(store, storage_retry_seconds=10, fallback_exports=str(fallback))
-    fake = FakeTime()
-    sync = PoolSync(runtime, sleep=fake.sleep, clock=fake.clock)
+    fake = FakeClock()
+    sync = PoolSync(runtime, sleep=fake.sleep, clock=fake)
     with caplog.at_level(logging.INFO, logger="sudokupool.sync"):
         await sync.load_initial()
     assert fake.slept == []  # a refusal is not retried
@@ -481,8 +459,8 @@ async def test_startup_retries_unreachable_storage_then_loads(
     write_export(tmp_path / OLD, records[:5])
     store = FlakyStore(tmp_path, list_failures=3, read_failures=1)
     runtime = runtime_over(store, storage_retry_seconds=30)
-    fake = FakeTime()
-    sync = PoolSync(runtime, sleep=fake.sleep, clock=fake.clock, rng=lambda: 1.0)
+    fake = FakeClock()
+    sync = PoolSync(runtime, sleep=fake.sleep, clock=fake, rng=lambda: 1.0)
     with caplog.at_level(logging.INFO, logger="sudokupool.storage"):
         await sync.load_initial()
     assert runtime.current().info.export_key == OLD
@@ -511,8 +489,8 @@ async def test_startup_falls_back_when_storage_stays_down_then_switches_back(
     store = FlakyStore(primary)
     store.down = True
     runtime = runtime_over(store, storage_retry_seconds=10, fallback_exports=str(fallback))
-    fake = FakeTime()
-    sync = PoolSync(runtime, sleep=fake.sleep, clock=fake.clock, rng=lambda: 1.0)
+    fake = FakeClock()
+    sync = PoolSync(runtime, sleep=fake.sleep, clock=fake, rng=lambda: 1.0)
     with caplog.at_level(logging.INFO, logger="sudokupool.sync"):
         await sync.load_initial()
     assert sum(fake.slept) == 10
@@ -534,8 +512,8 @@ async def test_startup_falls_back_when_storage_stays_down_then_switches_back(
 async def test_startup_without_storage_or_fallback_fails_with_one_line(tmp_path: Path) -> None:
     store = FlakyStore(tmp_path)
     store.down = True
-    fake = FakeTime()
-    sync = PoolSync(runtime_over(store, storage_retry_seconds=5), sleep=fake.sleep, clock=fake.clock)
+    fake = FakeClock()
+    sync = PoolSync(runtime_over(store, storage_retry_seconds=5), sleep=fake.sleep, clock=fake)
     with pytest.raises(LoadError) as caught:
         await sync.load_initial()
     message = str(caught.value)
@@ -560,8 +538,8 @@ async def test_a_bad_export_at_startup_fails_at_once(
     message: str,
 ) -> None:
     write(tmp_path, records[:5])
-    fake = FakeTime()
-    sync = PoolSync(runtime_over(FlakyStore(tmp_path), storage_retry_seconds=30), sleep=fake.sleep, clock=fake.clock)
+    fake = FakeClock()
+    sync = PoolSync(runtime_over(FlakyStore(tmp_path), storage_retry_seconds=30), sleep=fake.sleep, clock=fake)
     with pytest.raises(LoadError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
         await sync.load_initial()
     assert fake.slept == []
@@ -569,9 +547,9 @@ async def test_a_bad_export_at_startup_fails_at_once(
 
 async def test_a_missing_local_directory_is_not_retried(tmp_path: Path) -> None:
     runtime = Runtime(Settings(storage_retry_seconds=30), store=LocalStore(tmp_path / "nowhere"))
-    fake = FakeTime()
+    fake = FakeClock()
     with pytest.raises(LoadError) as caught:
-        await PoolSync(runtime, sleep=fake.sleep, clock=fake.clock).load_initial()
+        await PoolSync(runtime, sleep=fake.sleep, clock=fake).load_initial()
     # No word of SUDOKUPOOL_FALLBACK_EXPORTS: it is for object storage that cannot be reached.
     assert (
         str(caught.value) == f"cannot list exports in {tmp_path}/nowhere: {tmp_path}/nowhere: no such file or directory"
@@ -584,8 +562,8 @@ async def test_a_bucket_that_does_not_exist_fails_startup_at_once(tmp_path: Path
         async def list_exports(self, limit: int) -> ExportListing:
             raise StorageError("s3://flaky/exports/: NoSuchBucket: The specified bucket does not exist", permanent=True)
 
-    fake = FakeTime()
-    sync = PoolSync(runtime_over(NoSuchBucket(tmp_path), storage_retry_seconds=30), sleep=fake.sleep, clock=fake.clock)
+    fake = FakeClock()
+    sync = PoolSync(runtime_over(NoSuchBucket(tmp_path), storage_retry_seconds=30), sleep=fake.sleep, clock=fake)
     with pytest.raises(LoadError) as caught:
         await sync.load_initial()
     assert str(caught.value) == (
@@ -617,8 +595,8 @@ async def test_the_workers_of_an_instance_share_one_listing(tmp_path: Path, reco
     exports.mkdir()
     write_export(exports / OLD, records[:5])
     store = FlakyStore(exports)
-    now = [1000.0]
-    workers = [PoolSync(runtime_over(store), shared=SharedListing(shared, 300, clock=lambda: now[0])) for _ in range(3)]
+    clock = FakeClock(1000.0)
+    workers = [PoolSync(runtime_over(store), shared=SharedListing(shared, 300, clock=clock)) for _ in range(3)]
     for worker in workers:
         await worker.load_initial()
     store.lists = 0
@@ -628,11 +606,11 @@ async def test_the_workers_of_an_instance_share_one_listing(tmp_path: Path, reco
     assert store.lists == 1
     assert {worker.runtime.current().info.export_key for worker in workers} == {NEW}
     # Past its age, the next worker to look lists again, once.
-    now[0] += 301
+    clock.advance(301)
     assert [await worker.check() for worker in workers] == [False, False, False]
     assert store.lists == 2
     # A failed listing is not shared: each worker meets the outage itself.
-    now[0] += 301
+    clock.advance(301)
     store.down = True
     assert [await worker.check() for worker in workers] == [False, False, False]
     assert store.lists == 5

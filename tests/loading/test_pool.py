@@ -9,7 +9,7 @@ import orjson
 
 from sudokupool.loading.export import PUBLIC_FIELD_NAMES, Record, parse_record, record_line
 from sudokupool.loading.pool import Pool, PoolBuilder
-from tests.conftest import build_pool
+from tests.factories import build_pool
 
 
 def test_body_is_the_public_record_with_the_pools_synced_at(pool: Pool, records: list[dict[str, Any]]) -> None:

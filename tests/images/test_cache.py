@@ -13,6 +13,7 @@ import pytest
 
 from sudokupool.images.cache import RenderCache
 from sudokupool.images.render import render_png
+from tests.helpers import wait_until_async
 
 PUZZLE = "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79"
 SOLUTION = "534678912672195348198342567859761423426853791713924856961537284287419635345286179"
@@ -47,14 +48,6 @@ class Renderer:
             return key.encode().ljust(size, b".")
 
         return render
-
-
-async def wait_until(condition: Callable[[], bool]) -> None:
-    for _ in range(int(WAIT * 100)):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("condition not reached in time")
 
 
 @pytest.mark.anyio
@@ -133,7 +126,7 @@ async def test_concurrent_gets_for_one_missing_key_share_one_render(executor: co
     renderer = Renderer()
     renderer.release.clear()
     tasks = [asyncio.create_task(cache.get("k", renderer("k"))) for _ in range(50)]
-    await wait_until(lambda: cache.stats()["misses"] == 50)
+    await wait_until_async(lambda: cache.stats()["misses"] == 50, "50 misses", seconds=WAIT)
     assert cache.stats()["inflight"] == 1
     renderer.release.set()
     results = await asyncio.gather(*tasks)
@@ -149,7 +142,7 @@ async def test_failed_render_reaches_every_waiter_and_is_not_cached(executor: co
     renderer = Renderer()
     renderer.release.clear()
     tasks = [asyncio.create_task(cache.get("k", renderer("k", fail=True))) for _ in range(5)]
-    await wait_until(lambda: cache.stats()["misses"] == 5)
+    await wait_until_async(lambda: cache.stats()["misses"] == 5, "5 misses", seconds=WAIT)
     renderer.release.set()
     results = await asyncio.gather(*tasks, return_exceptions=True)
     assert all(isinstance(r, RuntimeError) and str(r) == "render of k failed" for r in results)
@@ -219,7 +212,7 @@ async def test_cancelled_waiter_does_not_cancel_the_shared_render(executor: conc
     renderer.release.clear()
     leader = asyncio.create_task(cache.get("k", renderer("k")))
     follower = asyncio.create_task(cache.get("k", renderer("k")))
-    await wait_until(lambda: cache.stats()["misses"] == 2)
+    await wait_until_async(lambda: cache.stats()["misses"] == 2, "2 misses", seconds=WAIT)
     leader.cancel()
     with pytest.raises(asyncio.CancelledError):
         await leader

@@ -223,6 +223,7 @@ def listening_ports(pid: int) -> set[int]:
     return ports
 
 
+@pytest.mark.slow
 def test_without_the_setting_nothing_listens_but_the_api(tmp_path: Path) -> None:
     with run_server({}, tmp_path / "server.log") as running:
         api_port = int(running.url.rpartition(":")[2])
@@ -241,6 +242,7 @@ def per_worker(directory: Path, name: str) -> dict[str, float]:
     return found
 
 
+@pytest.mark.slow
 def test_with_two_workers_one_scrape_sums_both(tmp_path: Path) -> None:
     metrics_port = free_port()
     directory = tmp_path / "multiproc"
@@ -280,6 +282,7 @@ def test_with_two_workers_one_scrape_sums_both(tmp_path: Path) -> None:
         assert 0 < proportional <= samples[("process_resident_memory_bytes", frozenset())]
 
 
+@pytest.mark.slow
 def test_the_launcher_refuses_a_metrics_port_it_cannot_use(tmp_path: Path) -> None:
     port = free_port()
     env = {**os.environ, "SUDOKUPOOL_METRICS_PORT": str(port)}
@@ -324,6 +327,7 @@ async def test_sync_counts_refusals_failures_and_storage_outages(tmp_path: Path,
         await app.shutdown()
 
 
+@pytest.mark.slow
 async def test_a_redis_outage_shows_as_down_with_each_request_limited_in_memory(pool: Pool) -> None:
     port = free_port()
     # Nothing listens on the Redis port: every call fails at once.
@@ -342,6 +346,7 @@ async def test_a_redis_outage_shows_as_down_with_each_request_limited_in_memory(
         assert admitted == 3
 
 
+@pytest.mark.slow
 async def test_a_redis_outage_ends_when_the_server_answers_without_a_request(pool: Pool, tmp_path: Path) -> None:
     port = free_port()
     redis = ValkeyServer(tmp_path)

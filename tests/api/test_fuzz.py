@@ -18,6 +18,9 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 from sudokupool.api.openapi import document
 from tests.servers import run_server
 
+# Each test here starts the service (or drives one started for the module) as the Procfile does.
+pytestmark = pytest.mark.slow
+
 schema = schemathesis.openapi.from_dict(document())
 
 

@@ -26,8 +26,7 @@ from sudokupool.loading.pool import Pool
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.grader import LEVEL
 from sudokupool.sudoku.techniques.step import SCORES
-from tests.conftest import build_pool
-from tests.factories import write_export
+from tests.factories import build_pool, write_export
 from tests.servers import run_server
 
 pytestmark = pytest.mark.anyio
@@ -422,6 +421,7 @@ def test_a_record_number_out_of_range_is_refused_where_it_is_read(records: list[
 # On the real server
 
 
+@pytest.mark.slow
 def test_two_servers_of_one_export_serve_the_same_daily_and_filter(
     tmp_path: Path, records: list[dict[str, Any]]
 ) -> None:

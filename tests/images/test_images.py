@@ -23,6 +23,9 @@ from sudokupool.images.render import render_png
 from tests.helpers import free_port
 from tests.servers import Server, run_server
 
+# Each test here starts the service (or drives one started for the module) as the Procfile does.
+pytestmark = pytest.mark.slow
+
 SVG_NS = "{http://www.w3.org/2000/svg}"
 # The SVG's own coordinates (render.py): a 30-unit margin and cells of 100.
 MARGIN, CELL = 30, 100

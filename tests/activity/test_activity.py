@@ -15,7 +15,7 @@ from sudokupool.activity.redis import RedisActivity
 from sudokupool.app import create_app
 from sudokupool.config import Settings
 from sudokupool.loading.pool import Pool
-from tests.helpers import running
+from tests.helpers import FakeClock, running, wait_until_async
 from tests.valkey import ValkeyCluster, ValkeyServer
 
 pytestmark = pytest.mark.anyio
@@ -49,12 +49,16 @@ def hgetall_calls(server: ValkeyServer) -> int:
 
 async def wait_for_totals(server: ValkeyServer, expected: dict[str, int]) -> dict[str, int]:
     """Redis's totals once they contain ``expected`` (the flusher runs on its own schedule)."""
-    with anyio.fail_after(10):
-        while True:
-            found = totals(server)
-            if all(found.get(name) == value for name, value in expected.items()):
-                return found
-            await anyio.sleep(0.02)
+
+    found: dict[str, int] = {}
+
+    def reached() -> bool:
+        found.clear()
+        found.update(totals(server))
+        return all(found.get(name) == value for name, value in expected.items())
+
+    await wait_until_async(reached, f"the totals {expected}")
+    return found
 
 
 async def test_in_memory_counts_and_shape() -> None:
@@ -141,8 +145,8 @@ async def test_requests_cost_no_redis_round_trip(pool: Pool, valkey: ValkeyServe
 
 
 async def test_reads_are_cached(valkey: ValkeyServer) -> None:
-    clock = [100.0]
-    activity = RedisActivity.from_url(valkey.url, timeout=2.0, cache_seconds=1.0, monotonic=lambda: clock[0])
+    clock = FakeClock(100.0)
+    activity = RedisActivity.from_url(valkey.url, timeout=2.0, cache_seconds=1.0, monotonic=clock)
     try:
         assert await activity.flush()
         calls = hgetall_calls(valkey)
@@ -150,7 +154,7 @@ async def test_reads_are_cached(valkey: ValkeyServer) -> None:
             activity.record("random")
             body = await activity.snapshot_async()
         cached_calls = hgetall_calls(valkey) - calls
-        clock[0] += 1.5
+        clock.advance(1.5)
         await activity.snapshot_async()
         refreshed_calls = hgetall_calls(valkey) - calls
     finally:

@@ -110,6 +110,7 @@ def _run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_stdin_with_jobs_keeps_order_and_reports_progress() -> None:
     # 100 lines reach the progress threshold; two processes must still answer in input order.
     lines = [EASY, CLASH, HARD, TWO_SOLUTIONS] * 25
@@ -123,6 +124,7 @@ def test_stdin_with_jobs_keeps_order_and_reports_progress() -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_subprocess_text_output_and_exit_code() -> None:
     done = _run(EASY)
     assert done.returncode == 0
@@ -133,6 +135,7 @@ def test_subprocess_text_output_and_exit_code() -> None:
     assert done.stderr == ""
 
 
+@pytest.mark.slow
 def test_a_byte_order_mark_is_not_part_of_the_first_puzzle(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "bom.txt"
     path.write_bytes(b"\xef\xbb\xbf" + EASY.encode() + b"\n")
@@ -159,6 +162,7 @@ def test_no_more_processes_than_puzzles_or_cpus(
     assert started == ([2] if (os.cpu_count() or 1) >= 2 else [])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", [pytest.param("file", id="empty-file"), pytest.param("-", id="empty-stdin")])
 def test_an_empty_input_says_so(tmp_path: Path, source: str) -> None:
     (tmp_path / "empty.txt").write_text("\n\n")
@@ -200,6 +204,7 @@ def test_pasted_grids_comments_and_empties_are_read(tmp_path: Path, capsys: pyte
     assert {row["solution"] for row in rows[:5]} == {solve(EASY.replace("0", "."))}
 
 
+@pytest.mark.slow
 def test_a_pasted_argument_and_a_short_grid(capsys: pytest.CaptureFixture[str]) -> None:
     # A grid pasted as one argument (line breaks included); a grid cut short by text is graded as what it has.
     assert main(["grade", "--json", _spaced(HARD.replace(".", "0"))]) == 0

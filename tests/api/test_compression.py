@@ -254,6 +254,7 @@ async def test_errors_stay_plain_json(client: httpx.AsyncClient, records: list[d
     assert set(orjson.loads(body)) == {"error"}
 
 
+@pytest.mark.slow
 def test_a_real_gzip_client_reads_records_from_the_real_server(
     export_dir: Path, records: list[dict[str, Any]], tmp_path: Path
 ) -> None:

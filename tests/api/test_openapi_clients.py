@@ -28,8 +28,11 @@ import pytest
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.grader import LEVEL
 from sudokupool.sudoku.techniques.step import SCORES
-from tests.conftest import EXPORT_NAME
+from tests.factories import EXPORT_NAME
 from tests.servers import Server, run_server
+
+# Each test here starts the service (or drives one started for the module) as the Procfile does.
+pytestmark = pytest.mark.slow
 
 PYTHON_TOOLS = ("openapi-python-client==0.29.1", "datamodel-code-generator==0.89.0")
 NODE_TOOLS = {
@@ -39,7 +42,7 @@ NODE_TOOLS = {
     "@types/node": "20.19.43",
     "@redocly/cli": "2.77.0",
 }
-CLIENTS = Path(__file__).parent / "clients"
+CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 KEY = "openapi-clients-test-key"
 # No telemetry, update notices or funding messages from the npm tools.
 QUIET = {

@@ -26,6 +26,7 @@ from sudokupool.loading.loader import (
 from sudokupool.storage.base import StorageError
 from sudokupool.storage.local import LocalStore
 from tests.factories import write_export
+from tests.helpers import wait_until_async
 
 pytestmark = pytest.mark.anyio
 
@@ -417,9 +418,10 @@ async def test_a_stopped_background_load_leaves_no_thread_or_file_behind(
     load.cancel()
     with pytest.raises(asyncio.CancelledError):
         await load
-    for _ in range(100):
-        if not any(thread.name.startswith("sudokupool-load") for thread in threading.enumerate()):
-            break
-        await asyncio.sleep(0.05)
+    await wait_until_async(
+        lambda: not any(thread.name.startswith("sudokupool-load") for thread in threading.enumerate()),
+        "the load's threads ending",
+        seconds=5,
+    )
     assert not any(thread.name.startswith("sudokupool-load") for thread in threading.enumerate())
     assert [path.name for path in cache.iterdir()] == [".pool-20260101T000000Z.pack.lock"]
