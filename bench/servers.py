@@ -22,10 +22,16 @@ UVICORN_FLAGS = (
 
 
 def free_port() -> int:
+    """A loopback port nothing listens on right now (the tests use this one too)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def serve_argv(port: int | str = "{port}", *extra: str) -> list[str]:
+    """The Procfile's command line (``sudokupool serve``) on a loopback port (the tests start the service so too)."""
+    return [sys.executable, "-m", "sudokupool", "serve", "--host", "127.0.0.1", "--port", str(port), *extra]
 
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -92,14 +98,17 @@ class Server:
 
     def start(self, timeout: float = 600.0) -> Server:
         argv = [part.replace("{port}", str(self.port)) for part in self.argv]
-        out = self.log.open("wb") if self.log else subprocess.DEVNULL
         started = time.perf_counter()
-        self.process = subprocess.Popen(
-            argv, env={**os.environ, **self.env}, stdout=out, stderr=subprocess.STDOUT, cwd=BENCH.parent
-        )
+        if self.log is None:
+            self.process = subprocess.Popen(argv, env={**os.environ, **self.env}, stdout=subprocess.DEVNULL,
+                                            stderr=subprocess.STDOUT, cwd=BENCH.parent)  # fmt: skip
+        else:
+            with self.log.open("wb") as out:  # the child keeps its own copy of the descriptor
+                self.process = subprocess.Popen(argv, env={**os.environ, **self.env}, stdout=out,
+                                                stderr=subprocess.STDOUT, cwd=BENCH.parent)  # fmt: skip
         while time.perf_counter() - started < timeout:
             if self.process.poll() is not None:
-                raise RuntimeError(f"{self.name} exited with {self.process.returncode}; see {self.log}")
+                raise RuntimeError(f"{self.name} exited with {self.process.returncode}{self.log_tail()}")
             try:
                 with urllib.request.urlopen(self.base + self.probe, timeout=2) as response:
                     if response.status == 200:
@@ -109,11 +118,16 @@ class Server:
                 pass
             time.sleep(0.05)
         self.stop()
-        raise RuntimeError(f"{self.name} did not answer {self.probe} within {timeout} s")
+        raise RuntimeError(f"{self.name} did not answer {self.probe} within {timeout} s{self.log_tail()}")
 
-    def stop(self) -> None:
+    def log_tail(self, lines: int = 40) -> str:
+        if self.log is None or not self.log.exists():
+            return ""
+        return "; its log ends:\n" + "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+    def stop(self, sig: int = signal.SIGINT) -> None:
         if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
+            self.process.send_signal(sig)
             try:
                 self.process.wait(10)
             except subprocess.TimeoutExpired:
@@ -130,7 +144,7 @@ def uvicorn(name: str, target: str, *extra: str, env: dict[str, str], probe: str
 def procfile(name: str, *extra: str, env: dict[str, str], probe: str, log: Path) -> Server:
     """The service as the Procfile starts it (``sudokupool serve``: the configured server, its flags and its
     logging), on a loopback port; ``extra`` adds serve's options (``--app`` for a bench variant)."""
-    argv = [sys.executable, "-m", "sudokupool", "serve", "--host", "127.0.0.1", "--port", "{port}", *extra]
+    argv = serve_argv("{port}", *extra)
     return Server(name, argv, env=env, probe=probe, log=log)
 
 

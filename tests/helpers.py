@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -11,6 +10,10 @@ from typing import TYPE_CHECKING
 
 import anyio
 import httpx
+
+from bench.servers import free_port
+
+__all__ = ["MINUTE", "FakeClock", "free_port", "running", "wait_until", "wait_until_async"]
 
 if TYPE_CHECKING:
     from sudokupool.app import SudokuPool
@@ -62,14 +65,6 @@ async def wait_until_async(
         if time.monotonic() > deadline:
             raise AssertionError(f"{what}: not seen within {seconds} s")
         await anyio.sleep(0.01)
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @asynccontextmanager

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import os
+import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -12,9 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-import httpx
-
-from tests.helpers import free_port
+from bench import servers as bench_servers
+from bench.servers import free_port, serve_argv
 
 T = TypeVar("T")
 
@@ -22,7 +20,7 @@ T = TypeVar("T")
 @dataclass
 class Server:
     url: str
-    process: subprocess.Popen[str]
+    process: subprocess.Popen[bytes]
     log: Path
 
     def output(self) -> str:
@@ -35,7 +33,7 @@ APP = "sudokupool.app:create_app"
 
 def command(port: int, factory: str = APP) -> list[str]:
     """The Procfile's command line (``sudokupool serve``) on a loopback port, serving ``factory``'s app."""
-    argv = [sys.executable, "-m", "sudokupool", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    argv = serve_argv(port)
     return argv if factory == APP else [*argv, "--app", factory]
 
 
@@ -52,37 +50,17 @@ def run_server(
 
     ``argv``: another command line than the Procfile's, with ``{port}`` where the port goes."""
     port = free_port()
-    handle = log.open("w")
-    process = subprocess.Popen(
-        command(port, factory) if argv is None else [part.format(port=port) for part in argv],
-        cwd=ROOT,
-        env={**os.environ, **env},
-        stdout=handle,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
+    command_line = command(port, factory) if argv is None else [part.format(port=port) for part in argv]
+    server = bench_servers.Server("sudokupool", command_line, dict(env), "/api/v1/health", log, port)
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if process.poll() is not None:
-                raise AssertionError(f"server exited with {process.returncode}:\n{log.read_text()}")
-            try:
-                if httpx.get(f"{url}/api/v1/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"server did not come up in {timeout} s:\n{log.read_text()}")
-            time.sleep(0.1)
-        yield Server(url, process, log)
+        server.start(timeout)
+    except RuntimeError as exc:
+        raise AssertionError(str(exc)) from None
+    try:
+        assert server.process is not None
+        yield Server(server.base, server.process, log)
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        handle.close()
+        server.stop(signal.SIGTERM)
 
 
 def in_one_window(attempt: Callable[[], T], *, tries: int = 3) -> T:

@@ -15,7 +15,7 @@ from sudokupool.app import create_app
 from sudokupool.config import Settings
 from sudokupool.loading.export import record_line
 from tests.factories import write_export
-from tests.helpers import free_port
+from tests.helpers import free_port, wait_until
 from tests.servers import command, run_server
 
 
@@ -190,3 +190,31 @@ def test_every_error_of_the_real_server_is_json(
         assert head.status_code == 404
         assert head.headers["content-type"] == "application/json"
         assert int(head.headers["content-length"]) == len(b'{"error":"not found"}')
+
+
+@pytest.mark.slow
+def test_names_with_no_real_time_are_ignored_by_startup_sync_and_listing(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    write_export(tmp_path / "pool-20261122T100000Z.ndjson.gz", records[:10])
+    misdated = ["pool-20261399T000000Z.ndjson", "pool-20260230T000000Z.ndjson.gz"]
+    for name in misdated:
+        write_export(tmp_path / name, records)
+    env = {"SUDOKUPOOL_EXPORTS": str(tmp_path), "SUDOKUPOOL_SYNC_INTERVAL": "0.2"}
+    with run_server(env, tmp_path / "server.log") as server:
+        assert httpx.get(f"{server.url}/api/v2/stats").json()["total"] == 10
+        listing = httpx.get(f"{server.url}/api/v2/pool-exports")
+        assert listing.status_code == 200
+        assert [item["key"] for item in listing.json()["objects"]] == ["pool-20261122T100000Z.ndjson.gz"]
+        # A newer export is still found by the live sync.
+        write_export(tmp_path / "pool-20261122T110000Z.ndjson.gz", records[:20])
+        wait_until(
+            lambda: httpx.get(f"{server.url}/api/v2/stats").json()["total"] == 20,
+            "the newer export served",
+            seconds=20,
+            log=server.output,
+        )
+    output = server.output()
+    assert "Traceback" not in output
+    for name in misdated:
+        assert output.count(f"ignoring {name}: its name holds no real UTC time") == 1

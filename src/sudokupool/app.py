@@ -1,8 +1,8 @@
 """``create_app``: the one entry point (``uvicorn --factory sudokupool.app:create_app``).
 
-Request flow (:class:`Front`): CORS -> client address -> dispatch by prefix -> ``/api/v2`` (keys and
-limiter) | ``/api/v1`` | ``/api`` (puzzle paths) -> API router -> handler -> prepared bytes; other paths
--> the web page.
+Request flow (:class:`~sudokupool.api.front.Front`): CORS -> client address -> dispatch by prefix ->
+``/api/v2`` (keys and limiter) | ``/api/v1`` | ``/api`` (puzzle paths) -> API router -> handler -> prepared
+bytes; other paths -> the web page.
 """
 
 from __future__ import annotations
@@ -11,14 +11,12 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from functools import partial
 from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sudokupool.activity import make_activity
@@ -26,18 +24,20 @@ from sudokupool.api.clientip import ClientAddresses
 from sudokupool.api.cors import CORS
 from sudokupool.api.endpoints import Endpoints
 from sudokupool.api.errors import JsonErrors, error_body, error_headers
-from sudokupool.api.openapi import openapi_body
-from sudokupool.api.routes import ApiRouter, api_routes, puzzle_routes
+from sudokupool.api.front import Front
+from sudokupool.api.gate import RateLimiter
+from sudokupool.api.router import ApiRouter
+from sudokupool.api.routes import UNLIMITED_PATHS, api_routes, openapi_body, puzzle_routes
+from sudokupool.api.tally import RequestTally
 from sudokupool.config import Settings, SettingsError, listen_port
 from sudokupool.keys import Keyring
 from sudokupool.loading.loader import LoadError
 from sudokupool.loading.pool import Pool
 from sudokupool.loading.sync import PoolSync
 from sudokupool.logs import AccessLog, configure_service_logging, install_redaction
-from sudokupool.metrics.requests import UNMATCHED, RequestTally, Route
 from sudokupool.outages import OutageLog, Probe, redis_outages
 from sudokupool.printsheet import print_routes
-from sudokupool.ratelimit import LimiterStore, Limits, RateLimiter, make_store
+from sudokupool.ratelimit import LimiterStore, Limits, make_store
 from sudokupool.site import STATIC_DIR, asset_version, web_routes
 from sudokupool.state import Runtime
 from sudokupool.storage import open_store
@@ -168,91 +168,6 @@ def _startup_failure(exc: Exception) -> str:
     return f"startup failed: {type(exc).__name__}{': ' + detail if detail else ''}"
 
 
-class Front:
-    """The HTTP entry: CORS, the client's address, then the app for the path's prefix: ``/api/v2/*``,
-    ``/api/v1/*``, other ``/api/*`` paths, and the site (the web page) for the rest.
-
-    One ASGI layer that asks :class:`~sudokupool.api.cors.CORS` and :class:`~sudokupool.api.clientip.ClientAddresses`
-    in turn, rather than a middleware layer each: every layer's coroutine cost 0.4 µs a request, and the
-    prefix tests are the cheapest router there is for these hot paths.
-    """
-
-    def __init__(
-        self,
-        *,
-        v2: ASGIApp,
-        v1: ASGIApp,
-        unversioned: ASGIApp,
-        site: ASGIApp,
-        cors: CORS | None = None,
-        addresses: ClientAddresses | None = None,
-        access: AccessLog | None = None,
-        tally: RequestTally | None = None,
-        site_routes: list[BaseRoute] | None = None,
-    ) -> None:
-        self.v2 = v2
-        self.v1 = v1
-        self.unversioned = unversioned
-        self.site = site
-        self.cors = cors
-        self.addresses = addresses if addresses is not None else ClientAddresses()
-        self.access = access
-        # With metrics on: the API routers count their own requests; the web page and preflights are
-        # counted here, by the site's route templates (Starlette's) and the API router's.
-        self.tally = tally
-        self.site_routes = site_routes or []
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.site(scope, receive, send)
-            return
-        cors = self.cors
-        if cors is not None:
-            # CORS first: preflights are answered before anything counts them against a rate limit.
-            if scope["method"] == "OPTIONS" and cors.is_preflight(scope):
-                if self.tally is None:
-                    await cors.preflight(scope, send)
-                else:
-                    await self.tally.measure(self.route_of(scope), scope, partial(cors.preflight, scope), send)
-                return
-            if not scope["path"].startswith("/api/"):
-                # The API routers add the headers themselves (create_app gives them CORS.headers).
-                send = cors.wrap(send)
-        # Before the routers, so the access log and the limiter see the same client.
-        self.addresses.apply(scope)
-        if self.access is not None:
-            send = self.access.wrap(scope, send)
-        path: str = scope["path"]
-        if path.startswith("/api/"):
-            if path.startswith("/api/v2/"):
-                await self.v2(scope, receive, send)
-            elif path.startswith("/api/v1/"):
-                await self.v1(scope, receive, send)
-            else:
-                await self.unversioned(scope, receive, send)
-        elif self.tally is None:
-            await self.site(scope, receive, send)
-        else:
-            await self.tally.measure(self.route_of(scope), scope, partial(self.site, scope, receive), send)
-
-    def route_of(self, scope: Scope) -> Route:
-        """The metrics labels of a request: its surface and route template (never the raw path)."""
-        path: str = scope["path"]
-        if path.startswith("/api/"):
-            app = (
-                self.v2 if path.startswith("/api/v2/") else self.v1 if path.startswith("/api/v1/") else self.unversioned
-            )
-            if isinstance(app, ApiRouter):
-                return app.route_of(path)
-            return ("unversioned", UNMATCHED)
-        for route in self.site_routes:
-            match, _ = route.matches({**scope, "method": "GET"})
-            if match is not Match.NONE:
-                # Starlette's template: "/p/{canonical_id}", and "/static/{path}" for the mounted files.
-                return ("site", getattr(route, "path_format", UNMATCHED))
-        return ("site", UNMATCHED)
-
-
 async def _http_error(request: Request, exc: Exception) -> Response:
     status = exc.status_code if isinstance(exc, HTTPException) else 500
     message = {404: "not found", 405: "method not allowed"}.get(status, "error")
@@ -308,7 +223,7 @@ def _build(settings: Settings, pool: Pool | None, clock: Callable[[], float] | N
         store=limiter_store,
         keyring=Keyring.from_settings(settings),
         limits=Limits.from_settings(settings),
-        exempt_paths={"/api/v2/openapi.json"},
+        exempt_paths=UNLIMITED_PATHS,
     )
     limiter.counting = tally is not None
     # The limiter is asked before the handler: 404, 405 and 500 count and carry the limit headers too.

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 from urllib.parse import urlsplit
 
 PREFIX = "SUDOKUPOOL_"
@@ -50,7 +50,8 @@ def _whole(text: str, expected: str) -> int:
         raise ValueError(f"is not a whole number; expected {expected}") from None
 
 
-def _int(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+def bounded_int(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """A parser of whole numbers from ``minimum`` up to ``maximum`` (no bound when None), for :func:`parse_value`."""
     expected = (
         f"a whole number of at least {minimum}" if maximum is None else f"a whole number from {minimum} to {maximum}"
     )
@@ -187,12 +188,52 @@ def _bad_lines(text: str) -> BadLineLimit:
     return BadLineLimit.parse(text)
 
 
+@dataclass(frozen=True)
+class S3Location:
+    """A bucket and a key prefix (empty, or ending in ``/``)."""
+
+    bucket: str
+    prefix: str
+
+    @property
+    def url(self) -> str:
+        return f"s3://{self.bucket}/{self.prefix}"
+
+
+#: What botocore lets through as a bucket name (S3 itself is stricter; R2 and MinIO differ a little).
+_BUCKET: Final = re.compile(r"[A-Za-z0-9._-]{1,255}")
+
+
+class S3UrlError(ValueError):
+    """An unusable ``s3://`` URL. ``reason`` says why in words that follow the URL; the message adds the URL
+    and what is expected."""
+
+    def __init__(self, url: str, reason: str, expected: str) -> None:
+        super().__init__(f"{url!r} {reason} ({expected})" if expected else f"{url!r} {reason}")
+        self.reason = reason
+
+
+def parse_s3_url(url: str) -> S3Location:
+    """Split ``s3://bucket/prefix/`` into bucket and prefix; raise :class:`S3UrlError` on anything else.
+
+    A prefix without a trailing slash gets one: exports are listed as the direct children of the prefix.
+    """
+    if not url.startswith("s3://"):
+        raise S3UrlError(url, "is not an s3:// URL", "")
+    bucket, _, prefix = url[len("s3://") :].partition("/")
+    if not bucket:
+        raise S3UrlError(url, "has no bucket name", "expected s3://bucket/prefix/")
+    if not _BUCKET.fullmatch(bucket):
+        raise S3UrlError(url, "holds a bucket name S3 cannot take", "letters, digits, '.', '-' and '_' only")
+    prefix = prefix.lstrip("/")
+    if prefix and not prefix.endswith("/"):
+        prefix += "/"
+    return S3Location(bucket, prefix)
+
+
 def _exports(text: str) -> str:
     value = text.strip()
     if value.startswith("s3://"):
-        # Imported here: only an s3:// source needs the S3 client libraries.
-        from sudokupool.storage.s3 import S3UrlError, parse_s3_url
-
         try:
             parse_s3_url(value)
         except S3UrlError as exc:
@@ -302,7 +343,7 @@ SETTINGS: tuple[Setting, ...] = (
         "max_header_bytes",
         "65536",
         "Largest request head (request line and headers) accepted; a larger one is answered 431.",
-        _int(8192),
+        bounded_int(8192),
     ),
     Setting(
         "first_request_timeout",
@@ -327,9 +368,14 @@ SETTINGS: tuple[Setting, ...] = (
         "and the line's fields), the servers' and the access log's lines too (docs/operations.md).",
         _choice("plain", "json"),
     ),
-    Setting("limit_anonymous", "60", "Requests per minute per client address without a key (`/api/v2` only).", _int(1)),
-    Setting("limit_keyed", "600", "Requests per minute per key of the keyed tier.", _int(1)),
-    Setting("limit_pro", "6000", "Requests per minute per key of the pro tier.", _int(1)),
+    Setting(
+        "limit_anonymous",
+        "60",
+        "Requests per minute per client address without a key (`/api/v2` only).",
+        bounded_int(1),
+    ),
+    Setting("limit_keyed", "600", "Requests per minute per key of the keyed tier.", bounded_int(1)),
+    Setting("limit_pro", "6000", "Requests per minute per key of the pro tier.", bounded_int(1)),
     Setting(
         "api_keys",
         "",
@@ -343,7 +389,7 @@ SETTINGS: tuple[Setting, ...] = (
         "0",
         "How many proxies in front of the service append to `X-Forwarded-For` (Heroku: 1). "
         "0 means the TCP peer is the client.",
-        _int(0),
+        bounded_int(0),
     ),
     Setting(
         "redis_url",
@@ -387,21 +433,22 @@ SETTINGS: tuple[Setting, ...] = (
         "sync_niceness",
         "10",
         "How many steps nicer than requests a live reload's CPU work runs (0-19, Unix; 0: same priority).",
-        _int(0, 19),
+        bounded_int(0, 19),
     ),
     Setting(
         "sync_download_rate",
         "16",
         "MiB per second at which a live sync downloads a new export's pack from object storage, one range at "
         "a time, so requests keep their latency; startup downloads at full speed. 0: no limit.",
-        _int(0),
+        bounded_int(0),
     ),
     Setting(
         "cache_dir",
         "",
-        "A local directory for pool packs: the pack of an export from object storage is downloaded here, and "
-        "an export without a pack gets one written here, so the next boot maps it and workers on one machine "
-        "share one copy. It keeps the three newest packs. Empty: a temporary file per process.",
+        "A local directory for pool packs: the pack of an export from object storage is downloaded here, a "
+        "local one copied here (the service maps only files of its own), and an export without a pack gets one "
+        "written here, so the next boot maps it and workers on one machine share one copy. It keeps the three "
+        "newest packs. Empty: a temporary file per process.",
         _text,
     ),
     Setting("storage_retry_seconds", "30", "How long startup retries unreachable storage before giving up.", _float(0)),
@@ -410,14 +457,14 @@ SETTINGS: tuple[Setting, ...] = (
         "1048576",
         "Longest export line (one record) that is loaded, in bytes; a longer line is a bad line, skipped "
         "without being held in memory.",
-        _int(1024),
+        bounded_int(1024),
     ),
     Setting(
         "max_export_bytes",
         "4294967296",
         "Most bytes an export may inflate to (4 GiB: about 300,000 puzzles with solve paths, 5 million without; "
         "serving them takes more memory than that). A larger export is refused.",
-        _int(1024),
+        bounded_int(1024),
     ),
     Setting(
         "max_bad_lines",
@@ -432,14 +479,19 @@ SETTINGS: tuple[Setting, ...] = (
         "How long the `pool-exports` listing is cached (a failed listing is remembered for 5 s).",
         _float(0),
     ),
-    Setting("exports_list_max", "1000", "Most export objects `pool-exports` returns (newest first).", _int(1)),
+    Setting("exports_list_max", "1000", "Most export objects `pool-exports` returns (newest first).", bounded_int(1)),
     Setting(
         "image_cache_bytes",
         "67108864",
         "Byte budget of the rendered image cache (LRU; one budget over every format and size).",
-        _int(0),
+        bounded_int(0),
     ),
-    Setting("cache_max_age", "3600", "`Cache-Control: max-age` in seconds for puzzles, solutions and images.", _int(0)),
+    Setting(
+        "cache_max_age",
+        "3600",
+        "`Cache-Control: max-age` in seconds for puzzles, solutions and images.",
+        bounded_int(0),
+    ),
 )
 
 

@@ -14,12 +14,38 @@ EXPORT_NAME: Final = re.compile(r"(?:^|/)pool-(\d{8}T\d{6}Z)\.ndjson(\.gz)?$")
 PACK_NAME: Final = re.compile(r"(?:^|/)pool-(\d{8}T\d{6}Z)\.pack$")
 
 
+def _stamp_time(stamp: str) -> datetime | None:
+    """The UTC time ``YYYYMMDDTHHMMSSZ`` spells, or None when it spells none (month 13, 30 February...).
+    Built from its fields rather than by ``strptime``, which takes ten times as long: a listing reads
+    every name in a directory or prefix."""
+    try:
+        return datetime(
+            int(stamp[0:4]), int(stamp[4:6]), int(stamp[6:8]), int(stamp[9:11]), int(stamp[11:13]),
+            int(stamp[13:15]), tzinfo=UTC,
+        )  # fmt: skip
+    except ValueError:
+        return None
+
+
+def _dated(pattern: re.Pattern[str], key: str) -> datetime | None:
+    match = pattern.search(key)
+    return None if match is None else _stamp_time(match.group(1))
+
+
 def is_export_name(key: str) -> bool:
-    return EXPORT_NAME.search(key) is not None
+    """Whether ``key`` names an export: the pattern, with a time that exists (see :func:`is_misdated`)."""
+    return _dated(EXPORT_NAME, key) is not None
 
 
 def is_pack_name(key: str) -> bool:
-    return PACK_NAME.search(key) is not None
+    return _dated(PACK_NAME, key) is not None
+
+
+def is_misdated(key: str) -> bool:
+    """Whether ``key`` has an export's or a pack's pattern but no real UTC time in it
+    (``pool-20261399T000000Z.ndjson``): it is neither, and a listing says so once."""
+    match = EXPORT_NAME.search(key) or PACK_NAME.search(key)
+    return match is not None and _stamp_time(match.group(1)) is None
 
 
 def pack_key(export_key: str) -> str:
@@ -37,15 +63,14 @@ def export_filename(when: datetime, *, gzip: bool = True) -> str:
 
 def export_timestamp(key: str) -> datetime:
     """The UTC time in the export's name; used to order exports. ValueError for other names."""
-    match = EXPORT_NAME.search(key)
-    if match is None:
+    when = _dated(EXPORT_NAME, key)
+    if when is None:
         raise ValueError(f"{key!r} is not an export name")
-    return datetime.strptime(match.group(1), STAMP_FORMAT).replace(tzinfo=UTC)
+    return when
 
 
 def export_order(key: str) -> tuple[datetime, bool, str] | None:
     """Sort key of the export named ``key``: newest name first wins; at equal times the gzip file wins.
-    None for other names."""
-    if not is_export_name(key):
-        return None
-    return (export_timestamp(key), key.endswith(".gz"), key)
+    None for other names (a misdated one too)."""
+    when = _dated(EXPORT_NAME, key)
+    return None if when is None else (when, key.endswith(".gz"), key)

@@ -5,18 +5,18 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
 import orjson
 
 from sudokupool.activity.counters import Activity
-from sudokupool.api.listing import ExportsListing
 from sudokupool.config import Settings
 from sudokupool.heap import release_free_memory
 from sudokupool.images.cache import CacheTally, RenderCache
+from sudokupool.listing import ExportsListing
 from sudokupool.loading.pool import Pool
+from sudokupool.loading.status import SyncStatus
 from sudokupool.outages import storage_outages
 from sudokupool.storage.base import ExportListing, ExportStore
 
@@ -25,30 +25,12 @@ from sudokupool.storage.base import ExportListing, ExportStore
 RETIRE_SECONDS = 5.0
 
 
-@dataclass
-class SyncStatus:
-    """What the last look for a newer export found (for ``health``)."""
-
-    last_attempt_at: int | None = None
-    last_success_at: int | None = None
-    last_error: str | None = None
-    last_error_at: int | None = None
-    #: The served pool came from ``fallback_exports`` because the primary source was unreachable at startup.
-    fallback: bool = False
-    #: Counts since the process started (for the metrics): looks for a newer export (the startup load is
-    #: one), the looks that ended well or failed, and the exports refused for what they contain.
-    attempts: int = 0
-    successes: int = 0
-    failures: int = 0
-    refusals: int = 0
-    #: Seconds the last load of an export took (download and parse, or map its pack), and the last swap
-    #: (from the new pool served to the old one let go), for the metrics.
-    last_load_seconds: float | None = None
-    last_swap_seconds: float | None = None
-
-
 class Runtime:
-    """Everything a handler reads. ``pool`` is replaced as one reference; a Pool is never mutated."""
+    """Everything a handler reads. ``pool`` is replaced as one reference; a Pool is never mutated.
+
+    It is the :class:`~sudokupool.loading.status.SyncTarget` that :class:`~sudokupool.loading.sync.PoolSync` keeps
+    in step with storage.
+    """
 
     def __init__(self, settings: Settings, *, pool: Pool | None = None, store: ExportStore | None = None) -> None:
         self.settings = settings
@@ -104,8 +86,8 @@ class Runtime:
         return pool
 
     async def exports_body(self) -> bytes:
-        """The ``pool-exports`` body (see :class:`~sudokupool.api.listing.ExportsListing`); raise
-        :class:`~sudokupool.api.listing.ListingUnavailable` while storage fails or is slow to answer."""
+        """The ``pool-exports`` body (see :class:`~sudokupool.listing.ExportsListing`); raise
+        :class:`~sudokupool.listing.ListingUnavailable` while storage fails or is slow to answer."""
         return await self.listing.body()
 
     async def _list_exports(self) -> bytes:

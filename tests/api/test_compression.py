@@ -1,4 +1,4 @@
-"""compression.py, and the content coding of the API's responses end to end."""
+"""Content coding: Accept-Encoding (compression.py), the gzip member (gzip_member.py), and responses end to end."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import orjson
 import pytest
 from isal import isal_zlib
 
-from sudokupool.api.compression import accepts_gzip, compress, identity_length, inflate, trailer_tag
+from sudokupool.api.compression import accepts_gzip
+from sudokupool.loading.gzip_member import compress, identity_length, inflate, trailer_tag
 from sudokupool.loading.pool import Pool
 from tests.servers import run_server
 

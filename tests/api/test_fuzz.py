@@ -15,7 +15,7 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from sudokupool.api.openapi import document
+from sudokupool.api.routes import document
 from tests.servers import run_server
 
 # Each test here starts the service (or drives one started for the module) as the Procfile does.

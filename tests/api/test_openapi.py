@@ -8,10 +8,12 @@ import pytest
 from openapi_core import OpenAPI
 from openapi_spec_validator import validate
 
-from sudokupool.api.openapi import METHODS_NOTE, document
-from sudokupool.api.routes import ApiRouter
+from sudokupool.api.front import Front
+from sudokupool.api.openapi import METHODS_NOTE
+from sudokupool.api.router import ApiRouter
+from sudokupool.api.routes import ROUTES, UNLIMITED_PATHS, document
 from sudokupool.api.schemas import PUZZLE_ID_DESCRIPTION
-from sudokupool.app import Front, create_app
+from sudokupool.app import create_app
 from sudokupool.config import Settings
 from sudokupool.loading.pool import Pool
 from sudokupool.storage.base import StorageError
@@ -37,6 +39,21 @@ def test_the_served_paths_are_the_documented_paths(pool: Pool) -> None:
     served, documented = set(v2.paths), set(document()["paths"])
     assert served - documented == set(), "served at /api/v2 but not in the OpenAPI document"
     assert documented - served == set(), "in the OpenAPI document but not served at /api/v2"
+
+
+def test_the_unversioned_and_v1_routers_serve_the_table(pool: Pool) -> None:
+    front = cast(Front, create_app(Settings(), pool=pool).http)
+    assert cast(ApiRouter, front.v1).paths == tuple("/api/v1" + route.path for route in ROUTES)
+    unversioned = tuple("/api" + route.path for route in ROUTES if route.unversioned)
+    assert cast(ApiRouter, front.unversioned).paths == unversioned
+    assert unversioned and all(path.startswith("/api/puzzles/") for path in unversioned)
+
+
+def test_the_limiter_lets_through_exactly_the_operations_documented_without_429(pool: Pool) -> None:
+    limiter = cast(ApiRouter, cast(Front, create_app(Settings(), pool=pool).http).v2).limiter
+    assert limiter is not None
+    unlimited = {path for path, item in document()["paths"].items() if "429" not in item["get"]["responses"]}
+    assert limiter.exempt_paths == UNLIMITED_PATHS == unlimited == {"/api/v2/openapi.json"}
 
 
 def test_the_api_docs_say_what_the_document_says_of_puzzle_id() -> None:

@@ -26,8 +26,7 @@ import httpx
 import pytest
 
 from sudokupool.sudoku import DIFFICULTIES
-from sudokupool.sudoku.grader import LEVEL
-from sudokupool.sudoku.techniques.step import SCORES
+from sudokupool.sudoku.technique_table import LEVEL, SCORES
 from tests.factories import EXPORT_NAME
 from tests.servers import Server, run_server
 

@@ -1,10 +1,9 @@
-"""The bench's swap trigger (bench/swap_app.py) reloads the pool as a live sync does, and says when a reload
+"""The bench's swap trigger (bench/peers.py (swap_app)) reloads the pool as a live sync does, and says when a reload
 failed, so the swap benchmarks measure swaps rather than wait for one that never ends."""
 
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,15 +11,12 @@ import anyio
 import httpx
 import pytest
 
+from bench.peers import SwapApp
 from sudokupool.app import create_app
 from sudokupool.commands.pack import write_pack
 from sudokupool.config import Settings
 from tests.factories import write_export
 from tests.helpers import running
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-
-from swap_app import SwapApp
 
 pytestmark = pytest.mark.anyio
 

@@ -1,15 +1,15 @@
-"""The benchmark pool maker's transformations keep every record valid (bench/synthetic.py)."""
+"""The benchmark pool maker's transformations keep every record valid (bench/pools.py)."""
 
 from __future__ import annotations
 
 import random
-import sys
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
 
+from bench.pools import compile_record, synthetic_line, token_table, tokenize_text
 from sudokupool.commands.check import check_file
 from sudokupool.loading.export import parse_record, record_line
 from sudokupool.sudoku.canonical import canonical_form
@@ -17,10 +17,6 @@ from sudokupool.sudoku.ids import puzzle_id
 from sudokupool.sudoku.symmetry import symmetry_class
 from sudokupool.sudoku.transform import Transform, random_transform
 from tests.factories import write_export
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-
-from synthetic import compile_record, synthetic_line, token_table, tokenize_text
 
 
 def _synthetic(records: list[dict[str, Any]], transform: Transform) -> list[dict[str, Any]]:

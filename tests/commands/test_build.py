@@ -57,8 +57,8 @@ def test_build_writes_a_valid_export(tmp_path: Path) -> None:
         assert record["symmetry"] == symmetry_class(record["puzzle"])
         assert record["symmetry"] != "none"
         assert record["source"] == "sudokupool-build/2.6.0"
-        assert record["tags"] == ["demo"]
-        assert record["volume"] == "demo"
+        assert record["tags"] == []
+        assert record["volume"] is None
         assert record["used_at"] is None
         assert generate(record["seed"]).puzzle == record["puzzle"]
         assert replay(record["puzzle"], record["solution"], record["solve_path"]) == []
@@ -240,8 +240,10 @@ def test_the_streamed_pack_is_the_one_check_accepts(tmp_path: Path, capsys: pyte
     assert "pack" in capsys.readouterr().out
 
 
-def test_missing_output_directory(tmp_path: Path) -> None:
-    assert main(["build", "--out", str(tmp_path / "nowhere" / "pool.ndjson.gz"), "--count", "1"]) == 2
+def test_missing_directories_of_an_output_file_are_made(tmp_path: Path) -> None:
+    out = tmp_path / "a" / "b" / "pool-20260101T000000Z.ndjson.gz"
+    assert main(["build", "--out", str(out), "--count", "1", "--seed", "5", "--jobs", "1"]) == 0
+    assert len(read_export(out)) == 1
 
 
 def test_an_output_path_ending_in_a_slash_is_a_directory(tmp_path: Path) -> None:
@@ -253,12 +255,26 @@ def test_an_output_path_ending_in_a_slash_is_a_directory(tmp_path: Path) -> None
     assert path.with_name(pack_key(path.name)).is_file()  # its pack beside it
 
 
-def test_a_directory_path_whose_parent_is_missing_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["build", "--out", f"{tmp_path}/nowhere/pools/", "--count", "1"]) == 2
-    assert "does not exist" in capsys.readouterr().err
-    assert not (tmp_path / "nowhere").exists()
+def test_missing_parents_of_an_output_directory_are_made(tmp_path: Path) -> None:
+    out = tmp_path / "a" / "b"
+    assert main(["build", "--out", f"{out}/", "--count", "1", "--seed", "5", "--jobs", "1"]) == 0
+    [path] = (p for p in out.iterdir() if not p.name.endswith(".pack"))
+    assert path.name.startswith("pool-") and len(read_export(path)) == 1
+
+
+def test_an_output_under_a_file_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a").write_text("a file")
+    assert main(["build", "--out", f"{tmp_path}/a/pools/", "--count", "1"]) == 2
+    assert "cannot make the directories of --out" in capsys.readouterr().err
+
+
+def test_tags_and_volume_only_when_asked(tmp_path: Path) -> None:
+    args = ("--count", "2", "--seed", "7", "--jobs", "1", "--tag", "demo", "--tag", "shard-1", "--volume", "demo")
+    code, path = build(tmp_path / "out", *args)
+    assert code == 0
+    for line in read_export(path):
+        record = msgspec.to_builtins(parse_record(line))
+        assert record["tags"] == ["demo", "shard-1"] and record["volume"] == "demo"
 
 
 def test_help_names_the_defaults(capsys: pytest.CaptureFixture[str]) -> None:

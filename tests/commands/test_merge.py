@@ -57,7 +57,7 @@ def test_the_first_of_a_repeated_puzzle_is_kept_and_bad_lines_are_counted(
     _, b, _ = shards
     # The same puzzle as b's first record, with another volume: the merge keeps b's, and says so.
     first = lines_of(b)[0]
-    other = first.replace(b'"volume":"demo"', b'"volume":"other"')
+    other = first.replace(b'"volume":null', b'"volume":"other"')
     assert other != first
     odd = tmp_path / "pool-20260101T000000Z.ndjson"
     odd.write_bytes(other + b"\nnot json\n" + lines_of(b)[1] + b"\n")

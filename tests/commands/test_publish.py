@@ -14,10 +14,9 @@ from sudokupool.cli import main
 from sudokupool.commands import check
 from sudokupool.commands import pack as pack_command
 from sudokupool.commands.publish import PublishError, publish
-from sudokupool.config import Settings
+from sudokupool.config import Settings, parse_s3_url
 from sudokupool.loading import pack
 from sudokupool.naming import pack_key
-from sudokupool.storage.s3 import parse_s3_url
 from tests.factories import write_export
 from tests.helpers import free_port
 from tests.seaweed import SeaweedS3

@@ -23,9 +23,9 @@ from sudokupool.config import Settings
 from sudokupool.loading import pack
 from sudokupool.loading.choose import Filters
 from sudokupool.loading.pool import Pool
+from sudokupool.loading.validate import validate
 from sudokupool.sudoku import DIFFICULTIES
-from sudokupool.sudoku.grader import LEVEL
-from sudokupool.sudoku.techniques.step import SCORES
+from sudokupool.sudoku.technique_table import LEVEL, SCORES
 from tests.factories import build_pool, write_export
 from tests.servers import run_server
 
@@ -383,27 +383,43 @@ async def test_new_paths_are_rate_limited_on_v2_only(client: httpx.AsyncClient) 
 # The pack's filter sections
 
 
-def test_the_filter_sections_are_checked(pool: Pool) -> None:
-    data = bytearray(pool._data[:])
+def test_the_filter_sections_are_checked(records: list[dict[str, Any]]) -> None:
+    pool = build_pool(scheduled(records, {0: [0, 1], 1: [2]}))
+    data = bytes(pool._data[:])
     header = pool.header
-    pack.check_filters(bytes(data), header)
+
+    def validated(changed: bytes) -> int:
+        return validate(memoryview(changed), header, max_record_bytes=Settings.max_record_bytes)
+
+    validated(data)
     offset, _ = header.sections["stars"]
     bad = bytearray(data)
     bad[offset] = 6
-    with pytest.raises(pack.PackError, match="stars: a value above 5"):
-        pack.check_filters(bytes(bad), header)
+    with pytest.raises(pack.PackError, match="section stars: a value above 5"):
+        validated(bytes(bad))
     offset, _ = header.sections["choices"]
     bad = bytearray(data)
     bad[offset] += 1
     with pytest.raises(pack.PackError, match="lengths do not add up"):
-        pack.check_filters(bytes(bad), header)
+        validated(bytes(bad))
+    offset, length = header.sections["choices"]
+    bad = bytearray(data)
+    bad[offset + length - 4 : offset + length] = len(pool).to_bytes(4, "little")
+    with pytest.raises(pack.PackError, match="section choices: a record number is past the last record"):
+        validated(bytes(bad))
+    offset, length = header.sections["schedule"]
+    assert length == 4 * (4 + 3)  # four lengths, three records scheduled
+    bad = bytearray(data)
+    bad[offset + length - 4 : offset + length] = b"\xff" * 4
+    with pytest.raises(pack.PackError, match="section schedule: a record number is past the last record"):
+        validated(bytes(bad))
     offset, _ = header.sections["technique_table"]
     for damage in (b"\xff\xfe", b"\t\t", b"Fu"):
         bad = bytearray(data)
         at = data.index(b"\t", offset) + 1 if damage == b"Fu" else offset
         bad[at : at + len(damage)] = damage  # not UTF-8, an empty name, a level that is no number
         with pytest.raises(pack.PackError, match="technique table: a row is not"):
-            pack.check_filters(bytes(bad), header)
+            validated(bytes(bad))
 
 
 def test_a_record_number_out_of_range_is_refused_where_it_is_read(records: list[dict[str, Any]]) -> None:
@@ -412,7 +428,8 @@ def test_a_record_number_out_of_range_is_refused_where_it_is_read(records: list[
     lists = (1 + len(pool.choices.names)) * pack.LISTS_PER_GROUP
     data = bytearray(pool._data[:])
     data[offset + 4 * lists : offset + 4 * lists + 4] = (len(records) + 5).to_bytes(4, "little")
-    damaged = Pool(data, pool.header, pool.info)  # type: ignore[arg-type]  # bytes stand in for the mapping
+    # Made without validation, which refuses such a pack when it is mapped (test_the_filter_sections_are_checked).
+    damaged = Pool(data, pool.header, pool.info, probes=len(pool._probes))  # type: ignore[arg-type]  # bytes stand in for the mapping
     with pytest.raises(pack.PackError, match="out of range"):
         for _ in range(200):
             damaged.choose(Filters(min_score=-1))
@@ -464,11 +481,3 @@ async def test_a_long_query_is_answered_but_not_kept(client: httpx.AsyncClient, 
     assert endpoints._kept_query.cache_info().currsize == kept
     await client.get(f"/api/v1/puzzles/random?stars={stars}&short=1")
     assert endpoints._kept_query.cache_info().currsize == kept + 1
-
-
-def test_the_light_list_of_technique_names_is_the_graders_table() -> None:
-    """The OpenAPI document's technique names (importable without the finders) are the grader's, in order."""
-    from sudokupool.sudoku.technique_names import TECHNIQUE_NAMES
-
-    assert tuple(SCORES) == TECHNIQUE_NAMES
-    assert set(TECHNIQUE_NAMES) == set(LEVEL)

@@ -10,6 +10,7 @@ import os
 import random
 import shutil
 import struct
+import tempfile
 import weakref
 from array import array
 from collections.abc import AsyncIterator
@@ -561,3 +562,42 @@ def test_dropping_a_pools_pages_keeps_what_it_serves(tmp_path: Path, records: li
     pool.drop_pages(step=4096)
     assert [pool.gzip_body(i) for i in range(len(pool))] == bodies
     assert pool.find(records[7]["canonical_id"]) == 7
+
+
+async def test_without_a_cache_dir_a_local_pack_is_copied_once_into_a_directory_of_the_users_own(
+    tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    source = tmp_path / "exports"
+    source.mkdir()
+    path = await packed(source, records[:6])
+    first, report = await load(source)
+    assert report.packed
+    [copy] = (tmp_path / "tmp").glob("sudokupool-*/*/pool-20260101T000000Z.pack")
+    assert copy.read_bytes() == path.read_bytes()
+    assert not copy.samefile(path)
+    assert copy.parent.parent.stat().st_mode & 0o777 == 0o700
+    # A second worker (or boot) maps the same copy: no second copy is made.
+    made = copy.stat().st_mtime_ns
+    second, report = await load(source)
+    assert report.packed and copy.stat().st_mtime_ns == made
+    os.truncate(path, 4096)
+    same_pool(first, second)
+
+
+async def test_a_shared_temporary_directory_others_may_write_is_not_used_for_copies(
+    tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    base = tmp_path / "tmp" / f"sudokupool-{os.getuid()}"
+    base.mkdir(parents=True)
+    base.chmod(0o777)
+    source = tmp_path / "exports"
+    source.mkdir()
+    await packed(source, records[:6])
+    with caplog.at_level(logging.WARNING, logger="sudokupool.loader"):
+        _, report = await load(source)
+    assert report.packed
+    assert list(base.iterdir()) == []
+    assert f"not copying packs into {base}: not a directory of this user's alone" in caplog.text

@@ -20,11 +20,11 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.parser import text_string_to_metric_families
 
 from sudokupool import __version__
+from sudokupool.api.tally import BUCKETS, RequestTally, code_label
 from sudokupool.app import SudokuPool, create_app
 from sudokupool.config import Settings
 from sudokupool.keys import digest
 from sudokupool.loading.pool import Pool
-from sudokupool.metrics.requests import BUCKETS, RequestTally, code_label
 from tests.factories import write_export
 from tests.helpers import free_port, running
 from tests.seaweed import SeaweedS3

@@ -14,12 +14,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from sudokupool.api.clientip import ClientAddresses
 from sudokupool.api.endpoints import JSON, Reply, header
 from sudokupool.api.errors import NotFound, send_error
-from sudokupool.api.routes import ApiRouter
-from sudokupool.app import Front
+from sudokupool.api.front import Front
+from sudokupool.api.gate import RateLimiter
+from sudokupool.api.router import ApiRouter
 from sudokupool.config import Settings
 from sudokupool.keys import Keyring
 from sudokupool.logs import AccessLog, install_redaction
-from sudokupool.ratelimit import Limits, RateLimiter, make_store
+from sudokupool.ratelimit import Limits, make_store
 from sudokupool.ratelimit.store import LimiterStore
 
 

@@ -134,3 +134,61 @@ def test_the_bundled_demo_pool_is_named_snapshots_and_any_other_source_by_its_pa
     settings = Settings.from_environ({})
     assert open_store(settings.exports_source, settings).description == "snapshots"
     assert open_store(str(tmp_path), settings).description == str(tmp_path)
+
+
+MISDATED = ["pool-20261399T000000Z.ndjson", "pool-20260230T000000Z.ndjson.gz", "pool-20261231T246000Z.pack"]
+
+
+async def test_a_name_with_no_real_time_is_not_an_export_and_is_logged_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    touch(tmp_path / "pool-20260101T000000Z.ndjson.gz")
+    touch(tmp_path / "pool-20251231T000000Z.ndjson.gz")
+    for name in MISDATED:
+        touch(tmp_path / name)
+    store = LocalStore(tmp_path)
+    with caplog.at_level("WARNING"):
+        for _ in range(3):
+            listing = await store.list_exports(limit=10)
+            assert [o.key for o in listing.objects] == [
+                "pool-20260101T000000Z.ndjson.gz",
+                "pool-20251231T000000Z.ndjson.gz",
+            ]
+            assert listing.truncated is False
+            one = await store.list_exports(limit=1)
+            assert [o.key for o in one.objects] == ["pool-20260101T000000Z.ndjson.gz"]
+            assert one.truncated is True
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == [
+        f"{tmp_path}: ignoring {name}: its name holds no real UTC time, so it is not an export"
+        for name in ("pool-20261399T000000Z.ndjson", "pool-20260230T000000Z.ndjson.gz")
+    ]
+
+
+async def test_a_flood_of_misdated_names_is_logged_up_to_a_bound(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sudokupool.storage.base import Misdated
+
+    monkeypatch.setattr(Misdated, "REMEMBERED", 3)
+    for day in range(1, 8):
+        touch(tmp_path / f"pool-202613{day:02d}T000000Z.ndjson")
+    store = LocalStore(tmp_path)
+    with caplog.at_level("WARNING"):
+        assert (await store.list_exports(limit=10)).objects == ()
+        assert (await store.list_exports(limit=10)).objects == ()
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 4
+    assert lines[-1] == f"{tmp_path}: more misdated names than the 3 logged; no more are logged"
+
+
+async def test_exports_behind_many_other_pool_names_are_still_found(tmp_path: Path) -> None:
+    # Names that sort above every export ("pool-l..." > "pool-2..."), more than a listing's first look takes.
+    for n in range(40):
+        touch(tmp_path / f"pool-latest-{n}.ndjson.gz")
+    (tmp_path / "pool-20260301T000000Z.ndjson.gz").mkdir()
+    touch(tmp_path / "pool-20260201T000000Z.ndjson.gz")
+    touch(tmp_path / "pool-20260101T000000Z.ndjson")
+    listing = await LocalStore(tmp_path).list_exports(limit=1)
+    assert [o.key for o in listing.objects] == ["pool-20260201T000000Z.ndjson.gz"]
+    assert listing.truncated is True

@@ -8,11 +8,11 @@ import orjson
 import pytest
 
 from sudokupool.sudoku.candidates import POPCOUNT, Candidates
-from sudokupool.sudoku.grader import LEVEL, TIERS, grade, grade_within, stars_of, tier_of
+from sudokupool.sudoku.grader import TIERS, grade, grade_within, stars_of, tier_of
 from sudokupool.sudoku.grid import cell_name, parse_grid
 from sudokupool.sudoku.replay import replay
 from sudokupool.sudoku.solver import solve, solved_by_singles
-from sudokupool.sudoku.techniques import SCORES
+from sudokupool.sudoku.technique_table import LEVEL, SCORES
 from sudokupool.sudoku.techniques.last_resort import brute_force
 from sudokupool.sudoku.techniques.step import LENGTHY, difficulty, length_steps
 

@@ -102,7 +102,7 @@ UNTRUSTED_FORWARD_CHECKS = 10_000
 
 
 class ClientAddresses:
-    """Resolves each request's client (asked by :class:`~sudokupool.app.Front`, not a middleware layer).
+    """Resolves each request's client (asked by :class:`~sudokupool.api.front.Front`, not a middleware layer).
 
     With no trusted hop (``SUDOKUPOOL_TRUSTED_PROXY_HOPS=0``), the first request that carries
     ``X-Forwarded-For`` is logged once per process as a WARNING: a proxy is probably in front, and every

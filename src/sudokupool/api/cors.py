@@ -23,9 +23,9 @@ from sudokupool.api.errors import error_body, error_headers
 class CORS:
     """Allow every origin to read responses and the ``expose`` headers; answer preflights.
 
-    Not a middleware layer: :class:`~sudokupool.app.Front` asks :meth:`is_preflight` of an ``OPTIONS``
+    Not a middleware layer: :class:`~sudokupool.api.front.Front` asks :meth:`is_preflight` of an ``OPTIONS``
     request and :meth:`wrap` s the ``send`` of the others, except on the API's paths, whose routers add
-    :attr:`headers` to their prepared ones (wrapping cost 0.6 µs an answer, bench/app_cost.py).
+    :attr:`headers` to their prepared ones (wrapping cost 0.6 µs an answer, python -m bench app-cost).
     """
 
     def __init__(

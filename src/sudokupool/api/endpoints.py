@@ -5,7 +5,7 @@ and is inflated for the others; both carry ``Vary: Accept-Encoding`` and the rec
 Short bodies (solutions, stats) and error bodies are always identity.
 
 A handler takes the ASGI scope and the path's id (or None) and returns a :class:`Reply`; the router in
-``routes.py`` sends it. Client errors are raised as :class:`~sudokupool.api.errors.ApiError`. Handlers work
+``router.py`` sends it. Client errors are raised as :class:`~sudokupool.api.errors.ApiError`. Handlers work
 on the raw scope rather than Starlette's ``Request``/``Response`` objects: these are the hot paths, and
 the objects cost more than the rest of the request.
 """
@@ -24,13 +24,14 @@ from zlib import crc32
 import orjson
 from starlette.types import Scope
 
-from sudokupool.api.compression import accepts_gzip, compress
+from sudokupool.api.compression import accepts_gzip
 from sudokupool.api.conditional import etag_matches
 from sudokupool.api.errors import ApiError, BadRequest, NotFound
-from sudokupool.api.listing import ListingUnavailable
 from sudokupool.images.render import DEFAULT_SIZE, FORMATS, MAX_SIZE, MEDIA_TYPES, MIN_SIZE, VARIANTS, Format, render
+from sudokupool.listing import ListingUnavailable
 from sudokupool.loading.choose import DAY, Filters
-from sudokupool.loading.pool import Pool
+from sudokupool.loading.gzip_member import compress
+from sudokupool.loading.pool import DamagedRecord, Pool
 from sudokupool.naming import export_order
 from sudokupool.state import Runtime
 from sudokupool.sudoku import DIFFICULTIES
@@ -60,6 +61,7 @@ DATE_ERROR: Final = "date must be a calendar date as YYYY-MM-DD"
 #: ``max-age`` of the puzzle of a day that is over: nothing schedules a past day any more.
 PAST_DAY_MAX_AGE: Final = 86_400
 _EPOCH_DAY: Final = date(1970, 1, 1).toordinal()
+DAMAGED: Final = "this puzzle's record is damaged in the served pack"
 
 
 class Reply(NamedTuple):
@@ -243,9 +245,12 @@ class Endpoints:
         if_none_match = header(scope, b"if-none-match")
         if if_none_match is not None and etag_matches(if_none_match, etag):
             return Reply(304, headers, b"")
-        if gzip_accepted(scope):
-            return Reply(200, [JSON, GZIP, *headers], pool.gzip_body(index))
-        return Reply(200, [JSON, *headers], pool.body(index))
+        try:
+            if gzip_accepted(scope):
+                return Reply(200, [JSON, GZIP, *headers], pool.gzip_body(index))
+            return Reply(200, [JSON, *headers], pool.body(index))
+        except DamagedRecord:  # logged once by the pool
+            raise ApiError(DAMAGED, status=500) from None
 
     def find(self, param: str | None) -> tuple[Pool, int]:
         pool = self.runtime.current()
@@ -305,9 +310,12 @@ class Endpoints:
             if index is None:
                 raise NotFound(f"no {difficulty} puzzle in the pool" if difficulty else "the pool has no puzzle")
         self.runtime.activity.record("random")
-        if gzip_accepted(scope):
-            return Reply(200, [JSON, GZIP, VARY, NO_STORE], pool.gzip_body(index))
-        return Reply(200, [JSON, VARY, NO_STORE], pool.body(index))
+        try:
+            if gzip_accepted(scope):
+                return Reply(200, [JSON, GZIP, VARY, NO_STORE], pool.gzip_body(index))
+            return Reply(200, [JSON, VARY, NO_STORE], pool.body(index))
+        except DamagedRecord:  # logged once by the pool
+            raise ApiError(DAMAGED, status=500) from None
 
     def choose(self, pool: Pool, filters: Filters, asked: tuple[tuple[str, str], ...]) -> int:
         """A puzzle of ``pool`` matching ``filters`` (``asked``: as the query spelt them), uniformly at random.

@@ -1,196 +1,328 @@
-"""One route table, served at ``/api/v2``, ``/api/v1`` and (puzzle paths only) the unversioned ``/api``.
+"""Every route of the API, each declared once with its OpenAPI operation: the routers and the document are
+built from :data:`ROUTES`.
 
-:class:`ApiRouter` is a small pure-ASGI router: a dict lookup for fixed paths and one split for the
-``/puzzles/{id}...`` paths, then the handler's :class:`~sudokupool.api.endpoints.Reply` goes out with
-prepared header bytes. Every failure, including unknown paths, other methods and unexpected
-exceptions, is answered with the one ``{"error": ...}`` body. It replaces Starlette's router on these
-paths because the general router's per-request objects cost more than the rest of the request.
+A new endpoint is a method of :class:`~sudokupool.api.endpoints.Endpoints` and a row here (its body's schema,
+if new, goes in ``schemas.py``). Of the operations: the image is listed under each format's media type and
+also under ``application/octet-stream``, the one binary type openapi-python-client reads without a config
+file (the bytes and the ``Content-Type`` header of the format asked are the same either way), and the
+difficulty filter accepts the record's own ``Difficulty`` enum besides the lower-case names.
 """
 
 from __future__ import annotations
 
-import inspect
-import logging
-from collections.abc import Mapping, Sequence
-from time import perf_counter
-from typing import Final, cast
+from collections.abc import Awaitable, Callable
+from functools import cache
+from types import MethodType
+from typing import Any, Final, NamedTuple, cast
 
-from starlette.types import Receive, Scope, Send
+import orjson
+from starlette.types import Scope
 
-from sudokupool.api.endpoints import NO_PUZZLE, AsyncHandler, Endpoints, Handler
-from sudokupool.api.errors import ApiError, send_error
-from sudokupool.metrics.requests import UNMATCHED, RequestTally, Route
-from sudokupool.ratelimit.limiter import RateLimiter, Refusal
+from sudokupool.api.endpoints import AsyncHandler, Endpoints, Handler, Reply
+from sudokupool.api.openapi import (
+    CACHE_HEADERS,
+    ENCODING_HEADERS,
+    ID_PARAM,
+    IF_NONE_MATCH,
+    JSON,
+    METHODS_NOTE,
+    build_document,
+    json_response,
+    operation,
+    rate_headers,
+)
+from sudokupool.api.schemas import ref
+from sudokupool.images.render import DEFAULT_SIZE, FORMATS, MAX_SIZE, MEDIA_TYPES, MIN_SIZE, VARIANTS
 
-logger = logging.getLogger("sudokupool")
+#: Where the versioned API is served; ``/api/v1`` is its alias.
+V2: Final = "/api/v2"
 
-ALLOW: Final = {"Allow": "GET, HEAD"}
-_METHODS: Final = frozenset({"GET", "HEAD"})
-SURFACES: Final = {"/api/v2": "v2", "/api/v1": "v1", "/api": "unversioned"}
 
-#: A route: its handler, whether that is a coroutine function, and its metrics labels.
-Entry = tuple[Handler | AsyncHandler, bool, Route]
-# An int: `37 in raw` took 60 ns where `b"%" in raw` took 650 ns (CPython 3.11, timeit).
-_PERCENT: Final = ord("%")
+class ApiRoute(NamedTuple):
+    """One path of the API: the method of :class:`Endpoints` that answers it and its OpenAPI path item."""
+
+    #: Relative to ``/api/v2`` (and ``/api/v1``).
+    path: str
+    handler: Callable[[Endpoints, Scope, str | None], Reply | Awaitable[Reply]]
+    operation: dict[str, Any]
+    #: Also served under the unversioned ``/api`` (the puzzle paths, for the web page).
+    unversioned: bool = False
+    #: Counted and checked by the limiter under ``/api/v2``; the document lists no 401 or 429 for one that is not.
+    limited: bool = True
+
+
+#: A score bound: an integer of at most 15 digits.
+_SCORE_BOUND: Final = {"type": "integer", "minimum": -(10**15 - 1), "maximum": 10**15 - 1}
+
+_DIFFICULTY = {
+    "name": "difficulty",
+    "in": "query",
+    "required": False,
+    "description": "Only puzzles of this difficulty, in any case: a record's `difficulty` can be passed back.",
+    "schema": {"anyOf": [ref("Difficulty"), ref("DifficultyFilter")]},
+}
+_FILTERS = [
+    {
+        "name": "technique",
+        "in": "query",
+        "required": False,
+        "description": (
+            "Only puzzles whose solve path uses this technique, a name as `techniques` lists it (the server "
+            "takes it in any case; `listTechniques` says how many puzzles use each). Another name is a 400."
+        ),
+        "schema": ref("TechniqueName"),
+        "example": "X-Wing",
+    },
+    {
+        "name": "stars",
+        "in": "query",
+        "required": False,
+        "description": "Only puzzles with this many stars.",
+        "schema": {"type": "integer", "minimum": 1, "maximum": 5},
+    },
+    {
+        "name": "min_score",
+        "in": "query",
+        "required": False,
+        "description": "Only puzzles whose score is at least this (inclusive; a puzzle with no score never does).",
+        "schema": _SCORE_BOUND,
+    },
+    {
+        "name": "max_score",
+        "in": "query",
+        "required": False,
+        "description": "Only puzzles whose score is at most this (inclusive; not below `min_score`: a 400).",
+        "schema": _SCORE_BOUND,
+    },
+]
+_DAY = {
+    "name": "date",
+    "in": "query",
+    "required": False,
+    "description": (
+        "The UTC day, default today. Days up to one after today (UTC) are served (a later one is a 404); a date "
+        "that does not exist is a 400."
+    ),
+    "schema": {"type": "string", "format": "date"},
+    "example": "2026-11-26",
+}
+_VARIANT = {
+    "name": "variant",
+    "in": "query",
+    "required": False,
+    "description": "Draw the puzzle or the solved grid (in any case).",
+    "schema": {"type": "string", "enum": list(VARIANTS), "default": "puzzle"},
+}
+_IMAGE_FORMAT = {
+    "name": "format",
+    "in": "query",
+    "required": False,
+    "description": (
+        "The image format, in any case: png (image/png, a palette PNG), webp (image/webp, lossless) or svg "
+        "(image/svg+xml: a vector drawing with each digit a <text> element in row order)."
+    ),
+    "schema": {"type": "string", "enum": list(FORMATS), "default": "png"},
+}
+_IMAGE_SIZE = {
+    "name": "size",
+    "in": "query",
+    "required": False,
+    "description": (
+        "The edge in pixels: a PNG or WebP is exactly size x size; an SVG declares it as its width and height."
+    ),
+    "schema": {"type": "integer", "minimum": MIN_SIZE, "maximum": MAX_SIZE, "default": DEFAULT_SIZE},
+}
+_BINARY = {"schema": {"type": "string", "format": "binary"}}
+_IMAGE = {
+    "description": (
+        "The grid in the format asked: image/png (the default), image/webp or image/svg+xml. Each "
+        "representation (variant, format, size) has its own ETag. It is also listed as "
+        "application/octet-stream, the binary type some client generators read without configuration; "
+        "the bytes are the same."
+    ),
+    "headers": {**rate_headers(), **CACHE_HEADERS},
+    "content": {**{MEDIA_TYPES[fmt]: _BINARY for fmt in FORMATS}, "application/octet-stream": _BINARY},
+}
+
+
+ROUTES: Final[tuple[ApiRoute, ...]] = (
+    ApiRoute(
+        "/health",
+        Endpoints.health,
+        operation(
+            "health", "service", "Service health and the loaded export", json_response("Health", "The service is up.")
+        ),
+    ),
+    ApiRoute(
+        "/stats",
+        Endpoints.stats,
+        operation("stats", "stats", "Pool-wide counts", json_response("GlobalStats", "Counts of the pool.")),
+    ),
+    ApiRoute(
+        "/stats/activity",
+        Endpoints.activity,
+        operation(
+            "activity",
+            "stats",
+            "Aggregate play and download counters",
+            json_response("ActivityStats", "Activity counters."),
+        ),
+    ),
+    ApiRoute(
+        "/puzzles/random",
+        Endpoints.random,
+        operation(
+            "randomPuzzle",
+            "puzzles",
+            "A random puzzle, optionally filtered",
+            json_response("PuzzlePublicRecord", "A puzzle (never cached).", **ENCODING_HEADERS),
+            400,
+            404,
+            params=[_DIFFICULTY, *_FILTERS],
+            description=(
+                "Uniformly at random among the puzzles that match every filter given (all of them when none is). "
+                "Nothing matching is a 404 whose error names the filters."
+            ),
+        ),
+        unversioned=True,
+    ),
+    ApiRoute(
+        "/puzzles/daily",
+        Endpoints.daily,
+        operation(
+            "dailyPuzzle",
+            "puzzles",
+            "The puzzle of the day, the same for everyone",
+            json_response("PuzzlePublicRecord", "The day's puzzle.", **CACHE_HEADERS, **ENCODING_HEADERS),
+            304,
+            400,
+            404,
+            params=[_DIFFICULTY, _DAY, IF_NONE_MATCH],
+            description=(
+                "The puzzle whose `used_at` falls earliest on that UTC day (of that difficulty, when given); on a "
+                "day the export schedules none, a pick keyed by the export and the day, the same on every "
+                "instance. Today's and tomorrow's are cacheable until the end of their day, an earlier day's for "
+                "a day."
+            ),
+        ),
+        unversioned=True,
+    ),
+    ApiRoute(
+        "/puzzles/{id}",
+        Endpoints.puzzle,
+        operation(
+            "getPuzzle",
+            "puzzles",
+            "A puzzle by its canonical_id (share code)",
+            json_response("PuzzlePublicRecord", "The puzzle.", **CACHE_HEADERS, **ENCODING_HEADERS),
+            304,
+            404,
+            params=[ID_PARAM, IF_NONE_MATCH],
+        ),
+        unversioned=True,
+    ),
+    ApiRoute(
+        "/puzzles/{id}/solution",
+        Endpoints.solution,
+        operation(
+            "getSolution",
+            "puzzles",
+            "The solution of a puzzle",
+            json_response("SolutionResponse", "The solution.", **CACHE_HEADERS),
+            304,
+            404,
+            params=[ID_PARAM, IF_NONE_MATCH],
+        ),
+        unversioned=True,
+    ),
+    ApiRoute(
+        "/puzzles/{id}/image",
+        Endpoints.image,
+        operation(
+            "getPuzzleImage",
+            "puzzles",
+            "A PNG, WebP or SVG picture of the puzzle or its solution",
+            _IMAGE,
+            304,
+            400,
+            404,
+            params=[ID_PARAM, _VARIANT, _IMAGE_FORMAT, _IMAGE_SIZE, IF_NONE_MATCH],
+        ),
+        unversioned=True,
+    ),
+    ApiRoute(
+        "/techniques",
+        Endpoints.techniques,
+        operation(
+            "listTechniques",
+            "puzzles",
+            "The techniques the grader knows, and how many puzzles use each",
+            json_response("TechniqueCatalogue", "The catalogue (changes with the export).", **CACHE_HEADERS),
+            304,
+            params=[IF_NONE_MATCH],
+        ),
+    ),
+    ApiRoute(
+        "/pool-exports",
+        Endpoints.pool_exports,
+        operation(
+            "poolExports",
+            "exports",
+            "Bulk NDJSON export snapshots in object storage",
+            json_response("PoolExportsResponse", "Exports, newest first."),
+            503,
+        ),
+    ),
+    ApiRoute(
+        "/openapi.json",
+        Endpoints.openapi,
+        {
+            "description": METHODS_NOTE,
+            "get": {
+                "tags": ["service"],
+                "operationId": "openapi",
+                # No `security: [{}]` of its own, although no key is checked here: openapi-python-client makes
+                # any operation with a security list demand its AuthenticatedClient. The document-wide
+                # list (a key is optional) holds here too.
+                "summary": "This document (not rate-limited, no key needed)",
+                "responses": {
+                    "200": {
+                        "description": "The OpenAPI 3.0.3 document.",
+                        "headers": ENCODING_HEADERS,
+                        "content": {JSON: {"schema": ref("OpenApiDocument")}},
+                    }
+                },
+            },
+        },
+        limited=False,
+    ),
+)
+
+#: The full paths under ``/api/v2`` that the limiter lets through uncounted.
+UNLIMITED_PATHS: Final = frozenset(V2 + route.path for route in ROUTES if not route.limited)
+
+
+def _bound(route: ApiRoute, endpoints: Endpoints) -> Handler | AsyncHandler:
+    """The route's handler as ``endpoints``' bound method (what ``endpoints.<name>`` gives)."""
+    return cast(Handler | AsyncHandler, MethodType(route.handler, endpoints))
+
+
+def api_routes(endpoints: Endpoints) -> dict[str, Handler | AsyncHandler]:
+    """Every path of the versioned API (``/api/v2`` and its alias ``/api/v1``), with its handler."""
+    return {route.path: _bound(route, endpoints) for route in ROUTES}
 
 
 def puzzle_routes(endpoints: Endpoints) -> dict[str, Handler | AsyncHandler]:
     """The puzzle paths (``{id}`` is the share code): also served unversioned, for the web page."""
-    return {
-        "/puzzles/random": endpoints.random,
-        "/puzzles/daily": endpoints.daily,
-        "/puzzles/{id}": endpoints.puzzle,
-        "/puzzles/{id}/solution": endpoints.solution,
-        "/puzzles/{id}/image": endpoints.image,
-    }
+    return {route.path: _bound(route, endpoints) for route in ROUTES if route.unversioned}
 
 
-def api_routes(endpoints: Endpoints) -> dict[str, Handler | AsyncHandler]:
-    """Every path of the versioned API (``/api/v2`` and its alias ``/api/v1``)."""
-    return {
-        "/health": endpoints.health,
-        "/stats": endpoints.stats,
-        "/stats/activity": endpoints.activity,
-        **puzzle_routes(endpoints),
-        "/techniques": endpoints.techniques,
-        "/pool-exports": endpoints.pool_exports,
-        "/openapi.json": endpoints.openapi,
-    }
+@cache
+def document() -> dict[str, Any]:
+    """The OpenAPI document as a dict: a path item per route."""
+    return build_document({V2 + route.path: route.operation for route in ROUTES})
 
 
-def _encoded_slash(raw_path: bytes) -> bool:
-    """Whether the request's raw path holds a ``%2F``, which the decoded path shows as a ``/``."""
-    # raw_path has no query string per the ASGI spec; some servers have sent one all the same.
-    return b"%2f" in raw_path.partition(b"?")[0].lower()
-
-
-class ApiRouter:
-    """Serves ``routes`` (paths relative to ``prefix``) as a pure ASGI app.
-
-    With a ``limiter`` (``/api/v2``), every request outside its exempt paths is admitted by it first:
-    a refused one gets the limiter's 429, 401 or 503, and every other response, errors included,
-    carries the limiter's headers. Every answer carries ``headers``. With a ``tally`` (metrics on),
-    every request is counted by its route template, method and status, with the time it took from here
-    to its last byte sent.
-    """
-
-    def __init__(
-        self,
-        prefix: str,
-        routes: Mapping[str, Handler | AsyncHandler],
-        *,
-        limiter: RateLimiter | None = None,
-        tally: RequestTally | None = None,
-        headers: Sequence[tuple[bytes, bytes]] = (),
-    ) -> None:
-        self.prefix = prefix
-        # Added to every answer, the limiter's refusals and errors too (CORS's: cheaper here than
-        # wrapping each request's send).
-        self.headers = list(headers)
-        self.cut = len(prefix)
-        self.limiter = limiter
-        self.tally = tally
-        surface = SURFACES.get(prefix, prefix)
-        self.unmatched: Route = (surface, UNMATCHED)
-        #: Every path this router serves, prefix included, as the route table lists it.
-        self.paths: tuple[str, ...] = tuple(prefix + path for path in routes)
-        self.fixed: dict[str, Entry] = {}
-        # Paths of the form /puzzles/{id}/<tail>: keyed by tail ("" for /puzzles/{id}).
-        self.by_id: dict[str, Entry] = {}
-        for path, handler in routes.items():
-            entry = (handler, inspect.iscoroutinefunction(handler), (surface, prefix + path))
-            if path.startswith("/puzzles/{id}"):
-                self.by_id[path.removeprefix("/puzzles/{id}").removeprefix("/")] = entry
-            else:
-                self.fixed[path] = entry
-
-    def route_of(self, path: str) -> Route:
-        """The metrics labels (surface, route template) of a full request path under this router's prefix."""
-        entry, _ = self.match(path[self.cut :])
-        return self.unmatched if entry is None else entry[2]
-
-    def match(self, path: str) -> tuple[Entry | None, str | None]:
-        entry = self.fixed.get(path)
-        if entry is not None:
-            return entry, None
-        if path.startswith("/puzzles/"):
-            rest = path[9:]
-            puzzle_id, slash, tail = rest.partition("/")
-            if puzzle_id:
-                if slash and not tail:
-                    # ``/puzzles/ID/`` is no path of the API, as ``/puzzles/ID/solution/`` is not; the id is
-                    # kept for ``/puzzles/ID%2F``, an id that ends with a slash.
-                    return None, puzzle_id
-                entry = self.by_id.get(tail)
-                return entry, puzzle_id if entry is not None else None
-        return None, None
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # With metrics off this costs a test and a try block; with them on, two clock reads and two counts.
-        tally = self.tally
-        if tally is not None:
-            start = perf_counter()
-            tally.started += 1
-        else:
-            start = 0.0
-        status = 500
-        route = self.unmatched
-        try:
-            path: str = scope["path"]
-            entry, param = self.match(path[self.cut :])
-            if entry is not None:
-                route = entry[2]
-            limiter = self.limiter
-            if limiter is None or path in limiter.exempt_paths:
-                extra: list[tuple[bytes, bytes]] = self.headers
-            else:
-                admitted = limiter.admit_now(scope) if limiter.synchronous else await limiter.admit(scope)
-                if isinstance(admitted, Refusal):
-                    status = admitted.status
-                    headers = [*admitted.headers, *self.headers]
-                    await send({"type": "http.response.start", "status": status, "headers": headers})
-                    await send({"type": "http.response.body", "body": admitted.body})
-                    return
-                extra = admitted  # a list of this request's own
-                extra += self.headers
-            if entry is None:
-                status = 404
-                # ``/puzzles/ID%2F``: an id that ends with a slash (see below), not a trailing slash.
-                encoded = param is not None and _encoded_slash(scope.get("raw_path") or b"")
-                await send_error(send, 404, NO_PUZZLE if encoded else "not found", extra=extra)
-                return
-            if param is not None:
-                raw: bytes | None = scope.get("raw_path")
-                # Only a path with an escape can hide an encoded slash; most have none (the check costs ~0.1 us).
-                if raw is not None and _PERCENT in raw and _encoded_slash(raw):
-                    # `%2F` in an id is part of the id, not a separator: no id has a slash, so none matches.
-                    status = 404
-                    await send_error(send, 404, NO_PUZZLE, extra=extra)
-                    return
-            if scope["method"] not in _METHODS:
-                status = 405
-                await send_error(send, 405, "method not allowed", ALLOW, extra=extra)
-                return
-            handler, is_async, _ = entry
-            try:
-                if is_async:
-                    reply = await cast(AsyncHandler, handler)(scope, param)
-                else:
-                    reply = cast(Handler, handler)(scope, param)
-            except ApiError as exc:
-                status = exc.status
-                await send_error(send, exc.status, exc.message, exc.headers, extra=extra)
-                return
-            except Exception:
-                logger.exception("unhandled error on %s %s", scope["method"], scope["path"])
-                await send_error(send, 500, "internal server error", extra=extra)
-                return
-            status, headers, body = reply
-            if status != 304:
-                headers.append((b"content-length", str(len(body)).encode()))
-            headers += extra
-            await send({"type": "http.response.start", "status": status, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
-        finally:
-            if tally is not None:
-                tally.observe(route, scope["method"], status, perf_counter() - start)
+def openapi_body() -> bytes:
+    """The document, serialized once."""
+    return orjson.dumps(document())

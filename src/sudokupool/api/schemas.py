@@ -12,7 +12,7 @@ from typing import Any, Final
 from sudokupool.activity.counters import DOWNLOADS, PLAYS
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.symmetry import SYMMETRIES
-from sudokupool.sudoku.technique_names import TECHNIQUE_NAMES
+from sudokupool.sudoku.technique_table import NAMES
 
 CODE_PATTERN: Final = "^[0-9A-HJKMNP-TV-Z]{13}$"
 #: What ``puzzle_id`` is and why paths take ``canonical_id``; docs/api.md says the same (a test keeps them so).
@@ -109,7 +109,7 @@ SCHEMAS: dict[str, Any] = {
     "TechniqueCatalogue": _object({"techniques": {"type": "array", "items": ref("Technique")}}),
     "TechniqueName": {
         "type": "string",
-        "enum": list(TECHNIQUE_NAMES),
+        "enum": list(NAMES),
         "description": "A technique the grader knows, as a record's `techniques` lists it.",
     },
     "Technique": _object(

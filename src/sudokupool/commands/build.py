@@ -22,17 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from sudokupool.commands.orders import Made, Order, Stats, ordered_results, technique_name
-from sudokupool.commands.pack import write_problem
 from sudokupool.commands.progress import Progress
-from sudokupool.commands.writer import ExportWriter
+from sudokupool.commands.writer import ExportWriter, prepare_output
 from sudokupool.config import Settings, SettingsError
 from sudokupool.naming import export_filename, is_export_name
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.generator import DEFAULT_SYMMETRY
-from sudokupool.sudoku.grader import LEVEL
 from sudokupool.sudoku.grid import clue_count
 from sudokupool.sudoku.ids import canonical_id, puzzle_id
 from sudokupool.sudoku.symmetry import SYMMETRIES, symmetry_class
+from sudokupool.sudoku.technique_table import LEVEL
 
 # The builder's own version, in every record's `source`: bumped when the grading changes, so records
 # from different graders can be told apart (2.1.0: HoDoKu's order, levels and the full technique set;
@@ -69,7 +68,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--out",
         required=True,
         help="output file (.ndjson or .ndjson.gz), or a directory to write pool-<UTC time>.ndjson.gz in "
-        "(a path ending in / is always a directory, made if missing); an existing path must be a regular file, "
+        "(a path ending in / is always a directory; missing directories are made); an existing path must be a "
+        "regular file, "
         "replaced (through a symbolic link: the link's target is replaced), or a directory",
     )
     parser.add_argument(
@@ -110,8 +110,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help=f"stop after this long (above 0) and fail: what was made is written under the output's name plus "
         f"{PARTIAL}, which no service loads as an export, and no pack is made",
     )
-    parser.add_argument("--volume", default="demo", help="volume name for every record ('' for null)")
-    parser.add_argument("--tag", action="append", dest="tags", help="a tag for every record (repeatable; default demo)")
+    parser.add_argument("--volume", help="volume name for every record (default: null)")
+    parser.add_argument(
+        "--tag", action="append", dest="tags", default=[], help="a tag for every record (repeatable; default: none)"
+    )
     parser.set_defaults(func=run)
 
 
@@ -197,16 +199,6 @@ def warn_export_limit(inflated: int, command: str = "build") -> None:
         )
 
 
-def check_output(out: Path) -> str | None:
-    """Why ``out`` cannot be written (None when it can): an existing path that is not a regular file or a
-    directory (a device such as /dev/null would be replaced by a file), or a directory that refuses new files."""
-    if (out.exists() or out.is_symlink()) and not (out.is_file() or out.is_dir()):
-        return f"--out {out} is not a regular file or a directory"
-    directory = out if out.is_dir() else out.resolve().parent
-    problem = write_problem(directory)
-    return None if problem is None else f"cannot write in {directory}: {problem}"
-
-
 def run(args: argparse.Namespace) -> int:
     """Build the export; exit 0 on success, 1 when the time limit stopped it short or the export could not be
     written, 2 on bad arguments (checked, with the output, before any work)."""
@@ -241,24 +233,13 @@ def run(args: argparse.Namespace) -> int:
     if args.time_limit is not None and not (math.isfinite(args.time_limit) and args.time_limit > 0):
         print("sudokupool build: --time-limit must be a number of seconds above 0", file=sys.stderr)
         return 2
-    out = Path(args.out)
-    if args.out.endswith(("/", os.sep)) and not out.is_dir():
-        # Path() drops a trailing slash: without this, "--out pools/" would write a file named "pools".
-        if not out.parent.is_dir():
-            print(f"sudokupool build: directory {out.parent} does not exist", file=sys.stderr)
-            return 2
-        out.mkdir()
-    if not out.is_dir() and not out.parent.is_dir():
-        print(f"sudokupool build: directory {out.parent} does not exist", file=sys.stderr)
+    try:
+        out = prepare_output(args.out)
+    except ValueError as exc:
+        print(f"sudokupool build: {exc}", file=sys.stderr)
         return 2
-    problem = check_output(out)
-    if problem is not None:
-        print(f"sudokupool build: {problem}", file=sys.stderr)
-        return 2
-    if out.is_symlink() and out.is_file():
-        out = out.resolve()  # written through: the temporary file and the rename happen beside the target
     build_seed = args.seed if args.seed is not None else secrets.randbits(32)
-    tags = args.tags or ["demo"]
+    tags = args.tags
     volume = args.volume or None
     quotas = {d: args.per_difficulty for d in wanted} if args.per_difficulty else None
     target = sum(quotas.values()) if quotas else args.count

@@ -26,10 +26,11 @@ from sudokupool.config import BadLineLimit, Settings, SettingsError
 from sudokupool.loading.export import LineError, Record
 from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, export_time, parse_export
 from sudokupool.loading.pack import FILTER_SECTIONS, MAGIC, PackError, map_file
-from sudokupool.loading.pool import Pool, PoolInfo
+from sudokupool.loading.pool import DamagedRecord, Pool, PoolInfo
 from sudokupool.naming import is_export_name
 from sudokupool.storage.base import ExportObject, StorageError
 from sudokupool.storage.local import LocalStore
+from sudokupool.sudoku import DIFFICULTIES
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -172,17 +173,48 @@ async def check_pack(store: LocalStore, export: ExportObject, limits: LoadLimits
     """What is wrong with ``export``'s pack: damaged, made from another export, or holding other records
     than parsing the export gives. None when it matches."""
     assert export.pack is not None
+    return await compare_pack(store.path_of(export.pack.key), store, export, limits)
+
+
+async def compare_pack(
+    path: Path, store: LocalStore, export: ExportObject, limits: LoadLimits | None = None, *, contents: bool = True
+) -> str | None:
+    """What is wrong with the pack at ``path`` as the pack of ``export``: its header, checksum and structure
+    as the service checks them, then (with ``contents``) every body, solution, grid, ETag, difficulty list
+    and id-index entry against what parsing the export prepares. None when all are equal."""
+    limits = limits or LoadLimits()
     try:
         info = PoolInfo("", export.key, export.size, 0, exported=export_time(export))
-        packed = Pool.from_pack(map_file(store.path_of(export.pack.key)), info)
+        packed = Pool.from_pack(map_file(path), info, max_record_bytes=limits.max_record_bytes)
     except PackError as exc:
         return str(exc)
+    if not contents:
+        return None
     parsed, _ = await parse_export(store, export, loaded_at=0, log_lines=False, limits=limits)
+    return await asyncio.to_thread(_difference, packed, parsed)
+
+
+async def pack_problem(
+    pack: Path, export_file: Path, limits: LoadLimits | None = None, *, contents: bool = True
+) -> str | None:
+    """:func:`compare_pack` for the pack file ``pack`` and the export file ``export_file``: ``publish``
+    checks what it uploads with it, without ``contents`` when the pack is its own parse of that export."""
+    store = LocalStore(export_file)
+    export = (await store.list_exports(limit=1)).latest
+    assert export is not None
+    return await compare_pack(pack, store, export, limits, contents=contents)
+
+
+def _difference(packed: Pool, parsed: Pool) -> str | None:
     if len(packed) != len(parsed):
         return f"holds {len(packed)} puzzles, the export {len(parsed)}"
     for i in range(len(parsed)):
+        try:
+            body = packed.body(i)
+        except DamagedRecord:
+            return f"puzzle {i}'s body is not the record the pack says it is"
         same = (
-            packed.body(i) == parsed.body(i)
+            body == parsed.body(i)
             and packed.solution_body(i) == parsed.solution_body(i)
             and packed.etag(i) == parsed.etag(i)
             and packed.etag(i, solution=True) == parsed.etag(i, solution=True)
@@ -193,6 +225,11 @@ async def check_pack(store: LocalStore, export: ExportObject, limits: LoadLimits
         canonical_id = parsed.body(i)[17:30].decode()
         if packed.find(canonical_id) != i:
             return f"the id index does not find {canonical_id}"
+    if packed.filled_slots() != len(parsed):
+        return f"the id index has {packed.filled_slots()} entries for {len(parsed)} puzzles"
+    for difficulty in DIFFICULTIES:
+        if packed.listed(difficulty) != parsed.listed(difficulty):
+            return f"its list of {difficulty} puzzles differs from the export's"
     if packed.stats_body != parsed.stats_body:
         return "its counts differ from the export's"
     for section in FILTER_SECTIONS:

@@ -11,7 +11,6 @@ small columns, not the records.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from collections import Counter
@@ -20,8 +19,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sudokupool.commands.build import check_output, output_path, warn_export_limit
-from sudokupool.commands.writer import ExportWriter
+from sudokupool.commands.build import output_path, warn_export_limit
+from sudokupool.commands.writer import ExportWriter, prepare_output
 from sudokupool.config import Settings
 from sudokupool.loading.export import ExportError, LineError, numbered_lines, parse_record
 from sudokupool.naming import export_timestamp, is_export_name
@@ -107,21 +106,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"sudokupool merge: {item} holds no export (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz])", file=sys.stderr)
             return 2
         inputs += found
-    out = Path(args.out)
-    if args.out.endswith(("/", os.sep)) and not out.is_dir():
-        if not out.parent.is_dir():
-            print(f"sudokupool merge: directory {out.parent} does not exist", file=sys.stderr)
-            return 2
-        out.mkdir()
-    if not out.is_dir() and not out.parent.is_dir():
-        print(f"sudokupool merge: directory {out.parent} does not exist", file=sys.stderr)
+    try:
+        out = prepare_output(args.out)
+    except ValueError as exc:
+        print(f"sudokupool merge: {exc}", file=sys.stderr)
         return 2
-    problem = check_output(out)
-    if problem is not None:
-        print(f"sudokupool merge: {problem}", file=sys.stderr)
-        return 2
-    if out.is_symlink() and out.is_file():
-        out = out.resolve()
     directory = out if out.is_dir() else out.parent
     seen: set[str] = set()
     dropped = 0

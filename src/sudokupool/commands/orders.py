@@ -23,7 +23,7 @@ from sudokupool.sudoku.generator import generate
 from sudokupool.sudoku.grader import MAX_SCORE, Grade, grade_within
 from sudokupool.sudoku.grid import EMPTY
 from sudokupool.sudoku.solver import count_solutions, solved_by_singles
-from sudokupool.sudoku.techniques import SCORES
+from sudokupool.sudoku.technique_table import SCORES
 
 CHUNK = 4  # puzzles per task sent to a worker: large enough to amortise IPC, small enough to stay ordered
 UNSOLVED = "unsolved"

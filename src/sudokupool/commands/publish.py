@@ -27,14 +27,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sudokupool.commands.check import add_bad_lines_option, check_file, limits_from, print_problems
+from sudokupool.commands.check import add_bad_lines_option, check_file, limits_from, pack_problem, print_problems
 from sudokupool.commands.pack import write_pack
-from sudokupool.config import Settings, SettingsError
+from sudokupool.config import S3Location, Settings, SettingsError, parse_s3_url
 from sudokupool.loading.loader import LoadError, LoadLimits
 from sudokupool.loading.pack import restamp
 from sudokupool.naming import export_filename, pack_key
 from sudokupool.storage.base import StorageError
-from sudokupool.storage.s3 import S3Location, S3Store, describe_failure, parse_s3_url
+from sudokupool.storage.s3 import S3Store, describe_failure
 
 if TYPE_CHECKING:
     from types_aiobotocore_s3 import S3Client
@@ -159,6 +159,10 @@ async def publish(
                 except LoadError as exc:
                     raise PublishError(f"cannot make the pack: {exc}") from None
                 uploads.insert(0, (packed, pack_key(key)))
+            # The service's own checks of a pack (checksum, the export it names, structure); its records are
+            # the parse of this export (the check's, or write_pack's), so they are not compared again.
+            if with_pack and (problem := await pack_problem(uploads[0][0], upload, limits, contents=False)):
+                raise PublishError(f"the pack made for {upload.name} would be refused: {problem}")
             client = await store.client()
             for file, object_key in uploads:
                 try:

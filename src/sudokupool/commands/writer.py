@@ -19,6 +19,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+from sudokupool.commands.pack import write_problem
 from sudokupool.loading.export import parse_record, record_line
 from sudokupool.loading.pack import PackWriter
 from sudokupool.naming import pack_key
@@ -26,6 +27,27 @@ from sudokupool.naming import pack_key
 #: Seconds between flushes of a gzip export, so what was kept can be read (and a build watched) while it runs;
 #: a sync flush costs a few bytes of output.
 FLUSH_EVERY = 5.0
+
+
+def prepare_output(text: str) -> Path:
+    """The output ``--out TEXT`` names, checked before any work, its missing directories made: a directory when it
+    is one or ends in ``/`` (``Path`` drops the slash, so ``pools/`` would otherwise become a file named
+    ``pools``), else a file (through a symbolic link: its target, so the temporary file and the rename happen
+    beside it). ValueError says why it cannot be written: a directory that cannot be made or refuses new files,
+    or an existing path that is not a regular file or a directory (a device such as /dev/null would be
+    replaced by a file)."""
+    out = Path(text)
+    try:
+        (out if text.endswith(("/", os.sep)) or out.is_dir() else out.parent).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"cannot make the directories of --out {text}: {exc}") from None
+    if (out.exists() or out.is_symlink()) and not (out.is_file() or out.is_dir()):
+        raise ValueError(f"--out {out} is not a regular file or a directory")
+    directory = out if out.is_dir() else out.resolve().parent
+    problem = write_problem(directory)
+    if problem is not None:
+        raise ValueError(f"cannot write in {directory}: {problem}")
+    return out.resolve() if out.is_symlink() and out.is_file() else out
 
 
 def _new_file(directory: Path, suffix: str, mode: str) -> IO[bytes]:

@@ -9,7 +9,7 @@ The output is a palette PNG: the anti-aliased edges are quantised to 7 coverage 
 paper and both inks fit in 16 colours and both variants are 4-bit PNGs of a few kilobytes. (At 15
 levels per ink the solution needs an 8-bit PNG, about 15% larger, with no difference to be seen
 even at 3x zoom.) zlib level 7 takes a sixth to an eighth of the time of level 9 (Pillow's
-``optimize``) for 2-5% more bytes; see bench/bench_render.py.
+``optimize``) for 2-5% more bytes; see python -m bench render.
 
 Rendering is cheap because each digit is rasterised once per (size, style) into a cell-sized tile
 of palette indices; a picture is then 81 tile pastes, a few rectangles and the PNG encoder. The

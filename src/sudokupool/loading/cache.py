@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import hashlib
 import logging
 import os
+import stat
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -75,8 +77,34 @@ def new_file(keep: Path | None) -> Iterator[IO[bytes]]:
             written.unlink(missing_ok=True)
 
 
-def prune(directory: Path, loaded: str) -> None:
-    """Remove all but the :data:`KEEP` newest packs in ``directory`` (never ``loaded``), and their locks;
+def private_dir(source: Path) -> Path | None:
+    """A directory of this user's own for the copies of the packs of the local directory ``source``, when no
+    cache directory is set: ``<temp>/sudokupool-<uid>/<hash of source>/``, made readable by this user only.
+    The workers of one machine then copy a pack once and map one file, which the page cache holds once
+    (a copy per worker is private memory of each, 308 MB a worker for the 100k bench pool). None when it
+    cannot be made, or is not a directory of this user's that only this user may write (another user
+    could otherwise place a file under the service): a temporary file per process then."""
+    base = Path(tempfile.gettempdir()) / f"sudokupool-{os.getuid()}"
+    with contextlib.suppress(FileExistsError):
+        try:
+            os.mkdir(base, 0o700)
+        except OSError:
+            if not base.is_dir():
+                return None
+    try:
+        made = os.lstat(base)
+        if not stat.S_ISDIR(made.st_mode) or made.st_uid != os.getuid() or made.st_mode & 0o077:
+            logger.warning("not copying packs into %s: not a directory of this user's alone", base)
+            return None
+        directory = base / hashlib.sha256(str(source.resolve()).encode()).hexdigest()[:16]
+        directory.mkdir(mode=0o700, exist_ok=True)
+    except OSError:
+        return None
+    return directory
+
+
+def prune(directory: Path, loaded: str, keep: int = KEEP) -> None:
+    """Remove all but the ``keep`` newest packs in ``directory`` (never ``loaded``), and their locks;
     and the partial file of a download or write that a killed process left (a pack's worth of disk),
     once nobody holds that pack's lock. A worker still serving a removed pack keeps its mapping (the file
     goes with the last one)."""
@@ -92,12 +120,12 @@ def prune(directory: Path, loaded: str) -> None:
                 (directory / name).unlink()
                 logger.info("removed %s from the cache directory (a partial pack left by a stopped process)", name)
     packs = sorted((name for name in names if is_pack_name(name)), reverse=True)
-    for name in packs[KEEP:]:
+    for name in packs[keep:]:
         if name != loaded:
             with contextlib.suppress(OSError):
                 (directory / name).unlink()
                 (directory / f".{name}.lock").unlink(missing_ok=True)
-                logger.info("removed %s from the cache directory (it keeps the newest %d packs)", name, KEEP)
+                logger.info("removed %s from the cache directory (it keeps the newest %d packs)", name, keep)
 
 
 class Received:
@@ -142,6 +170,36 @@ async def download(store: ExportStore, key: str, size: int, fd: int, *, rate: in
                 group.create_task(part())
     except ExceptionGroup as failed:
         raise failed.exceptions[0] from None
+
+
+#: ``ioctl(FICLONE)``: share the source's blocks (btrfs, XFS, bcachefs...) instead of copying them.
+_FICLONE = 0x40049409
+
+
+def copy(source: int, target: int) -> int:
+    """Copy the file ``source`` (a descriptor, from its start to its end as it is now) into the empty file
+    ``target``; return the bytes copied. A clone where the filesystem shares blocks between files, else
+    ``copy_file_range`` (in the kernel, no pass through Python), else reads and writes.
+
+    The service maps only files it made: a file another process writes in place (``cp`` over it,
+    ``rsync --inplace``, ``truncate``) faults the process that maps it (SIGBUS) as soon as it reads a page
+    that is no longer there. A copy that raced such a write is refused by the pack's checksum."""
+    with contextlib.suppress(OSError):
+        fcntl.ioctl(target, _FICLONE, source)
+        return os.fstat(target).st_size
+    done = 0
+    try:
+        while copied := os.copy_file_range(source, target, 1 << 30, done, done):
+            done += copied
+        return done
+    except OSError:  # not supported between these files
+        pass
+    os.lseek(source, done, os.SEEK_SET)
+    os.lseek(target, done, os.SEEK_SET)
+    while chunk := os.read(source, 1 << 20):
+        _write_at(target, chunk, done)
+        done += len(chunk)
+    return done
 
 
 def _write_at(fd: int, data: bytes, at: int) -> None:

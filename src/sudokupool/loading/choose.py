@@ -104,7 +104,8 @@ class Choices:
         return self._numbers[self._starts[at] : self._starts[at + 1]]
 
     def _record(self, number: int) -> int:
-        # A pack's record numbers are checked where they are read (pack.check_filters says why).
+        # Every record number is checked when the pack is mapped (validate.py); this one comparison keeps a
+        # pick in bounds whatever the pool was built from.
         if number >= self._count:
             raise pack.PackError(f"record number {number} out of range (damaged pack)")
         return number
@@ -166,7 +167,7 @@ class Choices:
         else:
             k = bisect_right(ends, at)
             number = parts[k][at - ends[k - 1] if k else at]
-        # The one check of a pack's record numbers (pack.check_filters says why).
+        # As in _record: validated at load, compared again where read.
         if number >= self._count:
             raise pack.PackError(f"record number {number} out of range (damaged pack)")
         return number

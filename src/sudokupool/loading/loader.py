@@ -1,7 +1,8 @@
 """Load one export from a store into a new :class:`~sudokupool.loading.pool.Pool`: its pack, or parse it.
 
-An export with a valid pack beside it (``sudokupool.loading.pack``) is loaded by mapping the pack: a header
-check and a checksum, no work per record. A pack that is damaged or made from another export is
+An export with a valid pack beside it (``sudokupool.loading.pack``) is loaded by mapping the pack (a copy
+of the service's own, kept in the cache directory when there is one): a header check, a checksum and a
+check of its structure (``sudokupool.loading.validate``). A pack that is damaged or made from another export is
 refused with one log line, and the export is parsed instead: one pass over the export file (a local one
 in place, any other downloaded first) in one thread off the event loop, into a pack written to a
 temporary file (or to the cache directory, for the next boot) and mapped as above.
@@ -27,7 +28,7 @@ from typing import IO, Any, TypeVar
 from sudokupool.config import BadLineLimit, Settings
 from sudokupool.loading import cache
 from sudokupool.loading.export import MIN_RECORD_BYTES, ExportError, LineError, Record, numbered_lines, parse_record
-from sudokupool.loading.pack import PackError, map_file
+from sudokupool.loading.pack import PACE, PackError, map_file
 from sudokupool.loading.pool import Pool, PoolBuilder, PoolInfo
 from sudokupool.naming import export_timestamp, is_export_name, pack_key
 from sudokupool.storage.base import ExportObject, ExportStore, StorageError
@@ -223,8 +224,9 @@ async def load_export(
     background: bool = False,
     cache_dir: str | Path | None = None,
     limits: LoadLimits | None = None,
+    packs: bool = True,
 ) -> tuple[Pool, LoadReport]:
-    """Load ``export`` from ``store``: map its pack when it has a valid one, else parse it.
+    """Load ``export`` from ``store``: map its pack when it has a valid one (and ``packs``), else parse it.
 
     The pack is looked for in ``cache_dir`` (when set) and beside the export; a pack from remote storage
     is downloaded to ``cache_dir`` (or to a temporary file). Without a usable pack the export is parsed
@@ -239,19 +241,29 @@ async def load_export(
             f"cannot load export {_export_name(store, export.key)}: its name is dated {dated:%Y-%m-%dT%H:%M:%SZ}, "
             "more than an hour ahead of this machine's clock"
         )
+    keep, private = cache.KEEP, False
+    path_of: Callable[[str], Path] | None = getattr(store, "path_of", None)
+    if not cache_dir and export.pack is not None and path_of is not None:
+        # A local pack is mapped from a copy; without a cache directory, one per machine and source, which
+        # holds that copy only (a parse's pack goes to a temporary file, as without a cache directory).
+        cache_dir, keep, private = await asyncio.to_thread(cache.private_dir, path_of(export.pack.key).parent), 1, True
     # A single file of another name than an export's: no pack is looked for or kept.
     cached = Path(cache_dir) / Path(pack_key(export.key)).name if cache_dir and is_export_name(export.key) else None
     async with cache.lock(cached):
         started = time.perf_counter()
-        pool = await _load_pack(store, export, stamp, cached, background=background, limits=limits)
+        pool = None
+        if packs:
+            pool = await _load_pack(store, export, stamp, cached, background=background, limits=limits)
+        elif cached is not None:
+            await asyncio.to_thread(cached.unlink, missing_ok=True)
         if pool is None:
             pool, report = await parse_export(
-                store, export, loaded_at=stamp, background=background, limits=limits, keep=cached
+                store, export, loaded_at=stamp, background=background, limits=limits, keep=None if private else cached
             )
         else:
             report = LoadReport(key=export.key, loaded=len(pool), packed=True, seconds=time.perf_counter() - started)
         if cached is not None:
-            await asyncio.to_thread(cache.prune, cached.parent, cached.name)
+            await asyncio.to_thread(cache.prune, cached.parent, cached.name, keep)
         return pool, report
 
 
@@ -269,7 +281,9 @@ async def _load_pack(
     (downloaded into ``cached`` when remote). None when there is none, or it is refused (one log line)."""
     rate, nice = limits.pace(background)
     info = PoolInfo(store.description, export.key, export.size, stamp, exported=export_time(export))
-    opened = functools.partial(Pool.from_pack, info=info, background=background)
+    opened = functools.partial(
+        Pool.from_pack, info=info, max_record_bytes=limits.max_record_bytes, background=background
+    )
     if cached is not None and await asyncio.to_thread(cached.is_file):
         try:
             return await _in_thread(nice, opened, map_file(cached))
@@ -281,7 +295,7 @@ async def _load_pack(
         return None
     where = _export_name(store, export.pack.key)
     try:
-        async with _opened(store, export.pack, cached, rate) as file:
+        async with _copied(store, export.pack, cached, rate) as file:
             return await _in_thread(nice, opened, map_file(file.fileno()))
     except PackError as exc:
         logger.warning("refused pack %s: %s; loading the export instead", where, exc)
@@ -310,6 +324,22 @@ async def _opened(store: ExportStore, item: ExportObject, keep: Path | None, rat
         yield local
 
 
+@contextlib.asynccontextmanager
+async def _copied(store: ExportStore, item: ExportObject, keep: Path | None, rate: int) -> AsyncIterator[IO[bytes]]:
+    """The pack ``item`` as a file of the service's own, to map: downloaded as :func:`_opened` downloads,
+    or a local store's file copied (:func:`~sudokupool.loading.cache.copy`) into ``keep`` or a temporary
+    file, so that whoever writes the store's file in place never changes what is mapped."""
+    path_of: Callable[[str], Path] | None = getattr(store, "path_of", None)
+    if path_of is None:
+        async with _opened(store, item, keep, rate) as file:
+            yield file
+        return
+    async with _opened(store, item, None, rate) as source:
+        with cache.new_file(keep) as file:
+            await asyncio.to_thread(cache.copy, source.fileno(), file.fileno())
+            yield file
+
+
 async def _in_thread(niceness: int, function: Callable[..., T], *args: Any) -> T:
     """``function(*args)`` in a thread of the load's own, ``niceness`` steps nicer (a live reload: on busy
     cores the CPU goes to requests first); not the loop's default executor, where image renders would
@@ -319,6 +349,19 @@ async def _in_thread(niceness: int, function: Callable[..., T], *args: Any) -> T
         return await asyncio.get_running_loop().run_in_executor(thread, function, *args)
     finally:
         thread.shutdown(wait=False)
+
+
+async def verify_bodies(pool: Pool, limits: LoadLimits, stopped: threading.Event) -> int | None:
+    """Inflate and check every body of ``pool`` (:meth:`Pool.verify`) in a thread of its own, as a
+    background load runs (nicer, and sleeping seven times as long as it works); the index of the first
+    that is not its record, or None. Loading a pack checks its structure, not its bodies: a body that
+    inflates to other JSON than its record's start would cost every record an inflate, ~16 s for 1M."""
+    _, nice = limits.pace(True)
+    verify = functools.partial(pool.verify, pace=PACE, stopped=stopped)
+    try:
+        return await _in_thread(nice, verify)
+    finally:
+        stopped.set()
 
 
 async def parse_export(

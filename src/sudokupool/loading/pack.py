@@ -9,6 +9,7 @@ a ``memoryview``; nothing is built per process. The layout is documented in ``do
 
 from __future__ import annotations
 
+import itertools
 import math
 import mmap
 import secrets
@@ -25,9 +26,10 @@ from zlib import adler32, crc32
 import msgspec
 from isal import isal_zlib
 
-from sudokupool.api.compression import open_member
 from sudokupool.loading.export import DIFFICULTY_LEVEL, Record
+from sudokupool.loading.gzip_member import open_member
 from sudokupool.sudoku import DIFFICULTIES
+from sudokupool.sudoku.technique_table import TECHNIQUES
 
 MAGIC: Final = b"SUDOKUPK"
 VERSION: Final = 3
@@ -80,7 +82,7 @@ _NAME_MAX: Final = 256
 #: long as a slice took it then sleeps: 7 keeps the check to an eighth of one core (docs/benchmarks.md,
 #: "Swap under load").
 _SLICE: Final = 2 << 20
-_PACE: Final = 7
+PACE: Final = 7
 _encode: Final = msgspec.json.Encoder().encode
 #: Bodies the writer joins into one write: a write and a checksum call per body made a parse 3 % slower.
 _BATCH: Final = 256
@@ -101,12 +103,7 @@ class Technique(NamedTuple):
 
 def technique_table() -> tuple[Technique, ...]:
     """The grader's techniques, in its table's order: bit ``i`` of a pack's technique sets is row ``i``."""
-    # Imported here: the grader imports every finder, which a service that maps packs never runs (2.5 MB of
-    # each worker's private memory); the pack carries the table it needs.
-    from sudokupool.sudoku.grader import LEVEL
-    from sudokupool.sudoku.techniques.step import SCORES
-
-    table = tuple(Technique(name, LEVEL[name], score) for name, score in SCORES.items())
+    table = tuple(Technique(technique.name, technique.level, technique.score) for technique in TECHNIQUES)
     assert len(table) <= MAX_TECHNIQUES, "a technique set is a u64"
     return table
 
@@ -361,6 +358,10 @@ def read_header(data: bytes | mmap.mmap | memoryview, size: int) -> PackHeader:
             raise PackError(f"truncated: {size} bytes, but section {section} ends at byte {offset + length}")
         if section in expected and length != expected[section]:
             raise PackError(f"section {section} has {length} bytes, not {expected[section]}")
+    placed = sorted(sections.values())
+    for (offset, length), (following, _) in itertools.pairwise(placed):
+        if offset + length > following:
+            raise PackError("sections overlap (damaged header)")
     table_key = int.from_bytes(key, "little")
     if sum(counts) != count or slots & (slots - 1) or slots < 2 * count or not table_key & 1:
         raise PackError("inconsistent counts")
@@ -405,10 +406,9 @@ def check(data: mmap.mmap, *, export_name: str, export_size: int, background: bo
             started = time.perf_counter()
             crc = isal_zlib.crc32(view[at : at + step], crc)
             if background:
-                time.sleep((time.perf_counter() - started) * _PACE)
+                time.sleep((time.perf_counter() - started) * PACE)
     if crc != header.crc:
         raise PackError("checksum mismatch (damaged or truncated)")
-    check_filters(data, header)
     return header
 
 
@@ -445,27 +445,3 @@ def list_lengths(view: memoryview, lists: int, what: str) -> list[int]:
     if 4 * (lists + sum(lengths)) != len(view):
         raise PackError(f"section {what}'s lengths do not add up to its size (damaged)")
     return lengths
-
-
-def check_filters(data: mmap.mmap | bytes | memoryview, header: PackHeader) -> None:
-    """Check the filter sections (``stars`` to ``schedule``) against each other and the header; raise
-    :class:`PackError` naming the first problem.
-
-    Their shape and values are checked here: the technique table, every list length, the difficulty and
-    star counts, stars in 0-5. The record numbers the lists hold are checked where they are read (one
-    comparison per pick, :mod:`sudokupool.loading.choose`): scanning them all here would cost every boot
-    a pass over the largest section.
-    """
-    count = header.count
-    names = [row.name for row in technique_rows(data, header)]
-    lengths = list_lengths(_section(data, header, "choices"), (1 + len(names)) * LISTS_PER_GROUP, "choices")
-    for level, expected in enumerate(header.counts):
-        if sum(lengths[level * STAR_SLOTS : (level + 1) * STAR_SLOTS]) != expected:
-            raise PackError(f"choices: {DIFFICULTIES[level]} lists do not hold {expected} records (damaged)")
-    for group in range(1, 1 + len(names)):
-        if sum(lengths[group * LISTS_PER_GROUP : (group + 1) * LISTS_PER_GROUP]) > count:
-            raise PackError(f"choices: technique {names[group - 1]!r} lists more records than the pack holds")
-    if sum(list_lengths(_section(data, header, "schedule"), len(DIFFICULTIES), "schedule")) > count:
-        raise PackError("schedule lists more records than the pack holds (damaged)")
-    if bytes(_section(data, header, "stars")).translate(None, bytes(range(STAR_SLOTS))):
-        raise PackError("stars: a value above 5 (damaged)")

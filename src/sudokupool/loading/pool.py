@@ -4,12 +4,14 @@ A :class:`Pool` serves from one mapped pack and is never changed; a reload maps 
 swaps a single reference, so readers never see half a pool. An export without a pack is written as one
 by a :class:`PoolBuilder` and mapped like any other.
 
-A record's body is held as the start of one gzip member (``compression.open_member``) of the record
+A record's body is held as the start of one gzip member (``gzip_member.open_member``) of the record
 without its last field, ``synced_at``: the pool ends each member with the export's time when it serves
 it (a final stored block and the trailer), inflates it for clients that do not take gzip, and derives
 the record's one weak ETag from the trailer. The export's time is the same on every instance and worker
 that serves the export, whenever each loaded it, so they all answer with the same bytes and ETag.
-Solution bodies (too short to gain) are held raw.
+Solution bodies (too short to gain) are held raw. A pack's structure is checked before a pool serves it
+(``sudokupool.loading.validate``); each body is inflated and checked once, before it is first sent
+(:meth:`Pool.gzip_body`), the only state a pool changes.
 
 Memory: the pool holds no Python object per puzzle. Bodies, ids, the id index and the per-difficulty
 lists are slices of the mapping, so workers on one machine that map the same pack share one copy in the
@@ -19,25 +21,57 @@ page cache, and an old pool's mapping goes when the last request that holds the 
 from __future__ import annotations
 
 import itertools
+import logging
 import mmap
 import random
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
-from typing import IO, Final
+from typing import IO, Final, cast
 from zlib import crc32
 
 import orjson
+from isal import isal_zlib
 
-from sudokupool.api.compression import final_block, inflate, trailer
+from sudokupool.config import Settings
 from sudokupool.loading import pack
 from sudokupool.loading.choose import Choices, Filters
+from sudokupool.loading.gzip_member import final_block, trailer
+from sudokupool.loading.validate import longest_run, validate
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.ids import normalise_id
 
 SOLUTION_WIDTH: Final = pack.SOLUTION_WIDTH
 _SOLUTION_AT: Final = SOLUTION_WIDTH - 81 - 2
 _ETAG_BYTES: Final = pack.ETAG_WIDTH
+MAX_RECORD_BYTES: Final = Settings.max_record_bytes
+_GZIP_WBITS: Final = 31
+# isal's stub declares ``error`` as an instance of Exception; it is the class.
+_INFLATE_ERROR: Final = cast("type[Exception]", isal_zlib.error)
+#: A record's state in ``Pool._verified``: not yet inflated, inflated to what its pack records, or not.
+_VERIFIED: Final = 1
+_DAMAGED: Final = 2
+#: How every record's body starts (``Record``'s first fields), up to the id, puzzle id and grid of its own.
+_BODY_START: Final = b'{"canonical_id":"'
+_BODY_PUZZLE_ID: Final = b'","puzzle_id":"'
+_BODY_GRID: Final = b'","puzzle":"'
+_ID_AT: Final = len(_BODY_START)
+_PUZZLE_ID_AT: Final = _ID_AT + pack.ID_WIDTH + len(_BODY_PUZZLE_ID)
+_GRID_AT: Final = _PUZZLE_ID_AT + pack.ID_WIDTH + len(_BODY_GRID)
+#: Records :meth:`Pool.verify` checks between two looks at the clock.
+_VERIFY_STEP: Final = 64
+
+logger = logging.getLogger("sudokupool.pool")
+
+
+class DamagedRecord(Exception):
+    """A record whose body does not inflate to what its pack records for it (a crafted or damaged pack
+    that passed validation, which does not inflate bodies)."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__(f"puzzle {index}'s record is damaged")
+        self.index = index
 
 
 @dataclass(frozen=True)
@@ -64,9 +98,12 @@ class Pool:
     """Immutable indexes over the prepared bodies of one mapped pack. Make one with :meth:`from_pack` or a
     :class:`PoolBuilder`."""
 
-    def __init__(self, data: mmap.mmap, header: pack.PackHeader, info: PoolInfo) -> None:
-        """A pool over ``data``, a pack already checked (:func:`sudokupool.loading.pack.check`)."""
+    def __init__(self, data: mmap.mmap, header: pack.PackHeader, info: PoolInfo, *, probes: int) -> None:
+        """A pool over ``data``, a pack already checked (:func:`sudokupool.loading.pack.check`) and validated
+        (:func:`sudokupool.loading.validate.validate`, which gives ``probes``: the most id-table slots a
+        lookup reads)."""
         self.info = info
+        self._probes = range(probes)
         self.header = header
         self._data = data
         self._count = header.count
@@ -100,16 +137,23 @@ class Pool:
         #: The filters of ``random`` and the daily puzzle (``choose.py``).
         self.choices = Choices(view, header, self._rng)
         self._by_level = [self._by_difficulty[name] for name in DIFFICULTIES]
+        #: Per record: inflated and found to be what the pack records (_VERIFIED), or not (_DAMAGED).
+        self._verified = bytearray(header.count)
         stats = {"total": header.count, "by_difficulty": self._counts, "last_synced_at": synced_at}
         self.stats_body = orjson.dumps(stats)
 
     @classmethod
-    def from_pack(cls, data: mmap.mmap, info: PoolInfo, *, background: bool = False) -> Pool:
+    def from_pack(
+        cls, data: mmap.mmap, info: PoolInfo, *, max_record_bytes: int = MAX_RECORD_BYTES, background: bool = False
+    ) -> Pool:
         """Check the mapped pack ``data`` (made from the export ``info`` names; ``background``: beside a
-        serving loop, see :func:`~sudokupool.loading.pack.check`) and serve it. Raise
+        serving loop, see :func:`~sudokupool.loading.pack.check`), validate its structure against
+        ``max_record_bytes`` (``SUDOKUPOOL_MAX_RECORD_BYTES``) and serve it. Raise
         :class:`~sudokupool.loading.pack.PackError`."""
         header = pack.check(data, export_name=info.export_key, export_size=info.export_size, background=background)
-        return cls(data, header, info)
+        with memoryview(data) as view:
+            probes = validate(view, header, max_record_bytes=max_record_bytes, background=background)
+        return cls(data, header, info, probes=probes)
 
     def section(self, name: str) -> bytes:
         """The bytes of one of the pack's sections."""
@@ -148,7 +192,11 @@ class Pool:
             return None
         wanted = key.encode()
         table, data, ids_at, mask = self._table, self._data, self._ids_at, self._mask
-        while number := table[slot]:
+        # Bounded by the longest run of filled slots (validated), whatever the table holds.
+        for _ in self._probes:
+            number = table[slot]
+            if not number:
+                return None
             start = ids_at + pack.ID_WIDTH * (number - 1)
             if data[start : start + pack.ID_WIDTH] == wanted:
                 return number - 1
@@ -170,16 +218,79 @@ class Pool:
         checks, tail = self._checks, self._tail
         return crc32(tail, checks[2 * index]), checks[2 * index + 1] + len(tail)
 
-    def gzip_body(self, index: int) -> bytes:
-        """The public record (JSON) of puzzle ``index`` as one gzip member."""
+    def _member(self, index: int) -> bytes:
         at = self._bodies_at
         crc, length = self._check(index)
         start, end = at + self._offsets[index], at + self._offsets[index + 1]
         return b"".join((self._data[start:end], self._tail_block, trailer(crc, length)))
 
+    def _inflate(self, index: int, member: bytes) -> bytes:
+        """The body ``member`` (record ``index``'s) holds, inflated no further than the length the pack
+        records for it (at most ``SUDOKUPOOL_MAX_RECORD_BYTES``, validated). A member that holds more, or
+        other bytes than its CRC-32 says, or a body that does not start with its record's id, puzzle id
+        and grid, raises :class:`DamagedRecord` (logged once), whatever it would inflate to."""
+        if self._verified[index] == _DAMAGED:
+            raise DamagedRecord(index)
+        length = self._check(index)[1]
+        inflater = isal_zlib.decompressobj(_GZIP_WBITS)
+        try:
+            body = inflater.decompress(member, length + 1)
+        except _INFLATE_ERROR:  # the CRC-32 or length in the trailer does not match what was inflated
+            body = b""
+        data, ids_at, puzzles_at = self._data, self._ids_at + pack.ID_WIDTH * index, self._puzzles_at
+        grid_at = puzzles_at + pack.GRID_WIDTH * index
+        if (
+            len(body) != length
+            or not inflater.eof
+            or body[:_ID_AT] != _BODY_START
+            or body[_ID_AT : _ID_AT + pack.ID_WIDTH] != data[ids_at : ids_at + pack.ID_WIDTH]
+            or body[_PUZZLE_ID_AT - len(_BODY_PUZZLE_ID) : _PUZZLE_ID_AT] != _BODY_PUZZLE_ID
+            or body[_GRID_AT - len(_BODY_GRID) : _GRID_AT] != _BODY_GRID
+            or body[_GRID_AT : _GRID_AT + pack.GRID_WIDTH] != data[grid_at : grid_at + pack.GRID_WIDTH]
+        ):
+            self._verified[index] = _DAMAGED
+            logger.warning("%s: puzzle %d's body is not the record its pack says it is", self, index)
+            raise DamagedRecord(index)
+        self._verified[index] = _VERIFIED
+        return body
+
+    def verify(self, *, pace: float = 0.0, stopped: threading.Event | None = None) -> int | None:
+        """Inflate and check (as :meth:`gzip_body` does before a body is first sent) every record not
+        checked yet; return the index of the first that fails, or None. Beside a serving loop (``pace``),
+        it sleeps after each step ``pace`` times as long as the step took; it stops early, with None,
+        once ``stopped`` is set."""
+        started = time.perf_counter()
+        for index in range(self._count):
+            if self._verified[index] != _VERIFIED:
+                try:
+                    self._inflate(index, self._member(index))
+                except DamagedRecord:
+                    return index
+            if index % _VERIFY_STEP == _VERIFY_STEP - 1:
+                if stopped is not None and stopped.is_set():
+                    return None
+                if pace:
+                    time.sleep((time.perf_counter() - started) * pace)
+                    started = time.perf_counter()
+        return None
+
+    def gzip_body(self, index: int) -> bytes:
+        """The public record (JSON) of puzzle ``index`` as one gzip member; raise :class:`DamagedRecord`
+        when it does not inflate to what the pack records. A member is inflated (once per process) before
+        it is first sent: what a client inflates is then what was checked."""
+        member = self._member(index)
+        if self._verified[index] != _VERIFIED:
+            self._inflate(index, member)
+        return member
+
     def body(self, index: int) -> bytes:
-        """The public record (JSON) of puzzle ``index``, inflated."""
-        return inflate(self.gzip_body(index))
+        """The public record (JSON) of puzzle ``index``, inflated; raise :class:`DamagedRecord` (see
+        :meth:`gzip_body`)."""
+        member = self._member(index)
+        if self._verified[index] == _VERIFIED:
+            # Inflated once already to exactly its recorded length, from bytes of the service's own mapping.
+            return isal_zlib.decompress(member, _GZIP_WBITS, self._check(index)[1])
+        return self._inflate(index, member)
 
     def body_length(self, index: int) -> int:
         """The length of :meth:`body` without inflating it."""
@@ -233,6 +344,14 @@ class Pool:
         the same on every instance that serves this export (:meth:`Choices.daily`)."""
         return self.choices.daily(day, level, self._by_level)
 
+    def listed(self, difficulty: str) -> bytes:
+        """The indexes of the puzzles of ``difficulty``, in order, as the pack holds them (``check``)."""
+        return self._by_difficulty[difficulty].tobytes()
+
+    def filled_slots(self) -> int:
+        """How many slots of the id table hold a puzzle (``check``)."""
+        return len(self._table) - self._table.tolist().count(0)
+
 
 class PoolBuilder(pack.PackWriter):
     """Writes records (:meth:`~sudokupool.loading.pack.PackWriter.add`) into a pack in ``file`` (default: an
@@ -248,5 +367,10 @@ class PoolBuilder(pack.PackWriter):
         closed afterwards."""
         header = self.finish(export_name=export_key, export_size=export_size, made_at=self.loaded_at)
         data = mmap.mmap(self.file.fileno(), 0, access=mmap.ACCESS_READ)
+        offset, length = header.sections["table"]
+        probes = longest_run(data[offset : offset + length]) + 1  # this pack's own table: its runs are all to know
         info = PoolInfo(source, export_key, export_size, self.loaded_at, parsed=True, exported=self.exported)
-        return Pool(data, header, info)
+        pool = Pool(data, header, info, probes=probes)
+        # Bodies this process just made from validated records: none needs inflating before it is sent.
+        pool._verified[:] = bytes([_VERIFIED]) * len(pool)
+        return pool

@@ -17,17 +17,18 @@ import asyncio
 import logging
 import os
 import random
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import partial
 
-from sudokupool.loading.loader import LoadError, LoadLimits, load_export, load_latest
+from sudokupool.loading.loader import LoadError, LoadLimits, load_export, load_latest, verify_bodies
 from sudokupool.loading.pool import Pool
 from sudokupool.loading.shared import SharedListing
-from sudokupool.naming import export_order
-from sudokupool.state import Runtime
+from sudokupool.loading.status import SyncTarget
+from sudokupool.naming import export_order, pack_key
 from sudokupool.storage.base import ExportListing, ExportObject, ExportStore, StorageError
 from sudokupool.storage.local import LocalStore
 from sudokupool.tasks import cancel
@@ -73,7 +74,7 @@ class PoolSync:
 
     def __init__(
         self,
-        runtime: Runtime,
+        runtime: SyncTarget,
         *,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
@@ -101,6 +102,8 @@ class PoolSync:
         self.shared = shared or (
             None if local else SharedListing.for_instance(os.environ, self.store.description, settings.sync_interval)
         )
+        #: The check of the bodies of the pool installed last, when it came from a pack (see :meth:`_install`).
+        self._verifying: asyncio.Task[None] | None = None
 
     # -- startup -------------------------------------------------------------------------------------
 
@@ -115,7 +118,7 @@ class PoolSync:
         deadline = started + self.retry_seconds
         for delay in Backoff().delays(self._rng):
             try:
-                await self.runtime.install(await self._load_newest(deadline))
+                await self._install(await self._load_newest(deadline), self.store)
             except LoadError as exc:
                 reason, unreachable = str(exc), exc.unreachable
                 remaining = deadline - self._clock()
@@ -136,8 +139,9 @@ class PoolSync:
             # The fallback is for object storage that cannot be reached; a local path has no outage to ride out.
             hint = "" if isinstance(self.store, LocalStore) else "; no SUDOKUPOOL_FALLBACK_EXPORTS to serve instead"
             raise LoadError(f"{reason}{gave_up}{hint}")
+        fallback_store = LocalStore(self.fallback)
         try:
-            pool, report = await load_latest(LocalStore(self.fallback), limits=self.limits)
+            pool, report = await load_latest(fallback_store, limits=self.limits)
         except LoadError as exc:
             raise LoadError(f"{reason}{gave_up}; the fallback failed too: {exc}") from None
         logger.info("%s", report.summary(), extra=report.fields())
@@ -146,7 +150,7 @@ class PoolSync:
         logger.warning(
             "serving the FALLBACK export %s: %s%s; live sync keeps trying %s", fallback, reason, gave_up, primary
         )
-        await self.runtime.install(pool)
+        await self._install(pool, fallback_store)
         self.runtime.sync.fallback = True
         if unreachable:
             # The FALLBACK line above says storage is down; the outage log says when it is back.
@@ -197,6 +201,52 @@ class PoolSync:
         """Cancel the background loop and wait for it to end. A load in progress is abandoned."""
         task, self._task = self._task, None
         await cancel(task)
+        verifying, self._verifying = self._verifying, None
+        await cancel(verifying)
+
+    # -- a pack's bodies -----------------------------------------------------------------------------
+
+    async def _install(self, pool: Pool, store: ExportStore) -> None:
+        """Serve ``pool`` (from ``store``) and, when it was mapped from a pack rather than parsed here,
+        check every body in the background (:func:`~sudokupool.loading.loader.verify_bodies`): a pack
+        with a body that is not its record is refused, and its export parsed and served instead."""
+        # The check of the pool going out ends first: it holds that pool, which is let go once nothing does.
+        await cancel(self._verifying)
+        self._verifying = None
+        await self.runtime.install(pool)
+        if not pool.info.parsed:
+            self._verifying = asyncio.create_task(self._verify(pool, store), name="sudokupool-verify")
+
+    async def _verify(self, pool: Pool, store: ExportStore) -> None:
+        bad = await verify_bodies(pool, self.limits, threading.Event())
+        if bad is None:
+            return
+        info = pool.info
+        where = f"{store.description.rstrip('/')}/{pack_key(info.export_key).rsplit('/', 1)[-1]}"
+        logger.warning(
+            "refused pack %s: puzzle %d's body is not the record the pack says it is; loading the export instead",
+            where,
+            bad,
+        )
+        export = ExportObject(info.export_key, info.export_size, datetime.now(UTC))
+        try:
+            fresh, report = await load_export(
+                store,
+                export,
+                background=True,
+                cache_dir=self.runtime.settings.cache_dir or None,
+                limits=self.limits,
+                packs=False,
+            )
+        except LoadError as exc:
+            logger.warning("%s; still serving %s", exc, self._serving())
+            return
+        logger.info("%s", report.summary())
+        async with self._lock:
+            refused = self.runtime.pool is pool
+            del pool  # held here, the refused pool could not be let go of at once
+            if refused:
+                await self.runtime.install(fresh)
 
     async def _run(self, interval: float) -> None:
         while True:
@@ -243,7 +293,7 @@ class PoolSync:
                         status.refusals += 1
                         logger.warning("%s; still serving %s", known, self._serving())
                     else:
-                        await self.runtime.install(pool)
+                        await self._install(pool, self.store)
                         logger.info(
                             "now serving %s%s",
                             export.key,

@@ -1,6 +1,6 @@
 """The metrics a scrape shows (docs/operations.md lists them), kept in prometheus-client's objects.
 
-The request path only counts into plain numbers (:class:`~sudokupool.metrics.requests.RequestTally`, the
+The request path only counts into plain numbers (:class:`~sudokupool.api.tally.RequestTally`, the
 limiter's decisions, the image cache's tally, the sync status); :meth:`Exporter.flush` adds what they
 counted since the last flush to the client's counters and sets the gauges from the app's state. A scrape
 flushes first, so its figures are exact for the process that answers it.
@@ -32,12 +32,12 @@ from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 
 from sudokupool import __version__
+from sudokupool.api.gate import RateLimiter
+from sudokupool.api.tally import BUCKETS, RequestTally, code_label
 from sudokupool.loading.cache import Received
 from sudokupool.metrics.loop import BUCKETS as LAG_BUCKETS
 from sudokupool.metrics.loop import LoopLag
-from sudokupool.metrics.requests import BUCKETS, RequestTally, code_label
 from sudokupool.naming import export_order
-from sudokupool.ratelimit.limiter import RateLimiter
 from sudokupool.state import Runtime
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.tasks import cancel

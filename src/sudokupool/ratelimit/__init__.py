@@ -1,7 +1,8 @@
 """Rate limiting for ``/api/v2``: fixed one-minute windows per client address or key.
 
 ``window`` holds the arithmetic, ``memory`` and ``redis`` the two stores behind
-:class:`~sudokupool.ratelimit.store.LimiterStore`, ``limiter`` the gate the API router asks per request.
+:class:`~sudokupool.ratelimit.store.LimiterStore`, ``limits`` the requests per window of each tier. The
+HTTP gate that counts each request (keys, client address, 401 and 429) is :mod:`sudokupool.api.gate`.
 :func:`make_store` picks the store the settings ask for.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from sudokupool.config import Settings
 from sudokupool.outages import OutageLog
-from sudokupool.ratelimit.limiter import Limits, RateLimiter, Refusal
+from sudokupool.ratelimit.limits import Limits
 from sudokupool.ratelimit.memory import MemoryStore
 from sudokupool.ratelimit.store import LimiterStore, LimiterUnavailable
 from sudokupool.ratelimit.window import Decision
@@ -20,8 +21,6 @@ __all__ = [
     "LimiterUnavailable",
     "Limits",
     "MemoryStore",
-    "RateLimiter",
-    "Refusal",
     "make_store",
 ]
 

@@ -266,7 +266,7 @@ class RedisStore:
 
         Batches go one at a time, so one connection is enough, and talking to it directly costs about
         two thirds of the CPU of a call through the client, with its pool, retry and bookkeeping layers:
-        75 against 115-120 µs (``python bench/bench_limiter.py --redis URL``, docs/operations.md).
+        75 against 115-120 µs (``python -m bench limiter --redis URL``, docs/operations.md).
         """
         connection = self._connection
         if connection is None:

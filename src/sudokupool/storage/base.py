@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Protocol
+from typing import Final, Protocol
 
 from sudokupool.naming import export_order, export_timestamp, pack_key
+
+logger = logging.getLogger("sudokupool.storage")
 
 #: Bytes per chunk a store hands out: what a download (of a pack, or of an export to parse) writes at a
 #: time.
@@ -53,6 +56,31 @@ def newest_first(exports: list[ExportObject], packs: dict[str, ExportObject], li
     exports.sort(key=lambda o: o.order, reverse=True)
     chosen = tuple(replace(e, pack=packs.get(pack_key(e.key))) for e in exports[:limit])
     return ExportListing(chosen, truncated=len(exports) > limit)
+
+
+class Misdated:
+    """Names a store lists that have an export's or a pack's pattern but no real time in them
+    (``pool-20260230T000000Z.ndjson``): each is logged once, as what it is not, and then ignored. At most
+    :data:`REMEMBERED` names are remembered, so a flood of such names costs a bounded set and one last line."""
+
+    REMEMBERED: Final = 1000
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self._seen: set[str] = set()
+        self._full = False
+
+    def note(self, key: str) -> None:
+        if key in self._seen or self._full:
+            return
+        if len(self._seen) == self.REMEMBERED:
+            self._full = True
+            logger.warning(
+                "%s: more misdated names than the %d logged; no more are logged", self.where, len(self._seen)
+            )
+            return
+        self._seen.add(key)
+        logger.warning("%s: ignoring %s: its name holds no real UTC time, so it is not an export", self.where, key)
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 from collections.abc import AsyncGenerator, Mapping
-from dataclasses import dataclass
 from datetime import UTC
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
@@ -22,9 +20,9 @@ from aiobotocore.config import AioConfig
 from aiobotocore.session import get_session
 from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
 
-from sudokupool.config import Settings
-from sudokupool.naming import is_export_name, is_pack_name
-from sudokupool.storage.base import CHUNK, ExportListing, ExportObject, StorageError, newest_first
+from sudokupool.config import S3Location, Settings, parse_s3_url
+from sudokupool.naming import is_export_name, is_misdated, is_pack_name
+from sudokupool.storage.base import CHUNK, ExportListing, ExportObject, Misdated, StorageError, newest_first
 
 if TYPE_CHECKING:
     from types_aiobotocore_s3 import S3Client
@@ -41,49 +39,6 @@ CONNECT_TIMEOUT = 5.0
 READ_TIMEOUT = 30.0
 #: Attempts per request including the first; the sync loop retries on its own schedule, so keep it small.
 MAX_ATTEMPTS = 3
-
-
-@dataclass(frozen=True)
-class S3Location:
-    """A bucket and a key prefix (empty, or ending in ``/``)."""
-
-    bucket: str
-    prefix: str
-
-    @property
-    def url(self) -> str:
-        return f"s3://{self.bucket}/{self.prefix}"
-
-
-#: What botocore lets through as a bucket name (S3 itself is stricter; R2 and MinIO differ a little).
-_BUCKET: Final = re.compile(r"[A-Za-z0-9._-]{1,255}")
-
-
-class S3UrlError(ValueError):
-    """An unusable ``s3://`` URL. ``reason`` says why in words that follow the URL; the message adds the URL
-    and what is expected."""
-
-    def __init__(self, url: str, reason: str, expected: str) -> None:
-        super().__init__(f"{url!r} {reason} ({expected})" if expected else f"{url!r} {reason}")
-        self.reason = reason
-
-
-def parse_s3_url(url: str) -> S3Location:
-    """Split ``s3://bucket/prefix/`` into bucket and prefix; raise :class:`S3UrlError` on anything else.
-
-    A prefix without a trailing slash gets one: exports are listed as the direct children of the prefix.
-    """
-    if not url.startswith("s3://"):
-        raise S3UrlError(url, "is not an s3:// URL", "")
-    bucket, _, prefix = url[len("s3://") :].partition("/")
-    if not bucket:
-        raise S3UrlError(url, "has no bucket name", "expected s3://bucket/prefix/")
-    if not _BUCKET.fullmatch(bucket):
-        raise S3UrlError(url, "holds a bucket name S3 cannot take", "letters, digits, '.', '-' and '_' only")
-    prefix = prefix.lstrip("/")
-    if prefix and not prefix.endswith("/"):
-        prefix += "/"
-    return S3Location(bucket, prefix)
 
 
 def resolve_region(settings: Settings, environ: Mapping[str, str] | None = None) -> str:
@@ -162,6 +117,7 @@ class S3Store:
         self._client: S3Client | None = None
         self._exit_stack = contextlib.AsyncExitStack()
         self._opening = asyncio.Lock()
+        self.misdated = Misdated(location.url)
 
     @classmethod
     def from_url(cls, url: str, settings: Settings) -> S3Store:
@@ -222,6 +178,8 @@ class S3Store:
                     elif is_pack_name(key):
                         uploaded = item["LastModified"].astimezone(UTC)
                         packs[key] = ExportObject(key=key, size=item["Size"], uploaded=uploaded)
+                    elif is_misdated(key):
+                        self.misdated.note(key)
                 read += 1
                 if read >= MAX_LIST_PAGES and page.get("IsTruncated"):
                     more = True

@@ -15,70 +15,14 @@ from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.candidates import Candidates
 from sudokupool.sudoku.grid import GridError, first_conflict, parse_grid
 from sudokupool.sudoku.solver import solutions
-from sudokupool.sudoku.techniques import ADVANCED, SCORES, Step, memo
+from sudokupool.sudoku.technique_table import LEVEL, SCORES
+from sudokupool.sudoku.techniques import ADVANCED, Step, memo
 from sudokupool.sudoku.techniques.last_resort import brute_force
 from sudokupool.sudoku.techniques.singles import full_house, hidden_single, naked_single
 
-# The difficulty level (1-4) each technique implies: HoDoKu's level for the step, with its UNFAIR and
-# EXTREME both Expert (sudoku/Options.java, DEFAULT_SOLVER_STEPS).
-LEVEL: Final[dict[str, int]] = {
-    "Full House": 1,
-    "Naked Single": 1,
-    "Hidden Single": 1,
-    "Locked Candidates Type 1 (Pointing)": 2,
-    "Locked Candidates Type 2 (Claiming)": 2,
-    "Naked Pair": 2,
-    "Naked Triple": 2,
-    "Hidden Pair": 2,
-    "Hidden Triple": 2,
-    "Naked Quadruple": 3,
-    "Hidden Quadruple": 3,
-    "X-Wing": 3,
-    "Swordfish": 3,
-    "Jellyfish": 3,
-    "Bivalue Universal Grave + 1": 3,
-    "Skyscraper": 3,
-    "2-String Kite": 3,
-    "Turbot Fish": 3,
-    "Empty Rectangle": 3,
-    "W-Wing": 3,
-    "XY-Wing": 3,
-    "XYZ-Wing": 3,
-    "Uniqueness Test 1": 3,
-    "Uniqueness Test 2": 3,
-    "Uniqueness Test 3": 3,
-    "Uniqueness Test 4": 3,
-    "Hidden Rectangle": 3,
-    "Finned X-Wing": 3,
-    "Sashimi X-Wing": 3,
-    "Finned Swordfish": 4,
-    "Sashimi Swordfish": 4,
-    "Finned Jellyfish": 4,
-    "Sashimi Jellyfish": 4,
-    "Sue de Coq": 4,
-    "Simple Colors": 3,
-    "X-Chain": 4,
-    "XY-Chain": 4,
-    "AIC": 4,
-    "Discontinuous Nice Loop": 4,
-    "Grouped AIC": 4,
-    "Grouped Discontinuous Nice Loop": 4,
-    "Continuous Nice Loop": 4,
-    "Grouped Continuous Nice Loop": 4,
-    "Almost Locked Set XZ-Rule": 4,
-    "Almost Locked Set XY-Wing": 4,
-    "Almost Locked Set XY-Chain": 4,
-    "Death Blossom": 4,
-    "Forcing Chain Contradiction": 4,
-    "Forcing Chain Verity": 4,
-    "Forcing Net Contradiction": 4,
-    "Forcing Net Verity": 4,
-    "Brute Force": 4,
-}
 # HoDoKu raises a puzzle's level while its score exceeds the level's maximum (EASY 800, MEDIUM 1000,
 # HARD 1600; UNFAIR's 1800 leads to EXTREME, which is Expert too).
 MAX_SCORE: Final = {1: 800, 2: 1000, 3: 1600}
-assert LEVEL.keys() == SCORES.keys()
 
 # (lowest score, stars) and (lowest score, tier name); see docs/grading.md. The star bands were set on the
 # scores of the demo pool and of rated public puzzles: each level spreads over two or three star values

@@ -25,7 +25,7 @@ from sudokupool.sudoku.techniques import (
     uniqueness,
     wings,
 )
-from sudokupool.sudoku.techniques.step import SCORES, Step
+from sudokupool.sudoku.techniques.step import Step
 
 Finder = Callable[[Candidates], Step | None]
 
@@ -79,4 +79,4 @@ ADVANCED: tuple[Finder, ...] = (
     forcing.nested_forcing_net,  # 8600, the last resort before Brute Force
 )
 
-__all__ = ["ADVANCED", "SCORES", "SINGLES", "Finder", "Step"]
+__all__ = ["ADVANCED", "SINGLES", "Finder", "Step"]

@@ -6,62 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from sudokupool.sudoku.grid import cell_name, house_name
-
-# HoDoKu's per-step scores (sudoku/Options.java, DEFAULT_SOLVER_STEPS); see docs/grading.md.
-SCORES: dict[str, int] = {
-    "Full House": 4,
-    "Naked Single": 4,
-    "Hidden Single": 14,
-    "Locked Candidates Type 1 (Pointing)": 50,
-    "Locked Candidates Type 2 (Claiming)": 50,
-    "Naked Pair": 60,
-    "Naked Triple": 80,
-    "Hidden Pair": 70,
-    "Hidden Triple": 100,
-    "Naked Quadruple": 120,
-    "Hidden Quadruple": 150,
-    "X-Wing": 140,
-    "Swordfish": 150,
-    "Jellyfish": 160,
-    "Skyscraper": 130,
-    "2-String Kite": 150,
-    "Turbot Fish": 120,
-    "W-Wing": 150,
-    "XY-Wing": 160,
-    "XYZ-Wing": 180,
-    "Simple Colors": 150,
-    "X-Chain": 260,
-    "XY-Chain": 260,
-    "Bivalue Universal Grave + 1": 100,
-    "Empty Rectangle": 120,
-    "Uniqueness Test 1": 100,
-    "Uniqueness Test 2": 100,
-    "Uniqueness Test 3": 100,
-    "Uniqueness Test 4": 100,
-    "Hidden Rectangle": 100,
-    "Finned X-Wing": 130,
-    "Sashimi X-Wing": 150,
-    "Finned Swordfish": 200,
-    "Sashimi Swordfish": 240,
-    "Finned Jellyfish": 250,
-    "Sashimi Jellyfish": 260,
-    "Sue de Coq": 250,
-    "AIC": 280,
-    "Discontinuous Nice Loop": 280,
-    "Grouped AIC": 300,
-    "Grouped Discontinuous Nice Loop": 300,
-    "Continuous Nice Loop": 280,
-    "Grouped Continuous Nice Loop": 300,
-    "Almost Locked Set XZ-Rule": 300,
-    "Almost Locked Set XY-Wing": 320,
-    "Almost Locked Set XY-Chain": 340,
-    "Death Blossom": 360,
-    "Forcing Chain Contradiction": 500,
-    "Forcing Chain Verity": 500,
-    "Forcing Net Contradiction": 700,
-    "Forcing Net Verity": 700,
-    "Brute Force": 10000,
-}
+from sudokupool.sudoku.technique_table import SCORES
 
 # Chains, nets and ALS moves: a long one is harder to find than a short one, as in Sudoku Explainer's
 # ratings, so for the puzzle's score (not the step's own ``score``) such a step is as hard as its

