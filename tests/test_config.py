@@ -23,7 +23,7 @@ from sudokupool.config import (
 from tests.helpers import free_port
 from tests.servers import command, run_server
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+OPERATIONS = Path(__file__).resolve().parents[1] / "docs" / "operations.md"
 
 
 def test_defaults_come_from_the_settings_table() -> None:
@@ -70,8 +70,8 @@ def test_unknown_prefixed_variables_are_named_with_the_closest_setting() -> None
     assert unknown_variables({setting.env: setting.default for setting in SETTINGS}) == []
 
 
-def test_the_readme_lists_every_setting() -> None:
-    assert markdown_table() in README.read_text()
+def test_the_operations_doc_lists_every_setting() -> None:
+    assert markdown_table() in OPERATIONS.read_text()
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,8 @@
 """Settings: every ``SUDOKUPOOL_*`` environment variable, with its default and help text.
 
 The table :data:`SETTINGS` is the single source: :meth:`Settings.from_environ` reads it, and the
-README's settings table is generated from it (``sudokupool settings --markdown``) and checked against
-it by the tests. Nothing here reads the environment at import time.
+settings table of docs/operations.md is generated from it (``sudokupool settings --markdown``) and
+checked against it by the tests. Nothing here reads the environment at import time.
 """
 
 from __future__ import annotations
@@ -609,7 +609,7 @@ def listen_port(environ: Mapping[str, str], settings: Settings) -> int:
 
 
 def markdown_table() -> str:
-    """The README's settings table."""
+    """The settings table of docs/operations.md."""
     lines = ["| Variable | Default | Meaning |", "|---|---|---|"]
     for setting in SETTINGS:
         default = f"`{setting.default}`" if setting.default else "(empty)"

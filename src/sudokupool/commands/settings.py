@@ -13,7 +13,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser(
         "settings", help="list the SUDOKUPOOL_* settings and their values here (exit 2 on a bad one)"
     )
-    parser.add_argument("--markdown", action="store_true", help="print the README's table (the defaults)")
+    parser.add_argument(
+        "--markdown", action="store_true", help="print docs/operations.md's settings table (the defaults)"
+    )
     parser.set_defaults(func=run)
 
 
