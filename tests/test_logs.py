@@ -209,7 +209,10 @@ def test_every_line_of_a_real_server_is_json(tmp_path: Path, server: str) -> Non
 @pytest.mark.slow
 def test_plain_lines_of_several_workers_carry_the_pid(tmp_path: Path) -> None:
     with run_server({"WEB_CONCURRENCY": "2"}, tmp_path / "server.log") as running:
-        pass
+        # The server answers once one worker is ready; the other may still be loading.
+        wait_until(
+            lambda: running.output().count("loaded 2400 puzzles") == 2, "both workers' load lines", log=running.output
+        )
     loaded = [line for line in running.output().splitlines() if "loaded 2400 puzzles" in line]
     pids = {re.match(r"^INFO: +\[(\d+)\] ", line).group(1) for line in loaded}  # type: ignore[union-attr]
     assert len(loaded) == 2 and len(pids) == 2
