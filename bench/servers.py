@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -10,6 +11,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,6 +57,56 @@ def process_tree(pid: int) -> list[int]:
         except (FileNotFoundError, ProcessLookupError, PermissionError):
             continue
     return pids
+
+
+def read_until_closed(sock: socket.socket) -> tuple[bytes, bool]:
+    """What the server sends on ``sock`` until it closes it, and whether it did (False: the socket's timeout came
+    first). A reset counts as closed: a server may reset a connection it gives up on."""
+    received = b""
+    try:
+        while chunk := sock.recv(65536):
+            received += chunk
+    except ConnectionResetError:
+        pass
+    except TimeoutError:
+        return received, False
+    return received, True
+
+
+def tree_rss(pid: int) -> int:
+    """Resident bytes of ``pid`` and its descendants (a server's workers)."""
+    return sum(proc_status(p).get("VmRSS", 0) for p in process_tree(pid))
+
+
+@contextlib.contextmanager
+def non_reading_clients(
+    address: tuple[str, int], request: bytes, clients: int, size: int, seconds: float
+) -> Iterator[int]:
+    """``clients`` connections to ``address`` that each pipeline ``size`` bytes of ``request`` (for at most
+    ``seconds``) and never read; yields the bytes they sent, 2 s later (what the server read is parsed and
+    answered, as far as it will be, by then), with the connections still open, and closes them after."""
+    blob = request * (size // len(request))
+    socks = []
+    try:
+        for _ in range(clients):
+            sock = socket.socket()
+            socks.append(sock)
+            # A small receive buffer: the answers pile up at the server, not in this client's kernel buffer.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(address)
+            sock.setblocking(False)
+        sent = [0] * clients
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and min(sent) < len(blob):
+            for n, sock in enumerate(socks):
+                with contextlib.suppress(BlockingIOError):
+                    sent[n] += sock.send(blob[sent[n] :]) if sent[n] < len(blob) else 0
+            time.sleep(0.05)
+        time.sleep(2)
+        yield sum(sent)
+    finally:
+        for sock in socks:
+            sock.close()
 
 
 def redis_outages(server: Server) -> int:

@@ -51,10 +51,12 @@ from bench.servers import (
     cpu_seconds,
     free_port,
     get,
-    proc_status,
+    non_reading_clients,
     process_tree,
+    read_until_closed,
     redis_outages,
     serve_argv,
+    tree_rss,
     uvicorn,
 )
 from bench.stores import ValkeyCluster, ValkeyServer
@@ -239,11 +241,6 @@ def boot_main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run_boot() -> int:
-    """``python -m bench boot``."""
-    return boot_main()
-
-
 # --- connections ---------------------------------------------------------------------------------------------------
 
 CONNECTIONS_DOC = """\
@@ -272,15 +269,8 @@ def connect(server: Server, timeout: float) -> socket.socket:
 def until_closed(sock: socket.socket, since: float) -> tuple[float | None, bytes]:
     """Seconds from ``since`` until the server closed ``sock`` (None: still open at its timeout), and what it
     sent meanwhile."""
-    received = b""
-    try:
-        while chunk := sock.recv(65536):
-            received += chunk
-    except ConnectionResetError:
-        pass
-    except TimeoutError:
-        return None, received
-    return time.monotonic() - since, received
+    received, closed = read_until_closed(sock)
+    return (time.monotonic() - since if closed else None), received
 
 
 def shown(seconds: float | None, cap: float) -> str:
@@ -324,35 +314,12 @@ def slow_connections(server: Server, cap: float) -> dict[str, str]:
     return found
 
 
-def rss(server: Server) -> int:
-    return sum(proc_status(pid).get("VmRSS", 0) for pid in process_tree(server.pid))
-
-
 def non_readers(server: Server, clients: int, size: int = 256_000) -> str:
     """RSS the server's processes gain from ``clients`` that each pipeline ``size`` bytes of requests
     and never read."""
-    before = rss(server)
-    blob = REQUEST * (size // len(REQUEST))
-    socks = []
-    for _ in range(clients):
-        sock = socket.socket()
-        # A small receive buffer: the answers pile up at the server, not in this client's kernel buffer.
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        sock.connect(("127.0.0.1", server.port))
-        sock.setblocking(False)
-        socks.append([sock, 0])
-    deadline = time.monotonic() + 8
-    while time.monotonic() < deadline and any(sent < len(blob) for _, sent in socks):
-        for entry in socks:
-            sock, sent = entry
-            with contextlib.suppress(BlockingIOError):
-                entry[1] += sock.send(blob[sent:]) if sent < len(blob) else 0
-        time.sleep(0.05)
-    time.sleep(2)  # what was read is parsed and answered (as far as it will be) by now
-    after = rss(server)
-    sent = sum(s for _, s in socks)
-    for sock, _ in socks:
-        sock.close()
+    before = tree_rss(server.pid)
+    with non_reading_clients(("127.0.0.1", server.port), REQUEST, clients, size, seconds=8) as sent:
+        after = tree_rss(server.pid)
     return f"+{(after - before) / 2**20:.0f} MB ({clients} clients, {sent / 1e6:.1f} MB sent)"
 
 
@@ -444,11 +411,6 @@ def connections_main(argv: list[str] | None = None) -> int:
     for row in columns["uvicorn"]:
         print(f"| {row} | {columns['uvicorn'][row]} | {columns['granian'][row]} |")
     return 0
-
-
-def run_connections() -> int:
-    """``python -m bench connections``."""
-    return connections_main()
 
 
 # --- cpu_per_request -----------------------------------------------------------------------------------------------
@@ -602,11 +564,6 @@ def cpu_per_request_main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run_cpu_per_request() -> int:
-    """``python -m bench cpu-per-request``."""
-    return cpu_per_request_main()
-
-
 # --- server_choice -------------------------------------------------------------------------------------------------
 
 SERVER_CHOICE_DOC = """\
@@ -649,11 +606,6 @@ def former_procfile(directory: Path, log: Path) -> Server:
 
 def tree_cpu(pid: int) -> float:
     return sum(cpu_seconds(p) for p in process_tree(pid))
-
-
-def tree_rss(pid: int) -> int:
-    """Resident bytes of ``pid`` and its descendants (a server's workers)."""
-    return sum(proc_status(p).get("VmRSS", 0) for p in process_tree(pid))
 
 
 def workers_memory(directory: Path) -> dict[str, dict[str, int]]:
@@ -738,11 +690,6 @@ def server_choice_main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run_server_choice() -> int:
-    """``python -m bench server-choice``."""
-    return server_choice_main()
-
-
 # --- redis_capacity ------------------------------------------------------------------------------------------------
 
 REDIS_CAPACITY_DOC = """\
@@ -817,11 +764,6 @@ def redis_capacity_main(argv: list[str] | None = None) -> int:
             single.stop()
             cluster.stop()
     return 0
-
-
-def run_redis_capacity() -> int:
-    """``python -m bench redis-capacity``."""
-    return redis_capacity_main()
 
 
 # --- swap_pack -----------------------------------------------------------------------------------------------------
@@ -929,11 +871,6 @@ def swap_pack_measure(directory: Path, ids: Path, args: argparse.Namespace, env:
               f"{m['p99_ratio']:.2f}x; {m['steady_rps']:,.0f} / {m['during_rps']:,.0f} req/s; "
               f"{m['swaps']:.0f} swaps a window")  # fmt: skip
     return 0
-
-
-def run_swap_pack() -> int:
-    """``python -m bench swap-pack``."""
-    return swap_pack_main()
 
 
 # --- images --------------------------------------------------------------------------------------------------------
@@ -1071,11 +1008,6 @@ def images_main(argv: list[str] | None = None) -> int:
     return 0 if most <= budget else 1
 
 
-def run_images() -> int:
-    """``python -m bench images``."""
-    return images_main()
-
-
 # --- filters -------------------------------------------------------------------------------------------------------
 
 FILTERS_DOC = """\
@@ -1185,8 +1117,3 @@ def handler_cpu(directory: Path, found: dict[str, str], *, rounds: int, calls: i
                 endpoints.random(scope, None)
             times[name].append((time.process_time_ns() - started) / calls)
     return {name: statistics.median(found_times) for name, found_times in times.items()}
-
-
-def run_filters() -> int:
-    """``python -m bench filters``."""
-    return filters_main()

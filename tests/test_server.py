@@ -3,7 +3,6 @@ abusive connections, shutdown, workers and the access log."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shlex
 import signal
@@ -18,6 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bench.servers import non_reading_clients, read_until_closed, tree_rss
 from sudokupool.cli import build_parser
 from sudokupool.config import Settings
 from sudokupool.server import BoundedHttpToolsProtocol, granian_argv, launch, uvicorn_options
@@ -136,12 +136,8 @@ LEEWAY = 3.0
 
 def until_closed(sock: socket.socket) -> bytes:
     """What the server sends until it closes ``sock`` (a socket timeout, the connection still open, fails)."""
-    received = b""
-    try:
-        while chunk := sock.recv(65536):
-            received += chunk
-    except ConnectionResetError:
-        pass
+    received, closed = read_until_closed(sock)
+    assert closed, f"still open at the socket's timeout, after {received!r}"
     return received
 
 
@@ -183,43 +179,15 @@ def test_the_keep_alive_limit_holds_after_a_byte(tmp_path: Path) -> None:
         assert time.monotonic() - started < 5 + LEEWAY
 
 
-def tree_rss(pid: int) -> int:
-    """Resident bytes of ``pid`` and its descendants (granian's workers are its children)."""
-    total, todo = 0, [pid]
-    while todo:
-        current = todo.pop()
-        status = Path(f"/proc/{current}/status").read_text()
-        total += int(status.split("VmRSS:")[1].split()[0]) * 1024
-        todo += [int(child) for child in Path(f"/proc/{current}/task/{current}/children").read_text().split()]
-    return total
-
-
 def test_clients_that_pipeline_and_never_read_hold_little_memory(server: Server) -> None:
     # Each sends 256 KB of requests and reads nothing: the server stops reading a connection whose answers
     # are not taken (unbounded, 40 such clients took 500 MB).
     clients, size = 40, 256_000
     before = tree_rss(server.process.pid)
-    blob = REQUEST * (size // len(REQUEST))
-    socks = []
-    for _ in range(clients):
-        sock = socket.socket()
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        sock.connect(address(server))
-        sock.setblocking(False)
-        socks.append(sock)
-    sent = [0] * clients
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and min(sent) < len(blob):
-        for n, sock in enumerate(socks):
-            with contextlib.suppress(BlockingIOError):
-                sent[n] += sock.send(blob[sent[n] :]) if sent[n] < len(blob) else 0
-        time.sleep(0.05)
-    time.sleep(2)  # what was read is parsed and answered (as far as it goes) by now
-    grown = tree_rss(server.process.pid) - before
-    assert httpx.get(f"{server.url}/api/v1/health").status_code == 200
-    for sock in socks:
-        sock.close()
-    assert sum(sent) > clients * size // 2  # the clients did send (into the kernel's buffers at least)
+    with non_reading_clients(address(server), REQUEST, clients, size, seconds=10) as sent:
+        grown = tree_rss(server.process.pid) - before
+        assert httpx.get(f"{server.url}/api/v1/health").status_code == 200
+    assert sent > clients * size // 2  # the clients did send (into the kernel's buffers at least)
     assert grown <= clients * 2**20, f"{grown / 2**20:.0f} MB for {clients} clients"
 
 
