@@ -73,6 +73,13 @@ def operation(
 
 
 _PARAM = "#/components/parameters/"
+
+
+def query_param(name: str, description: str, schema: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """An optional query parameter of an operation (``extra``: more of its fields, such as ``example``)."""
+    return {"name": name, "in": "query", "required": False, "description": description, "schema": schema, **extra}
+
+
 ID_PARAM = {"$ref": _PARAM + "PuzzleId"}
 IF_NONE_MATCH = {"$ref": _PARAM + "IfNoneMatch"}
 CACHE_HEADERS = {

@@ -29,6 +29,7 @@ from sudokupool.api.openapi import (
     build_document,
     json_response,
     operation,
+    query_param,
     rate_headers,
 )
 from sudokupool.api.schemas import ref
@@ -54,84 +55,64 @@ class ApiRoute(NamedTuple):
 #: A score bound: an integer of at most 15 digits.
 _SCORE_BOUND: Final = {"type": "integer", "minimum": -(10**15 - 1), "maximum": 10**15 - 1}
 
-_DIFFICULTY = {
-    "name": "difficulty",
-    "in": "query",
-    "required": False,
-    "description": "Only puzzles of this difficulty, in any case: a record's `difficulty` can be passed back.",
-    "schema": {"anyOf": [ref("Difficulty"), ref("DifficultyFilter")]},
-}
+_DIFFICULTY = query_param(
+    "difficulty",
+    "Only puzzles of this difficulty, in any case: a record's `difficulty` can be passed back.",
+    {"anyOf": [ref("Difficulty"), ref("DifficultyFilter")]},
+)
 _FILTERS = [
-    {
-        "name": "technique",
-        "in": "query",
-        "required": False,
-        "description": (
+    query_param(
+        "technique",
+        (
             "Only puzzles whose solve path uses this technique, a name as `techniques` lists it (the server "
             "takes it in any case; `listTechniques` says how many puzzles use each). Another name is a 400."
         ),
-        "schema": ref("TechniqueName"),
-        "example": "X-Wing",
-    },
-    {
-        "name": "stars",
-        "in": "query",
-        "required": False,
-        "description": "Only puzzles with this many stars.",
-        "schema": {"type": "integer", "minimum": 1, "maximum": 5},
-    },
-    {
-        "name": "min_score",
-        "in": "query",
-        "required": False,
-        "description": "Only puzzles whose score is at least this (inclusive; a puzzle with no score never does).",
-        "schema": _SCORE_BOUND,
-    },
-    {
-        "name": "max_score",
-        "in": "query",
-        "required": False,
-        "description": "Only puzzles whose score is at most this (inclusive; not below `min_score`: a 400).",
-        "schema": _SCORE_BOUND,
-    },
+        ref("TechniqueName"),
+        example="X-Wing",
+    ),
+    query_param(
+        "stars",
+        "Only puzzles with this many stars.",
+        {"type": "integer", "minimum": 1, "maximum": 5},
+    ),
+    query_param(
+        "min_score",
+        "Only puzzles whose score is at least this (inclusive; a puzzle with no score never does).",
+        _SCORE_BOUND,
+    ),
+    query_param(
+        "max_score",
+        "Only puzzles whose score is at most this (inclusive; not below `min_score`: a 400).",
+        _SCORE_BOUND,
+    ),
 ]
-_DAY = {
-    "name": "date",
-    "in": "query",
-    "required": False,
-    "description": (
+_DAY = query_param(
+    "date",
+    (
         "The UTC day, default today. Days up to one after today (UTC) are served (a later one is a 404); a date "
         "that does not exist is a 400."
     ),
-    "schema": {"type": "string", "format": "date"},
-    "example": "2026-11-26",
-}
-_VARIANT = {
-    "name": "variant",
-    "in": "query",
-    "required": False,
-    "description": "Draw the puzzle or the solved grid (in any case).",
-    "schema": {"type": "string", "enum": list(VARIANTS), "default": "puzzle"},
-}
-_IMAGE_FORMAT = {
-    "name": "format",
-    "in": "query",
-    "required": False,
-    "description": (
+    {"type": "string", "format": "date"},
+    example="2026-11-26",
+)
+_VARIANT = query_param(
+    "variant",
+    "Draw the puzzle or the solved grid (in any case).",
+    {"type": "string", "enum": list(VARIANTS), "default": "puzzle"},
+)
+_IMAGE_FORMAT = query_param(
+    "format",
+    (
         "The image format, in any case: png (image/png, a palette PNG), webp (image/webp, lossless) or svg "
         "(image/svg+xml: a vector drawing with each digit a <text> element in row order)."
     ),
-    "schema": {"type": "string", "enum": list(FORMATS), "default": "png"},
-}
-_IMAGE_SIZE = {
-    "name": "size",
-    "in": "query",
-    "required": False,
-    "description": (
-        "The edge in pixels: a PNG or WebP is exactly size x size; an SVG declares it as its width and height."
-    ),
-    "schema": {"type": "integer", "minimum": MIN_SIZE, "maximum": MAX_SIZE, "default": DEFAULT_SIZE},
-}
+    {"type": "string", "enum": list(FORMATS), "default": "png"},
+)
+_IMAGE_SIZE = query_param(
+    "size",
+    "The edge in pixels: a PNG or WebP is exactly size x size; an SVG declares it as its width and height.",
+    {"type": "integer", "minimum": MIN_SIZE, "maximum": MAX_SIZE, "default": DEFAULT_SIZE},
+)
 _BINARY = {"schema": {"type": "string", "format": "binary"}}
 _IMAGE = {
     "description": (
