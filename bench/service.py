@@ -190,12 +190,21 @@ def seaweed(export: Path, pack: Path, workdir: Path) -> tuple[Any, str]:
     return server, f"s3://{bucket}/exports/"
 
 
+def load_options(
+    doc: str, *, pool: str, rounds: int, seconds: float, pool_help: str | None = None, seconds_help: str | None = None
+) -> argparse.ArgumentParser:
+    """The options of a command here that loads a pool and measures it in rounds of some seconds each (the
+    first paragraph of ``doc`` is its description)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--pool", default=pool, help=pool_help)
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument("--seconds", type=float, default=seconds, help=seconds_help)
+    return parser
+
+
 def boot_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=BOOT_DOC.split("\n\n")[0])
-    parser.add_argument("--pool", default="1m")
+    parser = load_options(BOOT_DOC, pool="1m", rounds=3, seconds=3.0, seconds_help="of requests before memory is read")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=3.0, help="of requests before memory is read")
     parser.add_argument("--source", choices=("local", "local-cached", "s3", "both"), default="both")
     args = parser.parse_args(argv)
     OUT.mkdir(exist_ok=True)
@@ -545,10 +554,7 @@ def table(results: dict[str, dict[str, float]]) -> str:
 
 
 def cpu_per_request_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=CPU_PER_REQUEST_DOC.split("\n\n")[0])
-    parser.add_argument("--pool", default=str(BENCH.parent / "snapshots"))
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=5.0)
+    parser = load_options(CPU_PER_REQUEST_DOC, pool=str(BENCH.parent / "snapshots"), rounds=3, seconds=5.0)
     parser.add_argument("--redis", action="store_true", help="also v2 random with the limiter in a local valkey")
     parser.add_argument("--only-random", action="store_true", help="v2 random only")
     parser.add_argument("--connections", type=int, default=32, help="wrk's connections")
@@ -624,10 +630,13 @@ def workers_memory(directory: Path) -> dict[str, dict[str, int]]:
 
 
 def server_choice_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=SERVER_CHOICE_DOC.split("\n\n")[0])
-    parser.add_argument("--pool", default="snapshots", help="pool name under bench/pools or a directory")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=4.0)
+    parser = load_options(
+        SERVER_CHOICE_DOC,
+        pool="snapshots",
+        rounds=5,
+        seconds=4.0,
+        pool_help="pool name under bench/pools or a directory",
+    )
     parser.add_argument("--connections", type=int, default=32)
     args = parser.parse_args(argv)
     OUT.mkdir(exist_ok=True)
@@ -815,10 +824,7 @@ def window(server: Server, target: Target, seconds: float, pause_ms: int, swaps:
 
 
 def swap_pack_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=SWAP_PACK_DOC.split("\n\n")[0])
-    parser.add_argument("--pool", default="1m")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=20.0)
+    parser = load_options(SWAP_PACK_DOC, pool="1m", rounds=3, seconds=20.0)
     parser.add_argument("--pause-ms", type=int, default=0, help="the paced runs' pause (0: from the saturated rate)")
     parser.add_argument("--source", choices=("local", "s3"), default="local")
     args = parser.parse_args(argv)
@@ -953,11 +959,8 @@ def flood(directory: Path, ids: list[str], seconds: float) -> tuple[float, int, 
 
 
 def images_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=IMAGES_DOC.split("\n\n")[0])
+    parser = load_options(IMAGES_DOC, pool=str(ROOT / "snapshots"), rounds=3, seconds=3.0)
     parser.add_argument("--baseline", default="main", help="git revision whose cached PNG is the baseline")
-    parser.add_argument("--pool", default=str(ROOT / "snapshots"))
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--flood-seconds", type=float, default=10.0)
     args = parser.parse_args(argv)
     OUT.mkdir(exist_ok=True)
@@ -1061,10 +1064,13 @@ def queries(base: str) -> dict[str, str]:
 
 
 def filters_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=FILTERS_DOC.split("\n\n")[0])
-    parser.add_argument("--pool", default="demo", help="demo (snapshots/), a name under bench/pools, or a dir")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=5.0)
+    parser = load_options(
+        FILTERS_DOC,
+        pool="demo",
+        rounds=5,
+        seconds=5.0,
+        pool_help="demo (snapshots/), a name under bench/pools, or a dir",
+    )
     parser.add_argument("--connections", type=int, default=32)
     args = parser.parse_args(argv)
     OUT.mkdir(exist_ok=True)
