@@ -191,14 +191,23 @@ def seaweed(export: Path, pack: Path, workdir: Path) -> tuple[Any, str]:
 
 
 def load_options(
-    doc: str, *, pool: str, rounds: int, seconds: float, pool_help: str | None = None, seconds_help: str | None = None
+    doc: str,
+    *,
+    pool: str,
+    rounds: int,
+    seconds: float,
+    pool_help: str | None = None,
+    seconds_help: str | None = None,
+    connections: bool = False,
 ) -> argparse.ArgumentParser:
     """The options of a command here that loads a pool and measures it in rounds of some seconds each (the
-    first paragraph of ``doc`` is its description)."""
+    first paragraph of ``doc`` is its description), with wrk's ``--connections`` where it sends the load."""
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--pool", default=pool, help=pool_help)
     parser.add_argument("--rounds", type=int, default=rounds)
     parser.add_argument("--seconds", type=float, default=seconds, help=seconds_help)
+    if connections:
+        parser.add_argument("--connections", type=int, default=32, help="wrk's connections")
     return parser
 
 
@@ -554,10 +563,11 @@ def table(results: dict[str, dict[str, float]]) -> str:
 
 
 def cpu_per_request_main(argv: list[str] | None = None) -> int:
-    parser = load_options(CPU_PER_REQUEST_DOC, pool=str(BENCH.parent / "snapshots"), rounds=3, seconds=5.0)
+    parser = load_options(
+        CPU_PER_REQUEST_DOC, pool=str(BENCH.parent / "snapshots"), rounds=3, seconds=5.0, connections=True
+    )
     parser.add_argument("--redis", action="store_true", help="also v2 random with the limiter in a local valkey")
     parser.add_argument("--only-random", action="store_true", help="v2 random only")
-    parser.add_argument("--connections", type=int, default=32, help="wrk's connections")
     args = parser.parse_args(argv)
     OUT.mkdir(exist_ok=True)
     results = cpu_per_request_measure(args.pool, rounds=args.rounds, seconds=args.seconds, redis=args.redis,
@@ -636,8 +646,8 @@ def server_choice_main(argv: list[str] | None = None) -> int:
         rounds=5,
         seconds=4.0,
         pool_help="pool name under bench/pools or a directory",
+        connections=True,
     )
-    parser.add_argument("--connections", type=int, default=32)
     args = parser.parse_args(argv)
     OUT.mkdir(exist_ok=True)
     directory = pool_dir(args.pool)
@@ -1070,8 +1080,8 @@ def filters_main(argv: list[str] | None = None) -> int:
         rounds=5,
         seconds=5.0,
         pool_help="demo (snapshots/), a name under bench/pools, or a dir",
+        connections=True,
     )
-    parser.add_argument("--connections", type=int, default=32)
     args = parser.parse_args(argv)
     OUT.mkdir(exist_ok=True)
     directory = ROOT / "snapshots" if args.pool == "demo" else pool_dir(args.pool)
