@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from sudokupool.cli import main
+from sudokupool.commands.check import pack_problem
 from sudokupool.commands.pack import write_pack
 from sudokupool.loading import pack
 from sudokupool.loading.loader import load_export, parse_export
@@ -183,6 +184,19 @@ def test_foreign_json_passes_the_structure_but_is_never_sent(tmp_path: Path, goo
     with pytest.raises(DamagedRecord):
         pool.gzip_body(0)
     assert pool.verify() == 0
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, id=n) for n in CRAFTS])
+async def test_publish_check_of_its_own_pack_refuses_every_craft(tmp_path: Path, good_pack: Path, name: str) -> None:
+    """``publish`` checks the pack it uploads without parsing the export again: structure and every body."""
+    crafted(tmp_path, good_pack, name)
+    problem = await pack_problem(tmp_path / good_pack.name, tmp_path / EXPORT, contents=False)
+    reason = REFUSED_AT_LOAD.get(name, "puzzle 0's body is not the record the pack says it is")
+    assert problem is not None and problem.startswith(reason)
+
+
+async def test_publish_check_of_its_own_pack_passes_a_good_one(good_pack: Path) -> None:
+    assert await pack_problem(good_pack, good_pack.with_name(EXPORT), contents=False) is None
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, id=n) for n in CRAFTS])

@@ -180,8 +180,9 @@ async def compare_pack(
     path: Path, store: LocalStore, export: ExportObject, limits: LoadLimits | None = None, *, contents: bool = True
 ) -> str | None:
     """What is wrong with the pack at ``path`` as the pack of ``export``: its header, checksum and structure
-    as the service checks them, then (with ``contents``) every body, solution, grid, ETag, difficulty list
-    and id-index entry against what parsing the export prepares. None when all are equal."""
+    as the service checks them, every body inflated and checked against what the pack records for it, then
+    (with ``contents``) every body, solution, grid, ETag, difficulty list and id-index entry against what
+    parsing the export prepares. None when all are equal."""
     limits = limits or LoadLimits()
     try:
         info = PoolInfo("", export.key, export.size, 0, exported=export_time(export))
@@ -189,7 +190,10 @@ async def compare_pack(
     except PackError as exc:
         return str(exc)
     if not contents:
-        return None
+        # Without the export's parse to compare with, every body is still inflated and checked against what
+        # the pack records for it (length, CRC-32, its own id and grid), as the service does before sending it.
+        damaged = await asyncio.to_thread(packed.verify)
+        return None if damaged is None else f"puzzle {damaged}'s body is not the record the pack says it is"
     parsed, _ = await parse_export(store, export, loaded_at=0, log_lines=False, limits=limits)
     return await asyncio.to_thread(_difference, packed, parsed)
 
