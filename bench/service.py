@@ -1134,12 +1134,15 @@ def filters_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--connections", type=int, default=32)
+    # A full pool checks its bodies in the background once served (about 13 s per 100k), at a cost per request.
+    parser.add_argument("--settle", type=float, default=0.0, help="seconds to wait once the service answers")
     args = parser.parse_args(argv)
     OUT.mkdir(exist_ok=True)
     directory = ROOT / "snapshots" if args.pool == "demo" else pool_dir(args.pool)
     server = service(directory, OUT / "filters.log")
     server.start()
     try:
+        time.sleep(args.settle)
         found = queries(server.base)
         key = {"X-API-Key": KEY, "Accept-Encoding": "gzip"}
         targets = [Target("plain", server.base, "/api/v2/puzzles/random", key)]
