@@ -232,10 +232,13 @@ def boot_main(argv: list[str] | None = None) -> int:
     print(f"pool {directory.name}, {args.workers} workers, {args.rounds} rounds (medians)")
     for source, runs in results.items():
         ready = statistics.median(r["ready_s"] for r in runs)
+        packed = all(r["packed"] for r in runs)
+        if not all(r["workers"] for r in runs):  # one worker: uvicorn serves in its own process, no child to read
+            print(f"  {source:12s} ready {ready:6.2f} s  (no worker processes to read memory from)  packed {packed}")
+            continue
         uss = statistics.median(max(w["uss_mb"] for w in r["workers"]) for r in runs)
         pss = statistics.median(max(w["pss_mb"] for w in r["workers"]) for r in runs)
-        print(f"  {source:12s} ready {ready:6.2f} s  worst worker USS {uss} MB  PSS {pss} MB  "
-              f"packed {all(r['packed'] for r in runs)}")  # fmt: skip
+        print(f"  {source:12s} ready {ready:6.2f} s  worst worker USS {uss} MB  PSS {pss} MB  packed {packed}")
     return 0
 
 
