@@ -34,7 +34,8 @@ turns). The targets:
   file (``Pool.from_pack``: "map and check"); wall seconds. This checkout maps a private copy of the pack, made
   by its first load under the run's own ``TMPDIR`` (the warm-up round, not counted), so a counted load is the
   map and the checks of that copy; the page cache is warm after the first round, as on a machine that has the
-  pack in memory.
+  pack in memory. ``--baseline-pool`` gives the baseline its own directory, for a baseline that reads another pack
+  format version (the same export with ``sudokupool pack`` of BASELINE beside it).
 - ``many-exports``: a directory (on bench/out's filesystem) of ``--files`` empty files named as exports, a
   second apart, one in ten with a pack beside it, and two names with no real time in them
   (``pool-20261399T000000Z.ndjson``; a baseline from before they were ignored fails on them: ``--no-misdated``).
@@ -405,18 +406,23 @@ def median_lines(results: dict[str, list[dict[str, float]]], keys: Sequence[str]
 
 def pack_load_target(args: argparse.Namespace, src: Path) -> None:
     directory = pool_dir(args.pool)
-    with tempfile.TemporaryDirectory(prefix="pack-load-ab-") as scratch:
+    # Each side's own directory: a baseline of another pack format version reads a pack of its version.
+    places = {"this": directory, "baseline": pool_dir(args.baseline_pool) if args.baseline_pool else directory}
+    with tempfile.TemporaryDirectory(prefix="pack-load-ab-") as scratch, contextlib.ExitStack() as stack:
         # The private copy of the pack goes under a TMPDIR of this run, removed with it.
-        sides = {side: (tree, {"TMPDIR": scratch}) for side, tree in (("this", THIS), ("baseline", src))}
+        children = {
+            side: stack.enter_context(Children({side: (tree, {"TMPDIR": scratch})}, "pack-load", str(places[side])))
+            for side, tree in (("this", THIS), ("baseline", src))
+        }
 
         def measure(side: str, n: int) -> dict[str, float]:
-            found: dict[str, float] = children.ask(side, "go")
+            found: dict[str, float] = children[side].ask(side, "go")
             print(seconds_line(side, n, found), flush=True)
             return found
 
-        with Children(sides, "pack-load", str(directory)) as children:
-            results = interleave(list(sides), args.rounds, measure, warm_up=True)
-    print(f"baseline {args.baseline}, pool {directory.name}, {args.rounds} rounds, median seconds")
+        results = interleave(list(children), args.rounds, measure, warm_up=True)
+    print(f"baseline {args.baseline} (pool {places['baseline'].name}), pool {directory.name}, {args.rounds} rounds, "
+          "median seconds")  # fmt: skip
     median_lines(results, ("load", "map and check"))
 
 
@@ -480,6 +486,8 @@ def options(parser: argparse.ArgumentParser, target: str) -> None:
         add("--ops", type=int, default=200_000, help="calls per round")
     if target == "handlers":
         add("--calls", type=int, default=20000, help="of each handler per round")
+    if target == "pack-load":
+        add("--baseline-pool", help="the baseline's pool directory, holding a pack of its version (default --pool)")
     if target == "boot":
         add("--workers", type=int, default=2)
         add("--seconds", type=float, default=3.0, help="of requests before memory is read")
