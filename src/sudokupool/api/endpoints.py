@@ -104,13 +104,7 @@ def query(scope: Scope, name: str) -> str | None:
     raw: bytes = scope["query_string"]
     if not raw or name.encode() not in raw:
         return None
-    for part in raw.decode("latin-1").split("&"):
-        key, _, value = part.partition("=")
-        if "%" in key or "+" in key:
-            key = unquote_plus(key)
-        if key == name:
-            return unquote_plus(value) if "%" in value or "+" in value else value
-    return None
+    return queries(raw, (name,)).get(name)
 
 
 def queries(raw: bytes, names: tuple[str, ...]) -> dict[str, str]:
