@@ -4,11 +4,14 @@ what a build yields and costs."""
 from __future__ import annotations
 
 import argparse
+import bisect
 import contextlib
 import dataclasses
 import gzip
 import io
+import itertools
 import json
+import math
 import os
 import re
 import statistics
@@ -313,7 +316,83 @@ Run (the dumps from ``python -m bench grade-dump``, whose solve paths this resco
 Scores, tiers and stars are worked out again from each dumped solve path with this tree's grader
 (``score_of``, ``stars_of``); the score and stars a dump carries (the grader that made it) are shown beside
 them as "dumped", so a dump made before a change to the scale compares the two.
+
+The ceiling of any star scale (the oracle): per set, the best Spearman that cutting the SE rating itself into
+5 bands reaches (cut points chosen for that set, and for 3 bands), and that cutting the score into 5 bands
+reaches (cut points chosen for that set, no constraint on levels); then one set of 5 SE bands for all the
+sets, chosen for the best lowest per-set figure. No star scale can rank a set better than its SE bands; stars
+cut from the score rank it no better than the score's best bands.
 """
+
+#: Cut points tried at once by the band search; with more distinct values it starts from this many spread
+#: over them and moves each cut in turn while that helps.
+BAND_CANDIDATES = 48
+
+
+@dataclasses.dataclass
+class Banding:
+    """A set ordered by a key (the SE rating, the score), for the Spearman of bands of that key against its
+    ratings: ``count[i]`` items have a key below ``values[i]`` (``count[-1]`` is every item) and ``excess[i]``
+    is their sum of (rating's rank - mean rank); ``spread`` is the ratings' root sum of squares of that."""
+
+    values: list[float]
+    count: list[int]
+    excess: list[float]
+    spread: float
+
+    @classmethod
+    def of(cls, keys: list[float], ratings: list[float]) -> Banding:
+        rank = ranks(ratings)
+        mean = (len(rank) + 1) / 2
+        by_key: dict[float, list[float]] = {}
+        for key, r in zip(keys, rank, strict=True):
+            by_key.setdefault(key, []).append(r - mean)
+        values = sorted(by_key)
+        count, excess = [0], [0.0]
+        for value in values:
+            count.append(count[-1] + len(by_key[value]))
+            excess.append(excess[-1] + sum(by_key[value]))
+        return cls(values, count, excess, sum((r - mean) ** 2 for r in rank) ** 0.5)
+
+    def rho(self, cuts: tuple[float, ...]) -> float:
+        """Spearman of the band number (a key at or above ``cuts[i]`` is past band i) against the ratings."""
+        edges = [0, *(bisect.bisect_left(self.values, cut) for cut in cuts), len(self.values)]
+        mean = (self.count[-1] + 1) / 2
+        cov = var = 0.0
+        for a, b in itertools.pairwise(edges):
+            low, high = self.count[a], self.count[b]
+            if high > low:
+                mid = (low + high + 1) / 2 - mean  # the band's rank: every item of it ties
+                cov += mid * (self.excess[b] - self.excess[a])
+                var += (high - low) * mid * mid
+        return cov / (var**0.5 * self.spread) if var else 0.0
+
+
+def best_bands(sets: list[Banding], bands: int) -> tuple[float, tuple[float, ...]]:
+    """The cut points into ``bands`` bands with the best lowest Spearman over ``sets``, and that figure:
+    every cut among the keys tried when there are at most ``BAND_CANDIDATES``, otherwise the best among that
+    many spread over the keys, then each cut moved in turn over every key while the figure grows."""
+    keys = sorted({value for s in sets for value in s.values})[1:]  # a cut at the lowest key changes nothing
+
+    def worst(cuts: tuple[float, ...]) -> float:
+        return min(s.rho(cuts) for s in sets)
+
+    step = max(1, -(-len(keys) // BAND_CANDIDATES))
+    best = max(itertools.combinations(keys[::step], bands - 1), key=worst)
+    figure, moved = worst(best), True
+    while moved and step > 1:
+        moved = False
+        for i in range(bands - 1):
+            low, high = (best[i - 1] if i else -math.inf), (best[i + 1] if i < bands - 2 else math.inf)
+            for key in keys:
+                cuts = (*best[:i], key, *best[i + 1 :])
+                if low < key < high and (got := worst(cuts)) > figure:
+                    best, figure, moved = cuts, got, True
+    return figure, best
+
+
+def cuts_text(cuts: tuple[float, ...]) -> str:
+    return " ".join(f"{c:g}" for c in cuts)
 
 
 def rescore(row: dict[str, Any]) -> int:
@@ -332,6 +411,7 @@ def scale_figures_main() -> None:
     parser.add_argument("--pool", type=Path, help="a dump of a pool's puzzles (levels, no ratings)")
     args = parser.parse_args()
     high: list[tuple[int, int]] = []
+    by_rating: dict[str, Banding] = {}
     for item in args.set:
         name, paths = item.split("=", 1)
         dump, rated = paths.split(":", 1)
@@ -347,10 +427,22 @@ def scale_figures_main() -> None:
             f"(dumped {spearman([row['score'] for row, _ in pairs], se):.3f}), stars {spearman(stars, se):.3f} "  # type: ignore[arg-type]
             f"(dumped {spearman(old_stars, se):.3f})"
         )
+        by_rating[name] = Banding.of(se, se)
+        se5, se5_cuts = best_bands([by_rating[name]], 5)
+        se3, se3_cuts = best_bands([by_rating[name]], 3)
+        score5, score5_cuts = best_bands([Banding.of([float(s) for s in scores], se)], 5)
+        print(
+            f"  oracle: 5 bands of SE {se5:.3f} (cuts {cuts_text(se5_cuts)}), 3 bands of SE {se3:.3f} "
+            f"({cuts_text(se3_cuts)}); 5 bands of the score {score5:.3f} ({cuts_text(score5_cuts)})"
+        )
         hi = [(new, old) for new, old, s in zip(stars, old_stars, se, strict=True) if s >= 6]
         if hi:
             print(f"  SE >= 6 ({len(hi)}): stars {shares([n for n, _ in hi])}; dumped {shares([o for _, o in hi])}")
         high += hi
+    if len(by_rating) > 1:
+        _, cuts = best_bands(list(by_rating.values()), 5)
+        each = ", ".join(f"{name} {b.rho(cuts):.3f}" for name, b in by_rating.items())
+        print(f"oracle, one set of 5 SE bands for every set: cuts {cuts_text(cuts)}; {each}")
     if high:
         print(f"all sets, SE >= 6 ({len(high)}): stars {shares([n for n, _ in high])}")
     if args.pool:
