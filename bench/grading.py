@@ -30,7 +30,7 @@ from sudokupool.loading import export
 from sudokupool.loading.pool import PoolBuilder
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.generator import DEFAULT_SYMMETRY, generate
-from sudokupool.sudoku.grader import grade, score_of, stars_of, tier_of
+from sudokupool.sudoku.grader import STARS, grade, score_of, stars_of, tier_of
 from sudokupool.sudoku.replay import replay
 from sudokupool.sudoku.solver import solve
 from sudokupool.sudoku.techniques.step import difficulty
@@ -322,6 +322,14 @@ The ceiling of any star scale (the oracle): per set, the best Spearman that cutt
 reaches (cut points chosen for that set, no constraint on levels); then one set of 5 SE bands for all the
 sets, chosen for the best lowest per-set figure. No star scale can rank a set better than its SE bands; stars
 cut from the score rank it no better than the score's best bands.
+
+With ``--pool`` and rated sets, the best stars under the scale's two rules: no star value holds more than 80 %
+of a level of the pool, nor more than 60 % of a set's puzzles rated SE 6 or more. Four cuts make five stars,
+and a level split by one cut needs it inside the level's window (the cuts that leave at most 80 % of it on
+either side); when the four windows do not overlap, the search tries every scale with one cut in each
+window, every score in them (a level could also be split by two cuts outside its window, which it does not
+try). The figure kept is the lowest per-set Spearman of the stars over the sets not named by ``--held-out``,
+which take no part in the choice (the 60 % rule included); their figures are shown beside it.
 """
 
 #: Cut points tried at once by the band search; with more distinct values it starts from this many spread
@@ -395,6 +403,69 @@ def cuts_text(cuts: tuple[float, ...]) -> str:
     return " ".join(f"{c:g}" for c in cuts)
 
 
+def window(scores: list[int], candidates: list[int], most: float = 0.8) -> list[int]:
+    """The candidate cuts that leave at most ``most`` of ``scores`` on either side."""
+    ordered = sorted(scores)
+    return [
+        c
+        for c in candidates
+        if max(bisect.bisect_left(ordered, c), len(ordered) - bisect.bisect_left(ordered, c)) <= most * len(ordered)
+    ]
+
+
+def stars_within(
+    levels: dict[str, list[int]], rated: dict[str, tuple[list[int], list[float]]], held_out: set[str]
+) -> tuple[float, tuple[int, ...]] | None:
+    """Print the best stars with one cut in each level's window (see ``SCALE_FIGURES_DOC``) and return their
+    figure and cuts; None when the windows overlap or no scale keeps the 60 % rule."""
+    candidates = sorted({s for scores in levels.values() for s in scores} | {s for sc, _ in rated.values() for s in sc})
+    windows = [window(scores, candidates) for scores in levels.values()]
+    for name, w in zip(levels, windows, strict=True):
+        print(f"  {name}: one cut splits it within 80 % from {w[0]} to {w[-1]}" if w else f"  {name}: no cut does")
+    if not all(windows) or any(a[-1] >= b[0] for a, b in itertools.pairwise(windows)):
+        print("  the windows overlap or one is empty: no search")
+        return None
+    bands = {name: Banding.of([float(s) for s in sc], se) for name, (sc, se) in rated.items()}
+    # The held-out sets take no part in the choice, the 60 % rule included; their shares are shown after.
+    high = {
+        name: sorted(s for s, r in zip(sc, se, strict=True) if r >= 6)
+        for name, (sc, se) in rated.items()
+        if name not in held_out
+    }
+
+    def shares_within(cuts: tuple[int, ...], most: float = 0.6) -> bool:
+        for scores in high.values():
+            edges = [0, *(bisect.bisect_left(scores, c) for c in cuts), len(scores)]
+            if any(b - a > most * len(scores) for a, b in itertools.pairwise(edges)):
+                return False
+        return True
+
+    def top_share_within(cut: int, most: float = 0.6) -> bool:  # the top star's share needs only the last cut
+        return all(len(s) - bisect.bisect_left(s, cut) <= most * len(s) for s in high.values())
+
+    best: tuple[float, tuple[int, ...]] | None = None
+    tried = 0
+    for last in (c for c in windows[-1] if top_share_within(c)):
+        for cuts in itertools.product(*windows[:-1]):
+            tried += 1
+            if shares_within((*cuts, last)):
+                figure = min(b.rho((*cuts, last)) for name, b in bands.items() if name not in held_out)
+                if best is None or figure > best[0]:
+                    best = (figure, (*cuts, last))
+    if best is None:
+        print(f"  no scale of {tried} tried keeps every set's SE 6+ puzzles within 60 % a star value")
+        return None
+    cuts = best[1]
+    each = ", ".join(f"{n} {b.rho(cuts):.3f}{' (held out)' if n in held_out else ''}" for n, b in bands.items())
+    now = ", ".join(f"{n} {b.rho(tuple(low for low, _ in STARS[1:])):.3f}" for n, b in bands.items())
+    print(f"  best of {tried} scales: stars from {cuts_text(cuts)}: {each}; the stars now: {now}")
+    for name in sorted(held_out & set(rated)):
+        sc, se = rated[name]
+        top = [1 + sum(s >= c for c in cuts) for s, r in zip(sc, se, strict=True) if r >= 6]
+        print(f"  {name} (held out), SE >= 6 ({len(top)}): stars {shares(top)}")
+    return best
+
+
 def rescore(row: dict[str, Any]) -> int:
     steps = [SimpleNamespace(difficulty=difficulty(s["technique"], len(s["cells"]))) for s in row["solve_path"]]
     return score_of(steps)  # type: ignore[arg-type]  # only .difficulty is read
@@ -409,9 +480,11 @@ def scale_figures_main() -> None:
     parser = argparse.ArgumentParser(description=SCALE_FIGURES_DOC.splitlines()[0])
     parser.add_argument("--set", action="append", default=[], metavar="NAME=DUMP:RATED", help="a rated set")
     parser.add_argument("--pool", type=Path, help="a dump of a pool's puzzles (levels, no ratings)")
+    parser.add_argument("--held-out", action="append", default=[], metavar="NAME", help="a set the search ignores")
     args = parser.parse_args()
     high: list[tuple[int, int]] = []
     by_rating: dict[str, Banding] = {}
+    scored: dict[str, tuple[list[int], list[float]]] = {}
     for item in args.set:
         name, paths = item.split("=", 1)
         dump, rated = paths.split(":", 1)
@@ -428,6 +501,7 @@ def scale_figures_main() -> None:
             f"(dumped {spearman(old_stars, se):.3f})"
         )
         by_rating[name] = Banding.of(se, se)
+        scored[name] = (scores, se)
         se5, se5_cuts = best_bands([by_rating[name]], 5)
         se3, se3_cuts = best_bands([by_rating[name]], 3)
         score5, score5_cuts = best_bands([Banding.of([float(s) for s in scores], se)], 5)
@@ -447,14 +521,18 @@ def scale_figures_main() -> None:
         print(f"all sets, SE >= 6 ({len(high)}): stars {shares([n for n, _ in high])}")
     if args.pool:
         rows = [json.loads(line) for line in args.pool.read_text().splitlines()]
-        for level in ("Easy", "Medium", "Hard", "Expert"):
+        levels: dict[str, list[int]] = {}
+        for level in DIFFICULTIES:
             these = [row for row in rows if row["difficulty"] == level]
-            scores = [rescore(row) for row in these]
+            scores = levels[level] = [rescore(row) for row in these]
             print(
                 f"{level}: {len(set(scores))} distinct scores (dumped {len({r['score'] for r in these})}), "
                 f"{min(scores)}-{max(scores)}; stars {shares([stars_of(s) for s in scores])}; "
                 f"dumped {shares([r['stars'] for r in these])}; tiers {Counter(tier_of(s) for s in scores)}"
             )
+        if scored:
+            print("stars under the rules (at most 80 % of a level, 60 % of a set's SE 6+ at one value):")
+            stars_within(levels, scored, set(args.held_out))
 
 
 def run_scale_figures() -> int:
