@@ -513,7 +513,19 @@ def scale_figures_main() -> None:
         if hi:
             print(f"  SE >= 6 ({len(hi)}): stars {shares([n for n, _ in hi])}; dumped {shares([o for _, o in hi])}")
         high += hi
-    if len(by_rating) > 1:
+    if len(scored) > 1:
+        for label, names in (
+            ("all sets", list(scored)),
+            ("not held out", [n for n in scored if n not in args.held_out]),
+        ):
+            if args.held_out or label == "all sets":
+                scores = [float(s) for n in names for s in scored[n][0]]
+                se = [r for n in names for r in scored[n][1]]
+                stars = [float(stars_of(int(s))) for s in scores]
+                print(
+                    f"{label} together ({len(se)} rated): Spearman ~ SE: score {spearman(scores, se):.3f}, "
+                    f"stars {spearman(stars, se):.3f}"
+                )
         _, cuts = best_bands(list(by_rating.values()), 5)
         each = ", ".join(f"{name} {b.rho(cuts):.3f}" for name, b in by_rating.items())
         print(f"oracle, one set of 5 SE bands for every set: cuts {cuts_text(cuts)}; {each}")
