@@ -320,8 +320,8 @@ them as "dumped", so a dump made before a change to the scale compares the two.
 The ceiling of any star scale (the oracle): per set, the best Spearman that cutting the SE rating itself into
 5 bands reaches (cut points chosen for that set, and for 3 bands), and that cutting the score into 5 bands
 reaches (cut points chosen for that set, no constraint on levels); then one set of 5 SE bands for all the
-sets, chosen for the best lowest per-set figure. No star scale can rank a set better than its SE bands; stars
-cut from the score rank it no better than the score's best bands.
+sets, chosen for the best lowest per-set figure. Stars that give the puzzles of one SE rating one value rank a
+set no better than its best SE bands; stars cut from the score rank it no better than the score's best bands.
 
 With ``--pool`` and rated sets, the best stars under the scale's two rules: no star value holds more than 80 %
 of a level of the pool, nor more than 60 % of a set's puzzles rated SE 6 or more. Four cuts make five stars,
