@@ -307,11 +307,17 @@ SCALE_FIGURES_DOC = """\
 How the score and the stars spread and rank: Spearman against Sudoku Explainer (SE) ratings per set, star
 shares among the puzzles rated SE 6 or more, and per level of a pool, the distinct scores and the stars.
 
-Run (the dumps from ``python -m bench grade-dump``, whose solve paths this rescoring reads):
+Run (the dumps from ``python -m bench grade-dump``, whose solve paths this rescoring reads), from the
+repository root:
+    for s in se-sample se-holdout se-fresh all-levels; do python -m bench grade-dump \
+        --file bench/data/sudoku-exchange-$s.txt --out bench/out/dump-$s.ndjson; done
+    python -m bench grade-dump --pool snapshots/pool-*.ndjson.gz --out bench/out/dump-pool.ndjson
     python -m bench scale-figures \
-        --set sample=out/dump-se-sample.ndjson:data/sudoku-exchange-se-sample.txt \
-        --set all-levels=out/dump-all-levels.ndjson:data/sudoku-exchange-all-levels.txt \
-        --pool out/dump-pool.ndjson
+        --set sample=bench/out/dump-se-sample.ndjson:bench/data/sudoku-exchange-se-sample.txt \
+        --set holdout=bench/out/dump-se-holdout.ndjson:bench/data/sudoku-exchange-se-holdout.txt \
+        --set all-levels=bench/out/dump-all-levels.ndjson:bench/data/sudoku-exchange-all-levels.txt \
+        --set fresh=bench/out/dump-se-fresh.ndjson:bench/data/sudoku-exchange-se-fresh.txt \
+        --pool bench/out/dump-pool.ndjson --held-out fresh
 
 Scores, tiers and stars are worked out again from each dumped solve path with this tree's grader
 (``score_of``, ``stars_of``); the score and stars a dump carries (the grader that made it) are shown beside
