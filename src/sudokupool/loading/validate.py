@@ -172,7 +172,7 @@ SECTION_CHECKS: Final[dict[str, Callable[[_Pack, int, int], None]]] = {
 }
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=2)
 def _lanes(count: int) -> tuple[int, int, int]:
     """For ``count`` u32 values read as one little-endian integer: a mask of every other value (the even
     ones, each with a zero field of 32 bits above it), that mask shifted onto those zero fields, and a 1 in
@@ -296,4 +296,6 @@ def validate(data: memoryview, header: PackHeader, *, max_record_bytes: int, bac
         step()
     _by_difficulty(p, step)
     _filters(p, step)
-    return _table(p, step) + 1
+    probes = _table(p, step) + 1
+    _lanes.cache_clear()  # a few hundred KB, not kept in every worker while it serves
+    return probes
