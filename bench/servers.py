@@ -168,9 +168,15 @@ class Server:
                         return self
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 pass
-            time.sleep(0.05)
+            time.sleep(0.02)
         self.stop()
         raise RuntimeError(f"{self.name} did not answer {self.probe} within {timeout} s{self.log_tail()}")
+
+    def __enter__(self) -> Server:
+        return self if self.process is not None else self.start()
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
 
     def log_tail(self, lines: int = 40) -> str:
         if self.log is None or not self.log.exists():
