@@ -1,8 +1,27 @@
-"""Benchmark pools: synthetic exports made from the demo pool's records (``python -m bench make-pool``)."""
+"""Benchmark pools (``python -m bench make-pool``): synthetic records, a source record of the demo pool seen
+through a validity-preserving transformation.
+
+A transformation (sudokupool.sudoku.transform) relabels digits and permutes rows, columns, bands and stacks,
+maybe after a transposition. The transformed puzzle has the same canonical form, the same unique solution
+(transformed) and the same solve path with its cells, houses and digits renamed. So one source record
+gives many valid records for the price of some string substitution.
+
+Speed matters (a million records of ~14 KB each): every source record is compiled once into a
+:class:`Template`, the record's export line cut into literal text and *tokens* (a cell name, a digit, a
+row/column/box number, the words row/column, and the few per-record values). A transformation becomes a
+:class:`TokenTable` (the text of each token under it), and a record line is one ``str.join`` over an
+``itemgetter`` that picks, in C, literals and token texts from one list.
+
+Ids: every transformed puzzle shares its source's canonical form and so its ``canonical_id``, but the share
+code must be unique in an export. A synthetic record's ``canonical_id`` is therefore
+:func:`synthetic_id` (the share-code hash over ``sudokupool-synthetic-v1:<canonical>:<counter>``, the
+counter being the record's position in the pool); ``puzzle_id`` and ``symmetry`` are recomputed from the
+transformed grid, and the tag ``synthetic`` is added. ``seed`` becomes null: the generator's seed
+regenerates the source puzzle, not this one.
+"""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import gzip
 import multiprocessing
@@ -24,46 +43,17 @@ from typing import Any, Final
 import msgspec
 import orjson
 
+from bench.harness import POOLS, ROOT, options
 from sudokupool.loading.export import PUBLIC_FIELD_NAMES, parse_record
 from sudokupool.naming import export_filename
 from sudokupool.sudoku.ids import puzzle_id, share_code
 from sudokupool.sudoku.symmetry import symmetry_class
 from sudokupool.sudoku.transform import Transform, random_transform
 
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
-
-
-# --- make_pool -----------------------------------------------------------------------------------------------------
-
-MAKE_POOL_DOC = """\
-Make a big synthetic pool for the benchmarks: N records derived from the demo pool's puzzles.
-
-    python -m bench make-pool 100k            # -> bench/pools/100k/pool-<timestamp>.ndjson.gz
-    python -m bench make-pool 1m --lean       # solve_path null: ~0.8 KB a record instead of ~14 KB
-    python -m bench make-pool 2000 --verify 200
-
-Record ``i`` is source record ``i % S`` (of the S in the source pool) under transformation ``i // S``, a
-random layout transformation and digit relabelling drawn from a generator seeded with ``(seed, i // S)``,
-so every record is a distinct valid puzzle and the output depends only on the source, N and the seed
-(see synthetic.py for what is mapped and how ids stay unique). The source is the newest export in
-``snapshots/``; without one, 300 records made by ``tests/factories.py``.
-
-Work is split into chunks of records; each worker process turns a chunk into one gzip member, and the
-parent writes the members in order (concatenated gzip members are one valid gzip stream). ``--verify``
-regenerates a random sample, loads it with ``sudokupool check``'s checks (replayed solve paths, a unique
-solution) and recomputes canonical forms, puzzle ids and symmetry.
-
-Pools go to ``bench/pools/`` (gitignored); they are never shipped or committed.
-"""
-
-POOLS = BENCH / "pools"
 CHUNK = 2000
 
 # Set in the parent before the workers fork, so each worker inherits the compiled templates.
 _TEMPLATES: list[Template] = []
-_SEED = 1
-_LEVEL = 6
 
 
 def parse_count(text: str) -> int:
@@ -92,10 +82,6 @@ def load_templates(path: Path, *, lean: bool) -> list[Template]:
     return [compile_record(record, keep_solve_path=not lean) for record in records]
 
 
-def transform_for(seed: int, k: int) -> Transform:
-    return random_transform(random.Random(f"{seed}:{k}"))
-
-
 def lines(start: int, stop: int) -> Iterator[str]:
     """The export lines of records ``start`` to ``stop - 1``."""
     templates, count = _TEMPLATES, len(_TEMPLATES)
@@ -105,7 +91,7 @@ def lines(start: int, stop: int) -> Iterator[str]:
     for i in range(start, stop):
         k = i // count
         if k != current or transform is None:
-            current, transform = k, transform_for(_SEED, k)
+            current, transform = k, random_transform(random.Random(f"1:{k}"))
             table = token_table(transform)
         yield synthetic_line(templates[i % count], transform, table, i)
 
@@ -113,15 +99,14 @@ def lines(start: int, stop: int) -> Iterator[str]:
 def chunk_member(bounds: tuple[int, int]) -> tuple[bytes, int]:
     """One gzip member holding records ``bounds[0]`` to ``bounds[1] - 1``, and its uncompressed size."""
     data = "".join(lines(*bounds)).encode()
-    packer = zlib.compressobj(_LEVEL, zlib.DEFLATED, 31)
+    packer = zlib.compressobj(6, zlib.DEFLATED, 31)  # publish's level
     return packer.compress(data) + packer.flush(), len(data)
 
 
-def make_pool(count: int, out: Path, *, lean: bool, seed: int, workers: int, level: int) -> Path:
+def make_pool(count: int, out: Path, *, lean: bool, workers: int) -> Path:
     """Write a ``count``-record pool into directory ``out``; return the export's path."""
-    global _TEMPLATES, _SEED, _LEVEL
+    global _TEMPLATES
     _TEMPLATES = load_templates(source_export(), lean=lean)
-    _SEED, _LEVEL = seed, level
     out.mkdir(parents=True, exist_ok=True)
     path = out / export_filename(datetime.now(UTC))
     tmp = path.with_name(path.name + ".part")
@@ -142,15 +127,13 @@ def make_pool(count: int, out: Path, *, lean: bool, seed: int, workers: int, lev
     return path
 
 
-def verify_sample(count: int, sample: int, seed: int) -> bool:
+def verify_sample(count: int, sample: int) -> bool:
     """Regenerate ``sample`` random records of the pool and check them as ``sudokupool check`` does, plus
     canonical form, puzzle_id and symmetry. Needs the templates loaded (after :func:`make_pool`)."""
     from sudokupool.commands.check import check_file
     from sudokupool.sudoku.canonical import canonical_form
-    from sudokupool.sudoku.ids import puzzle_id
-    from sudokupool.sudoku.symmetry import symmetry_class
 
-    picks = sorted(random.Random(seed).sample(range(count), min(sample, count)))
+    picks = sorted(random.Random(1).sample(range(count), min(sample, count)))
     chosen = [next(lines(i, i + 1)) for i in picks]
     ok = True
     for line in chosen:
@@ -175,46 +158,29 @@ def verify_sample(count: int, sample: int, seed: int) -> bool:
 
 
 def make_pool_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=MAKE_POOL_DOC.split("\n\n")[0])
+    """Make a big synthetic pool for the benchmarks: N records derived from the demo pool's puzzles, into
+    bench/pools/N[-lean]/ (gitignored; never shipped or committed). ``--lean``: solve_path null, about 0.8 KB a record
+    instead of 14 KB.
+
+    Record ``i`` is source record ``i % S`` (of the S in the source pool: the newest export in snapshots/, else 300
+    records made once by ``sudokupool build``) under transformation ``i // S``, drawn from a generator seeded with
+    it, so every record is a distinct valid puzzle and the output depends only on the source and N. Each worker
+    process turns a chunk of records into one gzip member, written in order (concatenated members are one gzip
+    stream). ``--verify N`` regenerates N random records and checks them as ``sudokupool check`` does (replayed solve
+    paths, a unique solution), with their canonical forms, puzzle ids and symmetry.
+    """
+    parser = options(make_pool_main.__doc__)
     parser.add_argument("count", help="records: 100k, 1m, 2500...")
     parser.add_argument("--lean", action="store_true", help="solve_path null (small records)")
     parser.add_argument("--out", type=Path, help="directory (default bench/pools/<count>[-lean])")
-    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
-    parser.add_argument("--level", type=int, default=6, help="gzip level (publish uses 6)")
     parser.add_argument("--verify", type=int, default=0, metavar="N", help="check N random records afterwards")
     args = parser.parse_args(argv)
     count = parse_count(args.count)
-    out = args.out or POOLS / f"{args.count.lower()}{'-lean' if args.lean else ''}"
-    make_pool(count, out, lean=args.lean, seed=args.seed, workers=args.workers, level=args.level)
-    if args.verify and not verify_sample(count, args.verify, args.seed):
-        return 1
-    return 0
+    make_pool(count, args.out or POOLS / f"{args.count.lower()}{'-lean' if args.lean else ''}", lean=args.lean,
+              workers=args.workers)  # fmt: skip
+    return 0 if not args.verify or verify_sample(count, args.verify) else 1
 
-
-# --- synthetic -----------------------------------------------------------------------------------------------------
-
-SYNTHETIC_DOC = """\
-Synthetic records for benchmark pools: a source record seen through a validity-preserving transformation.
-
-A transformation (sudokupool.sudoku.transform) relabels digits and permutes rows, columns, bands and stacks,
-maybe after a transposition. The transformed puzzle has the same canonical form, the same unique solution
-(transformed) and the same solve path with its cells, houses and digits renamed. So one source record
-gives many valid records for the price of some string substitution.
-
-Speed matters (a million records of ~14 KB each): every source record is compiled once into a
-:class:`Template`, the record's export line cut into literal text and *tokens* (a cell name, a digit, a
-row/column/box number, the words row/column, and the few per-record values). A transformation becomes a
-:class:`TokenTable` (the text of each token under it), and a record line is one ``str.join`` over an
-``itemgetter`` that picks, in C, literals and token texts from one list.
-
-Ids: every transformed puzzle shares its source's canonical form and so its ``canonical_id``, but the share
-code must be unique in an export. A synthetic record's ``canonical_id`` is therefore
-:func:`synthetic_id` (the share-code hash over ``sudokupool-synthetic-v1:<canonical>:<counter>``, the
-counter being the record's position in the pool); ``puzzle_id`` and ``symmetry`` are recomputed from the
-transformed grid, and the tag ``synthetic`` is added. ``seed`` becomes null: the generator's seed
-regenerates the source puzzle, not this one.
-"""
 
 SYNTHETIC_TAG: Final = "sudokupool-synthetic-v1:"
 
