@@ -49,12 +49,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bench.child import KEY, LIMITS
+from bench.child import KEY
 from bench.grading import pct, read
 from bench.harness import (
     OUT,
@@ -99,8 +99,6 @@ def http_target(args: argparse.Namespace, src: Path) -> None:
         sides["metrics off"] = sides.pop("this")
         clients = [(side, side, {}) for side in sides]
         pairs = [("metrics on", "metrics off"), ("metrics off", "baseline")]
-    print(f"baseline {args.baseline}, pool {directory.name}, {args.workers} worker(s), "
-          f"{args.rounds} rounds x {args.seconds:g} s, medians")  # fmt: skip
     with contextlib.ExitStack() as stack:
         started = {
             side: stack.enter_context(
@@ -175,31 +173,68 @@ def metrics_target(args: argparse.Namespace, src: Path) -> None:
         print(f"| {path} | {on_:.2f} | {off:.2f} | {base:.2f} | {on_ - off:+.2f} | {compared - base:+.2f} |")
 
 
-def per_call(args: argparse.Namespace, src: Path, kind: str, line: str, *child_args: str) -> None:
-    """Each side's ``kind`` process on the pool answers ``line`` with the CPU ns per call of each of its cases:
-    the medians and the ratio this/baseline."""
-    directory = pool_dir(args.pool)
-    sides = {"this": (THIS, {}), "baseline": (src, {})}
-    with Children(sides, kind, str(directory), *child_args) as children:
-        for side, ready in children.ready.items():
-            if ready is not True:
-                print(f"{side}: {ready}", flush=True)
-        found = interleave(list(sides), args.rounds, lambda side, _: children.ask(side, line))
-    print(f"baseline {args.baseline}, pool {directory.name}, {args.rounds} rounds, median CPU ns per call")
-    for case in found["this"][0]:
-        this, base = (statistics.median(run[case] for run in found[side]) for side in sides)
-        print(
-            f"  {case:24s} this {this:9,.0f}  baseline {base:9,.0f}  ratio {this / base:.3f}  diff {this - base:+,.0f}"
-        )
+def side_rounds(
+    args: argparse.Namespace, kind: str, line: str, sides: dict[str, tuple[Path, dict[str, str], tuple[str, ...]]],
+    *, warm_up: bool = False, fresh: bool = False,
+) -> dict[str, list[dict[str, float]]]:  # fmt: skip
+    """Each side's ``kind`` process (its source tree, environment and arguments) answers ``line`` with a dict of
+    figures once a round, rounds rotated; ``fresh``: a new process a side a round, a round that fails left out."""
+    with contextlib.ExitStack() as stack:
+
+        def child(side: str) -> Children:
+            started = Children({side: sides[side][:2]}, kind, *sides[side][2])
+            if started.ready[side] is not True:
+                print(f"{side}: {started.ready[side]}", flush=True)
+            return started
+
+        kept = {} if fresh else {side: stack.enter_context(child(side)) for side in sides}
+
+        def measure(side: str, n: int) -> dict[str, float] | None:
+            try:
+                with contextlib.nullcontext(kept[side]) if side in kept else child(side) as process:
+                    found: dict[str, float] = process.ask(side, line)
+            except RuntimeError as exc:  # its traceback is on stderr
+                print(f"round {n + 1} {side}: failed: {exc}", flush=True)
+                return None
+            print(f"round {n + 1 if n >= 0 else 'warm-up'} {side:8s} "
+                  + "  ".join(f"{k} {v:,.3f}" for k, v in found.items()), flush=True)  # fmt: skip
+            return found
+
+        found = interleave(list(sides), args.rounds, measure, warm_up)
+    results = {side: [r for r in runs if r is not None] for side, runs in found.items()}
+    if not results["this"]:
+        raise SystemExit("this checkout failed every round")
+    return results
+
+
+def ratios(results: dict[str, list[dict[str, float]]], unit: str, digits: int) -> None:
+    """The median of each figure on each side in ``unit``, and the ratio this/baseline (none when the baseline
+    always failed)."""
+    print(f"medians, {unit}")
+    for key in results["this"][0]:
+        this = statistics.median(r[key] for r in results["this"])
+        line = f"  {key:24s} this {this:,.{digits}f}"
+        if results["baseline"]:
+            base = statistics.median(r[key] for r in results["baseline"])
+            line += f"  baseline {base:,.{digits}f}  ratio {this / base:.3f}  diff {this - base:+,.{digits}f}"
+        print(line if results["baseline"] else f"{line}  baseline failed every round")
+
+
+def both(src: Path, *child_args: str) -> dict[str, tuple[Path, dict[str, str], tuple[str, ...]]]:
+    """This checkout and the baseline, each with the same child arguments and no settings of its own."""
+    return {"this": (THIS, {}, child_args), "baseline": (src, {}, child_args)}
 
 
 def pool_ops_target(args: argparse.Namespace, src: Path) -> None:
-    per_call(args, src, "pool-ops", "go", str(pool_ids(pool_dir(args.pool))), str(args.ops))
+    directory = pool_dir(args.pool)
+    sides = both(src, str(directory), str(pool_ids(directory)), str(args.ops))
+    ratios(side_rounds(args, "pool-ops", "go", sides), "CPU ns per call", 0)
 
 
 def handlers_target(args: argparse.Namespace, src: Path) -> None:
     cases = {"random": ["random", ""], "random?difficulty=hard": ["random", "difficulty=hard"], "by id": ["puzzle", ""]}
-    per_call(args, src, "handlers", json.dumps(cases), str(args.calls))
+    sides = both(src, str(pool_dir(args.pool)), str(args.calls))
+    ratios(side_rounds(args, "handlers", json.dumps(cases), sides), "CPU ns per call", 0)
 
 
 def boot_target(args: argparse.Namespace, src: Path) -> None:
@@ -236,43 +271,16 @@ def boot_target(args: argparse.Namespace, src: Path) -> None:
         print(f"  ratio        ready {ready / base_ready:.3f}  USS {uss / base_uss:.3f}  PSS {pss / base_pss:.3f}")
 
 
-def seconds_line(side: str, n: int, found: dict[str, float]) -> str:
-    return f"round {n + 1 if n >= 0 else 'warm-up'} {side:8s} " + "  ".join(f"{k} {v:.3f} s" for k, v in found.items())
-
-
-def median_lines(results: dict[str, list[dict[str, float]]], keys: Sequence[str]) -> None:
-    """The median of each key on each side, and the ratio this/baseline (none when the baseline always failed)."""
-    for key in keys:
-        this = statistics.median(r[key] for r in results["this"])
-        if results["baseline"]:
-            base = statistics.median(r[key] for r in results["baseline"])
-            print(
-                f"  {key:14s} this {this:.3f}  baseline {base:.3f}  ratio {this / base:.3f}  diff {this - base:+.3f} s"
-            )
-        else:
-            print(f"  {key:14s} this {this:.3f}  baseline failed every round")
-
-
 def pack_load_target(args: argparse.Namespace, src: Path) -> None:
-    directory = pool_dir(args.pool)
     # Each side's own directory: a baseline of another pack format version reads a pack of its version.
-    places = {"this": directory, "baseline": pool_dir(args.baseline_pool) if args.baseline_pool else directory}
-    with tempfile.TemporaryDirectory(prefix="pack-load-ab-") as scratch, contextlib.ExitStack() as stack:
-        # The private copy of the pack goes under a TMPDIR of this run, removed with it.
-        children = {
-            side: stack.enter_context(Children({side: (tree, {"TMPDIR": scratch})}, "pack-load", str(places[side])))
+    places = {"this": args.pool, "baseline": args.baseline_pool or args.pool}
+    # The private copy of the pack goes under a TMPDIR of this run, removed with it.
+    with tempfile.TemporaryDirectory(prefix="pack-load-ab-") as scratch:
+        sides = {
+            side: (tree, {"TMPDIR": scratch}, (str(pool_dir(places[side])),))
             for side, tree in (("this", THIS), ("baseline", src))
         }
-
-        def measure(side: str, n: int) -> dict[str, float]:
-            found: dict[str, float] = children[side].ask(side, "go")
-            print(seconds_line(side, n, found), flush=True)
-            return found
-
-        results = interleave(list(children), args.rounds, measure, warm_up=True)
-    print(f"baseline {args.baseline} (pool {places['baseline'].name}), pool {directory.name}, {args.rounds} rounds, "
-          "median seconds")  # fmt: skip
-    median_lines(results, ("load", "map and check"))
+        ratios(side_rounds(args, "pack-load", "go", sides, warm_up=True), "seconds", 3)
 
 
 def fill(directory: Path, files: int, *, misdated: bool) -> None:
@@ -289,26 +297,9 @@ def fill(directory: Path, files: int, *, misdated: bool) -> None:
 
 
 def many_exports_target(args: argparse.Namespace, src: Path) -> None:
-    trees = {"this": THIS, "baseline": src}
     with tempfile.TemporaryDirectory(dir=OUT, prefix="many-exports-") as scratch:
         fill(Path(scratch), args.files, misdated=not args.no_misdated)
-
-        def measure(side: str, n: int) -> dict[str, float] | None:
-            try:  # a fresh process each round
-                with Children({side: (trees[side], {})}, "many-exports", scratch) as child:
-                    found: dict[str, float] = child.ask(side, "go")
-            except RuntimeError as exc:  # its traceback is on stderr
-                print(f"round {n + 1} {side}: failed: {exc}", flush=True)
-                return None
-            print(seconds_line(side, n, found), flush=True)
-            return found
-
-        found = interleave(list(trees), args.rounds, measure)
-    results = {side: [r for r in runs if r is not None] for side, runs in found.items()}
-    if not results["this"]:
-        raise SystemExit("this checkout failed every round")
-    print(f"baseline {args.baseline}, {args.files} exports, {args.rounds} rounds, median seconds")
-    median_lines(results, (*(f"limit {limit}" for limit in LIMITS), "loop lag max", "loop lag idle"))
+        ratios(side_rounds(args, "many-exports", "go", both(src, scratch), fresh=True), "seconds", 3)
 
 
 def options(parser: argparse.ArgumentParser, target: str) -> None:
@@ -369,6 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         options(sub, name)
     args = parser.parse_args(argv)
     OUT.mkdir(exist_ok=True)
+    print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC: python -m bench ab {' '.join(argv or sys.argv[1:])}", flush=True)
     with baseline_src(args.baseline) as src:
         TARGETS[args.target][1](args, src)
     return 0
