@@ -29,8 +29,6 @@ import operator
 import os
 import random
 import re
-import subprocess
-import sys
 import tempfile
 import time
 import zlib
@@ -43,7 +41,7 @@ from typing import Any, Final
 import msgspec
 import orjson
 
-from bench.harness import POOLS, ROOT, options
+from bench.harness import POOLS, ROOT, latest_export, options
 from sudokupool.loading.export import PUBLIC_FIELD_NAMES, parse_record
 from sudokupool.naming import export_filename
 from sudokupool.sudoku.ids import puzzle_id, share_code
@@ -61,18 +59,6 @@ def parse_count(text: str) -> int:
     text = text.strip().lower()
     scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:], 1)
     return int(float(text.rstrip("km")) * scale)
-
-
-def source_export() -> Path:
-    """The newest export in snapshots/, else a 300-puzzle pool made once with ``sudokupool build``."""
-    found = sorted((ROOT / "snapshots").glob("pool-*.ndjson*"))
-    if found:
-        return found[-1]
-    target = POOLS / "source"
-    if not sorted(target.glob("pool-*.ndjson.gz")):
-        build = [sys.executable, "-m", "sudokupool", "build", "--count", "300", "--seed", "1", "--out", f"{target}/"]
-        subprocess.run(build, check=True)
-    return sorted(target.glob("pool-*.ndjson.gz"))[-1]
 
 
 def load_templates(path: Path, *, lean: bool) -> list[Template]:
@@ -106,7 +92,7 @@ def chunk_member(bounds: tuple[int, int]) -> tuple[bytes, int]:
 def make_pool(count: int, out: Path, *, lean: bool, workers: int) -> Path:
     """Write a ``count``-record pool into directory ``out``; return the export's path."""
     global _TEMPLATES
-    _TEMPLATES = load_templates(source_export(), lean=lean)
+    _TEMPLATES = load_templates(latest_export(ROOT / "snapshots"), lean=lean)
     out.mkdir(parents=True, exist_ok=True)
     path = out / export_filename(datetime.now(UTC))
     tmp = path.with_name(path.name + ".part")
@@ -162,12 +148,11 @@ def make_pool_main(argv: list[str] | None = None) -> int:
     bench/pools/N[-lean]/ (gitignored; never shipped or committed). ``--lean``: solve_path null, about 0.8 KB a record
     instead of 14 KB.
 
-    Record ``i`` is source record ``i % S`` (of the S in the source pool: the newest export in snapshots/, else 300
-    records made once by ``sudokupool build``) under transformation ``i // S``, drawn from a generator seeded with
-    it, so every record is a distinct valid puzzle and the output depends only on the source and N. Each worker
-    process turns a chunk of records into one gzip member, written in order (concatenated members are one gzip
-    stream). ``--verify N`` regenerates N random records and checks them as ``sudokupool check`` does (replayed solve
-    paths, a unique solution), with their canonical forms, puzzle ids and symmetry.
+    Record ``i`` is source record ``i % S`` (of the S in the demo pool, snapshots/) under transformation ``i // S``,
+    drawn from a generator seeded with it, so every record is a distinct valid puzzle and the output depends only on
+    N. Each worker process turns a chunk of records into one gzip member, written in order (concatenated members are
+    one gzip stream). ``--verify N`` regenerates N random records and checks them as ``sudokupool check`` does
+    (replayed solve paths, a unique solution), with their canonical forms, puzzle ids and symmetry.
     """
     parser = options(make_pool_main.__doc__)
     parser.add_argument("count", help="records: 100k, 1m, 2500...")

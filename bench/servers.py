@@ -16,11 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-# The Procfile's flags (no proxy headers, no server header) plus what it gets by default.
-UVICORN_FLAGS = (
-    "--loop", "uvloop", "--http", "httptools", "--no-access-log", "--workers", "1",
-    "--no-proxy-headers", "--no-server-header",
-)  # fmt: skip
 
 
 def free_port() -> int:
@@ -151,13 +146,9 @@ class Server:
     def start(self, timeout: float = 600.0) -> Server:
         argv = [part.replace("{port}", str(self.port)) for part in self.argv]
         started = time.perf_counter()
-        if self.log is None:
-            self.process = subprocess.Popen(argv, env={**os.environ, **self.env}, stdout=subprocess.DEVNULL,
+        with open(self.log or os.devnull, "wb") as out:  # the child keeps its own copy of the descriptor
+            self.process = subprocess.Popen(argv, env={**os.environ, **self.env}, stdout=out,
                                             stderr=subprocess.STDOUT, cwd=BENCH.parent)  # fmt: skip
-        else:
-            with self.log.open("wb") as out:  # the child keeps its own copy of the descriptor
-                self.process = subprocess.Popen(argv, env={**os.environ, **self.env}, stdout=out,
-                                                stderr=subprocess.STDOUT, cwd=BENCH.parent)  # fmt: skip
         while time.perf_counter() - started < timeout:
             if self.process.poll() is not None:
                 raise RuntimeError(f"{self.name} exited with {self.process.returncode}{self.log_tail()}")
@@ -191,19 +182,6 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-
-
-def uvicorn(name: str, target: str, *extra: str, env: dict[str, str], probe: str, log: Path) -> Server:
-    """A uvicorn server with the service's production flags (uvloop, httptools, no access log, one worker)."""
-    argv = [sys.executable, "-m", "uvicorn", target, *extra, "--host", "127.0.0.1", "--port", "{port}"]
-    return Server(name, [*argv, *UVICORN_FLAGS], env=env, probe=probe, log=log)
-
-
-def procfile(name: str, *extra: str, env: dict[str, str], probe: str, log: Path) -> Server:
-    """The service as the Procfile starts it (``sudokupool serve``: the configured server, its flags and its
-    logging), on a loopback port; ``extra`` adds serve's options (``--app`` for a bench variant)."""
-    argv = serve_argv("{port}", *extra)
-    return Server(name, argv, env=env, probe=probe, log=log)
 
 
 def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:

@@ -255,10 +255,6 @@ def free_port_pairs(count: int) -> list[int]:
 class SeaweedS3:
     """One ``weed mini`` process with S3 on a loopback port, and helpers to use it."""
 
-    access_key = ACCESS_KEY
-    secret_key = SECRET_KEY
-    region = REGION
-
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
         self.data_dir = workdir / "data"
@@ -346,10 +342,6 @@ class SeaweedS3:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=5)
-
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
 
     def client(self) -> Any:
         """A plain (synchronous) botocore S3 client for setting up test data."""
