@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness import ROOT, options
-from bench.servers import free_port, get, proc_status, serve_argv, tree_rss
+from bench.servers import free_port, get, proc_status, serve_argv, stop_process, tree_rss
 
 DEMO = next((ROOT / "snapshots").glob("pool-*.ndjson.gz"))
 # Both in the past: an export dated ahead of the machine's clock is refused for its name before it is read.
@@ -85,14 +85,7 @@ class Run:
         return "timeout", seconds
 
     def stop(self) -> None:
-        """SIGTERM, as a platform stops a dyno, then SIGKILL after 30 s (nothing if it has exited)."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process, signal.SIGTERM, 30)  # as a platform stops a dyno
 
     def result(self, outcome: str | int, seconds: float, line: str) -> dict[str, Any]:
         text = self.text()
