@@ -400,7 +400,7 @@ def harness_main(argv: list[str] | None = None) -> int:
             url = stack.enter_context(valkey()).url
             redis = stack.enter_context(service(directory, OUT / "service-redis.log", redis_url=url))
         svc = stack.enter_context(service(directory, OUT / "service.log"))
-        loaded = re.findall(r"loaded \d+ puzzles.* in ([0-9.]+) s", (OUT / "service.log").read_text(errors="replace"))
+        loaded = measures.LOADED.findall((OUT / "service.log").read_text(errors="replace"))
         results["startup"] = {"ready_seconds": round(svc.ready_seconds, 2), "load_seconds": float(loaded[-1])}
         results["body_size"] = size = body_size(svc)
         print(f"service ready in {svc.ready_seconds:.1f} s; body {size} bytes")

@@ -525,9 +525,7 @@ def redis_capacity_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=32)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="sudokupool-redis-") as tmp:
-        (Path(tmp) / "single").mkdir()
-        (Path(tmp) / "cluster").mkdir()
-        single, cluster = ValkeyServer(Path(tmp) / "single"), ValkeyCluster(Path(tmp) / "cluster")
+        single, cluster = ValkeyServer(Path(tmp)), ValkeyCluster(Path(tmp))  # the cluster's nodes in node0/, node1/...
         single.start()
         cluster.start()
         try:
