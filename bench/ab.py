@@ -65,7 +65,6 @@ from bench.harness import (
     cpu_meter,
     interleave,
     latest_export,
-    medians,
     pool_dir,
     pool_ids,
     rotated,
@@ -116,8 +115,8 @@ def http_target(args: argparse.Namespace, src: Path) -> None:
             for who, side, extra in clients
         ]
         meters = {t.name: {"cpu_us": cpu_meter(s)} for s, t in loads}
-        found = medians(*rounds([t for _, t in loads], count=args.rounds, seconds=args.seconds,
-                                connections=args.connections, meters=meters))  # fmt: skip
+        found = rounds([t for _, t in loads], count=args.rounds, seconds=args.seconds, connections=args.connections,
+                       meters=meters)  # fmt: skip
         print("| target | req/s | p99 ms | server CPU µs/answer |\n|---|---:|---:|---:|")
         for name, s in found.items():
             print(f"| {name} | {s['rps']:,.0f} | {s['p99_ms']:.2f} | {s['cpu_us']:.1f} |")

@@ -245,48 +245,33 @@ def cpu_meter(server: Server) -> Meter:
 
 
 def rounds(
-    found: list[Target],
-    *,
-    count: int,
-    seconds: float,
-    connections: int,
-    meters: dict[str, dict[str, Meter]] | None = None,
-) -> tuple[dict[str, list[Run]], dict[str, dict[str, list[float]]]]:
-    """wrk on each target in rounds, after a 1 s warm-up of each (connections, caches, SQLite's first pages), the
-    order rotated each round so that drift on a shared machine hits all alike. The runs by target name, and for
-    a target in ``meters`` each meter's growth per answer over each run."""
+    found: list[Target], *, count: int, seconds: float, connections: int,
+    meters: dict[str, dict[str, Meter]] | None = None, strict: bool = True,
+) -> dict[str, dict[str, float]]:  # fmt: skip
+    """wrk on each target in rounds, the order rotated each round so that drift on a shared machine hits all alike,
+    after a warm-up round of 1 s each (connections, caches, SQLite's first pages). By target name: :func:`summarize`
+    of its runs and the median growth per answer of each of its ``meters`` over a run; ``strict``: raise on any
+    non-2xx answer or socket error."""
     meters = meters or {}
-    for target in found:
-        wrk(target, seconds=1, connections=connections)
-    runs: dict[str, list[Run]] = {t.name: [] for t in found}
-    per: dict[str, dict[str, list[float]]] = {name: {m: [] for m in read} for name, read in meters.items()}
-    for n in range(count):
-        for target in rotated(found, n):
-            read = meters.get(target.name, {})
-            before = {m: meter() for m, meter in read.items()}
-            run = wrk(target, seconds=seconds, connections=connections)
-            runs[target.name].append(run)
-            line = (
-                f"  round {n + 1} {target.name:32} {run.rps:9.0f} req/s  p50 {run.p50_ms:6.2f}  p99 {run.p99_ms:6.2f}"
-            )
-            for m, meter in read.items():
-                per[target.name][m].append((meter() - before[m]) / max(run.requests, 1))
-                line += f"  {m} {per[target.name][m][-1]:.2f}/answer"
-            print(line, flush=True)
-    return runs, per
+    targets = {t.name: t for t in found}
 
+    def measure(name: str, n: int) -> tuple[Run, dict[str, float]]:
+        before = {m: meter() for m, meter in meters.get(name, {}).items()}
+        run = wrk(targets[name], seconds=seconds if n >= 0 else 1, connections=connections)
+        per = {m: (meter() - before[m]) / max(run.requests, 1) for m, meter in meters.get(name, {}).items()}
+        shown = "".join(f"  {m} {v:.2f}/answer" for m, v in per.items())
+        print(f"  round {n + 1 if n >= 0 else 'warm-up'} {name:32} {run.rps:9.0f} req/s  p50 {run.p50_ms:6.2f}  "
+              f"p99 {run.p99_ms:6.2f}{shown}", flush=True)  # fmt: skip
+        return run, per
 
-def medians(
-    runs: dict[str, list[Run]], per: dict[str, dict[str, list[float]]] | None = None, *, strict: bool = True
-) -> dict[str, dict[str, float]]:
-    """:func:`summarize` of each target with the median of each of its meters; ``strict``: raise on any non-2xx
-    answer or socket error."""
-    found = {name: summarize(r) | {m: statistics.median(v) for m, v in (per or {}).get(name, {}).items()}
-             for name, r in runs.items()}  # fmt: skip
-    for name, s in found.items():
-        if strict and (s["errors"] or s["status_errors"]):
-            raise RuntimeError(f"{name}: {s['status_errors']} non-2xx, {s['errors']} errors")
-    return found
+    summary = {}
+    for name, runs in interleave(list(targets), count, measure, warm_up=True).items():
+        summary[name] = summarize([run for run, _ in runs]) | {
+            m: statistics.median(per[m] for _, per in runs) for m in meters.get(name, {})
+        }
+        if strict and (summary[name]["errors"] or summary[name]["status_errors"]):
+            raise RuntimeError(f"{name}: {summary[name]['status_errors']} non-2xx, {summary[name]['errors']} errors")
+    return summary
 
 
 def profile(svc: Server, target: Target, *, seconds: int, connections: int, out: Path) -> dict[str, Any]:
@@ -428,8 +413,8 @@ def harness_main(argv: list[str] | None = None) -> int:
         found = targets(svc, baselines, ids, images, redis)
         if args.targets:
             found = [t for t in found if t.name in args.targets.split(",")]
-        runs, _ = rounds(found, count=args.rounds, seconds=args.seconds, connections=args.connections)
-        results["throughput"] = medians(runs, strict=False)
+        results["throughput"] = rounds(found, count=args.rounds, seconds=args.seconds, connections=args.connections,
+                                       strict=False)  # fmt: skip
         results["service_rss"] = proc_status(svc.pid)
         if redis is not None:
             results["redis_outages"] = redis_outages(redis)  # requests answered without Redis: there should be none

@@ -40,7 +40,6 @@ from bench.harness import (
     interleave,
     latest_export,
     machine,
-    medians,
     options,
     pool_dir,
     pool_ids,
@@ -365,10 +364,9 @@ def cpu_per_request(
             valkey_pid = store.process.pid
             meters[REDIS_RANDOM] = {"cpu_us": cpu_meter(shared), "redis_cpu_us": lambda: 1e6 * cpu_seconds(valkey_pid),
                                     "calls": lambda: script_calls(store.url)}  # fmt: skip
-        runs, per = rounds([t for _, t in found], count=count, seconds=seconds, connections=connections, meters=meters)
+        results = rounds([t for _, t in found], count=count, seconds=seconds, connections=connections, meters=meters)
         if with_redis and redis_outages(shared):
             print(f"warning: Redis outages during the run (requests answered without Redis); see {shared.log}")
-    results = medians(runs, per)
     print("| target | req/s (median) | server CPU µs per request (median) |\n|---|---:|---:|")
     for name, r in results.items():
         also = f" (+ {r['redis_cpu_us']:.1f} in valkey; {1 / r['calls']:.1f} requests a call)" if "calls" in r else ""
@@ -459,9 +457,8 @@ def server_choice_main(argv: list[str] | None = None) -> int:
             ]
         )
         meters = {t.name: {"cpu_us": cpu_meter(s)} for s, t in found}
-        runs, per = rounds([t for _, t in found], count=args.rounds, seconds=args.seconds, connections=args.connections,
-                           meters=meters)  # fmt: skip
-    results = medians(runs, per, strict=False)
+        results = rounds([t for _, t in found], count=args.rounds, seconds=args.seconds,
+                         connections=args.connections, meters=meters, strict=False)  # fmt: skip
     memory: dict[str, dict[str, int]] = {}
     for name in ("uvicorn", "granian"):
         for workers in (1, 2):
@@ -705,8 +702,7 @@ def images_main(argv: list[str] | None = None) -> int:
         targets.append(Target("baseline: cached png", base.base, image, KEYED, hot))
         cached = {"png": "", "svg": "format=svg", "webp": "format=webp", "png 1000 px": "size=1000"}
         targets += [Target(f"this: cached {name}", this.base, f"{image}?{q}", KEYED, hot) for name, q in cached.items()]
-        runs, _ = rounds(targets, count=args.rounds, seconds=args.seconds, connections=32)
-    summary = medians(runs)
+        summary = rounds(targets, count=args.rounds, seconds=args.seconds, connections=32)
     print(f"baseline {args.baseline}, pool {directory.name}, {args.rounds} rounds x {args.seconds:g} s, median req/s")
     for name, found in summary.items():
         print(f"  {name:28s} {found['rps']:9,.0f}  p50 {found['p50_ms']:6.2f} ms")
@@ -763,9 +759,8 @@ def filters_main(argv: list[str] | None = None) -> int:
         found = {"plain": "", **queries(server.base)}
         gzip = {**KEYED, "Accept-Encoding": "gzip"}
         targets = [Target(name, server.base, f"/api/v2/puzzles/random?{query}", gzip) for name, query in found.items()]
-        runs, per = rounds(targets, count=args.rounds, seconds=args.seconds, connections=args.connections,
-                           meters={t.name: {"cpu_us": cpu_meter(server)} for t in targets})  # fmt: skip
-    summary = medians(runs, per)
+        summary = rounds(targets, count=args.rounds, seconds=args.seconds, connections=args.connections,
+                         meters={t.name: {"cpu_us": cpu_meter(server)} for t in targets})  # fmt: skip
     cases = json.dumps({name: ["random", query] for name, query in found.items()})
     with Children({"this": (ROOT / "src", {})}, "handlers", str(directory), "20000") as child:
         calls = [child.ask("this", cases) for _ in range(args.rounds)]
