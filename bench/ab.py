@@ -52,7 +52,6 @@ import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from bench.child import KEY
 from bench.grading import pct, read
@@ -72,7 +71,7 @@ from bench.harness import (
     service,
 )
 from bench.servers import free_port, get
-from bench.service import BOOTED, CHOOSING, boot, boot_medians, pack_of
+from bench.service import BOOTED, CHOOSING, boot_rounds, pack_of
 
 THIS = ROOT / "src"
 GZIP = {"Accept-Encoding": "gzip"}
@@ -255,16 +254,8 @@ def boot_target(args: argparse.Namespace, src: Path) -> None:
             # TMPDIR: the private copy of each side's pack (made in the warm-up boot) goes with this run's directory.
             setups[side] = BOOTED | {"SUDOKUPOOL_EXPORTS": str(place), "PYTHONPATH": str(tree), "TMPDIR": tmp}
 
-        def measure(side: str, n: int) -> dict[str, Any]:
-            extra = CHOOSING if side == "this" and n >= 0 else ()
-            seconds = args.seconds if n >= 0 else 1
-            found = boot(setups[side], args.workers, OUT / f"boot-{side}.log", ids, seconds, extra)
-            print(side, n + 1, json.dumps(found), flush=True)
-            return found
-
-        results = interleave(["this", "baseline"], args.rounds, measure, warm_up=True)
-    print(f"pool {directory.name}, {args.workers} workers, {args.rounds} rounds (medians), baseline {args.baseline}")
-    found = boot_medians(results)
+        found = boot_rounds(args, ids, ["this", "baseline"], lambda side, _: setups[side], warm_up=True,
+                            extra={"this": CHOOSING})  # fmt: skip
     if len(found) == 2:
         (ready, uss, pss), (base_ready, base_uss, base_pss) = found["this"], found["baseline"]
         print(f"  ratio        ready {ready / base_ready:.3f}  USS {uss / base_uss:.3f}  PSS {pss / base_pss:.3f}")

@@ -97,6 +97,12 @@ def last_line(text: str) -> str:
     return next((line for line in reversed(text.splitlines()) if line.strip()), "")
 
 
+def fresh(directory: Path) -> Path:
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir()
+    return directory
+
+
 def run_check(bomb: Path, env: dict[str, str], limit: float, scratch: Path) -> dict[str, Any]:
     run = Run([sys.executable, "-m", "sudokupool", "check", str(bomb)], env, scratch / "check.log")
     outcome, seconds = run.watch(limit)
@@ -106,9 +112,7 @@ def run_check(bomb: Path, env: dict[str, str], limit: float, scratch: Path) -> d
 
 
 def run_startup(bomb: Path, env: dict[str, str], limit: float, scratch: Path) -> dict[str, Any]:
-    directory = scratch / "startup"
-    shutil.rmtree(directory, ignore_errors=True)
-    directory.mkdir()
+    directory = fresh(scratch / "startup")
     os.link(bomb, directory / OLD_NAME)
     run = Run(serve_argv(free_port()), {**env, "SUDOKUPOOL_EXPORTS": str(directory)}, scratch / "startup.log")
     outcome, seconds = run.watch(limit, lambda text: "served" if "Application startup complete" in text else None)
@@ -118,9 +122,7 @@ def run_startup(bomb: Path, env: dict[str, str], limit: float, scratch: Path) ->
 
 
 def run_sync(bomb: Path, env: dict[str, str], limit: float, scratch: Path) -> dict[str, Any]:
-    directory = scratch / "sync"
-    shutil.rmtree(directory, ignore_errors=True)
-    directory.mkdir()
+    directory = fresh(scratch / "sync")
     shutil.copy(DEMO, directory / OLD_NAME)
     port = free_port()
     env = {**env, "SUDOKUPOOL_EXPORTS": str(directory), "SUDOKUPOOL_SYNC_INTERVAL": "1"}

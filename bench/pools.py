@@ -1,23 +1,14 @@
-"""Benchmark pools (``python -m bench make-pool``): synthetic records, a source record of the demo pool seen
-through a validity-preserving transformation.
+"""Benchmark pools (``python -m bench make-pool``): records of the demo pool seen through validity-preserving
+transformations (sudokupool.sudoku.transform: digits relabelled, rows, columns, bands and stacks permuted, maybe
+transposed), which keep the canonical form, the unique solution and the solve path, its cells, houses and digits
+renamed. For speed (a million records of ~14 KB each) every source record is compiled once into a
+:class:`Template`, its export line cut into literal text and tokens (a cell name, a digit, a row/column/box number,
+the words row/column, the per-record values); a transformation becomes a token table (each token's text under it),
+and a record line is one ``str.join`` over an ``itemgetter`` that picks literals and token texts from one list.
 
-A transformation (sudokupool.sudoku.transform) relabels digits and permutes rows, columns, bands and stacks,
-maybe after a transposition. The transformed puzzle has the same canonical form, the same unique solution
-(transformed) and the same solve path with its cells, houses and digits renamed. So one source record
-gives many valid records for the price of some string substitution.
-
-Speed matters (a million records of ~14 KB each): every source record is compiled once into a
-:class:`Template`, the record's export line cut into literal text and *tokens* (a cell name, a digit, a
-row/column/box number, the words row/column, and the few per-record values). A transformation becomes a
-:class:`TokenTable` (the text of each token under it), and a record line is one ``str.join`` over an
-``itemgetter`` that picks, in C, literals and token texts from one list.
-
-Ids: every transformed puzzle shares its source's canonical form and so its ``canonical_id``, but the share
-code must be unique in an export. A synthetic record's ``canonical_id`` is therefore
-:func:`synthetic_id` (the share-code hash over ``sudokupool-synthetic-v1:<canonical>:<counter>``, the
-counter being the record's position in the pool); ``puzzle_id`` and ``symmetry`` are recomputed from the
-transformed grid, and the tag ``synthetic`` is added. ``seed`` becomes null: the generator's seed
-regenerates the source puzzle, not this one.
+A share code must be unique in an export, so a synthetic record's ``canonical_id`` is :func:`synthetic_id` (the
+share-code hash over ``sudokupool-synthetic-v1:<canonical>:<counter>``, the record's position); ``puzzle_id`` and
+``symmetry`` are recomputed from the transformed grid, the tag ``synthetic`` added, and ``seed`` is null.
 """
 
 from __future__ import annotations

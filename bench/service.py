@@ -3,6 +3,7 @@ swaps, images and filters."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import json
@@ -114,10 +115,23 @@ def boot(
                 "workers": [smaps(int(pid)) for pid in workers_], "packed": "from its pack" in text}  # fmt: skip
 
 
-def boot_medians(results: dict[str, list[dict[str, Any]]]) -> dict[str, tuple[float, float, float]]:
-    """Print and return each side's medians: ready seconds, the worst worker's USS and PSS (MB)."""
-    found = {}
-    for side, runs in results.items():
+def boot_rounds(
+    args: argparse.Namespace, ids: Path, sides: list[str], settings: Callable[[str, int], dict[str, str]],
+    *, warm_up: bool = False, extra: dict[str, tuple[str, ...]] | None = None,
+) -> dict[str, tuple[float, float, float]]:  # fmt: skip
+    """:func:`boot` of each side (its settings for round n; ``extra``: its extra paths) once a round, rounds rotated,
+    each printed; then each side's medians, printed and returned: ready seconds, the worst worker's USS and PSS."""
+
+    def measure(side: str, n: int) -> dict[str, Any]:
+        more = (extra or {}).get(side, ()) if n >= 0 else ()
+        found = boot(BOOTED | settings(side, n), args.workers, OUT / f"boot-{side}.log", ids,
+                     args.seconds if n >= 0 else 1, more)  # fmt: skip
+        print(side, n + 1 if n >= 0 else "warm-up", json.dumps(found), flush=True)
+        return found
+
+    print(f"{args.workers} workers, {args.rounds} rounds, medians:")
+    medians = {}
+    for side, runs in interleave(sides, args.rounds, measure, warm_up).items():
         ready = statistics.median(r["ready_s"] for r in runs)
         packed = all(r["packed"] for r in runs)
         if not all(r["workers"] for r in runs):  # one worker: uvicorn serves in its own process, no child to read
@@ -125,8 +139,8 @@ def boot_medians(results: dict[str, list[dict[str, Any]]]) -> dict[str, tuple[fl
             continue
         uss, pss = (statistics.median(max(w[k] for w in r["workers"]) for r in runs) for k in ("uss_mb", "pss_mb"))
         print(f"  {side:12s} ready {ready:6.2f} s  worst worker USS {uss} MB  PSS {pss} MB  packed {packed}")
-        found[side] = (ready, uss, pss)
-    return found
+        medians[side] = (ready, uss, pss)
+    return medians
 
 
 def pack_of(export: Path) -> Path:
@@ -181,16 +195,10 @@ def boot_main(argv: list[str] | None = None) -> int:
         s3 = stack.enter_context(seaweed(export)) if "s3" in sources else {}
         local = {"SUDOKUPOOL_EXPORTS": str(directory)}
         settings = {"local": local, "local-cached": local | {"SUDOKUPOOL_CACHE_DIR": f"{tmp}/local-cache"}}
-
-        def measure(source: str, n: int) -> dict[str, Any]:
-            env = BOOTED | settings.get(source, s3 | {"SUDOKUPOOL_CACHE_DIR": f"{tmp}/cache-{n}"})
-            found = boot(env, args.workers, OUT / f"boot-{source}.log", ids, args.seconds)
-            print(source, n + 1, json.dumps(found), flush=True)
-            return found
-
-        results = interleave(sources, args.rounds, measure)
-    print(f"pool {directory.name}, {args.workers} workers, {args.rounds} rounds (medians)")
-    boot_medians(results)
+        # s3: an empty cache directory each round, so every round downloads the pack.
+        boot_rounds(
+            args, ids, sources, lambda source, n: settings.get(source, s3 | {"SUDOKUPOOL_CACHE_DIR": f"{tmp}/{n}"})
+        )
     return 0
 
 
