@@ -130,8 +130,12 @@ async def middleware_overhead(store: LimiterStore, label: str, calls: int) -> No
 
 
 async def redis_costs(url: str, calls: int = 3000) -> None:
-    """One Redis call through redis-py's client against one on a connection of the caller's own (what the Redis
-    store does), and a hit when 32 wait together (one batch) in the Redis and the process-local store."""
+    """The router through the Redis store; one Redis call through redis-py's client against one on a connection of
+    the caller's own (what the Redis store does); a hit when 32 wait together (one batch) in the Redis and the
+    process-local store."""
+    store = RedisStore.from_url(url, timeout=1.0)
+    await middleware_overhead(store, "redis", 2_000)
+    await store.aclose()
     client = redis.asyncio.Redis.from_url(url)
     connection = client.connection_pool.make_connection()  # type: ignore[no-untyped-call]
     await connection.connect()
@@ -156,20 +160,6 @@ async def redis_costs(url: str, calls: int = 3000) -> None:
         await store.aclose()
 
 
-async def limiter(identities: int, url: str) -> None:
-    addresses = [f"10.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}" if n < 2**24 else str(n) for n in range(identities)]
-    flood(100_000, addresses)
-    flood(identities * 2, addresses)
-    await middleware_overhead(MemoryStore(), "memory", 50_000)
-    if url:
-        store = RedisStore.from_url(url, timeout=1.0)
-        try:
-            await middleware_overhead(store, "redis", 2_000)
-        finally:
-            await store.aclose()
-        await redis_costs(url)
-
-
 def limiter_main(argv: list[str] | None = None) -> int:
     """The rate limiter's cost: memory and time per request of the process-local store under a flood of distinct
     identities (fake clock), the window rollover, and the /api/v2 router's CPU per request with and without it.
@@ -182,7 +172,14 @@ def limiter_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--identities", type=int, default=1_000_000)
     parser.add_argument("--redis", default="", metavar="URL", help="also measure the Redis store at this URL")
     args = parser.parse_args(argv)
-    asyncio.run(limiter(args.identities, args.redis))
+    addresses = [
+        f"10.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}" if n < 2**24 else str(n) for n in range(args.identities)
+    ]
+    flood(100_000, addresses)
+    flood(args.identities * 2, addresses)
+    asyncio.run(middleware_overhead(MemoryStore(), "memory", 50_000))
+    if args.redis:
+        asyncio.run(redis_costs(args.redis))
     return 0
 
 

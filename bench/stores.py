@@ -126,24 +126,20 @@ class ValkeyCluster:
         return f"redis://127.0.0.1:{self.nodes[0].port}/0"
 
     def start(self) -> None:
+        share = self.SLOTS // len(self.nodes)
         try:
-            self._start()
+            for n, node in enumerate(self.nodes):
+                node.start()
+                last = self.SLOTS - 1 if n == len(self.nodes) - 1 else (n + 1) * share - 1
+                with redis.Redis(port=node.port, socket_timeout=5) as client:
+                    client.execute_command("CLUSTER", "ADDSLOTSRANGE", n * share, last)
+            with redis.Redis(port=self.nodes[0].port, socket_timeout=5) as client:
+                for node, bus_port in zip(self.nodes[1:], self.bus_ports[1:], strict=True):
+                    client.execute_command("CLUSTER", "MEET", "127.0.0.1", node.port, bus_port)
+            self.wait_until_ok()
         except BaseException:
             self.stop()  # no node left running after a failed start
             raise
-
-    def _start(self) -> None:
-        for node in self.nodes:
-            node.start()
-        share = self.SLOTS // len(self.nodes)
-        for n, node in enumerate(self.nodes):
-            last = self.SLOTS - 1 if n == len(self.nodes) - 1 else (n + 1) * share - 1
-            with redis.Redis(port=node.port, socket_timeout=5) as client:
-                client.execute_command("CLUSTER", "ADDSLOTSRANGE", n * share, last)
-        with redis.Redis(port=self.nodes[0].port, socket_timeout=5) as client:
-            for node, bus_port in zip(self.nodes[1:], self.bus_ports[1:], strict=True):
-                client.execute_command("CLUSTER", "MEET", "127.0.0.1", node.port, bus_port)
-        self.wait_until_ok()
 
     def wait_until_ok(self) -> None:
         """Until every node sees every node, every slot assigned and ``cluster_state:ok``."""
