@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -132,33 +131,19 @@ BY_ID = "/bench/puzzles/{id}.json?_shape=array"
 RANDOM = "/bench/random.json?_shape=array"
 
 
-def build_db(export: Path) -> Path:
-    """``bench.db`` beside ``export`` (rebuilt when older than the export), and the canned-query metadata."""
-    db = export.parent / "bench.db"
-    metadata = export.parent / "datasette-metadata.json"
-    metadata.write_text(json.dumps({"databases": {"bench": {"queries": {"random": {"sql": RANDOM_SQL}}}}}))
-    if db.exists() and db.stat().st_mtime > export.stat().st_mtime:
-        return db
-    tmp = db.with_name("bench.db.part")
-    tmp.unlink(missing_ok=True)
-    started = time.perf_counter()
-    sqlite_utils = shutil.which("sqlite-utils") or "sqlite-utils"
-    unzip = subprocess.Popen(["gzip", "-dc", str(export)], stdout=subprocess.PIPE)
-    subprocess.run(
-        [sqlite_utils, "insert", str(tmp), "puzzles", "-", "--nl", "--pk", "canonical_id"],
-        stdin=unzip.stdout,
-        check=True,
-    )
-    if unzip.wait() != 0:
-        raise RuntimeError(f"gzip -dc {export} failed")
-    tmp.rename(db)
-    print(f"datasette: built {db} ({db.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - started:.0f} s")
-    return db
-
-
 def datasette_server(export: Path, log: Path) -> Server:
-    """A Datasette server (not started) over the pool of ``export``."""
-    db = build_db(export)
-    datasette = shutil.which("datasette") or "datasette"
-    argv = [datasette, "serve", "-i", str(db), "--metadata", str(export.parent / "datasette-metadata.json")]
-    return Server("datasette", [*argv, "--host", "127.0.0.1", "--port", "{port}"], probe="/bench.json", log=log)
+    """A Datasette server (not started) over the pool of ``export``: ``bench.db`` beside it, built when older than
+    the export, and the canned query's metadata."""
+    db, metadata = export.parent / "bench.db", export.parent / "datasette-metadata.json"
+    metadata.write_text(json.dumps({"databases": {"bench": {"queries": {"random": {"sql": RANDOM_SQL}}}}}))
+    if not db.exists() or db.stat().st_mtime < export.stat().st_mtime:
+        part = db.with_name("bench.db.part")
+        part.unlink(missing_ok=True)
+        unzip = subprocess.Popen(["gzip", "-dc", str(export)], stdout=subprocess.PIPE)
+        insert = ["sqlite-utils", "insert", str(part), "puzzles", "-", "--nl", "--pk", "canonical_id"]
+        subprocess.run(insert, stdin=unzip.stdout, check=True)
+        if unzip.wait() != 0:
+            raise RuntimeError(f"gzip -dc {export} failed")
+        part.rename(db)
+    argv = ["datasette", "serve", "-i", str(db), "--metadata", str(metadata), "--host", "127.0.0.1", "--port", "{port}"]
+    return Server("datasette", argv, probe="/bench.json", log=log)
