@@ -1,11 +1,10 @@
 """Side by side: this checkout against BASELINE in one run, ``python -m bench ab TARGET BASELINE [options]``.
 
-BASELINE is a git revision (its ``src/`` taken with ``git archive`` into a temporary directory; nothing is
-checked out) or a directory holding a ``sudokupool`` package (another checkout's ``src``). Every target
-measures both sides in the same rounds, the order rotated from round to round, so that drift on a shared
-machine hits both alike, and prints medians and the ratio this/baseline: only a ratio from one run means
-anything. Times are CPU time where they can be (the machine is shared: wall time counts other processes'
-turns). The targets:
+BASELINE is a git revision (its ``src/`` taken with ``git archive``; nothing is checked out) or a directory holding
+a ``sudokupool`` package. Every target measures both sides in the same rounds, the order rotated from round to
+round so that drift on a shared machine hits both alike, and prints medians and the ratio this/baseline: only a
+ratio from one run means anything. Times are CPU time where they can be (wall time counts other processes' turns).
+The targets:
 
 - ``service``: both versions served as the harness starts them, on the same pool; wrk loads v2 by id (random
   ids of the pool), v2 random with a key and v2 random anonymous (limits that never trip). Median req/s and

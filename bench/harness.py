@@ -345,19 +345,16 @@ def table(results: dict[str, Any]) -> str:
 def harness_main(argv: list[str] | None = None) -> int:
     """Throughput, startup, memory and swap of the service, against the stack's limit and a real peer.
 
-    One run on loopback, every figure a ratio to a baseline measured in the same run (the machine is noisy). It makes
-    the pools if missing (python -m bench make-pool), then:
-
-    1. memory: each pool's export loaded in a fresh process: load time, RSS steady and peak, bytes served;
-    2. starts the service as the Procfile does (``sudokupool serve``, one worker, logging as shipped) with the
-       limiter on for ``/api/v2`` through a key whose limit never trips (the anonymous limit raised alike); the bare
-       ASGI app (bench/peers.py) with a body of the service's median size, and again with the service's own
-       headers; the service with the limit headers but no counting (what the spec's headers alone cost); Datasette
-       over the same pool; with ``--redis``, also the service counting its limits in a local valkey-server;
-    3. loads each target (``--targets``: only those named) with wrk in rotated rounds: median req/s, p50/p99 and
-       the ratio to the bare app; ``--profile``: py-spy on v2 by id and random;
-    4. server CPU per request by path on the demo pool (python -m bench cpu-per-request; not with ``--no-cpu``);
-    5. the swap test of python -m bench swap-pack, one round of ``--swap-seconds`` windows (not with ``--no-swap``);
+    One run on loopback, every figure a ratio to a baseline of the same run. It makes the pools if missing, then:
+    1. memory: each pool loaded in a fresh process: load time, RSS steady and peak, bytes served;
+    2. starts the service as the Procfile does, its limiter counting every request but never tripping; the bare ASGI
+       app (bench/peers.py) with the service's median body, and again with the service's headers; the service with
+       the limit headers and no counting; Datasette over the pool; ``--redis``: the service with its limiter in a
+       local valkey-server too;
+    3. wrk on each target (``--targets``: those named) in rotated rounds: median req/s, p50/p99, the ratio to the
+       bare app; ``--profile``: py-spy on v2 by id and random;
+    4. server CPU per request on the demo pool (python -m bench cpu-per-request), unless ``--no-cpu``;
+    5. python -m bench swap-pack's swap test, one round of ``--swap-seconds`` windows, unless ``--no-swap``;
     6. writes bench/out/<timestamp>.json and prints the markdown tables of docs/benchmarks.md.
     """
     parser = options(harness_main.__doc__, pool="100k", rounds=5, seconds=5.0, connections=True)

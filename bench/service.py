@@ -171,16 +171,12 @@ def seaweed(export: Path) -> Iterator[dict[str, str]]:
 def boot_main(argv: list[str] | None = None) -> int:
     """Boot time and private memory of the service on a pool with its pack, from a local directory or from S3.
 
-    Each round starts the service as the Procfile does (``sudokupool serve``, ``WEB_CONCURRENCY=N``) and times it
-    from process start until every worker has logged its load and ``/api/v1/health`` answers 200 (the first worker
-    to answer would flatter a multi-worker boot). Then a few seconds of v2 random and by-id requests (wrk) so every
-    worker touches its pool, and each worker's ``/proc/PID/smaps_rollup``: USS, PSS and RSS.
-
-    ``local`` sets no cache directory: the service maps a copy of the pack it makes once per machine and source and
-    keeps between boots; ``local-cached`` gives every round one ``SUDOKUPOOL_CACHE_DIR`` of this run, so the first
-    round copies the pack there; ``s3`` serves the export and its pack from a real SeaweedFS with a fresh
-    ``SUDOKUPOOL_CACHE_DIR`` per round, so every round downloads the pack (the workers share one download).
-    ``both`` is ``local`` and ``s3``, interleaved. The pool needs its pack: ``sudokupool pack EXPORT``.
+    Each round starts the service as the Procfile does (``WEB_CONCURRENCY=--workers``) and times it from process
+    start until every worker has logged its load and ``/api/v1/health`` answers 200; then a few seconds of v2 random
+    and by id (wrk) so every worker touches its pool, and each worker's ``/proc/PID/smaps_rollup`` (USS, PSS, RSS).
+    ``local``: no cache directory (the service maps the copy of the pack it keeps per machine and source);
+    ``local-cached``: one ``SUDOKUPOOL_CACHE_DIR`` for the run (the first round copies the pack there); ``s3``: a
+    real SeaweedFS and an empty cache directory each round (every round downloads the pack); ``both``: local and s3.
     """
     parser = options(boot_main.__doc__, pool="1m", rounds=3, seconds=3.0)
     parser.add_argument("--workers", type=int, default=2)
@@ -302,12 +298,10 @@ def bounds(server: Server) -> dict[str, str]:
 def connections_main(argv: list[str] | None = None) -> int:
     """How each server ``sudokupool serve`` can start holds against abusive connections, side by side.
 
-    Both servers are started as the Procfile starts them (``SUDOKUPOOL_SERVER`` set per column), default settings.
-    Per server: how long connections that send nothing, one byte, or a partial head stay open (and what they are
-    answered); how long a kept-alive connection stays open after an answer, idle or with one byte sent half a second
-    later; the resident memory (all the server's processes) that clients add which pipeline 256 KB of requests each
-    and never read; the bounds of a request head as the server applies them (found by bisection; what one more
-    gets), and whether bare-LF line endings are taken. Seconds rounded to 0.1; ``> cap``: still open at the cap.
+    Per server (started as the Procfile does, default settings): how long connections that send nothing, one byte or
+    a partial head stay open, and what they are answered; how long a kept-alive connection stays open after an
+    answer, idle or with one byte sent at 0.5 s; the resident memory that clients pipelining 256 KB each and never
+    reading add; the bounds of a request head (by bisection; what one more gets); bare-LF line endings.
     """
     parser = options(connections_main.__doc__, pool="snapshots")
     parser.add_argument("--clients", type=int, default=40, help="clients that pipeline and never read")
@@ -385,13 +379,10 @@ def cpu_per_request(
 def cpu_per_request_main(argv: list[str] | None = None) -> int:
     """Server CPU time per request, by path: where the service's microseconds go beside the bare app's.
 
-    req/s says how fast; this says how much CPU the server's processes spent for each answer (utime + stime from /proc
-    over a wrk run, over the answers), which separates the work of a path from the wakeups and syscalls every answer
-    pays. Every target runs in every round, order rotated; medians. python -m bench harness runs it too.
-
-    With ``--redis`` a second service counts its limits in a local valkey-server; its row adds the CPU valkey spent
-    per request, which shares the machine's cores with the service, and the requests per limiter call.
-    ``--only-random`` keeps v2 random alone (in process, and with ``--redis`` in Redis).
+    The server processes' CPU per answer (utime + stime from /proc over each wrk run) separates the work of a path
+    from the wakeups and syscalls every answer pays; rotated rounds, medians (python -m bench harness runs it too).
+    ``--redis``: also a service counting its limits in a local valkey-server, with valkey's CPU per request and the
+    requests per limiter call. ``--only-random``: v2 random alone.
     """
     parser = options(cpu_per_request_main.__doc__, pool="snapshots", rounds=3, seconds=5.0, connections=True)
     parser.add_argument("--redis", action="store_true", help="also v2 random with the limiter in a local valkey")
@@ -419,13 +410,11 @@ VARIANTS = {
 def server_choice_main(argv: list[str] | None = None) -> int:
     """The server the Procfile ships, side by side: uvicorn and granian, the access log off and on.
 
-    Every service target is started as the Procfile starts it, ``SUDOKUPOOL_SERVER`` and ``SUDOKUPOOL_ACCESS_LOG``
-    set per target; also the Procfile's former line (the uvicorn CLI with its own access log). The baseline (1.0) is
-    the bare ASGI app (bench/peers.py) on uvicorn with a body of the service's median size; the bare app on granian
-    shows that server's own limit. Besides req/s, the servers' CPU time per answer (all their processes): on a shared
-    machine it moves far less than req/s, and ``× bare (CPU)`` is the throughput ratio one core would give. The
-    limiter counts every request but never trips. Rotated rounds, medians; then the resident memory of one and of
-    two workers.
+    Each service as the Procfile starts it with ``SUDOKUPOOL_SERVER`` and ``SUDOKUPOOL_ACCESS_LOG`` set, and the
+    Procfile's former line (the uvicorn CLI with its own access log), against the bare ASGI app (bench/peers.py)
+    with the service's median body on uvicorn (1.0) and on granian (that server's own limit). Besides req/s, the
+    servers' CPU per answer, which a shared machine moves far less: ``× bare (CPU)`` is the ratio one core would
+    give. The limiter counts every request but never trips. Rotated rounds, medians; then one and two workers' RSS.
     """
     args = options(server_choice_main.__doc__, pool="snapshots", rounds=5, seconds=4.0, connections=True).parse_args(
         argv
@@ -520,11 +509,9 @@ async def capacity(url: str, mode: str, pids: list[int], *, count: int, batch: i
 def redis_capacity_main(argv: list[str] | None = None) -> int:
     """What the shared limiter costs Redis: valkey CPU per counted request and per call, and memory per counter.
 
-    Starts a valkey-server and a three-node Valkey cluster (bench/stores.py) on loopback ports and counts batches of
-    ``--batch`` hits of distinct identities (the worst case: every request another client, each its own counter)
-    through the Redis limiter store, as an instance does when that many requests wait at the same moment; twice,
-    interleaved. Reports the valkey processes' CPU (from /proc) per hit and per call, and one counter's memory
-    (``MEMORY USAGE``), for the capacity note in docs/operations.md.
+    A valkey-server and a three-node Valkey cluster count batches of ``--batch`` hits of distinct identities (the
+    worst case: every request another client) through the Redis limiter store, twice, interleaved: the valkey
+    processes' CPU per hit and per call, and one counter's ``MEMORY USAGE`` (docs/operations.md's capacity note).
     """
     parser = options(redis_capacity_main.__doc__, rounds=2000)
     parser.add_argument("--batch", type=int, default=32)
@@ -613,13 +600,12 @@ def swap_pack(directory: Path, ids: Path, *, rounds: int, seconds: float, pause_
 def swap_pack_main(argv: list[str] | None = None) -> int:
     """p99 while the service swaps packs back to back, against its own steady p99, saturated and paced.
 
-    The service (bench/peers.py's swap app) serves the pool's latest export from its pack. Each round wrk measures
-    v2 by id for ``--seconds`` in steady state, then for ``--seconds`` while the service reloads (maps and checks
-    the pack, swaps it in, drops the old one) again and again, so the whole window is under swaps. First saturated,
-    then paced at about half that rate (each connection pauses ``--pause-ms`` after an answer; 0: chosen from the
-    saturated rate); the median p99 ratio (during / steady) of each, and the swaps per window. The pool needs its
-    pack. ``--source s3``: the export and its pack served by a real SeaweedFS on the same machine, no cache
-    directory, so every reload downloads the pack again, as a live sync of a new export does.
+    The service (bench/peers.py's swap app) serves the pool's latest export from its pack. Each round wrk loads v2
+    by id for ``--seconds`` steady, then for ``--seconds`` while the service reloads (maps and checks the pack,
+    swaps it in, drops the old one) again and again: saturated, then paced at about half that rate (a pause of
+    ``--pause-ms`` after each answer; 0: chosen from the saturated rate). The median p99 ratio (during / steady)
+    and swaps per window of each. ``--source s3``: served by a real SeaweedFS with no cache directory, so every
+    reload downloads the pack, as a live sync of a new export does.
     """
     parser = options(swap_pack_main.__doc__, pool="1m", rounds=3, seconds=20.0)
     parser.add_argument("--pause-ms", type=int, default=0, help="the paced runs' pause (0: from the saturated rate)")
@@ -673,15 +659,14 @@ def flood(directory: Path, ids: list[str], seconds: float) -> tuple[float, int]:
 
 
 def images_main(argv: list[str] | None = None) -> int:
-    """The image formats side by side: uncached SVG against an uncached PNG render, every cached format against
-    the baseline's cached PNG, and the render cache's byte budget under a flood of distinct representations.
+    """Image formats side by side: uncached SVG against an uncached PNG, every cached format against the
+    baseline's cached PNG, and the render cache's byte budget under a flood of distinct representations.
 
-    Three services of the same pool, started as the harness starts them: this checkout with no cache
-    (``SUDOKUPOOL_IMAGE_CACHE_BYTES=0``: every answer a first render; PNG, SVG and WebP of random ids of the pool),
-    this checkout and ``--baseline`` (a git revision's src/) with the default cache (300 ids rendered once before the
-    rounds: PNG on both, SVG, WebP and a 1000 px PNG on this). Rotated rounds, the median req/s of each and the
-    ratios the goals name. Then wrk sends distinct (id, variant, format, size) requests for ``--flood-seconds`` to a
-    fourth service with a 2 MiB budget while its metrics port is read every 0.1 s: the most the cache ever held.
+    Three services of the pool: this checkout with no cache (every answer a first render; PNG, SVG and WebP of
+    random ids), this checkout and ``--baseline`` (a git revision's src/) with the default cache (300 ids rendered
+    once before the rounds). Rotated rounds, median req/s and the ratios the goals name. Then a fourth service with
+    a 2 MiB budget takes ``--flood-seconds`` of distinct (id, variant, format, size) requests while its metrics port
+    is read every 0.1 s: the most the cache ever held.
     """
     parser = options(images_main.__doc__, pool="snapshots", rounds=3, seconds=3.0)
     parser.add_argument("--baseline", default="main", help="git revision whose cached PNG is the baseline")
@@ -749,13 +734,11 @@ def queries(base: str) -> dict[str, str]:
 def filters_main(argv: list[str] | None = None) -> int:
     """Random with filters against plain random, side by side on one service: the cost of choosing.
 
-    One service (this checkout, as the harness starts it) takes wrk's load on v2 random with a key and
-    ``Accept-Encoding: gzip``: plain, with each filter (``technique``, ``stars``, ``min_score`` with ``max_score``)
-    and all of them with ``difficulty`` at once, in rotated rounds. The values come from the pool itself (its
-    technique catalogue, a record's stars and score), so every request is answered 200; ``technique, whole pool``
-    (the technique the most puzzles use) serves the same puzzles as plain random: the cost of choosing alone.
-    Medians of each target's req/s and server CPU per request, each with its ratio to plain random, then the
-    handler's CPU per call for each query in a process of its own (the parse, the pick and the body, no HTTP).
+    wrk loads v2 random with a key and gzip, plain and with each filter (``technique``, ``stars``, ``min_score``
+    with ``max_score``, all of them with ``difficulty``), the values taken from the pool itself so every request is
+    answered 200; ``technique, whole pool`` (the one the most puzzles use) serves the same puzzles as plain random:
+    the cost of choosing alone. Rotated rounds; medians of req/s and server CPU per request with their ratios to
+    plain random, then the handler's CPU per call in a process of its own (no HTTP).
     """
     parser = options(filters_main.__doc__, pool="demo", rounds=5, seconds=5.0, connections=True)
     # A full pool checks its bodies in the background once served (about 13 s per 100k), at a cost per request.
