@@ -48,7 +48,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -171,7 +171,7 @@ def metrics_target(args: argparse.Namespace, src: Path) -> None:
 
 
 def side_rounds(
-    args: argparse.Namespace, kind: str, line: str, sides: dict[str, tuple[Path, dict[str, str], tuple[str, ...]]],
+    args: argparse.Namespace, kind: str, line: str, sides: Mapping[str, tuple[Path, dict[str, str], tuple[str, ...]]],
     *, warm_up: bool = False, fresh: bool = False,
 ) -> dict[str, list[dict[str, float]]]:  # fmt: skip
     """Each side's ``kind`` process (its source tree, environment and arguments) answers ``line`` with a dict of
