@@ -97,16 +97,10 @@ def http_target(args: argparse.Namespace, src: Path) -> None:
         clients = [(side, side, {}) for side in sides]
         pairs = [("metrics on", "metrics off"), ("metrics off", "baseline")]
     with contextlib.ExitStack() as stack:
-        started = {
-            side: stack.enter_context(
-                service(
-                    directory,
-                    OUT / f"ab-{args.target}-{side.replace(' ', '-')}.log",
-                    env={**env, "PYTHONPATH": str(tree)},
-                )
-            )
-            for side, (tree, env) in sides.items()
-        }
+        started = {}
+        for side, (tree, env) in sides.items():
+            log = OUT / f"ab-{args.target}-{side.replace(' ', '-')}.log"
+            started[side] = stack.enter_context(service(directory, log, env={**env, "PYTHONPATH": str(tree)}))
         loads = [
             (started[side], Target(f"{who}: {path}", started[side].base, template, headers | extra, ids))
             for path, (template, headers) in paths.items()

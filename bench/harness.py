@@ -48,12 +48,12 @@ def options(
     doc: str | None, *, pool: str | None = None, rounds: int | None = None, seconds: float | None = None,
     connections: bool = False,
 ) -> argparse.ArgumentParser:  # fmt: skip
-    """A command's parser, its docstring the description, with the load options it takes."""
+    """A command's parser, its docstring the description, with the load options it takes (and bench/out/ made)."""
     parser = argparse.ArgumentParser(
         description=inspect.cleandoc(doc or ""), formatter_class=argparse.RawDescriptionHelpFormatter
     )
     if pool is not None:
-        parser.add_argument("--pool", default=pool, help="a name under bench/pools (made when missing) or a directory")
+        parser.add_argument("--pool", default=pool, help="demo, a name under bench/pools (made if missing) or a dir")
     if rounds is not None:
         parser.add_argument("--rounds", type=int, default=rounds)
     if seconds is not None:

@@ -416,9 +416,8 @@ def server_choice_main(argv: list[str] | None = None) -> int:
     servers' CPU per answer, which a shared machine moves far less: ``× bare (CPU)`` is the ratio one core would
     give. The limiter counts every request but never trips. Rotated rounds, medians; then one and two workers' RSS.
     """
-    args = options(server_choice_main.__doc__, pool="snapshots", rounds=5, seconds=4.0, connections=True).parse_args(
-        argv
-    )
+    parser = options(server_choice_main.__doc__, pool="snapshots", rounds=5, seconds=4.0, connections=True)
+    args = parser.parse_args(argv)
     directory = pool_dir(args.pool)
     ids = pool_ids(directory)
     gzip = {**KEYED, "Accept-Encoding": "gzip"}
