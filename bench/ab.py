@@ -8,7 +8,8 @@ The targets:
 
 - ``service``: both versions served as the harness starts them, on the same pool; wrk loads v2 by id (random
   ids of the pool), v2 random with a key and v2 random anonymous (limits that never trip). Median req/s and
-  server CPU µs per answer (utime + stime of its processes over each wrk run, from /proc).
+  server CPU µs per answer (utime + stime of its processes over each wrk run, from /proc). ``--baseline-pool``
+  (also for ``encoding``, ``metrics-cost`` and ``pack-load``) serves the baseline from its own directory.
 - ``encoding``: the same two services; v2 by id and random as a gzip client of this checkout, an identity
   client of it (each body inflated per request) and a gzip client of the baseline; and the median body size.
 - ``metrics-cost``: three services: this checkout with ``SUDOKUPOOL_METRICS_PORT`` set, the same without it,
@@ -100,7 +101,9 @@ def http_target(args: argparse.Namespace, src: Path) -> None:
         started = {}
         for side, (tree, env) in sides.items():
             log = OUT / f"ab-{args.target}-{side.replace(' ', '-')}.log"
-            started[side] = stack.enter_context(service(directory, log, env={**env, "PYTHONPATH": str(tree)}))
+            # --baseline-pool: the same export with a pack of the baseline's version beside it.
+            place = pool_dir(args.baseline_pool) if side == "baseline" and args.baseline_pool else directory
+            started[side] = stack.enter_context(service(place, log, env={**env, "PYTHONPATH": str(tree)}))
         loads = [
             (started[side], Target(f"{who}: {path}", started[side].base, template, headers | extra, ids))
             for path, (template, headers) in paths.items()
@@ -305,7 +308,7 @@ def options(parser: argparse.ArgumentParser, target: str) -> None:
         add("--ops", type=int, default=200_000, help="calls per round")
     if target == "handlers":
         add("--calls", type=int, default=20000, help="of each handler per round")
-    if target == "pack-load":
+    if target in ("service", "encoding", "metrics-cost", "pack-load"):
         add("--baseline-pool", help="the baseline's pool directory, holding a pack of its version (default --pool)")
     if target == "boot":
         add("--workers", type=int, default=2)
