@@ -229,6 +229,19 @@ async def test_a_pack_swapped_in_is_not_followed_by_a_trim(
     assert trims == ["trim"]  # after the startup parse only
 
 
+async def test_a_pack_mapped_at_startup_is_followed_by_a_trim(
+    tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its checks leave free heap behind, and nothing is served yet that a trim could hold up.
+    trims: list[str] = []
+    monkeypatch.setattr(state, "release_free_memory", lambda: trims.append("trim") or True)
+    write_export(tmp_path / OLD, records[:5])
+    await write_pack(tmp_path / OLD)
+    async with serving(tmp_path) as (app, _):
+        assert app.runtime.pool is not None and not app.runtime.pool.info.parsed
+        assert trims == ["trim"]
+
+
 @pytest.mark.parametrize(
     "write",
     [
