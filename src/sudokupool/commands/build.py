@@ -5,7 +5,8 @@ over ``--jobs`` processes, and results are consumed strictly in index order, so 
 same puzzles in the same order whatever the number of processes (only the timestamps differ).
 A puzzle is kept when the grader solves it completely, its difficulty is wanted (and its quota not yet
 full, with ``--per-difficulty``), its path uses every ``--technique``, it is minimal with ``--minimal``, and
-its canonical form is new. Kept records go to disk as they are kept (:mod:`~sudokupool.commands.writer`).
+its canonical form is new. A ``--difficulty`` of fewer than all levels steers generation (``Order.targets``).
+Kept records go to disk as they are kept (:mod:`~sudokupool.commands.writer`).
 """
 
 from __future__ import annotations
@@ -75,8 +76,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--difficulty",
         default=",".join(d.lower() for d in DIFFICULTIES),
-        help="comma-separated difficulties to keep (default: easy,medium,hard,expert); the work on a puzzle "
-        "stops as soon as it cannot be one of them",
+        help="comma-separated difficulties to keep (default: easy,medium,hard,expert). Fewer than all four steer "
+        "generation: each puzzle is made for one of them in turn (Easy, Medium and Hard by digging no harder than "
+        "that level) and kept only if it is of that level; the grading stops as soon as it cannot be",
     )
     parser.add_argument(
         "--symmetry",
@@ -243,7 +245,9 @@ def run(args: argparse.Namespace) -> int:
     volume = args.volume or None
     quotas = {d: args.per_difficulty for d in wanted} if args.per_difficulty else None
     target = sum(quotas.values()) if quotas else args.count
-    order = Order(args.symmetry, levels, techniques, args.minimal)
+    # Steered only when --difficulty leaves out a level: a build of every level makes the puzzles it always has.
+    targets = tuple(sorted(levels)) if len(wanted) < len(DIFFICULTIES) else ()
+    order = Order(args.symmetry, levels, techniques, args.minimal, targets)
     extra = "".join(f", using {t}" for t in techniques) + (", minimal" if args.minimal else "")
     print(
         f"sudokupool build: seed {build_seed}, {target} puzzles "
