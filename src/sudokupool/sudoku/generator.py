@@ -20,7 +20,7 @@ from typing import Final
 
 from sudokupool.sudoku.grader import MAX_SCORE, solve_steps
 from sudokupool.sudoku.grid import EMPTY
-from sudokupool.sudoku.solver import count_solutions, random_full_grid, solved_by_singles
+from sudokupool.sudoku.solver import count_solutions, fills_by_singles, random_full_grid
 from sudokupool.sudoku.symmetry import orbits
 
 DEFAULT_SYMMETRY = "rotational-180"
@@ -68,7 +68,7 @@ def at_most(puzzle: str, solution: str, level: int) -> bool:
 
     Singles filling the grid prove it unique, and make it Easy (Medium when their scores pass Easy's
     maximum); otherwise it must be unique first, since a technique of Hard and up may assume so."""
-    if solved_by_singles(puzzle):
+    if fills_by_singles(puzzle):
         return level > 1 or 14 * puzzle.count(EMPTY) <= MAX_SCORE[1] or solve_steps(puzzle, solution, 1) is not None
     return level > 1 and count_solutions(puzzle, 2) == 1 and solve_steps(puzzle, solution, level) is not None
 
@@ -102,7 +102,7 @@ def _leave_easy(cells: list[str], solution: str, groups: list[tuple[int, ...]], 
             for cell in group:
                 cells[cell] = EMPTY
             puzzle = "".join(cells)
-            if solved_by_singles(puzzle):
+            if fills_by_singles(puzzle):
                 easy.append(group)
             elif count_solutions(puzzle, 2) == 1 and solve_steps(puzzle, solution, level) is not None:
                 return easy + groups[index + 1 :]
