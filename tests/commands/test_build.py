@@ -419,7 +419,7 @@ def test_a_steered_build_keeps_only_the_level_asked_for(tmp_path: Path, level: s
         _check_graded(record, level)
     if level == "easy":  # every dig steered toward Easy ends Easy: the first three puzzles are kept
         assert [r["seed"] for r in records] == [puzzle_seed(6, i) for i in range(3)]
-    if level in ("medium", "hard"):  # steered: not what the plain dig makes from the same seed
+    if level != "easy":  # steered: not what the plain dig makes from the same seed
         assert any(generate(r["seed"]).puzzle != r["puzzle"] for r in records)
 
 

@@ -77,8 +77,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--difficulty",
         default=",".join(d.lower() for d in DIFFICULTIES),
         help="comma-separated difficulties to keep (default: easy,medium,hard,expert). Fewer than all four steer "
-        "generation: each puzzle is made for one of them in turn (Easy, Medium and Hard by digging no harder than "
-        "that level) and kept only if it is of that level; the grading stops as soon as it cannot be",
+        "generation: each puzzle is made for one of them in turn (its clues removed so as to reach that level and "
+        "not pass it; docs/grading.md) and kept only if it is of that level; the grading stops as soon as it "
+        "cannot be",
     )
     parser.add_argument(
         "--symmetry",

@@ -7,8 +7,8 @@ gives the same puzzle.
 
 Steered toward a level (``generate(seed, symmetry, level)``, what ``build --difficulty`` asks for), an orbit
 is removed only while the puzzle stays unique *and no harder than that level*, so the dig ends at a puzzle of
-that level or easier instead of running on to whatever level its last removals give; toward Medium or Hard it
-also looks for a removal that leaves Easy, which a plain dig seldom meets. docs/grading.md has what each
+that level or easier instead of running on to whatever level its last removals give; toward Medium, Hard or
+Expert it also looks for a removal that leaves Easy, which a plain dig seldom meets. docs/grading.md has what each
 level's steering gains.
 """
 
@@ -24,15 +24,15 @@ from sudokupool.sudoku.solver import count_solutions, fills_by_singles, random_f
 from sudokupool.sudoku.symmetry import orbits
 
 DEFAULT_SYMMETRY = "rotational-180"
-#: The levels a dig can be steered toward. Expert has no ceiling to dig under, and no removal order or search
-#: tried here made Expert puzzles at less CPU each than the plain dig does, so it is generated plainly.
-STEERED: Final = frozenset({1, 2, 3})
-#: Medium and Hard (docs/grading.md, Building pools): the dig is kept Easy down to ``SNAPSHOT`` clues, then from
-#: there, at most ``TRIES`` times over (each time in a new order), kept Easy down to ``SCAN_FROM`` clues before
-#: it looks for a removal that leaves Easy (:func:`_leave_easy`) and digs on under the level's ceiling.
-SNAPSHOT: Final = {2: 40, 3: 44}
-SCAN_FROM: Final = {2: 34, 3: 36}
-TRIES: Final = {2: 4, 3: 4}
+#: The levels a dig can be steered toward (1-4).
+STEERED: Final = frozenset({1, 2, 3, 4})
+#: Medium, Hard and Expert (docs/grading.md, Building pools): the dig is kept Easy down to ``SNAPSHOT`` clues,
+#: then from there, at most ``TRIES`` times over (each time in a new order), kept Easy down to ``SCAN_FROM``
+#: clues before it looks for a removal that leaves Easy (:func:`_leave_easy`) and digs on under the level's
+#: ceiling (Expert has none), until a dig ends at the level.
+SNAPSHOT: Final = {2: 40, 3: 44, 4: 40}
+SCAN_FROM: Final = {2: 34, 3: 36, 4: 34}
+TRIES: Final = {2: 4, 3: 4, 4: 4}
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +46,7 @@ class Generated:
 
 def generate(seed: int, symmetry: str = DEFAULT_SYMMETRY, level: int | None = None) -> Generated:
     """The puzzle for ``seed`` with a clue pattern symmetric under ``symmetry`` (a name from SYMMETRIES);
-    with ``level`` in :data:`STEERED`, dug no harder than that level (:func:`_steered`)."""
+    with a ``level`` (1-4), steered toward that level (:func:`_steered`)."""
     rng = random.Random(seed)
     solution = random_full_grid(rng)
     order = list(orbits(symmetry))
@@ -70,7 +70,14 @@ def at_most(puzzle: str, solution: str, level: int) -> bool:
     maximum); otherwise it must be unique first, since a technique of Hard and up may assume so."""
     if fills_by_singles(puzzle):
         return level > 1 or 14 * puzzle.count(EMPTY) <= MAX_SCORE[1] or solve_steps(puzzle, solution, 1) is not None
-    return level > 1 and count_solutions(puzzle, 2) == 1 and solve_steps(puzzle, solution, level) is not None
+    return _past_singles_at_most(puzzle, solution, level)
+
+
+def _past_singles_at_most(puzzle: str, solution: str, level: int) -> bool:
+    """:func:`at_most` for a puzzle that singles do not fill."""
+    if level == 1 or count_solutions(puzzle, 2) != 1:
+        return False
+    return level == 4 or solve_steps(puzzle, solution, level) is not None
 
 
 def _dig(cells: list[str], solution: str, groups: list[tuple[int, ...]], level: int, stop: int = 0) -> int:
@@ -104,7 +111,7 @@ def _leave_easy(cells: list[str], solution: str, groups: list[tuple[int, ...]], 
             puzzle = "".join(cells)
             if fills_by_singles(puzzle):
                 easy.append(group)
-            elif count_solutions(puzzle, 2) == 1 and solve_steps(puzzle, solution, level) is not None:
+            elif _past_singles_at_most(puzzle, solution, level):
                 return easy + groups[index + 1 :]
             for cell in group:
                 cells[cell] = solution[cell]
@@ -117,8 +124,8 @@ def _leave_easy(cells: list[str], solution: str, groups: list[tuple[int, ...]], 
 
 
 def _steered(rng: random.Random, solution: str, order: list[tuple[int, ...]], level: int) -> str:
-    """The dig of the random ``order`` steered toward ``level``: Easy, no removal that leaves Easy; Medium and
-    Hard, a search for one (:data:`SNAPSHOT`), then no removal past the level."""
+    """The dig of the random ``order`` steered toward ``level``: Easy, no removal that leaves Easy; Medium, Hard
+    and Expert, a search for one (:data:`SNAPSHOT`), then no removal past the level (Expert: none)."""
     cells = list(solution)
     if level == 1:
         _dig(cells, solution, order, 1)
