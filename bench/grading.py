@@ -374,8 +374,9 @@ def run_scale_figures() -> int:
 # --- build_yield ---------------------------------------------------------------------------------------------------
 
 BUILD_YIELD_DOC = """\
-Kept puzzles per CPU-second of ``sudokupool build --difficulty LEVEL`` for each level, and of a build of every
-level, for this checkout and BASELINE side by side; or the share of minimal puzzles a plain build makes.
+Kept puzzles per CPU-second of ``sudokupool build --difficulty LEVEL`` for each level, of a build of every level
+(no ``--difficulty``) and of a balanced one (``--per-difficulty KEPT/4 --difficulty easy,medium,hard,expert``), for
+this checkout and BASELINE side by side; or the share of minimal puzzles a plain build makes.
 
 Run:
     python -m bench build-yield [--baseline main] [--kept 30] [--rounds 5] [--seed 20261126]
@@ -437,21 +438,23 @@ def build_yield_main() -> None:
     if args.minimal_share:
         minimal_share(args.count, args.seed, args.symmetry)
         return
-    cases = {name: ["--difficulty", name.lower()] for name in DIFFICULTIES} | {"every level": []}
+    count = ["--count", str(args.kept)]
+    quarter = args.kept // 4
+    # case -> (its arguments, the puzzles it keeps)
+    cases = {name: ([*count, "--difficulty", name.lower()], args.kept) for name in DIFFICULTIES}
+    cases["every level"] = (count, args.kept)  # no --difficulty: not steered
+    cases["balanced"] = (["--per-difficulty", str(quarter), "--difficulty", "easy,medium,hard,expert"], 4 * quarter)
     with baseline_src(args.baseline) as src:
         trees = {"this": ROOT / "src", "baseline": src}
-        rates: dict[str, dict[str, float]] = {}
-        for case, extra in cases.items():
+        for case, (extra, kept) in cases.items():
             runs = interleave(
                 list(trees),
                 args.rounds,
                 lambda side, n, extra=extra: build_cpu(
-                    trees[side],
-                    ["--count", str(args.kept), "--seed", str(args.seed + n), "--symmetry", args.symmetry, *extra],
+                    trees[side], [*extra, "--seed", str(args.seed + n), "--symmetry", args.symmetry]
                 ),
             )
-            rates[case] = {side: args.kept / statistics.median(seconds) for side, seconds in runs.items()}
-            this, base = rates[case]["this"], rates[case]["baseline"]
+            this, base = (kept / statistics.median(runs[side]) for side in trees)
             print(f"{case:12s} this {this:6.2f}  baseline {base:6.2f} kept/CPU s  ratio {this / base:.2f}", flush=True)
     print(
         f"baseline {args.baseline}, {args.kept} kept a build, {args.rounds} rounds, symmetry {args.symmetry}, medians"

@@ -462,13 +462,20 @@ def test_a_steered_build_honours_technique_and_minimal(tmp_path: Path) -> None:
         assert generate(record["seed"], "none", 2).puzzle == record["puzzle"]
 
 
-def test_a_build_of_every_level_is_not_steered(tmp_path: Path) -> None:
-    # Naming all four levels is the default: the plain dig, the puzzles the seed always made.
-    code, path = build(
-        tmp_path / "out", "--count", "4", "--seed", "6", "--jobs", "1", "--difficulty", "expert,hard,medium,easy"
-    )
+def test_only_a_build_given_difficulty_is_steered(tmp_path: Path) -> None:
+    # Without --difficulty: the plain dig, the puzzles the seed always made. Naming all four levels steers:
+    # puzzle i is made for easy, medium, hard, expert in turn and kept only at that level.
+    code, path = build(tmp_path / "plain", "--count", "4", "--seed", "6", "--jobs", "1")
     assert code == 0
     assert all(generate(r["seed"]).puzzle == r["puzzle"] for r in _records(path))
+    code, path = build(
+        tmp_path / "all", "--count", "4", "--seed", "6", "--jobs", "1", "--difficulty", "expert,hard,medium,easy"
+    )
+    assert code == 0
+    seeds = [puzzle_seed(6, i) for i in range(400)]
+    for record in _records(path):
+        _check_graded(record, record["difficulty"].lower())
+        assert seeds.index(record["seed"]) % 4 == record["difficulty_level"] - 1
 
 
 def test_the_export_and_its_pack_get_the_permissions_of_any_new_file(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ over ``--jobs`` processes, and results are consumed strictly in index order, so 
 same puzzles in the same order whatever the number of processes (only the timestamps differ).
 A puzzle is kept when the grader solves it completely, its difficulty is wanted (and its quota not yet
 full, with ``--per-difficulty``), its path uses every ``--technique``, it is minimal with ``--minimal``, and
-its canonical form is new. A ``--difficulty`` of fewer than all levels steers generation (``Order.targets``).
+its canonical form is new. ``--difficulty`` steers generation (``Order.targets``).
 Kept records go to disk as they are kept (:mod:`~sudokupool.commands.writer`).
 """
 
@@ -75,11 +75,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--difficulty",
-        default=",".join(d.lower() for d in DIFFICULTIES),
-        help="comma-separated difficulties to keep (default: easy,medium,hard,expert). Fewer than all four steer "
-        "generation: each puzzle is made for one of them in turn (its clues removed so as to reach that level and "
-        "not pass it; docs/grading.md) and kept only if it is of that level; the grading stops as soon as it "
-        "cannot be",
+        metavar="LEVELS",
+        help="comma-separated difficulties to keep, e.g. 'hard,expert' or all four; given, it steers generation: "
+        "each puzzle is made for one of them in turn (its clues removed so as to reach that level and not pass "
+        "it; docs/grading.md) and kept only if it is of that level. Default: every level, not steered (the "
+        "puzzles a seed has always made)",
     )
     parser.add_argument(
         "--symmetry",
@@ -206,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
     """Build the export; exit 0 on success, 1 when the time limit stopped it short or the export could not be
     written, 2 on bad arguments (checked, with the output, before any work)."""
     try:
-        wanted = parse_difficulties(args.difficulty)
+        wanted = parse_difficulties(args.difficulty or ",".join(DIFFICULTIES))
     except ValueError as exc:
         print(f"sudokupool build: {exc}", file=sys.stderr)
         return 2
@@ -246,8 +246,8 @@ def run(args: argparse.Namespace) -> int:
     volume = args.volume or None
     quotas = {d: args.per_difficulty for d in wanted} if args.per_difficulty else None
     target = sum(quotas.values()) if quotas else args.count
-    # Steered only when --difficulty leaves out a level: a build of every level makes the puzzles it always has.
-    targets = tuple(sorted(levels)) if len(wanted) < len(DIFFICULTIES) else ()
+    # Without --difficulty a seed makes the puzzles it always has (the demo pool's among them).
+    targets = tuple(sorted(levels)) if args.difficulty is not None else ()
     order = Order(args.symmetry, levels, techniques, args.minimal, targets)
     extra = "".join(f", using {t}" for t in techniques) + (", minimal" if args.minimal else "")
     print(
