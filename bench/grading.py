@@ -380,7 +380,7 @@ this checkout and BASELINE side by side; or the share of minimal puzzles a plain
 
 Run:
     python -m bench build-yield [--baseline main] [--kept 30] [--rounds 5] [--seed 20261126]
-    python -m bench build-yield --minimal-share [--count 300]
+    python -m bench build-yield --minimal-share [--count 300] [--symmetry none] [--level 1-4]
 
 Each build is ``main(["build", "--count", KEPT, "--difficulty", LEVEL, "--seed", SEED + ROUND, "--jobs", "1",
 ...])`` in a fresh process of that side's code, timed by ``time.process_time`` around it (Python's start not
@@ -415,11 +415,12 @@ def build_cpu(src: Path, args: list[str]) -> float:
     return float(done.stdout.split()[-1])
 
 
-def minimal_share(count: int, seed: int, symmetry: str) -> None:
-    made = make_chunk((seed, 0, count, Order(symmetry)))
-    puzzles = [m.puzzle for m in made if m.grade is not None]
+def minimal_share(count: int, seed: int, symmetry: str, level: int | None) -> None:
+    """How many of the puzzles kept from ``count`` raw ones are minimal (steered toward ``level``, if given)."""
+    order = Order(symmetry) if level is None else Order(symmetry, frozenset({level}), targets=(level,))
+    puzzles = [m.puzzle for m in make_chunk((seed, 0, count, order)) if m.grade is not None]
     minimal = sum(map(is_minimal, puzzles))
-    print(f"{count} raw puzzles, symmetry {symmetry}: minimal {minimal}/{len(puzzles)} ({minimal / len(puzzles):.1%})")
+    print(f"{count} raw puzzles, symmetry {symmetry}, steered toward {level}: minimal {minimal}/{len(puzzles)}")
 
 
 def build_yield_main() -> None:
@@ -434,9 +435,10 @@ def build_yield_main() -> None:
     parser.add_argument("--symmetry", default=DEFAULT_SYMMETRY)
     parser.add_argument("--minimal-share", action="store_true", help="only the share of minimal puzzles")
     parser.add_argument("--count", type=int, default=300, help="raw puzzles for --minimal-share")
+    parser.add_argument("--level", type=int, choices=range(1, 5), help="--minimal-share of a build steered to it")
     args = parser.parse_args()
     if args.minimal_share:
-        minimal_share(args.count, args.seed, args.symmetry)
+        minimal_share(args.count, args.seed, args.symmetry, args.level)
         return
     count = ["--count", str(args.kept)]
     quarter = args.kept // 4
