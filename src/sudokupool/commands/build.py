@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sudokupool.commands.orders import LAG, Made, Order, Stats, ordered_results, technique_name
+from sudokupool.commands.orders import Made, Order, Stats, ordered_results, technique_name
 from sudokupool.commands.progress import Progress
 from sudokupool.commands.writer import ExportWriter, prepare_output
 from sudokupool.config import Settings, SettingsError
@@ -78,7 +78,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="LEVELS",
         help="comma-separated difficulties to keep, e.g. 'hard,expert' or all four; given, it steers generation: "
         "each puzzle is made for one of them in turn (its clues removed so as to reach that level and not pass "
-        "it; docs/grading.md) and kept if it is of a wanted level. Default: every level, not steered (the "
+        "it; docs/grading.md) and kept only if it is of that level. Default: every level, not steered (the "
         "puzzles a seed has always made)",
     )
     parser.add_argument(
@@ -268,19 +268,9 @@ def run(args: argparse.Namespace) -> int:
     packs = out.is_dir() or is_export_name(out.name)
     try:
         with ExportWriter(directory, gzipped=gzipped, pack=packs) as writer:
-            # The index of the puzzle that filled each full quota: a chunk from ``start`` on is sent without the
-            # levels filled before ``start - LAG`` (a worker stops early on their puzzles, or skips those made
-            # for them), which every number of processes knows alike.
-            filled_at: dict[int, int] = {}
-
-            def order_for(start: int) -> Order:
-                narrowed = order
-                for level, index in filled_at.items():
-                    if index < start - LAG:
-                        narrowed = narrowed.without(level)
-                return narrowed
-
-            for made in ordered_results(build_seed, order_for, args.jobs):
+            # Read when each chunk is sent: the order narrows as quotas fill.
+            current = [order]
+            for made in ordered_results(build_seed, lambda: current[0], args.jobs):
                 stats.add(made)
                 difficulty = made.outcome
                 if made.grade is not None and (quotas is None or kept_by[difficulty] < quotas[difficulty]):
@@ -293,7 +283,8 @@ def run(args: argparse.Namespace) -> int:
                         writer.add(make_record(made, symmetry_class(made.puzzle), tags, volume))
                         kept_by[difficulty] += 1
                         if quotas is not None and kept_by[difficulty] == quotas[difficulty]:
-                            filled_at[DIFFICULTIES.index(difficulty) + 1] = made.index
+                            # Puzzles sent from now on stop as soon as they show this level: it is full.
+                            current[0] = current[0].without(DIFFICULTIES.index(difficulty) + 1)
                 progress.update(
                     writer.count,
                     " ".join(f"{d.lower()}:{kept_by[d]}" for d in wanted),

@@ -7,9 +7,8 @@ recognised by singles alone before it is graded, and grading stops at the first 
 level; only a puzzle that may be kept travels back with its grade and solve path.
 
 A steered build (``Order.targets``) makes each puzzle for one level, its index's turn in ``targets``, and keeps it
-at any wanted level whose quota is not full. A worker skips a puzzle made for a level whose quota is full; so
-that what is made stays the same whatever the number of processes, the order a chunk is sent with knows only the
-quotas that filled ``LAG`` puzzles before the chunk's first (:func:`ordered_results`).
+only at that level: what puzzle ``i`` is and whether it can be kept depend on ``i`` alone, so a worker skips a
+puzzle whose level's quota is full without changing what is kept.
 """
 
 from __future__ import annotations
@@ -31,9 +30,6 @@ from sudokupool.sudoku.solver import count_solutions, solved_by_singles
 from sudokupool.sudoku.technique_table import SCORES
 
 CHUNK = 4  # puzzles per task sent to a worker: large enough to amortise IPC, small enough to stay ordered
-#: How far behind the chunk it is sent with an order may look: every puzzle before ``start - LAG`` is consumed
-#: when the chunk at ``start`` is sent (so at most ``LAG // CHUNK + 1`` chunks are in flight, 16 processes' worth).
-LAG = 256
 UNSOLVED = "unsolved"
 #: Not graded to the end: sure not to be of a wanted level.
 SKIPPED = "skipped"
@@ -51,7 +47,7 @@ class Order:
     techniques: tuple[str, ...] = ()
     minimal: bool = False
     #: The levels generation is steered toward, in turn by puzzle index (none: not steered). Fixed for a build:
-    #: ``levels`` narrows as quotas fill, these do not.
+    #: ``levels`` narrows as quotas fill, these do not, so a puzzle is the same whenever it is made.
     targets: tuple[int, ...] = ()
 
     def without(self, level: int) -> Order:
@@ -97,9 +93,9 @@ class Made:
 def _make(index: int, seed: int, order: Order) -> Made:
     target = order.target(index)
     if target is not None and target not in order.levels:
-        # Made for a level whose quota is full: what it would turn out to be is seldom another wanted level.
+        # Made for a level whose quota is full: it could not be kept, whatever it turned out to be.
         return Made(index, seed, "", "", SKIPPED, None, "", 0.0, 0.0)
-    wanted = order.levels
+    wanted = order.levels if target is None else frozenset({target})
     t0 = time.perf_counter()
     made = generate(seed, order.symmetry, target)
     t1 = time.perf_counter()
@@ -130,24 +126,21 @@ def make_chunk(task: tuple[int, int, int, Order]) -> list[Made]:
     return [_make(index, puzzle_seed(build_seed, index), order) for index in range(start, start + size)]
 
 
-def ordered_results(build_seed: int, order: Callable[[int], Order], jobs: int) -> Iterator[Made]:
+def ordered_results(build_seed: int, order: Callable[[], Order], jobs: int) -> Iterator[Made]:
     """Every puzzle of the build in index order, computed ahead by ``jobs`` processes, each chunk to the
-    ``order(start)`` of its first index, which may depend on the puzzles before ``start - LAG`` (all consumed
-    by then) and on nothing later, so that the chunk's puzzles are the same on any number of processes."""
+    ``order()`` of when it is sent (a build narrows its levels as their quotas fill)."""
     if jobs <= 1:
         start = 0
         while True:
-            yield from make_chunk((build_seed, start, CHUNK, order(start)))
+            yield from make_chunk((build_seed, start, CHUNK, order()))
             start += CHUNK
     with worker_pool(jobs) as pool:
         window: deque[AsyncResult[list[Made]]] = deque()
         start = 0
-        ahead = min(jobs * 4, LAG // CHUNK + 1)
         while True:
-            # Keep a bounded window of chunks in flight; results are taken from the left, in order. A chunk is
-            # sent once the one ``ahead`` chunks before it is consumed.
-            while len(window) < ahead:
-                window.append(pool.apply_async(make_chunk, ((build_seed, start, CHUNK, order(start)),)))
+            # Keep a bounded window of chunks in flight; results are taken from the left, in order.
+            while len(window) < jobs * 4:
+                window.append(pool.apply_async(make_chunk, ((build_seed, start, CHUNK, order()),)))
                 start += CHUNK
             yield from window.popleft().get()
 
