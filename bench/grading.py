@@ -375,8 +375,8 @@ def run_scale_figures() -> int:
 
 BUILD_YIELD_DOC = """\
 Kept puzzles per CPU-second of ``sudokupool build --difficulty LEVEL`` for each level, of a build of every level
-(no ``--difficulty``) and of a balanced one (``--per-difficulty KEPT/4 --difficulty easy,medium,hard,expert``), for
-this checkout and BASELINE side by side; or the share of minimal puzzles a plain build makes.
+(no ``--difficulty``) and of a balanced one (``--per-difficulty KEPT/4 --difficulty easy,medium,hard,expert``; neither
+is steered), for this checkout and BASELINE side by side; or the share of minimal puzzles a build keeps.
 
 Run:
     python -m bench build-yield [--baseline main] [--kept 30] [--rounds 5] [--seed 20261126]
@@ -417,7 +417,7 @@ def build_cpu(src: Path, args: list[str]) -> float:
 
 def minimal_share(count: int, seed: int, symmetry: str, level: int | None) -> None:
     """How many of the puzzles kept from ``count`` raw ones are minimal (steered toward ``level``, if given)."""
-    order = Order(symmetry) if level is None else Order(symmetry, frozenset({level}), targets=(level,))
+    order = Order(symmetry) if level is None else Order(symmetry, frozenset({level}), steer=level)
     puzzles = [m.puzzle for m in make_chunk((seed, 0, count, order)) if m.grade is not None]
     minimal = sum(map(is_minimal, puzzles))
     print(f"{count} raw puzzles, symmetry {symmetry}, steered toward {level}: minimal {minimal}/{len(puzzles)}")

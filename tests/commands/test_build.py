@@ -423,21 +423,11 @@ def test_a_steered_build_keeps_only_the_level_asked_for(tmp_path: Path, level: s
         assert any(generate(r["seed"]).puzzle != r["puzzle"] for r in records)
 
 
-def test_a_steered_build_of_two_levels_takes_them_in_turn_and_is_the_same_on_any_number_of_jobs(
-    tmp_path: Path,
-) -> None:
-    # Puzzle i is made for one level (easy, hard, easy, ...) and kept only at it; once a quota is full the
-    # workers skip its puzzles, which must not change what is kept, whatever the number of processes.
-    args = ["--per-difficulty", "2", "--difficulty", "easy,hard", "--seed", "6"]
+def test_a_steered_build_is_the_same_on_any_number_of_jobs(tmp_path: Path) -> None:
+    args = ["--count", "3", "--difficulty", "medium", "--seed", "6"]
     _, one = build(tmp_path / "one", *args, "--jobs", "1")
     _, two = build(tmp_path / "two", *args, "--jobs", "2")
-    first, second = _records(one), _records(two)
-    assert [r["puzzle"] for r in first] == [r["puzzle"] for r in second]
-    assert sorted(r["difficulty"] for r in first) == ["Easy", "Easy", "Hard", "Hard"]
-    for record in first:
-        _check_graded(record, record["difficulty"].lower())
-        index = [puzzle_seed(6, i) for i in range(400)].index(record["seed"])
-        assert index % 2 == (0 if record["difficulty"] == "Easy" else 1)
+    assert [r["puzzle"] for r in _records(one)] == [r["puzzle"] for r in _records(two)]
 
 
 def test_a_steered_build_honours_technique_and_minimal(tmp_path: Path) -> None:
@@ -462,20 +452,31 @@ def test_a_steered_build_honours_technique_and_minimal(tmp_path: Path) -> None:
         assert generate(record["seed"], "none", 2).puzzle == record["puzzle"]
 
 
-def test_only_a_build_given_difficulty_is_steered(tmp_path: Path) -> None:
-    # Without --difficulty: the plain dig, the puzzles the seed always made. Naming all four levels steers:
-    # puzzle i is made for easy, medium, hard, expert in turn and kept only at that level.
-    code, path = build(tmp_path / "plain", "--count", "4", "--seed", "6", "--jobs", "1")
-    assert code == 0
-    assert all(generate(r["seed"]).puzzle == r["puzzle"] for r in _records(path))
-    code, path = build(
-        tmp_path / "all", "--count", "4", "--seed", "6", "--jobs", "1", "--difficulty", "expert,hard,medium,easy"
-    )
-    assert code == 0
-    seeds = [puzzle_seed(6, i) for i in range(400)]
-    for record in _records(path):
-        _check_graded(record, record["difficulty"].lower())
-        assert seeds.index(record["seed"]) % 4 == record["difficulty_level"] - 1
+def test_a_build_for_hard_levels_keeps_the_puzzles_a_full_build_keeps(tmp_path: Path) -> None:
+    # Several levels are not steered: work stopped early on unwanted puzzles must not change which are kept.
+    _, everything = build(tmp_path / "all", "--count", "40", "--seed", "6", "--jobs", "1")
+    _, hard = build(tmp_path / "hard", "--count", "3", "--seed", "6", "--jobs", "1", "--difficulty", "hard,expert")
+    wanted = [r for r in _records(everything) if r["difficulty"] in ("Hard", "Expert")]
+    got = _records(hard)
+    assert [r["puzzle"] for r in got] == [r["puzzle"] for r in wanted[:3]]
+    assert [r["solve_path"] for r in got] == [r["solve_path"] for r in wanted[:3]]
+
+
+def test_quotas_that_fill_keep_the_puzzles_a_full_build_keeps(tmp_path: Path) -> None:
+    # Once Easy's quota is full, later Easy puzzles are not graded to the end; what is kept must not change,
+    # whatever the number of processes.
+    _, everything = build(tmp_path / "all", "--count", "40", "--seed", "6", "--jobs", "1")
+    args = ["--per-difficulty", "2", "--difficulty", "easy,hard", "--seed", "6"]
+    _, one = build(tmp_path / "one", *args, "--jobs", "1")
+    _, two = build(tmp_path / "two", *args, "--jobs", "2")
+    records = _records(everything)
+    wanted = [r for r in records if r["difficulty"] == "Easy"][:2] + [r for r in records if r["difficulty"] == "Hard"][
+        :2
+    ]
+    order = [r["puzzle"] for r in records]
+    expected = sorted((r["puzzle"] for r in wanted), key=order.index)
+    assert [r["puzzle"] for r in _records(one)] == expected
+    assert [r["puzzle"] for r in _records(two)] == expected
 
 
 def test_the_export_and_its_pack_get_the_permissions_of_any_new_file(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ over ``--jobs`` processes, and results are consumed strictly in index order, so 
 same puzzles in the same order whatever the number of processes (only the timestamps differ).
 A puzzle is kept when the grader solves it completely, its difficulty is wanted (and its quota not yet
 full, with ``--per-difficulty``), its path uses every ``--technique``, it is minimal with ``--minimal``, and
-its canonical form is new. ``--difficulty`` steers generation (``Order.targets``).
+its canonical form is new. A ``--difficulty`` of one level steers generation toward it (``Order.steer``).
 Kept records go to disk as they are kept (:mod:`~sudokupool.commands.writer`).
 """
 
@@ -76,10 +76,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--difficulty",
         metavar="LEVELS",
-        help="comma-separated difficulties to keep, e.g. 'hard,expert' or all four; given, it steers generation: "
-        "each puzzle is made for one of them in turn (its clues removed so as to reach that level and not pass "
-        "it; docs/grading.md) and kept only if it is of that level. Default: every level, not steered (the "
-        "puzzles a seed has always made)",
+        help="comma-separated difficulties to keep (default: every level); one level steers generation toward "
+        "it: clues are removed so as to reach that level and not pass it (docs/grading.md). Several are not "
+        "steered: the work on a puzzle stops as soon as it cannot be one of them",
     )
     parser.add_argument(
         "--symmetry",
@@ -246,9 +245,10 @@ def run(args: argparse.Namespace) -> int:
     volume = args.volume or None
     quotas = {d: args.per_difficulty for d in wanted} if args.per_difficulty else None
     target = sum(quotas.values()) if quotas else args.count
-    # Without --difficulty a seed makes the puzzles it always has (the demo pool's among them).
-    targets = tuple(sorted(levels)) if args.difficulty is not None else ()
-    order = Order(args.symmetry, levels, techniques, args.minimal, targets)
+    # Steered only toward one level: a build of several gets their puzzles from the plain dig at less CPU than
+    # from a dig steered toward each (docs/grading.md); without --difficulty a seed makes the puzzles it always has.
+    steer = min(levels) if args.difficulty is not None and len(levels) == 1 else None
+    order = Order(args.symmetry, levels, techniques, args.minimal, steer)
     extra = "".join(f", using {t}" for t in techniques) + (", minimal" if args.minimal else "")
     print(
         f"sudokupool build: seed {build_seed}, {target} puzzles "

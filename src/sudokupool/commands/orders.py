@@ -6,9 +6,8 @@ the number of processes. A worker stops on a puzzle as soon as it cannot be of a
 recognised by singles alone before it is graded, and grading stops at the first step past the hardest wanted
 level; only a puzzle that may be kept travels back with its grade and solve path.
 
-A steered build (``Order.targets``) makes each puzzle for one level, its index's turn in ``targets``, and keeps it
-only at that level: what puzzle ``i`` is and whether it can be kept depend on ``i`` alone, so a worker skips a
-puzzle whose level's quota is full without changing what is kept.
+A build steered toward one level (``Order.steer``) digs every puzzle toward it
+(:func:`~sudokupool.sudoku.generator.generate`); what puzzle ``i`` is still depends on ``i`` alone.
 """
 
 from __future__ import annotations
@@ -46,17 +45,15 @@ class Order:
     levels: frozenset[int] = frozenset({1, 2, 3, 4})
     techniques: tuple[str, ...] = ()
     minimal: bool = False
-    #: The levels generation is steered toward, in turn by puzzle index (none: not steered). Fixed for a build:
-    #: ``levels`` narrows as quotas fill, these do not, so a puzzle is the same whenever it is made.
-    targets: tuple[int, ...] = ()
+    #: The level every puzzle's dig is steered toward (None: not steered).
+    steer: int | None = None
 
     def without(self, level: int) -> Order:
         """This order less ``level`` (its quota is full), unless that would leave no level."""
         return replace(self, levels=self.levels - {level}) if self.levels - {level} else self
 
-    def target(self, index: int) -> int | None:
-        """The level puzzle ``index`` is made for, None when the build is not steered."""
-        return self.targets[index % len(self.targets)] if self.targets else None
+    def fits(self, g: Grade) -> bool:
+        return g.difficulty_level in self.levels and all(t in g.techniques for t in self.techniques)
 
 
 def is_minimal(puzzle: str) -> bool:
@@ -91,29 +88,20 @@ class Made:
 
 
 def _make(index: int, seed: int, order: Order) -> Made:
-    target = order.target(index)
-    if target is not None and target not in order.levels:
-        # Made for a level whose quota is full: it could not be kept, whatever it turned out to be.
-        return Made(index, seed, "", "", SKIPPED, None, "", 0.0, 0.0)
-    wanted = order.levels if target is None else frozenset({target})
     t0 = time.perf_counter()
-    made = generate(seed, order.symmetry, target)
+    made = generate(seed, order.symmetry, order.steer)
     t1 = time.perf_counter()
     puzzle, solution = made.puzzle, made.solution
     # A puzzle singles fill, short enough that no total of single steps passes Easy's maximum, is Easy.
-    if 1 not in wanted and 14 * puzzle.count(EMPTY) <= MAX_SCORE[1] and solved_by_singles(puzzle):
+    if 1 not in order.levels and 14 * puzzle.count(EMPTY) <= MAX_SCORE[1] and solved_by_singles(puzzle):
         return Made(index, seed, puzzle, solution, DIFFICULTIES[0], None, "", t1 - t0, time.perf_counter() - t1)
-    g = grade_within(puzzle, max(wanted))
+    g = grade_within(puzzle, max(order.levels))
     if g is None:
         outcome, g = SKIPPED, None
     elif not g.solved:
         outcome, g = UNSOLVED, None
-    elif (
-        g.difficulty_level not in wanted
-        or not all(t in g.techniques for t in order.techniques)
-        or (order.minimal and not is_minimal(puzzle))
-    ):
-        outcome, g = UNFIT if g.difficulty_level in wanted else str(g.difficulty), None
+    elif not order.fits(g) or (order.minimal and not is_minimal(puzzle)):
+        outcome, g = UNFIT if g.difficulty_level in order.levels else str(g.difficulty), None
     else:
         outcome = str(g.difficulty)
     form = canonical_form(puzzle) if g is not None else ""
