@@ -12,10 +12,8 @@ import sys
 #: command -> (module, entry function, one line of help)
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "ab": ("ab", "main", "this checkout against BASELINE side by side: python -m bench ab TARGET BASELINE"),
-    "harness": ("harness", "run_harness", "the service against the bare app and its peers, with its pools"),
-    "make-pool": ("pools", "run_make_pool", "make a synthetic benchmark pool under bench/pools/"),
-    "memory": ("pools", "run_memory", "a loaded pool's memory, as JSON (the harness runs it in a child)"),
-    "datasette-peer": ("peers", "run_datasette_peer", "serve a pool with Datasette, the harness's peer"),
+    "harness": ("harness", "harness_main", "the service against the bare app and its peers, with its pools"),
+    "make-pool": ("pools", "make_pool_main", "make a synthetic benchmark pool under bench/pools/"),
     "boot": ("service", "boot_main", "boot time and memory of the service on a pool, local or S3"),
     "connections": ("service", "connections_main", "the service under many idle and slow connections"),
     "cpu-per-request": ("service", "cpu_per_request_main", "server CPU per request, by path"),
@@ -23,12 +21,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "redis-capacity": ("service", "redis_capacity_main", "the Redis limiter store's capacity"),
     "swap-pack": ("service", "swap_pack_main", "p99 while the service swaps packs back to back"),
     "filters": ("service", "filters_main", "filtered random against plain random on one service"),
-    "images": ("service", "images_main", "PNG answers through the service"),
-    "app-cost": ("inprocess", "run_app_cost", "the app's CPU per request in process"),
-    "limiter": ("inprocess", "run_bench_limiter", "the rate limiter's memory and per-request cost"),
-    "render": ("inprocess", "run_bench_render", "PNG rendering and its cache"),
-    "protocol-cost": ("inprocess", "run_protocol_cost", "the uvicorn protocol's CPU per request in process"),
-    "loop-lag": ("inprocess", "run_loop_lag", "event-loop lag while a pool loads"),
+    "images": ("service", "images_main", "image answers through the service, and the render cache under a flood"),
+    "app-cost": ("inprocess", "app_cost_main", "the app's CPU per request in process"),
+    "limiter": ("inprocess", "limiter_main", "the rate limiter's memory and per-request cost"),
+    "protocol-cost": ("inprocess", "protocol_cost_main", "the uvicorn protocol's CPU per request in process"),
     "grader": ("grading", "run_bench_grader", "the grader on puzzle files: levels, scores, HoDoKu agreement"),
     "grade-dump": ("grading", "run_grade_dump", "grade a puzzle file to JSON lines"),
     "grade-diff": ("grading", "run_grade_diff", "compare two grade dumps"),
@@ -36,7 +32,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "build-yield": ("grading", "run_build_yield", "how many generated puzzles a build keeps, by level"),
     "build-memory": ("grading", "run_build_memory", "peak RSS of sudokupool build"),
     "parse-steps": ("grading", "run_parse_steps", "the CPU of each step of parsing an export"),
-    "hostile-exports": ("hostile", "run_hostile_exports", "hostile exports against check and serve"),
+    "hostile-exports": ("hostile", "hostile_exports_main", "hostile exports against check and serve"),
 }
 
 

@@ -1,7 +1,8 @@
 """What one side of ``python -m bench ab`` runs in its own process, on its own ``sudokupool`` (``PYTHONPATH``).
 
 ``python -m bench.child KIND ...`` answers one JSON line for each line it reads, after a first ``{"ready": ...}``
-line. It imports nothing else of bench/, so a baseline's process loads only the baseline's code.
+line. It imports no module of bench/ that imports ``sudokupool``, so a baseline's process loads only the baseline's
+code.
 """
 
 from __future__ import annotations
@@ -18,6 +19,14 @@ from typing import Any
 
 #: The API key every side is configured with (its limit never trips).
 KEY = "bench-key-with-a-limit-that-never-trips"
+
+
+def cpu_ns(call: Callable[[Any], object], items: list[Any]) -> float:
+    """CPU ns per call of ``call`` on each of ``items``."""
+    started = time.process_time_ns()
+    for item in items:
+        call(item)
+    return (time.process_time_ns() - started) / len(items)
 
 
 def serve(answer: Callable[[str], Any], ready: Any = True) -> None:
@@ -56,64 +65,52 @@ def best(step: Callable[[Any, Any], object], items: list[Any], lines: int) -> fl
     return min(times) / lines * 1e6
 
 
-def parse(lines_file: str) -> None:
-    """CPU µs per line of parse_record, and of parse_record then PoolBuilder.add (a line of a load without a
-    pack), best of 5 passes over the lines of ``lines_file``."""
-    from sudokupool.loading.export import parse_record
-
-    lines = Path(lines_file).read_bytes().splitlines()
-
-    def parse_only(builder: Any, line: bytes) -> object:
-        return parse_record(line)
-
-    def whole(builder: Any, line: bytes) -> object:
-        return builder.add(parse_record(line))
-
-    serve(lambda _: [best(parse_only, lines, len(lines)), best(whole, lines, len(lines))])
+def scope(path: str, headers: list[tuple[bytes, bytes]], query: bytes = b"") -> dict[str, Any]:
+    """An HTTP request's ASGI scope, as uvicorn makes it."""
+    return {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
+            "path": path, "raw_path": path.encode(), "query_string": query, "root_path": "", "headers": headers,
+            "server": ("127.0.0.1", 8000), "client": ("192.0.2.1", 50000)}  # fmt: skip
 
 
-def metrics(ids_file: str) -> None:
-    """The app built on ``SUDOKUPOOL_EXPORTS`` in process (no server, no sockets): ``PATH COUNT`` in, CPU µs per
-    request out, for v2 by id (the ids of ``ids_file``) or v2 random, with a key whose limit never trips."""
+async def receive() -> dict[str, Any]:
+    return {"type": "http.request", "body": b"", "more_body": False}
+
+
+async def send(message: dict[str, Any]) -> None:
+    pass
+
+
+def app(ids_file: str) -> None:
+    """The app built on ``SUDOKUPOOL_EXPORTS`` in process (no server, no sockets), with a key whose limit never
+    trips: ``COUNT PATH [gzip]`` in (``{id}`` in PATH: the ids of ``ids_file`` in turn; ``gzip``: a client that
+    takes gzip), CPU µs per request out."""
     from sudokupool.app import create_app
     from sudokupool.config import Settings
     from sudokupool.keys import digest
 
-    ids = [line.split()[0] for line in Path(ids_file).read_text().splitlines()]
+    ids = Path(ids_file).read_text().split()
     settings = Settings.from_environ(
         {**os.environ, "SUDOKUPOOL_API_KEYS": digest(KEY), "SUDOKUPOOL_LIMIT_KEYED": "1000000000",
          "SUDOKUPOOL_SYNC_INTERVAL": "0", "SUDOKUPOOL_LOG_LEVEL": "warning"}
     )  # fmt: skip
-    app = create_app(settings)
+    service = create_app(settings)
     loop = asyncio.new_event_loop()
-    loop.run_until_complete(app.startup())
+    loop.run_until_complete(service.startup())
 
-    async def receive() -> dict[str, object]:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: dict[str, object]) -> None:
-        pass
-
-    def scope(path: str) -> dict[str, object]:
-        return {"type": "http", "method": "GET", "path": path, "raw_path": path.encode(), "query_string": b"",
-                "headers": [(b"host", b"bench"), (b"x-api-key", KEY.encode())], "client": ("127.0.0.1", 5000),
-                "server": ("127.0.0.1", 8000), "scheme": "http", "http_version": "1.1", "root_path": ""}  # fmt: skip
-
-    paths = {"v2 by id": [f"/api/v2/puzzles/{i}" for i in ids], "v2 random": ["/api/v2/puzzles/random"]}
-
-    async def batch(scopes: list[dict[str, object]]) -> float:
+    async def batch(scopes: list[dict[str, Any]]) -> float:
         start = time.process_time()
         for each in scopes:
-            await app.http(each, receive, send)
+            await service(each, receive, send)
         return 1e6 * (time.process_time() - start) / len(scopes)
 
     def answer(line: str) -> float:
-        name, count = line.rsplit(" ", 1)
-        chosen = paths[name]
-        return loop.run_until_complete(batch([scope(chosen[n % len(chosen)]) for n in range(int(count))]))
+        count, path, *gzip = line.split()
+        headers = [(b"host", b"bench"), (b"x-api-key", KEY.encode()), *([(b"accept-encoding", b"gzip")] * len(gzip))]
+        paths = [path.replace("{id}", ids[n % len(ids)]) for n in range(int(count))]
+        return loop.run_until_complete(batch([scope(each, headers) for each in paths]))
 
     serve(answer)
-    loop.run_until_complete(app.shutdown())
+    loop.run_until_complete(service.shutdown())
 
 
 def pool_ops(directory: str, ids_file: str, ops: str) -> None:
@@ -132,12 +129,6 @@ def pool_ops(directory: str, ids_file: str, ops: str) -> None:
     picks = [rng.choice(ids) for _ in range(count)]
     gzip_body = getattr(pool, "gzip_body", pool.body)
 
-    def timed(calls: int, call: Callable[[str], object]) -> float:
-        started = time.process_time_ns()
-        for cid in picks[:calls]:
-            call(cid)
-        return (time.process_time_ns() - started) / calls
-
     def by_id(cid: str, body: Callable[[int], object]) -> None:
         index = pool.find(cid)
         assert index is not None
@@ -146,17 +137,18 @@ def pool_ops(directory: str, ids_file: str, ops: str) -> None:
 
     def answer(_: str) -> dict[str, float]:
         return {
-            "by id, gzip": timed(count, lambda cid: by_id(cid, gzip_body)),
-            "by id, identity": timed(count // 10, lambda cid: by_id(cid, pool.body)),
-            "random, gzip": timed(count, lambda _: gzip_body(pool.pick())),
+            "by id, gzip": cpu_ns(lambda cid: by_id(cid, gzip_body), picks),
+            "by id, identity": cpu_ns(lambda cid: by_id(cid, pool.body), picks[: count // 10]),
+            "random, gzip": cpu_ns(lambda _: gzip_body(pool.pick()), picks),
         }
 
     serve(answer, report.summary())
 
 
 def handlers(directory: str, calls: str) -> None:
-    """The v2 handlers on the pool, no HTTP: CPU ns per call of random, random by difficulty and by id (gzip
-    clients), ``calls`` calls of each for every line read."""
+    """The v2 handlers on the pool, no HTTP, gzip clients: a JSON object ``{case: [handler, query]}`` in
+    (handler ``random`` or ``puzzle``, by ids of the pool in turn), CPU ns per call of each case out, ``calls``
+    calls each."""
     from sudokupool.api.endpoints import Endpoints
     from sudokupool.config import Settings
     from sudokupool.loading.loader import load_latest
@@ -167,23 +159,14 @@ def handlers(directory: str, calls: str) -> None:
     endpoints = Endpoints(Runtime(Settings(), pool=pool), b"{}")
     count = int(calls)
     ids = [pool.body(i)[17:30].decode() for i in range(0, len(pool), 7)]
-    gzip = [(b"accept-encoding", b"gzip")]
 
-    def per_call(query: bytes, call: Callable[[dict[str, object], int], object]) -> float:
-        scope = {"query_string": query, "headers": gzip}
-        started = time.process_time_ns()
-        for i in range(count):
-            call(scope, i)
-        return (time.process_time_ns() - started) / count
+    def per_call(handler: str, query: str) -> float:
+        call = getattr(endpoints, handler)
+        params = [ids[i % len(ids)] for i in range(count)] if handler == "puzzle" else [None] * count
+        scope = {"query_string": query.encode(), "headers": [(b"accept-encoding", b"gzip")]}
+        return cpu_ns(lambda param: call(scope, param), params)
 
-    def answer(_: str) -> dict[str, float]:
-        return {
-            "random": per_call(b"", lambda scope, _: endpoints.random(scope, None)),
-            "random?difficulty=hard": per_call(b"difficulty=hard", lambda scope, _: endpoints.random(scope, None)),
-            "by id": per_call(b"", lambda scope, i: endpoints.puzzle(scope, ids[i % len(ids)])),
-        }
-
-    serve(answer)
+    serve(lambda line: {case: per_call(*how) for case, how in json.loads(line).items()})
 
 
 def pack_load(directory: str) -> None:
@@ -255,14 +238,50 @@ def many_exports(directory: str) -> None:
     serve(answer)
 
 
+def memory(directory: str) -> None:
+    """Load time and memory of the latest export of ``directory`` loaded as the service loads it (then the freed
+    heap handed back, as its startup does), as the ready line: seconds, CPU seconds (this process and its ended
+    children: steadier than seconds on a busy machine), RSS before (the imports), steady (after a collection)
+    and peak (VmHWM), and the bytes the pool serves (identity record bodies and solution bodies)."""
+    import gc
+    import resource
+
+    from bench.servers import proc_status
+    from sudokupool.heap import release_free_memory
+    from sudokupool.loading.loader import load_latest
+    from sudokupool.storage.local import LocalStore
+
+    def cpu() -> float:
+        own, ended = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + ended.ru_utime + ended.ru_stime
+
+    gc.collect()
+    before = proc_status(os.getpid())["VmRSS"]
+    started, cpu_started = time.perf_counter(), cpu()
+    pool, report = asyncio.run(load_latest(LocalStore(Path(directory))))
+    seconds, cpu_seconds = time.perf_counter() - started, cpu() - cpu_started
+    gc.collect()
+    release_free_memory()
+    after = proc_status(os.getpid())
+    served = sum(pool.body_length(i) + len(pool.solution_body(i)) for i in range(len(pool)))
+    count, pool_rss = len(pool), after["VmRSS"] - before
+    serve(str, {
+        "puzzles": count, "skipped": report.skipped_total, "load_seconds": round(seconds, 2),
+        "load_cpu_seconds": round(cpu_seconds, 2), "puzzles_per_second": round(count / seconds),
+        "rss_before": before, "rss_steady": after["VmRSS"], "rss_peak": after["VmHWM"], "served_bytes": served,
+        "pool_rss_over_served": round(pool_rss / served, 3), "peak_over_served": round(after["VmHWM"] / served, 3),
+        "served_bytes_per_puzzle": round(served / count), "rss_bytes_per_puzzle": round(pool_rss / count),
+    })  # fmt: skip
+
+
 KINDS: dict[str, Callable[..., None]] = {
     "grader": grader,
-    "parse": parse,
-    "metrics": metrics,
+    "app": app,
     "pool-ops": pool_ops,
     "handlers": handlers,
     "pack-load": pack_load,
     "many-exports": many_exports,
+    "memory": memory,
 }
 
 if __name__ == "__main__":

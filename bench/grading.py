@@ -4,11 +4,14 @@ what a build yields and costs."""
 from __future__ import annotations
 
 import argparse
+import bisect
 import contextlib
 import dataclasses
 import gzip
 import io
+import itertools
 import json
+import math
 import os
 import re
 import statistics
@@ -27,7 +30,7 @@ from sudokupool.loading import export
 from sudokupool.loading.pool import PoolBuilder
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.generator import DEFAULT_SYMMETRY, generate
-from sudokupool.sudoku.grader import grade, score_of, stars_of, tier_of
+from sudokupool.sudoku.grader import STARS, grade, score_of, stars_of, tier_of
 from sudokupool.sudoku.replay import replay
 from sudokupool.sudoku.solver import solve
 from sudokupool.sudoku.techniques.step import difficulty
@@ -304,16 +307,169 @@ SCALE_FIGURES_DOC = """\
 How the score and the stars spread and rank: Spearman against Sudoku Explainer (SE) ratings per set, star
 shares among the puzzles rated SE 6 or more, and per level of a pool, the distinct scores and the stars.
 
-Run (the dumps from ``python -m bench grade-dump``, whose solve paths this rescoring reads):
+Run (the dumps from ``python -m bench grade-dump``, whose solve paths this rescoring reads), from the
+repository root:
+    for s in se-sample se-holdout se-fresh all-levels; do python -m bench grade-dump \
+        --file bench/data/sudoku-exchange-$s.txt --out bench/out/dump-$s.ndjson; done
+    python -m bench grade-dump --pool snapshots/pool-*.ndjson.gz --out bench/out/dump-pool.ndjson
     python -m bench scale-figures \
-        --set sample=out/dump-se-sample.ndjson:data/sudoku-exchange-se-sample.txt \
-        --set all-levels=out/dump-all-levels.ndjson:data/sudoku-exchange-all-levels.txt \
-        --pool out/dump-pool.ndjson
+        --set sample=bench/out/dump-se-sample.ndjson:bench/data/sudoku-exchange-se-sample.txt \
+        --set holdout=bench/out/dump-se-holdout.ndjson:bench/data/sudoku-exchange-se-holdout.txt \
+        --set all-levels=bench/out/dump-all-levels.ndjson:bench/data/sudoku-exchange-all-levels.txt \
+        --set fresh=bench/out/dump-se-fresh.ndjson:bench/data/sudoku-exchange-se-fresh.txt \
+        --pool bench/out/dump-pool.ndjson --held-out fresh
 
 Scores, tiers and stars are worked out again from each dumped solve path with this tree's grader
 (``score_of``, ``stars_of``); the score and stars a dump carries (the grader that made it) are shown beside
 them as "dumped", so a dump made before a change to the scale compares the two.
+
+The ceiling of any star scale (the oracle): per set, the best Spearman that cutting the SE rating itself into
+5 bands reaches (cut points chosen for that set, and for 3 bands), and that cutting the score into 5 bands
+reaches (cut points chosen for that set, no constraint on levels); then one set of 5 SE bands for all the
+sets, chosen for the best lowest per-set figure. Stars that give the puzzles of one SE rating one value rank a
+set no better than its best SE bands; stars cut from the score rank it no better than the score's best bands.
+
+With ``--pool`` and rated sets, the best stars under the scale's two rules: no star value holds more than 80 %
+of a level of the pool, nor more than 60 % of a set's puzzles rated SE 6 or more. Four cuts make five stars,
+and a level split by one cut needs it inside the level's window (the cuts that leave at most 80 % of it on
+either side); when the four windows do not overlap, the search tries every scale with one cut in each
+window, every score in them (a level could also be split by two cuts outside its window, which it does not
+try). The figure kept is the lowest per-set Spearman of the stars over the sets not named by ``--held-out``,
+which take no part in the choice (the 60 % rule included); their figures are shown beside it.
 """
+
+#: Cut points tried at once by the band search; with more distinct values it starts from this many spread
+#: over them and moves each cut in turn while that helps.
+BAND_CANDIDATES = 48
+
+
+@dataclasses.dataclass
+class Banding:
+    """A set ordered by a key (the SE rating, the score), for the Spearman of bands of that key against its
+    ratings: ``count[i]`` items have a key below ``values[i]`` (``count[-1]`` is every item) and ``excess[i]``
+    is their sum of (rating's rank - mean rank); ``spread`` is the ratings' root sum of squares of that."""
+
+    values: list[float]
+    count: list[int]
+    excess: list[float]
+    spread: float
+
+    @classmethod
+    def of(cls, keys: list[float], ratings: list[float]) -> Banding:
+        rank = ranks(ratings)
+        mean = (len(rank) + 1) / 2
+        by_key: dict[float, list[float]] = {}
+        for key, r in zip(keys, rank, strict=True):
+            by_key.setdefault(key, []).append(r - mean)
+        values = sorted(by_key)
+        count, excess = [0], [0.0]
+        for value in values:
+            count.append(count[-1] + len(by_key[value]))
+            excess.append(excess[-1] + sum(by_key[value]))
+        return cls(values, count, excess, sum((r - mean) ** 2 for r in rank) ** 0.5)
+
+    def rho(self, cuts: tuple[float, ...]) -> float:
+        """Spearman of the band number (a key at or above ``cuts[i]`` is past band i) against the ratings."""
+        edges = [0, *(bisect.bisect_left(self.values, cut) for cut in cuts), len(self.values)]
+        mean = (self.count[-1] + 1) / 2
+        cov = var = 0.0
+        for a, b in itertools.pairwise(edges):
+            low, high = self.count[a], self.count[b]
+            if high > low:
+                mid = (low + high + 1) / 2 - mean  # the band's rank: every item of it ties
+                cov += mid * (self.excess[b] - self.excess[a])
+                var += (high - low) * mid * mid
+        return cov / (var**0.5 * self.spread) if var else 0.0
+
+
+def best_bands(sets: list[Banding], bands: int) -> tuple[float, tuple[float, ...]]:
+    """The cut points into ``bands`` bands with the best lowest Spearman over ``sets``, and that figure:
+    every cut among the keys tried when there are at most ``BAND_CANDIDATES``, otherwise the best among that
+    many spread over the keys, then each cut moved in turn over every key while the figure grows."""
+    keys = sorted({value for s in sets for value in s.values})[1:]  # a cut at the lowest key changes nothing
+
+    def worst(cuts: tuple[float, ...]) -> float:
+        return min(s.rho(cuts) for s in sets)
+
+    step = max(1, -(-len(keys) // BAND_CANDIDATES))
+    best = max(itertools.combinations(keys[::step], bands - 1), key=worst)
+    figure, moved = worst(best), True
+    while moved and step > 1:
+        moved = False
+        for i in range(bands - 1):
+            low, high = (best[i - 1] if i else -math.inf), (best[i + 1] if i < bands - 2 else math.inf)
+            for key in keys:
+                cuts = (*best[:i], key, *best[i + 1 :])
+                if low < key < high and (got := worst(cuts)) > figure:
+                    best, figure, moved = cuts, got, True
+    return figure, best
+
+
+def cuts_text(cuts: tuple[float, ...]) -> str:
+    return " ".join(f"{c:g}" for c in cuts)
+
+
+def window(scores: list[int], candidates: list[int], most: float = 0.8) -> list[int]:
+    """The candidate cuts that leave at most ``most`` of ``scores`` on either side."""
+    ordered = sorted(scores)
+    return [
+        c
+        for c in candidates
+        if max(bisect.bisect_left(ordered, c), len(ordered) - bisect.bisect_left(ordered, c)) <= most * len(ordered)
+    ]
+
+
+def stars_within(
+    levels: dict[str, list[int]], rated: dict[str, tuple[list[int], list[float]]], held_out: set[str]
+) -> tuple[float, tuple[int, ...]] | None:
+    """Print the best stars with one cut in each level's window (see ``SCALE_FIGURES_DOC``) and return their
+    figure and cuts; None when the windows overlap or no scale keeps the 60 % rule."""
+    candidates = sorted({s for scores in levels.values() for s in scores} | {s for sc, _ in rated.values() for s in sc})
+    windows = [window(scores, candidates) for scores in levels.values()]
+    for name, w in zip(levels, windows, strict=True):
+        print(f"  {name}: one cut splits it within 80 % from {w[0]} to {w[-1]}" if w else f"  {name}: no cut does")
+    if not all(windows) or any(a[-1] >= b[0] for a, b in itertools.pairwise(windows)):
+        print("  the windows overlap or one is empty: no search")
+        return None
+    bands = {name: Banding.of([float(s) for s in sc], se) for name, (sc, se) in rated.items()}
+    # The held-out sets take no part in the choice, the 60 % rule included; their shares are shown after.
+    high = {
+        name: sorted(s for s, r in zip(sc, se, strict=True) if r >= 6)
+        for name, (sc, se) in rated.items()
+        if name not in held_out
+    }
+
+    def shares_within(cuts: tuple[int, ...], most: float = 0.6) -> bool:
+        for scores in high.values():
+            edges = [0, *(bisect.bisect_left(scores, c) for c in cuts), len(scores)]
+            if any(b - a > most * len(scores) for a, b in itertools.pairwise(edges)):
+                return False
+        return True
+
+    def top_share_within(cut: int, most: float = 0.6) -> bool:  # the top star's share needs only the last cut
+        return all(len(s) - bisect.bisect_left(s, cut) <= most * len(s) for s in high.values())
+
+    best: tuple[float, tuple[int, ...]] | None = None
+    tried = 0
+    for last in (c for c in windows[-1] if top_share_within(c)):
+        for cuts in itertools.product(*windows[:-1]):
+            tried += 1
+            if shares_within((*cuts, last)):
+                figure = min(b.rho((*cuts, last)) for name, b in bands.items() if name not in held_out)
+                if best is None or figure > best[0]:
+                    best = (figure, (*cuts, last))
+    if best is None:
+        print(f"  no scale of {tried} tried keeps every set's SE 6+ puzzles within 60 % a star value")
+        return None
+    cuts = best[1]
+    each = ", ".join(f"{n} {b.rho(cuts):.3f}{' (held out)' if n in held_out else ''}" for n, b in bands.items())
+    now = ", ".join(f"{n} {b.rho(tuple(low for low, _ in STARS[1:])):.3f}" for n, b in bands.items())
+    print(f"  best of {tried} scales: stars from {cuts_text(cuts)}: {each}; the stars now: {now}")
+    for name in sorted(held_out & set(rated)):
+        sc, se = rated[name]
+        top = [1 + sum(s >= c for c in cuts) for s, r in zip(sc, se, strict=True) if r >= 6]
+        print(f"  {name} (held out), SE >= 6 ({len(top)}): stars {shares(top)}")
+    return best
 
 
 def rescore(row: dict[str, Any]) -> int:
@@ -330,8 +486,11 @@ def scale_figures_main() -> None:
     parser = argparse.ArgumentParser(description=SCALE_FIGURES_DOC.splitlines()[0])
     parser.add_argument("--set", action="append", default=[], metavar="NAME=DUMP:RATED", help="a rated set")
     parser.add_argument("--pool", type=Path, help="a dump of a pool's puzzles (levels, no ratings)")
+    parser.add_argument("--held-out", action="append", default=[], metavar="NAME", help="a set the search ignores")
     args = parser.parse_args()
     high: list[tuple[int, int]] = []
+    by_rating: dict[str, Banding] = {}
+    scored: dict[str, tuple[list[int], list[float]]] = {}
     for item in args.set:
         name, paths = item.split("=", 1)
         dump, rated = paths.split(":", 1)
@@ -347,22 +506,51 @@ def scale_figures_main() -> None:
             f"(dumped {spearman([row['score'] for row, _ in pairs], se):.3f}), stars {spearman(stars, se):.3f} "  # type: ignore[arg-type]
             f"(dumped {spearman(old_stars, se):.3f})"
         )
+        by_rating[name] = Banding.of(se, se)
+        scored[name] = (scores, se)
+        se5, se5_cuts = best_bands([by_rating[name]], 5)
+        se3, se3_cuts = best_bands([by_rating[name]], 3)
+        score5, score5_cuts = best_bands([Banding.of([float(s) for s in scores], se)], 5)
+        print(
+            f"  oracle: 5 bands of SE {se5:.3f} (cuts {cuts_text(se5_cuts)}), 3 bands of SE {se3:.3f} "
+            f"({cuts_text(se3_cuts)}); 5 bands of the score {score5:.3f} ({cuts_text(score5_cuts)})"
+        )
         hi = [(new, old) for new, old, s in zip(stars, old_stars, se, strict=True) if s >= 6]
         if hi:
             print(f"  SE >= 6 ({len(hi)}): stars {shares([n for n, _ in hi])}; dumped {shares([o for _, o in hi])}")
         high += hi
+    if len(scored) > 1:
+        for label, names in (
+            ("all sets", list(scored)),
+            ("not held out", [n for n in scored if n not in args.held_out]),
+        ):
+            if args.held_out or label == "all sets":
+                scores = [float(s) for n in names for s in scored[n][0]]
+                se = [r for n in names for r in scored[n][1]]
+                stars = [float(stars_of(int(s))) for s in scores]
+                print(
+                    f"{label} together ({len(se)} rated): Spearman ~ SE: score {spearman(scores, se):.3f}, "
+                    f"stars {spearman(stars, se):.3f}"
+                )
+        _, cuts = best_bands(list(by_rating.values()), 5)
+        each = ", ".join(f"{name} {b.rho(cuts):.3f}" for name, b in by_rating.items())
+        print(f"oracle, one set of 5 SE bands for every set: cuts {cuts_text(cuts)}; {each}")
     if high:
         print(f"all sets, SE >= 6 ({len(high)}): stars {shares([n for n, _ in high])}")
     if args.pool:
         rows = [json.loads(line) for line in args.pool.read_text().splitlines()]
-        for level in ("Easy", "Medium", "Hard", "Expert"):
+        levels: dict[str, list[int]] = {}
+        for level in DIFFICULTIES:
             these = [row for row in rows if row["difficulty"] == level]
-            scores = [rescore(row) for row in these]
+            scores = levels[level] = [rescore(row) for row in these]
             print(
                 f"{level}: {len(set(scores))} distinct scores (dumped {len({r['score'] for r in these})}), "
                 f"{min(scores)}-{max(scores)}; stars {shares([stars_of(s) for s in scores])}; "
                 f"dumped {shares([r['stars'] for r in these])}; tiers {Counter(tier_of(s) for s in scores)}"
             )
+        if scored:
+            print("stars under the rules (at most 80 % of a level, 60 % of a set's SE 6+ at one value):")
+            stars_within(levels, scored, set(args.held_out))
 
 
 def run_scale_figures() -> int:

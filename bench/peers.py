@@ -6,9 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,29 +14,16 @@ import orjson
 from starlette.types import Receive, Scope, Send
 
 from bench.servers import Server
-from sudokupool.api.endpoints import query
 from sudokupool.api.gate import Refusal
 from sudokupool.app import SudokuPool
 from sudokupool.app import create_app as create_service
-from sudokupool.loading.loader import LoadLimits, load_latest
+from sudokupool.loading.loader import load_latest
 
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
-
-
-# --- bare_app ------------------------------------------------------------------------------------------------------
-
-BARE_APP_DOC = """\
-The stack's limit: a bare ASGI app answering every request with one constant JSON body.
-
-    BENCH_BODY_SIZE=13000 uvicorn bare_app:app --app-dir bench --loop uvloop --http httptools --no-access-log
-
-The body has the size of a typical puzzle body (the harness sets it), with the same content type and a
-``content-length``, so the only difference from the service is the service's own work per request.
-``BENCH_HEADERS`` (a JSON list of ``[name, value]`` pairs) replaces the content type with a whole set of
-headers: the harness passes the service's own response headers, so a second bare app measures what
-writing those headers costs the server, apart from the work that computes them.
-"""
+# --- bare_app: the stack's limit ---------------------------------------------------------------------------------
+# A bare ASGI app answering every request with one constant JSON body of BENCH_BODY_SIZE bytes (the harness sets a
+# typical puzzle body's size), with a content-length, so the only difference from the service is the service's own
+# work per request. BENCH_HEADERS (a JSON list of [name, value] pairs) replaces the content type with a whole set of
+# headers: the service's own, so that a second bare app measures what writing them costs apart from computing them.
 
 _SIZE = int(os.environ.get("BENCH_BODY_SIZE", "1000"))
 _BODY = b'{"x":"' + b"x" * max(_SIZE - 8, 0) + b'"}'
@@ -62,21 +47,9 @@ async def bare_app(scope: Scope, receive: Receive, send: Send) -> None:
     await send(_DONE)
 
 
-# --- fixed_headers_app ---------------------------------------------------------------------------------------------
-
-FIXED_HEADERS_APP_DOC = """\
-A bench-only variant of the service whose ``/api/v2`` limiter counts nothing and always answers the
-same three ``X-RateLimit-*`` headers: what the spec's headers cost the server, apart from the counting.
-
-    uvicorn --factory fixed_headers_app:create_app --app-dir bench ...
-
-python -m bench cpu-per-request serves it beside the real service, so v1 random, this and v2 random compare
-the route without a limiter, with the headers only, and with the whole limiter. ``BENCH_SPIN_US=2.5``
-makes it busy-wait that many microseconds per request instead of counting: what any work of that size
-costs the server (docs/benchmarks.md, "Server CPU is not additive here"). Never part of the service.
-"""
-
-SPIN = float(os.environ.get("BENCH_SPIN_US", "0")) / 1e6
+# --- fixed_headers_app: the spec's limit headers alone -----------------------------------------------------------
+# The service with an /api/v2 limiter that counts nothing and always answers the same three X-RateLimit-* headers:
+# what those headers cost the server, apart from the counting (python -m bench cpu-per-request and the harness).
 
 HEADERS = [
     (b"x-ratelimit-limit", b"1000000000"),
@@ -94,10 +67,6 @@ class FixedHeaders:
         self.exempt_paths = exempt_paths
 
     def admit_now(self, scope: Scope) -> list[tuple[bytes, bytes]] | Refusal:
-        if SPIN:
-            end = time.perf_counter() + SPIN
-            while time.perf_counter() < end:
-                pass
         return list(HEADERS)
 
 
@@ -108,29 +77,17 @@ def fixed_headers_app() -> SudokuPool:
     return service
 
 
-# --- swap_app ------------------------------------------------------------------------------------------------------
-
-SWAP_APP_DOC = """\
-A bench-only wrapper around the service that reloads its export on request, to measure a swap under load.
-
-    uvicorn --factory swap_app:create_app --app-dir bench ...
-
-``GET /__bench/swap`` starts ``load_latest`` on the app's store followed by ``runtime.install`` in the
-background (what a live sync does) and answers at once; ``?background=0`` loads at the server's own
-priority instead of a live sync's lower one and ``?niceness=N`` sets how much lower, so the harness
-can compare them in one run.
-``GET /__bench/swap-status`` answers ``{"done": bool, "seconds": float, "puzzles": int}`` (or, when the
-reload failed, ``{"done": true, "error": "..."}``). The trigger
-makes the moment of the swap exact, which a sync interval would not; it is never part of the service.
-"""
+# --- swap_app: a swap under load --------------------------------------------------------------------------------
+# The service with a trigger: GET /__bench/swap starts load_latest on the app's store and runtime.install in the
+# background (what a live sync does) and answers at once; GET /__bench/swap-status answers {"done": bool,
+# "seconds": float, "puzzles": int}, or {"done": true, "error": "..."} when the reload failed. The trigger makes
+# the moment of a swap exact, which a sync interval would not. Never part of the service.
 
 
 class SwapApp:
     def __init__(self, service: SudokuPool) -> None:
         self.service = service
         self.task: asyncio.Task[None] | None = None
-        self.background = True
-        self.limits = LoadLimits()
         self.status: dict[str, object] = {"done": False, "seconds": 0.0, "puzzles": 0}
 
     async def reload(self) -> None:
@@ -138,7 +95,7 @@ class SwapApp:
         assert runtime.store is not None
         started = time.perf_counter()
         try:
-            pool, _ = await load_latest(runtime.store, background=self.background, limits=self.limits)
+            pool, _ = await load_latest(runtime.store, background=True)
             await runtime.install(pool)  # as the live sync does
         except Exception as exc:  # the bench stops on it rather than waiting for a swap that never ends
             self.status = {"done": True, "error": repr(exc)}
@@ -149,10 +106,6 @@ class SwapApp:
         path = scope.get("path", "")
         if scope["type"] == "http" and path.startswith("/__bench/"):
             if path == "/__bench/swap":
-                self.background = query(scope, "background") != "0"
-                niceness = query(scope, "niceness")
-                if niceness is not None:
-                    self.limits = LoadLimits(sync_niceness=int(niceness))
                 self.status = {"done": False, "seconds": 0.0, "puzzles": 0}
                 self.task = asyncio.create_task(self.reload())
             body = orjson.dumps(self.status)
@@ -168,65 +121,29 @@ def swap_app() -> SwapApp:
     return SwapApp(create_service())
 
 
-# --- datasette_peer ------------------------------------------------------------------------------------------------
-
-DATASETTE_PEER_DOC = """\
-The real peer: the pool published with Datasette from SQLite, as a user who just wanted an API would.
-
-    python -m bench datasette-peer bench/pools/100k     # build bench.db beside the export, then serve it
-
-The database is made with ``sqlite-utils insert --nl --pk canonical_id`` from the export (nested fields
-become JSON text columns), served read-only (``datasette -i``, as ``datasette publish`` does) with one
-canned query for a random row. By id: ``/bench/puzzles/{id}.json?_shape=array``; random:
-``/bench/random.json?_shape=array``.
-"""
+# --- datasette: the real peer ------------------------------------------------------------------------------------
+# The pool published with Datasette from SQLite, as a user who just wanted an API would: the database made with
+# sqlite-utils insert --nl --pk canonical_id from the export (nested fields become JSON text columns), served
+# read-only (datasette -i, as datasette publish does) with one canned query for a random row.
 
 RANDOM_SQL = "select * from puzzles where rowid = abs(random()) % (select max(rowid) from puzzles) + 1"
 BY_ID = "/bench/puzzles/{id}.json?_shape=array"
 RANDOM = "/bench/random.json?_shape=array"
 
 
-def build_db(export: Path) -> Path:
-    """``bench.db`` beside ``export`` (rebuilt when older than the export), and the canned-query metadata."""
-    db = export.parent / "bench.db"
-    metadata = export.parent / "datasette-metadata.json"
-    metadata.write_text(json.dumps({"databases": {"bench": {"queries": {"random": {"sql": RANDOM_SQL}}}}}))
-    if db.exists() and db.stat().st_mtime > export.stat().st_mtime:
-        return db
-    tmp = db.with_name("bench.db.part")
-    tmp.unlink(missing_ok=True)
-    started = time.perf_counter()
-    sqlite_utils = shutil.which("sqlite-utils") or "sqlite-utils"
-    unzip = subprocess.Popen(["gzip", "-dc", str(export)], stdout=subprocess.PIPE)
-    subprocess.run(
-        [sqlite_utils, "insert", str(tmp), "puzzles", "-", "--nl", "--pk", "canonical_id"],
-        stdin=unzip.stdout,
-        check=True,
-    )
-    if unzip.wait() != 0:
-        raise RuntimeError(f"gzip -dc {export} failed")
-    tmp.rename(db)
-    print(f"datasette: built {db} ({db.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - started:.0f} s")
-    return db
-
-
 def datasette_server(export: Path, log: Path) -> Server:
-    """A Datasette server (not started) over the pool of ``export``."""
-    db = build_db(export)
-    datasette = shutil.which("datasette") or "datasette"
-    argv = [datasette, "serve", "-i", str(db), "--metadata", str(export.parent / "datasette-metadata.json")]
-    return Server("datasette", [*argv, "--host", "127.0.0.1", "--port", "{port}"], probe="/bench.json", log=log)
-
-
-def run_datasette_peer() -> int:
-    """``python -m bench datasette-peer``."""
-    directory = Path(sys.argv[1])
-    exports = sorted(directory.glob("pool-*.ndjson.gz"))
-    server = datasette_server(exports[-1], directory / "datasette.log").start()
-    print(f"serving {server.base}{RANDOM}  (Ctrl-C stops)")
-    try:
-        assert server.process is not None
-        server.process.wait()
-    except KeyboardInterrupt:
-        server.stop()
-    return 0
+    """A Datasette server (not started) over the pool of ``export``: ``bench.db`` beside it, built when older than
+    the export, and the canned query's metadata."""
+    db, metadata = export.parent / "bench.db", export.parent / "datasette-metadata.json"
+    metadata.write_text(json.dumps({"databases": {"bench": {"queries": {"random": {"sql": RANDOM_SQL}}}}}))
+    if not db.exists() or db.stat().st_mtime < export.stat().st_mtime:
+        part = db.with_name("bench.db.part")
+        part.unlink(missing_ok=True)
+        unzip = subprocess.Popen(["gzip", "-dc", str(export)], stdout=subprocess.PIPE)
+        insert = ["sqlite-utils", "insert", str(part), "puzzles", "-", "--nl", "--pk", "canonical_id"]
+        subprocess.run(insert, stdin=unzip.stdout, check=True)
+        if unzip.wait() != 0:
+            raise RuntimeError(f"gzip -dc {export} failed")
+        part.rename(db)
+    argv = ["datasette", "serve", "-i", str(db), "--metadata", str(metadata), "--host", "127.0.0.1", "--port", "{port}"]
+    return Server("datasette", argv, probe="/bench.json", log=log)

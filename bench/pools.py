@@ -1,21 +1,25 @@
-"""Benchmark pools: synthetic exports made from the demo pool's records (``python -m bench make-pool``), and a
-loaded pool's memory (``python -m bench memory``, run by the harness in a child process)."""
+"""Benchmark pools (``python -m bench make-pool``): records of the demo pool seen through validity-preserving
+transformations (sudokupool.sudoku.transform: digits relabelled, rows, columns, bands and stacks permuted, maybe
+transposed), which keep the canonical form, the unique solution and the solve path, its cells, houses and digits
+renamed. For speed (a million records of ~14 KB each) every source record is compiled once into a
+:class:`Template`, its export line cut into literal text and tokens (a cell name, a digit, a row/column/box number,
+the words row/column, the per-record values); a transformation becomes a token table (each token's text under it),
+and a record line is one ``str.join`` over an ``itemgetter`` that picks literals and token texts from one list.
+
+A share code must be unique in an export, so a synthetic record's ``canonical_id`` is :func:`synthetic_id` (the
+share-code hash over ``sudokupool-synthetic-v1:<canonical>:<counter>``, the record's position); ``puzzle_id`` and
+``symmetry`` are recomputed from the transformed grid, the tag ``synthetic`` added, and ``seed`` is null.
+"""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import gc
 import gzip
-import json
 import multiprocessing
 import operator
 import os
 import random
 import re
-import resource
-import subprocess
-import sys
 import tempfile
 import time
 import zlib
@@ -28,50 +32,17 @@ from typing import Any, Final
 import msgspec
 import orjson
 
-from bench.servers import proc_status
-from sudokupool.heap import release_free_memory
+from bench.harness import POOLS, ROOT, latest_export, options
 from sudokupool.loading.export import PUBLIC_FIELD_NAMES, parse_record
-from sudokupool.loading.loader import load_latest
 from sudokupool.naming import export_filename
-from sudokupool.storage.local import LocalStore
 from sudokupool.sudoku.ids import puzzle_id, share_code
 from sudokupool.sudoku.symmetry import symmetry_class
 from sudokupool.sudoku.transform import Transform, random_transform
 
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
-
-
-# --- make_pool -----------------------------------------------------------------------------------------------------
-
-MAKE_POOL_DOC = """\
-Make a big synthetic pool for the benchmarks: N records derived from the demo pool's puzzles.
-
-    python -m bench make-pool 100k            # -> bench/pools/100k/pool-<timestamp>.ndjson.gz
-    python -m bench make-pool 1m --lean       # solve_path null: ~0.8 KB a record instead of ~14 KB
-    python -m bench make-pool 2000 --verify 200
-
-Record ``i`` is source record ``i % S`` (of the S in the source pool) under transformation ``i // S``, a
-random layout transformation and digit relabelling drawn from a generator seeded with ``(seed, i // S)``,
-so every record is a distinct valid puzzle and the output depends only on the source, N and the seed
-(see synthetic.py for what is mapped and how ids stay unique). The source is the newest export in
-``snapshots/``; without one, 300 records made by ``tests/factories.py``.
-
-Work is split into chunks of records; each worker process turns a chunk into one gzip member, and the
-parent writes the members in order (concatenated gzip members are one valid gzip stream). ``--verify``
-regenerates a random sample, loads it with ``sudokupool check``'s checks (replayed solve paths, a unique
-solution) and recomputes canonical forms, puzzle ids and symmetry.
-
-Pools go to ``bench/pools/`` (gitignored); they are never shipped or committed.
-"""
-
-POOLS = BENCH / "pools"
 CHUNK = 2000
 
 # Set in the parent before the workers fork, so each worker inherits the compiled templates.
 _TEMPLATES: list[Template] = []
-_SEED = 1
-_LEVEL = 6
 
 
 def parse_count(text: str) -> int:
@@ -81,27 +52,11 @@ def parse_count(text: str) -> int:
     return int(float(text.rstrip("km")) * scale)
 
 
-def source_export() -> Path:
-    """The newest export in snapshots/, else a 300-puzzle pool made once with ``sudokupool build``."""
-    found = sorted((ROOT / "snapshots").glob("pool-*.ndjson*"))
-    if found:
-        return found[-1]
-    target = POOLS / "source"
-    if not sorted(target.glob("pool-*.ndjson.gz")):
-        build = [sys.executable, "-m", "sudokupool", "build", "--count", "300", "--seed", "1", "--out", f"{target}/"]
-        subprocess.run(build, check=True)
-    return sorted(target.glob("pool-*.ndjson.gz"))[-1]
-
-
 def load_templates(path: Path, *, lean: bool) -> list[Template]:
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rb") as handle:
         records = [msgspec.to_builtins(parse_record(line)) for line in handle if line.strip()]
     return [compile_record(record, keep_solve_path=not lean) for record in records]
-
-
-def transform_for(seed: int, k: int) -> Transform:
-    return random_transform(random.Random(f"{seed}:{k}"))
 
 
 def lines(start: int, stop: int) -> Iterator[str]:
@@ -113,7 +68,7 @@ def lines(start: int, stop: int) -> Iterator[str]:
     for i in range(start, stop):
         k = i // count
         if k != current or transform is None:
-            current, transform = k, transform_for(_SEED, k)
+            current, transform = k, random_transform(random.Random(f"1:{k}"))
             table = token_table(transform)
         yield synthetic_line(templates[i % count], transform, table, i)
 
@@ -121,15 +76,14 @@ def lines(start: int, stop: int) -> Iterator[str]:
 def chunk_member(bounds: tuple[int, int]) -> tuple[bytes, int]:
     """One gzip member holding records ``bounds[0]`` to ``bounds[1] - 1``, and its uncompressed size."""
     data = "".join(lines(*bounds)).encode()
-    packer = zlib.compressobj(_LEVEL, zlib.DEFLATED, 31)
+    packer = zlib.compressobj(6, zlib.DEFLATED, 31)  # publish's level
     return packer.compress(data) + packer.flush(), len(data)
 
 
-def make_pool(count: int, out: Path, *, lean: bool, seed: int, workers: int, level: int) -> Path:
+def make_pool(count: int, out: Path, *, lean: bool, workers: int) -> Path:
     """Write a ``count``-record pool into directory ``out``; return the export's path."""
-    global _TEMPLATES, _SEED, _LEVEL
-    _TEMPLATES = load_templates(source_export(), lean=lean)
-    _SEED, _LEVEL = seed, level
+    global _TEMPLATES
+    _TEMPLATES = load_templates(latest_export(ROOT / "snapshots"), lean=lean)
     out.mkdir(parents=True, exist_ok=True)
     path = out / export_filename(datetime.now(UTC))
     tmp = path.with_name(path.name + ".part")
@@ -150,15 +104,13 @@ def make_pool(count: int, out: Path, *, lean: bool, seed: int, workers: int, lev
     return path
 
 
-def verify_sample(count: int, sample: int, seed: int) -> bool:
+def verify_sample(count: int, sample: int) -> bool:
     """Regenerate ``sample`` random records of the pool and check them as ``sudokupool check`` does, plus
     canonical form, puzzle_id and symmetry. Needs the templates loaded (after :func:`make_pool`)."""
     from sudokupool.commands.check import check_file
     from sudokupool.sudoku.canonical import canonical_form
-    from sudokupool.sudoku.ids import puzzle_id
-    from sudokupool.sudoku.symmetry import symmetry_class
 
-    picks = sorted(random.Random(seed).sample(range(count), min(sample, count)))
+    picks = sorted(random.Random(1).sample(range(count), min(sample, count)))
     chosen = [next(lines(i, i + 1)) for i in picks]
     ok = True
     for line in chosen:
@@ -183,51 +135,28 @@ def verify_sample(count: int, sample: int, seed: int) -> bool:
 
 
 def make_pool_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=MAKE_POOL_DOC.split("\n\n")[0])
+    """Make a big synthetic pool for the benchmarks: N records derived from the demo pool's puzzles, into
+    bench/pools/N[-lean]/ (gitignored; never shipped or committed). ``--lean``: solve_path null, about 0.8 KB a record
+    instead of 14 KB.
+
+    Record ``i`` is source record ``i % S`` (of the S in the demo pool, snapshots/) under transformation ``i // S``,
+    drawn from a generator seeded with it, so every record is a distinct valid puzzle and the output depends only on
+    N. Each worker process turns a chunk of records into one gzip member, written in order (concatenated members are
+    one gzip stream). ``--verify N`` regenerates N random records and checks them as ``sudokupool check`` does
+    (replayed solve paths, a unique solution), with their canonical forms, puzzle ids and symmetry.
+    """
+    parser = options(make_pool_main.__doc__)
     parser.add_argument("count", help="records: 100k, 1m, 2500...")
     parser.add_argument("--lean", action="store_true", help="solve_path null (small records)")
     parser.add_argument("--out", type=Path, help="directory (default bench/pools/<count>[-lean])")
-    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
-    parser.add_argument("--level", type=int, default=6, help="gzip level (publish uses 6)")
     parser.add_argument("--verify", type=int, default=0, metavar="N", help="check N random records afterwards")
     args = parser.parse_args(argv)
     count = parse_count(args.count)
-    out = args.out or POOLS / f"{args.count.lower()}{'-lean' if args.lean else ''}"
-    make_pool(count, out, lean=args.lean, seed=args.seed, workers=args.workers, level=args.level)
-    if args.verify and not verify_sample(count, args.verify, args.seed):
-        return 1
-    return 0
+    make_pool(count, args.out or POOLS / f"{args.count.lower()}{'-lean' if args.lean else ''}", lean=args.lean,
+              workers=args.workers)  # fmt: skip
+    return 0 if not args.verify or verify_sample(count, args.verify) else 1
 
-
-def run_make_pool() -> int:
-    """``python -m bench make-pool``."""
-    return make_pool_main()
-
-
-# --- synthetic -----------------------------------------------------------------------------------------------------
-
-SYNTHETIC_DOC = """\
-Synthetic records for benchmark pools: a source record seen through a validity-preserving transformation.
-
-A transformation (sudokupool.sudoku.transform) relabels digits and permutes rows, columns, bands and stacks,
-maybe after a transposition. The transformed puzzle has the same canonical form, the same unique solution
-(transformed) and the same solve path with its cells, houses and digits renamed. So one source record
-gives many valid records for the price of some string substitution.
-
-Speed matters (a million records of ~14 KB each): every source record is compiled once into a
-:class:`Template`, the record's export line cut into literal text and *tokens* (a cell name, a digit, a
-row/column/box number, the words row/column, and the few per-record values). A transformation becomes a
-:class:`TokenTable` (the text of each token under it), and a record line is one ``str.join`` over an
-``itemgetter`` that picks, in C, literals and token texts from one list.
-
-Ids: every transformed puzzle shares its source's canonical form and so its ``canonical_id``, but the share
-code must be unique in an export. A synthetic record's ``canonical_id`` is therefore
-:func:`synthetic_id` (the share-code hash over ``sudokupool-synthetic-v1:<canonical>:<counter>``, the
-counter being the record's position in the pool); ``puzzle_id`` and ``symmetry`` are recomputed from the
-transformed grid, and the tag ``synthetic`` is added. ``seed`` becomes null: the generator's seed
-regenerates the source puzzle, not this one.
-"""
 
 SYNTHETIC_TAG: Final = "sudokupool-synthetic-v1:"
 
@@ -402,71 +331,3 @@ def synthetic_line(template: Template, transform: Transform, table: list[str], c
     )
     values += template.literals
     return "".join(template.pick(values))
-
-
-# --- memory --------------------------------------------------------------------------------------------------------
-
-MEMORY_DOC = """\
-Load time and memory of one export, in a fresh process: what the service pays at startup.
-
-    python -m bench memory bench/pools/100k        # prints one JSON object
-
-Loads the latest export of the directory exactly as the service does (``sudokupool.loading.loader.load_latest``
-over a local store, then hands the freed heap back as its startup does), then reports seconds, CPU
-seconds (steadier than seconds on a busy machine), puzzles per
-second, RSS before loading (the imports), RSS after (steady, after a collection), peak RSS (VmHWM),
-and the bytes the pool serves: the sum over puzzles of the public record body (identity, uncompressed)
-plus the solution body.
-"""
-
-
-def measure(source: Path) -> dict[str, float]:
-    """Load ``source`` (a directory or export file) and measure; see the module docstring."""
-    gc.collect()
-    before = proc_status_self()
-    started, cpu_started = time.perf_counter(), cpu_seconds()
-    pool, report = asyncio.run(load_latest(LocalStore(source)))
-    seconds = time.perf_counter() - started
-    cpu = cpu_seconds() - cpu_started
-    gc.collect()
-    release_free_memory()  # as Runtime.install does after the startup load
-    after = proc_status_self()
-    # Identity bytes, read from the gzip trailers where the pool holds records compressed (the baseline's
-    # pools have no body_length; theirs are held raw).
-    length = getattr(pool, "body_length", None) or (lambda i: len(pool.body(i)))
-    served = sum(length(i) + len(pool.solution_body(i)) for i in range(len(pool)))
-    count = len(pool)
-    return {
-        "puzzles": count,
-        "skipped": report.skipped_total,
-        "load_seconds": round(seconds, 2),
-        "load_cpu_seconds": round(cpu, 2),
-        "puzzles_per_second": round(count / seconds),
-        "rss_before": before["VmRSS"],
-        "rss_steady": after["VmRSS"],
-        "rss_peak": after["VmHWM"],
-        "served_bytes": served,
-        "rss_over_served": round(after["VmRSS"] / served, 3),
-        "pool_rss_over_served": round((after["VmRSS"] - before["VmRSS"]) / served, 3),
-        "peak_over_served": round(after["VmHWM"] / served, 3),
-        "served_bytes_per_puzzle": round(served / count),
-        "rss_bytes_per_puzzle": round((after["VmRSS"] - before["VmRSS"]) / count),
-    }
-
-
-def cpu_seconds() -> float:
-    """User and system CPU of this process and of its children that have ended (the load's workers)."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
-def proc_status_self() -> dict[str, int]:
-    import os
-
-    return proc_status(os.getpid())
-
-
-def run_memory() -> int:
-    """``python -m bench memory``."""
-    print(json.dumps(measure(Path(sys.argv[1]))))
-    return 0

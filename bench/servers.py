@@ -11,16 +11,12 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 BENCH = Path(__file__).resolve().parent
-# The Procfile's flags (no proxy headers, no server header) plus what it gets by default.
-UVICORN_FLAGS = (
-    "--loop", "uvloop", "--http", "httptools", "--no-access-log", "--workers", "1",
-    "--no-proxy-headers", "--no-server-header",
-)  # fmt: skip
 
 
 def free_port() -> int:
@@ -34,6 +30,38 @@ def free_port() -> int:
 def serve_argv(port: int | str = "{port}", *extra: str) -> list[str]:
     """The Procfile's command line (``sudokupool serve``) on a loopback port (the tests start the service so too)."""
     return [sys.executable, "-m", "sudokupool", "serve", "--host", "127.0.0.1", "--port", str(port), *extra]
+
+
+def wait_for(ready: Callable[[], bool], *, timeout: float, process: subprocess.Popen[Any] | None, what: str) -> None:
+    """Poll ``ready()`` every 20 ms until it is true; RuntimeError when ``process`` exits first or after
+    ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"{what} exited with {process.returncode}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{what} was not ready within {timeout:g} s")
+        time.sleep(0.02)
+
+
+def stop_process(process: subprocess.Popen[Any] | None, sig: int = signal.SIGTERM, timeout: float = 10.0) -> None:
+    """Send ``sig`` to ``process`` if it still runs; kill it if it has not exited ``timeout`` seconds later."""
+    if process is None or process.poll() is not None:
+        return
+    process.send_signal(sig)
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def log_tail(path: Path, lines: int = 40) -> str:
+    """The last ``lines`` lines of the log at ``path``."""
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
 
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -148,56 +176,36 @@ class Server:
         assert self.process is not None
         return self.process.pid
 
+    def answers(self) -> bool:
+        try:
+            with urllib.request.urlopen(self.base + self.probe, timeout=2) as response:
+                return bool(response.status == 200)
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            return False
+
     def start(self, timeout: float = 600.0) -> Server:
+        """Start the process and wait until ``probe`` answers 200 (RuntimeError with the log's tail if not)."""
         argv = [part.replace("{port}", str(self.port)) for part in self.argv]
         started = time.perf_counter()
-        if self.log is None:
-            self.process = subprocess.Popen(argv, env={**os.environ, **self.env}, stdout=subprocess.DEVNULL,
+        with open(self.log or os.devnull, "wb") as out:  # the child keeps its own copy of the descriptor
+            self.process = subprocess.Popen(argv, env={**os.environ, **self.env}, stdout=out,
                                             stderr=subprocess.STDOUT, cwd=BENCH.parent)  # fmt: skip
-        else:
-            with self.log.open("wb") as out:  # the child keeps its own copy of the descriptor
-                self.process = subprocess.Popen(argv, env={**os.environ, **self.env}, stdout=out,
-                                                stderr=subprocess.STDOUT, cwd=BENCH.parent)  # fmt: skip
-        while time.perf_counter() - started < timeout:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"{self.name} exited with {self.process.returncode}{self.log_tail()}")
-            try:
-                with urllib.request.urlopen(self.base + self.probe, timeout=2) as response:
-                    if response.status == 200:
-                        self.ready_seconds = time.perf_counter() - started
-                        return self
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"{self.name} did not answer {self.probe} within {timeout} s{self.log_tail()}")
+        try:
+            wait_for(self.answers, timeout=timeout, process=self.process, what=self.name)
+        except RuntimeError as exc:
+            self.stop()
+            raise RuntimeError(f"{exc}; its log ends:\n{log_tail(self.log)}" if self.log else str(exc)) from None
+        self.ready_seconds = time.perf_counter() - started
+        return self
 
-    def log_tail(self, lines: int = 40) -> str:
-        if self.log is None or not self.log.exists():
-            return ""
-        return "; its log ends:\n" + "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+    def __enter__(self) -> Server:
+        return self if self.process is not None else self.start()
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
 
     def stop(self, sig: int = signal.SIGINT) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(sig)
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-
-def uvicorn(name: str, target: str, *extra: str, env: dict[str, str], probe: str, log: Path) -> Server:
-    """A uvicorn server with the service's production flags (uvloop, httptools, no access log, one worker)."""
-    argv = [sys.executable, "-m", "uvicorn", target, *extra, "--host", "127.0.0.1", "--port", "{port}"]
-    return Server(name, [*argv, *UVICORN_FLAGS], env=env, probe=probe, log=log)
-
-
-def procfile(name: str, *extra: str, env: dict[str, str], probe: str, log: Path) -> Server:
-    """The service as the Procfile starts it (``sudokupool serve``: the configured server, its flags and its
-    logging), on a loopback port; ``extra`` adds serve's options (``--app`` for a bench variant)."""
-    argv = serve_argv("{port}", *extra)
-    return Server(name, argv, env=env, probe=probe, log=log)
+        stop_process(self.process, sig)
 
 
 def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:

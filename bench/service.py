@@ -1,5 +1,5 @@
 """The running service under load: boot, connections, CPU per request, server choice, Redis capacity, pack
-swaps and images."""
+swaps, images and filters."""
 
 from __future__ import annotations
 
@@ -12,14 +12,12 @@ import random
 import re
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Callable
+import urllib.parse
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
@@ -28,21 +26,26 @@ from typing import Any, Final
 import httpx
 import redis
 
+from bench.child import KEY
 from bench.harness import (
-    KEY,
     OUT,
+    ROOT,
+    Children,
+    Meter,
     Run,
     Target,
+    bare,
     baseline_src,
     body_size,
-    digest,
+    cpu_meter,
+    interleave,
     latest_export,
     machine,
+    options,
     pool_dir,
+    pool_ids,
     rounds,
-    sample_ids,
     service,
-    summarize,
     valkey,
     wrk,
 )
@@ -52,60 +55,18 @@ from bench.servers import (
     free_port,
     get,
     non_reading_clients,
-    process_tree,
     read_until_closed,
     redis_outages,
     serve_argv,
     tree_rss,
-    uvicorn,
 )
-from bench.stores import ValkeyCluster, ValkeyServer
+from bench.stores import SeaweedS3, ValkeyCluster, ValkeyServer
+from sudokupool.keys import digest
 from sudokupool.ratelimit.redis import RedisStore
 
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
-
+KEYED = {"X-API-Key": KEY}
 
 # --- boot ----------------------------------------------------------------------------------------------------------
-
-BOOT_DOC = """\
-Boot time and private memory of the service on a pool with its pack, from a local directory or from S3.
-
-    python -m bench boot [--pool 1m] [--workers 2] [--rounds 3] [--source local|local-cached|s3|both]
-
-Each round starts the service as the Procfile does (``sudokupool serve``, ``WEB_CONCURRENCY=N``, the
-server ``SUDOKUPOOL_SERVER`` names) and times it from process start until every worker has logged its
-load and ``/api/v1/health`` answers 200 (the first worker to answer would flatter a multi-worker boot).
-Then it sends a few seconds of v2 random and by-id requests (wrk) so every worker touches its pool, and
-reads each child process's ``/proc/PID/smaps_rollup``: USS (the ``Private_*`` lines: what stopping that
-worker alone would give back), PSS and RSS.
-
-``local`` sets no cache directory: the service maps a copy of the pack it makes once per machine and source
-under ``<temp>/sudokupool-<uid>/`` and keeps between boots (so only a first boot ever copies); ``local-cached``
-gives every round one ``SUDOKUPOOL_CACHE_DIR`` of this run, so the first round's first worker copies the pack
-there and every later load maps that copy. ``both`` is ``local`` and ``s3``.
-
-``s3`` starts a real SeaweedFS (``bench/stores.py``), uploads the export and its pack, and points the
-service at it with a fresh ``SUDOKUPOOL_CACHE_DIR`` per round, so every round downloads the pack
-(the workers share one download: the first takes the cache's lock, the others map its file). The
-pool needs its pack first: ``sudokupool pack bench/pools/<pool>/pool-*.ndjson.gz``.
-"""
-
-
-def smaps(pid: int) -> dict[str, int]:
-    """USS, PSS and RSS of ``pid`` in MB, from /proc/PID/smaps_rollup."""
-    values: dict[str, int] = {}
-    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
-        name, _, rest = line.partition(":")
-        values[name] = int(rest.split()[0])
-    uss = sum(v for k, v in values.items() if k.startswith("Private_"))
-    return {"uss_mb": uss // 1024, "pss_mb": values["Pss"] // 1024, "rss_mb": values["Rss"] // 1024}
-
-
-def children(pid: int) -> list[int]:
-    found = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    return [int(p) for p in found]
-
 
 #: Paths only this checkout has, loaded after the others in a side-by-side boot (``python -m bench ab boot``): its
 #: private memory is then read with the filters' plans and the technique catalogue made.
@@ -115,54 +76,71 @@ CHOOSING: Final = (
     "/api/v2/puzzles/random?technique=X-Wing&min_score=1000&max_score=1500",
     "/api/v2/puzzles/daily",
 )
+#: The loader's summary line in the service's log, with its seconds.
+LOADED = re.compile(r"loaded \d+ puzzles.* in ([0-9.]+) s")
+#: The settings of a booted service: a key whose limit never trips, no live sync.
+BOOTED = {"SUDOKUPOOL_API_KEYS": digest(KEY), "SUDOKUPOOL_LIMIT_KEYED": "1000000000", "SUDOKUPOOL_SYNC_INTERVAL": "0"}
+
+
+def smaps(pid: int) -> dict[str, int]:
+    """USS (the ``Private_*`` lines: what stopping ``pid`` alone gives back), PSS and RSS of ``pid`` in MB."""
+    values = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        name, _, rest = line.partition(":")
+        values[name] = int(rest.split()[0])
+    uss = sum(v for k, v in values.items() if k.startswith("Private_"))
+    return {"uss_mb": uss // 1024, "pss_mb": values["Pss"] // 1024, "rss_mb": values["Rss"] // 1024}
 
 
 def boot(
     env: dict[str, str], workers: int, log: Path, ids: Path, seconds: float, extra: tuple[str, ...] = ()
 ) -> dict[str, Any]:
-    port = free_port()
-    # The Procfile's line, on a loopback port: the configured server (SUDOKUPOOL_SERVER) and its settings.
-    argv = serve_argv(port)
-    started = time.perf_counter()
-    with log.open("wb") as out:
-        env = {**os.environ, **env, "WEB_CONCURRENCY": str(workers)}
-        process = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        ready = None
-        while time.perf_counter() - started < 600:
-            if process.poll() is not None:
-                raise RuntimeError(f"the service exited with {process.returncode}; see {log}")
-            loads = len(re.findall(r"loaded \d+ puzzles", log.read_text(errors="replace")))
-            if loads >= workers:
-                try:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/health", timeout=2) as response:
-                        if response.status == 200:
-                            ready = time.perf_counter() - started
-                            break
-                except (urllib.error.URLError, ConnectionError, TimeoutError):
-                    pass
+    """The service started as the Procfile does with ``WEB_CONCURRENCY=workers``, timed from process start until
+    every worker has logged its load and ``/api/v1/health`` answers 200; then v2 random and by id for ``seconds``
+    (``extra`` paths 1 s each) so every worker touches its pool, and each worker process's memory."""
+    server = Server("boot", serve_argv(), env={**env, "WEB_CONCURRENCY": str(workers)}, probe="/api/v1/health", log=log)
+    with server:
+        began = time.perf_counter() - server.ready_seconds
+        while len(LOADED.findall(log.read_text(errors="replace"))) < workers:
+            if server.process is None or server.process.poll() is not None:
+                raise RuntimeError(f"the service exited; see {log}")
             time.sleep(0.02)
-        if ready is None:
-            raise RuntimeError(f"not ready in 600 s; see {log}")
-        text = log.read_text(errors="replace")
-        load_seconds = [float(s) for s in re.findall(r"loaded \d+ puzzles.* in ([0-9.]+) s", text)]
-        base = f"http://127.0.0.1:{port}"
+        ready = time.perf_counter() - began
         for path in ("/api/v2/puzzles/random", "/api/v2/puzzles/{id}", *extra):
-            script = BENCH / "random_ids.lua"
             length = seconds if path in ("/api/v2/puzzles/random", "/api/v2/puzzles/{id}") else 1
-            wrk = ["wrk", "-t1", "-c16", f"-d{length:g}s", "-H", f"X-API-Key: {KEY}"]
-            wrk += ["-s", str(script), base, "--", str(ids) if "{id}" in path else "-", path]
-            subprocess.run(wrk, check=True, capture_output=True)
-        memory = [smaps(pid) for pid in children(process.pid)]
-        return {
-            "ready_s": round(ready, 2),
-            "load_s": load_seconds,
-            "workers": memory,
-            "packed": "from its pack" in text,
-        }
-    finally:
-        process.terminate()
-        process.wait(30)
+            wrk(Target(path, server.base, path, KEYED, ids), seconds=length, connections=16)
+        workers_ = Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()
+        text = log.read_text(errors="replace")
+        return {"ready_s": round(ready, 2), "load_s": [float(s) for s in LOADED.findall(text)],
+                "workers": [smaps(int(pid)) for pid in workers_], "packed": "from its pack" in text}  # fmt: skip
+
+
+def boot_rounds(
+    args: argparse.Namespace, ids: Path, sides: list[str], settings: Callable[[str, int], dict[str, str]],
+    *, warm_up: bool = False, extra: dict[str, tuple[str, ...]] | None = None,
+) -> dict[str, tuple[float, float, float]]:  # fmt: skip
+    """:func:`boot` of each side (its settings for round n; ``extra``: its extra paths) once a round, rounds rotated,
+    each printed; then each side's medians, printed and returned: ready seconds, the worst worker's USS and PSS."""
+
+    def measure(side: str, n: int) -> dict[str, Any]:
+        more = (extra or {}).get(side, ()) if n >= 0 else ()
+        found = boot(BOOTED | settings(side, n), args.workers, OUT / f"boot-{side}.log", ids,
+                     args.seconds if n >= 0 else 1, more)  # fmt: skip
+        print(side, n + 1 if n >= 0 else "warm-up", json.dumps(found), flush=True)
+        return found
+
+    print(f"{args.workers} workers, {args.rounds} rounds, medians:")
+    medians = {}
+    for side, runs in interleave(sides, args.rounds, measure, warm_up).items():
+        ready = statistics.median(r["ready_s"] for r in runs)
+        packed = all(r["packed"] for r in runs)
+        if not all(r["workers"] for r in runs):  # one worker: uvicorn serves in its own process, no child to read
+            print(f"  {side:12s} ready {ready:6.2f} s  (no worker processes to read memory from)  packed {packed}")
+            continue
+        uss, pss = (statistics.median(max(w[k] for w in r["workers"]) for r in runs) for k in ("uss_mb", "pss_mb"))
+        print(f"  {side:12s} ready {ready:6.2f} s  worst worker USS {uss} MB  PSS {pss} MB  packed {packed}")
+        medians[side] = (ready, uss, pss)
+    return medians
 
 
 def pack_of(export: Path) -> Path:
@@ -173,111 +151,54 @@ def pack_of(export: Path) -> Path:
     return pack
 
 
-def seaweed(export: Path, pack: Path, workdir: Path) -> tuple[Any, str]:
-    from bench.stores import SeaweedS3
-
-    server = SeaweedS3(workdir)
-    server.start()
-    try:
-        bucket = server.new_bucket()
-        client = server.client()
-        for path in (pack, export):  # the pack first, as publish uploads them
-            with path.open("rb") as body:
-                client.put_object(Bucket=bucket, Key=f"exports/{path.name}", Body=body)
-    except BaseException:
-        server.stop()
-        raise
-    return server, f"s3://{bucket}/exports/"
-
-
-def load_options(
-    doc: str,
-    *,
-    pool: str,
-    rounds: int,
-    seconds: float,
-    pool_help: str | None = None,
-    seconds_help: str | None = None,
-    connections: bool = False,
-) -> argparse.ArgumentParser:
-    """The options of a command here that loads a pool and measures it in rounds of some seconds each (the
-    first paragraph of ``doc`` is its description), with wrk's ``--connections`` where it sends the load."""
-    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
-    parser.add_argument("--pool", default=pool, help=pool_help)
-    parser.add_argument("--rounds", type=int, default=rounds)
-    parser.add_argument("--seconds", type=float, default=seconds, help=seconds_help)
-    if connections:
-        parser.add_argument("--connections", type=int, default=32, help="wrk's connections")
-    return parser
+@contextlib.contextmanager
+def seaweed(export: Path) -> Iterator[dict[str, str]]:
+    """A real SeaweedFS (bench/stores.py) holding ``export`` and its pack: the settings that serve them from it."""
+    with tempfile.TemporaryDirectory(prefix="bench-seaweed-") as workdir:
+        server = SeaweedS3(Path(workdir))
+        server.start()
+        try:
+            bucket = server.new_bucket()
+            for path in (pack_of(export), export):  # the pack first, as publish uploads them
+                with path.open("rb") as body:
+                    server.client().put_object(Bucket=bucket, Key=f"exports/{path.name}", Body=body)
+            yield server.environ() | {"SUDOKUPOOL_EXPORTS": f"s3://{bucket}/exports/",
+                                      "SUDOKUPOOL_S3_ENDPOINT_URL": server.endpoint_url}  # fmt: skip
+        finally:
+            server.stop()
 
 
 def boot_main(argv: list[str] | None = None) -> int:
-    parser = load_options(BOOT_DOC, pool="1m", rounds=3, seconds=3.0, seconds_help="of requests before memory is read")
+    """Boot time and private memory of the service on a pool with its pack, from a local directory or from S3.
+
+    Each round starts the service as the Procfile does (``WEB_CONCURRENCY=--workers``) and times it from process
+    start until every worker has logged its load and ``/api/v1/health`` answers 200; then a few seconds of v2 random
+    and by id (wrk) so every worker touches its pool, and each worker's ``/proc/PID/smaps_rollup`` (USS, PSS, RSS).
+    ``local``: no cache directory (the service maps the copy of the pack it keeps per machine and source);
+    ``local-cached``: one ``SUDOKUPOOL_CACHE_DIR`` for the run (the first round copies the pack there); ``s3``: a
+    real SeaweedFS and an empty cache directory each round (every round downloads the pack); ``both``: local and s3.
+    """
+    parser = options(boot_main.__doc__, pool="1m", rounds=3, seconds=3.0)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--source", choices=("local", "local-cached", "s3", "both"), default="both")
     args = parser.parse_args(argv)
-    OUT.mkdir(exist_ok=True)
     directory = pool_dir(args.pool)
     export = latest_export(directory)
-    pack = pack_of(export)
-    ids = sample_ids(export, OUT / f"ids-{directory.name}.txt")
-    base_env = {"SUDOKUPOOL_API_KEYS": digest(KEY), "SUDOKUPOOL_LIMIT_KEYED": "1000000000",
-                "SUDOKUPOOL_SYNC_INTERVAL": "0"}  # fmt: skip
+    pack_of(export)
+    ids = pool_ids(directory)
     sources = ["local", "s3"] if args.source == "both" else [args.source]
-    results: dict[str, list[dict[str, Any]]] = {source: [] for source in sources}
-    with tempfile.TemporaryDirectory(prefix="sudokupool-boot-") as tmp:
-        server = None
-        try:
-            url = ""
-            if "s3" in sources:
-                server, url = seaweed(export, pack, Path(tmp) / "seaweed")
-            for n in range(args.rounds):
-                for source in sources:  # interleaved, so drift on the shared machine hits both
-                    env = dict(base_env)
-                    if source == "local":
-                        env["SUDOKUPOOL_EXPORTS"] = str(directory)
-                    elif source == "local-cached":  # one cache directory for every round: the first copies
-                        env |= {"SUDOKUPOOL_EXPORTS": str(directory), "SUDOKUPOOL_CACHE_DIR": f"{tmp}/local-cache"}
-                    else:
-                        assert server is not None
-                        cache = Path(tmp) / f"cache-{n}"
-                        env |= server.environ() | {"SUDOKUPOOL_EXPORTS": url, "SUDOKUPOOL_CACHE_DIR": str(cache),
-                                                   "SUDOKUPOOL_S3_ENDPOINT_URL": server.endpoint_url}  # fmt: skip
-                    found = boot(env, args.workers, OUT / f"boot-{source}.log", ids, args.seconds)
-                    results[source].append(found)
-                    print(source, n + 1, json.dumps(found), flush=True)
-        finally:
-            if server is not None:
-                server.stop()
-    print(f"pool {directory.name}, {args.workers} workers, {args.rounds} rounds (medians)")
-    for source, runs in results.items():
-        ready = statistics.median(r["ready_s"] for r in runs)
-        packed = all(r["packed"] for r in runs)
-        if not all(r["workers"] for r in runs):  # one worker: uvicorn serves in its own process, no child to read
-            print(f"  {source:12s} ready {ready:6.2f} s  (no worker processes to read memory from)  packed {packed}")
-            continue
-        uss = statistics.median(max(w["uss_mb"] for w in r["workers"]) for r in runs)
-        pss = statistics.median(max(w["pss_mb"] for w in r["workers"]) for r in runs)
-        print(f"  {source:12s} ready {ready:6.2f} s  worst worker USS {uss} MB  PSS {pss} MB  packed {packed}")
+    with tempfile.TemporaryDirectory(prefix="sudokupool-boot-") as tmp, contextlib.ExitStack() as stack:
+        s3 = stack.enter_context(seaweed(export)) if "s3" in sources else {}
+        local = {"SUDOKUPOOL_EXPORTS": str(directory)}
+        settings = {"local": local, "local-cached": local | {"SUDOKUPOOL_CACHE_DIR": f"{tmp}/local-cache"}}
+        # s3: an empty cache directory each round, so every round downloads the pack.
+        boot_rounds(
+            args, ids, sources, lambda source, n: settings.get(source, s3 | {"SUDOKUPOOL_CACHE_DIR": f"{tmp}/{n}"})
+        )
     return 0
 
 
 # --- connections ---------------------------------------------------------------------------------------------------
-
-CONNECTIONS_DOC = """\
-How each server `sudokupool serve` can start holds against abusive connections, measured side by side.
-
-    python -m bench connections --pool snapshots     # docs/benchmarks.md, "Connections"
-
-Both servers are started as the Procfile starts them (``sudokupool serve``, ``SUDOKUPOOL_SERVER`` set per
-column) with the default settings. Per server: how long connections that send nothing, one byte, or a
-partial head stay open (and what they are answered); how long a kept-alive connection stays open after
-an answer, idle or with one byte sent half a second later; the resident memory that clients add which
-pipeline 256 KB of requests each and never read (all the server's processes, from /proc); and the
-bounds of a request head as the server applies them (largest head, most header lines, longest
-request-target accepted, found by bisection; what a larger one gets), and whether bare-LF line endings
-are taken. Times are seconds, rounded to 0.1 s; a connection still open at the cap shows as ``> cap``.
-"""
 
 REQUEST = b"GET /api/v1/puzzles/random HTTP/1.1\r\nHost: t\r\n\r\n"
 HEAD_START = b"GET /api/v1/health HTTP/1.1\r\nHost: t\r\n"
@@ -287,41 +208,31 @@ def connect(server: Server, timeout: float) -> socket.socket:
     return socket.create_connection(("127.0.0.1", server.port), timeout=timeout)
 
 
-def until_closed(sock: socket.socket, since: float) -> tuple[float | None, bytes]:
-    """Seconds from ``since`` until the server closed ``sock`` (None: still open at its timeout), and what it
-    sent meanwhile."""
-    received, closed = read_until_closed(sock)
-    return (time.monotonic() - since if closed else None), received
-
-
-def shown(seconds: float | None, cap: float) -> str:
-    return f"> {cap:g}" if seconds is None else f"{seconds:.1f}"
-
-
 def answered(received: bytes) -> str:
     return received.split(b"\r\n", 1)[0].decode(errors="replace") if received else "nothing"
 
 
+def closed_after(socks: list[socket.socket], since: float, cap: float) -> tuple[str, list[bytes]]:
+    """Seconds from ``since`` until the server closed the last of ``socks`` (``> cap``: one still open at its
+    timeout), and what it sent on each."""
+    results = [read_until_closed(sock) for sock in socks]
+    seconds = time.monotonic() - since
+    return (f"{seconds:.1f}" if all(closed for _, closed in results) else f"> {cap:g}"), [got for got, _ in results]
+
+
 def slow_connections(server: Server, cap: float) -> dict[str, str]:
     found: dict[str, str] = {}
-    with connect(server, cap) as sock:
-        seconds, got = until_closed(sock, time.monotonic())
-        found["a connection that sends nothing: closed after (s)"] = f"{shown(seconds, cap)}, {answered(got)}"
-    socks = [connect(server, cap) for _ in range(30)]
-    started = time.monotonic()
-    for sock in socks:
-        sock.sendall(b"G")
-    results = [until_closed(sock, started) for sock in socks]
-    for sock in socks:
-        sock.close()
-    worst = None if any(s is None for s, _ in results) else max(s for s, _ in results if s is not None)
-    answers = sorted({answered(got) for _, got in results})
-    found["30 connections that send one byte: last closed after (s)"] = f"{shown(worst, cap)}, {', '.join(answers)}"
-    with connect(server, cap) as sock:
+    cases = {"a connection that sends nothing": (1, b""), "30 connections that send one byte": (30, b"G"),
+             "a partial head": (1, HEAD_START)}  # fmt: skip
+    for name, (count, sent) in cases.items():
+        socks = [connect(server, cap) for _ in range(count)]
         started = time.monotonic()
-        sock.sendall(HEAD_START)
-        seconds, got = until_closed(sock, started)
-        found["a partial head: closed after (s)"] = f"{shown(seconds, cap)}, {answered(got)}"
+        for sock in socks:
+            sock.sendall(sent)
+        seconds, got = closed_after(socks, started, cap)
+        found[f"{name}: closed after (s)"] = f"{seconds}, {', '.join(sorted({answered(g) for g in got}))}"
+        for sock in socks:
+            sock.close()
     for name, byte in (("idle", b""), ("one byte sent at 0.5 s", b"G")):
         with connect(server, cap) as sock:
             sock.sendall(HEAD_START + b"\r\n")
@@ -330,18 +241,9 @@ def slow_connections(server: Server, cap: float) -> dict[str, str]:
             if byte:
                 time.sleep(0.5)
                 sock.sendall(byte)
-            seconds, _ = until_closed(sock, started)
-            found[f"after an answer, {name}: closed after (s)"] = f"{shown(seconds, cap)} ({answered(first)})"
+            seconds, _ = closed_after([sock], started, cap)
+            found[f"after an answer, {name}: closed after (s)"] = f"{seconds} ({answered(first)})"
     return found
-
-
-def non_readers(server: Server, clients: int, size: int = 256_000) -> str:
-    """RSS the server's processes gain from ``clients`` that each pipeline ``size`` bytes of requests
-    and never read."""
-    before = tree_rss(server.pid)
-    with non_reading_clients(("127.0.0.1", server.port), REQUEST, clients, size, seconds=8) as sent:
-        after = tree_rss(server.pid)
-    return f"+{(after - before) / 2**20:.0f} MB ({clients} clients, {sent / 1e6:.1f} MB sent)"
 
 
 def status(server: Server, raw: bytes) -> tuple[str, int]:
@@ -350,17 +252,14 @@ def status(server: Server, raw: bytes) -> tuple[str, int]:
         with contextlib.suppress(OSError):  # a server may refuse a large head before it is all sent
             sock.sendall(raw)
         received = b""
-        try:
+        with contextlib.suppress(ConnectionResetError, TimeoutError):
             while chunk := sock.recv(65536):
                 received += chunk
                 head, sep, body = received.partition(b"\r\n\r\n")
-                if sep:
-                    lines = head.lower().split(b"\r\n")
-                    length = [int(line.split(b":")[1]) for line in lines if line.startswith(b"content-length:")]
-                    if not length or len(body) >= length[0]:
-                        return answered(received), len(body)
-        except (ConnectionResetError, TimeoutError):
-            pass
+                length = [int(line.split(b":")[1]) for line in head.lower().split(b"\r\n")
+                          if line.startswith(b"content-length:")]  # fmt: skip
+                if sep and (not length or len(body) >= length[0]):
+                    return answered(received), len(body)
         return answered(received), 0
 
 
@@ -374,58 +273,50 @@ def head_of(size: int) -> bytes:
     return HEAD_START + b"".join(lines) + b"\r\n"
 
 
-def lines_of(count: int) -> bytes:
-    return HEAD_START + b"".join(b"X-%d: a\r\n" % n for n in range(count - 1)) + b"\r\n"
-
-
-def target_of(length: int) -> bytes:
-    path = b"/api/v1/health?x="
-    return b"GET " + path + b"a" * (length - len(path)) + b" HTTP/1.1\r\nHost: t\r\n\r\n"
-
-
-def largest(server: Server, make: Callable[[int], bytes], low: int, high: int) -> tuple[int, str, int]:
-    """The largest n in [low, high) whose ``make(n)`` is answered 200, and what n + 1 gets."""
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (middle, high) if status(server, make(middle))[0].startswith("HTTP/1.1 200") else (low, middle)
-    refused, body = status(server, make(low + 1))
-    return low, refused, body
+BOUNDS: dict[str, tuple[Callable[[int], bytes], int, int]] = {
+    "largest head accepted (bytes)": (head_of, 1000, 300_000),
+    "most header lines accepted": (lambda n: HEAD_START + b"".join(b"X-%d: a\r\n" % i for i in range(n - 1)) + b"\r\n",
+                                   2, 20_000),
+    "longest request-target accepted (bytes)": (
+        lambda n: b"GET /api/v1/health?x=" + b"a" * (n - 17) + b" HTTP/1.1\r\nHost: t\r\n\r\n", 100, 300_000),
+}  # fmt: skip
 
 
 def bounds(server: Server) -> dict[str, str]:
+    """Per bound, the largest n whose request is answered 200 (by bisection) and what n + 1 gets."""
     found = {}
-    for name, make, low, high in (
-        ("largest head accepted (bytes)", head_of, 1000, 300_000),
-        ("most header lines accepted", lines_of, 2, 20_000),
-        ("longest request-target accepted (bytes)", target_of, 100, 300_000),
-    ):
-        size, refused, body = largest(server, make, low, high)
-        found[name] = f"{size:,}; one more: {refused}, {body} bytes of body"
-    line, _ = status(server, HEAD_START.replace(b"\r\n", b"\n") + b"\n")
-    found["bare-LF line endings"] = line
+    for name, (make, low, high) in BOUNDS.items():
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (middle, high) if status(server, make(middle))[0].startswith("HTTP/1.1 200") else (low, middle)
+        refused, body = status(server, make(low + 1))
+        found[name] = f"{low:,}; one more: {refused}, {body} bytes of body"
+    found["bare-LF line endings"] = status(server, HEAD_START.replace(b"\r\n", b"\n") + b"\n")[0]
     return found
 
 
 def connections_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=CONNECTIONS_DOC.split("\n\n")[0])
-    parser.add_argument("--pool", default="snapshots", help="pool name under bench/pools or a directory")
+    """How each server ``sudokupool serve`` can start holds against abusive connections, side by side.
+
+    Per server (started as the Procfile does, default settings): how long connections that send nothing, one byte or
+    a partial head stay open, and what they are answered; how long a kept-alive connection stays open after an
+    answer, idle or with one byte sent at 0.5 s; the resident memory that clients pipelining 256 KB each and never
+    reading add; the bounds of a request head (by bisection; what one more gets); bare-LF line endings.
+    """
+    parser = options(connections_main.__doc__, pool="snapshots")
     parser.add_argument("--clients", type=int, default=40, help="clients that pipeline and never read")
     parser.add_argument("--cap", type=float, default=40.0, help="seconds a connection is watched before '> cap'")
     args = parser.parse_args(argv)
-    OUT.mkdir(exist_ok=True)
-    directory = pool_dir(args.pool)
     columns: dict[str, dict[str, str]] = {}
     for name in ("uvicorn", "granian"):
-        server = service(directory, OUT / f"connections-{name}.log", env={"SUDOKUPOOL_SERVER": name})
-        server.start()
-        try:
+        with service(pool_dir(args.pool), OUT / f"connections-{name}.log", env={"SUDOKUPOOL_SERVER": name}) as server:
             found = slow_connections(server, args.cap)
-            found["clients pipelining 256 KB, never reading: RSS"] = non_readers(server, args.clients)
-            found.update(bounds(server))
-        finally:
-            server.stop()
-        columns[name] = found
-        print(name, found, file=sys.stderr)
+            before = tree_rss(server.pid)
+            with non_reading_clients(("127.0.0.1", server.port), REQUEST, args.clients, 256_000, seconds=8) as sent:
+                added = (tree_rss(server.pid) - before) / 2**20
+            found["clients pipelining 256 KB, never reading: RSS"] = f"+{added:.0f} MB ({sent / 1e6:.1f} MB sent)"
+            columns[name] = found | bounds(server)
+        print(name, columns[name], file=sys.stderr)
     versions = ", ".join(f"{name} {version(name)}" for name in ("uvicorn", "granian", "httptools", "uvloop"))
     print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} CPUs, {versions}")
     print("| | uvicorn | granian |\n|---|---|---|")
@@ -436,146 +327,69 @@ def connections_main(argv: list[str] | None = None) -> int:
 
 # --- cpu_per_request -----------------------------------------------------------------------------------------------
 
-CPU_PER_REQUEST_DOC = """\
-Server CPU time per request, by path: where the service's microseconds go beside the bare app's.
-
-    python -m bench cpu-per-request [--pool snapshots] [--rounds 3] [--seconds 5] [--connections 32]
-        [--redis [--only-random]]
-
-(python -m bench harness runs it too, unless ``--no-cpu``.)
-
-req/s says how fast; this says how much CPU the server process spent for each answer (utime + stime
-from /proc over a wrk run, divided by the requests), which is what separates the work of a path from
-the wakeups and syscalls every answer pays. Every target runs in every round, order rotated; medians.
-
-With ``--redis`` a second service counts its limits in a local valkey-server; its rows add the CPU the
-valkey process spent per request (``redis_cpu_us``), which shares the machine's cores with the service.
-``--only-random`` keeps v2 random alone (in process, and with ``--redis`` in Redis).
-"""
-
 REDIS_RANDOM = "v2 random, key, Redis limiter"
-
-
-def cpu_per_request_measure(
-    pool: str, *, rounds: int, seconds: float, redis: bool = False, only_random: bool = False, connections: int = 32
-) -> dict[str, dict[str, float]]:
-    """Median req/s and server CPU µs per request of each target, over ``rounds`` rotated rounds."""
-    os.environ["SUDOKUPOOL_LIMIT_ANONYMOUS"] = "1000000000"  # anonymous requests are counted, never refused
-    with contextlib.ExitStack() as stack:
-        redis_pid = 0
-        redis_svc = None
-        url = ""
-        if redis:
-            url, redis_pid = stack.enter_context(valkey(OUT / "cpu-valkey.log"))
-            redis_svc = service(pool_dir(pool), OUT / "cpu-service-redis.log", redis_url=url).start()
-            stack.callback(_check_no_outage, redis_svc)
-            stack.callback(redis_svc.stop)
-        return _measure(pool, rounds=rounds, seconds=seconds, redis_svc=redis_svc, redis_pid=redis_pid,
-                        redis_url=url if redis else "", only_random=only_random, connections=connections)  # fmt: skip
 
 
 def script_calls(url: str) -> int:
     """The limiter's script calls Valkey has run so far."""
-    import redis
-
     with redis.Redis.from_url(url) as client:
-        stats = client.info("commandstats")
-    return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
+        return int(client.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0))
 
 
-def _check_no_outage(server: Server) -> None:
-    if redis_outages(server):
-        print(f"warning: Redis outages during the run (requests answered without Redis); see {server.log}")
-
-
-def _measure(
-    pool: str,
-    *,
-    rounds: int,
-    seconds: float,
-    redis_svc: Server | None,
-    redis_pid: int,
-    redis_url: str,
-    only_random: bool,
-    connections: int,
+def cpu_per_request(
+    pool: str, *, count: int, seconds: float, with_redis: bool = False, only_random: bool = False, connections: int = 32
 ) -> dict[str, dict[str, float]]:
-    svc = service(pool_dir(pool), OUT / "cpu-service.log").start()
-    fixed = service(pool_dir(pool), OUT / "cpu-fixed.log", app="bench.peers:fixed_headers_app").start()
-    bare = uvicorn("bare", "bench.peers:bare_app", "--app-dir", str(ROOT), env={"BENCH_BODY_SIZE": "700"}, probe="/",
-                   log=OUT / "cpu-bare.log").start()  # fmt: skip
-    key = {"X-API-Key": KEY}
-    targets = [
-        (bare, Target("bare ASGI app", bare.base, "/")),
-        (svc, Target("v1 stats", svc.base, "/api/v1/stats")),
-        (svc, Target("v2 stats, anonymous", svc.base, "/api/v2/stats")),
-        (svc, Target("v2 stats, key", svc.base, "/api/v2/stats", key)),
-        (svc, Target("v1 random", svc.base, "/api/v1/puzzles/random")),
-        (svc, Target("v1 random, key header sent", svc.base, "/api/v1/puzzles/random", key)),
-        (fixed, Target("v2 random, fixed limit headers, no counting", fixed.base, "/api/v2/puzzles/random", key)),
-        (svc, Target("v2 random, anonymous", svc.base, "/api/v2/puzzles/random")),
-        (svc, Target("v2 random, key", svc.base, "/api/v2/puzzles/random", key)),
-    ]
-    if only_random:
-        targets = targets[-1:]
-    if redis_svc is not None:
-        targets.append((redis_svc, Target(REDIS_RANDOM, redis_svc.base, "/api/v2/puzzles/random", key)))
-    runs: dict[str, list[tuple[float, float]]] = {t.name: [] for _, t in targets}
-    valkey_us: list[float] = []
-    per_call: list[float] = []
-    try:
-        for n in range(rounds):
-            for server, target in targets[n % len(targets) :] + targets[: n % len(targets)]:
-                before = cpu_seconds(server.pid)
-                redis_before = cpu_seconds(redis_pid) if redis_pid else 0.0
-                calls_before = script_calls(redis_url) if server is redis_svc else 0
-                run = wrk(target, seconds=seconds, connections=connections)
-                used = cpu_seconds(server.pid) - before
-                if server is redis_svc:
-                    valkey_us.append((cpu_seconds(redis_pid) - redis_before) / run.requests * 1e6)
-                    per_call.append(run.requests / max(1, script_calls(redis_url) - calls_before))
-                if run.status_errors or run.errors:
-                    raise RuntimeError(f"{target.name}: {run.status_errors} non-2xx, {run.errors} errors")
-                runs[target.name].append((run.rps, used / run.requests * 1e6))
-    finally:
-        svc.stop()
-        fixed.stop()
-        bare.stop()
-    results = {
-        name: {
-            "rps": round(statistics.median(r for r, _ in found)),
-            "cpu_us": round(statistics.median(u for _, u in found), 1),
-        }
-        for name, found in runs.items()
-    }
-    if valkey_us:
-        results[REDIS_RANDOM]["redis_cpu_us"] = round(statistics.median(valkey_us), 1)
-        results[REDIS_RANDOM]["requests_per_call"] = round(statistics.median(per_call), 1)
+    """Median req/s and server CPU µs per request of each target, over ``count`` rotated rounds, as a table."""
+    directory = pool_dir(pool)
+    with contextlib.ExitStack() as stack:
+        svc = stack.enter_context(service(directory, OUT / "cpu-service.log"))
+        fixed = stack.enter_context(service(directory, OUT / "cpu-fixed.log", app="bench.peers:fixed_headers_app"))
+        bare_app = stack.enter_context(bare("bare", OUT / "cpu-bare.log", 700))
+        found = [
+            (bare_app, Target("bare ASGI app", bare_app.base, "/")),
+            (svc, Target("v1 stats", svc.base, "/api/v1/stats")),
+            (svc, Target("v2 stats, anonymous", svc.base, "/api/v2/stats")),
+            (svc, Target("v2 stats, key", svc.base, "/api/v2/stats", KEYED)),
+            (svc, Target("v1 random", svc.base, "/api/v1/puzzles/random")),
+            (svc, Target("v1 random, key header sent", svc.base, "/api/v1/puzzles/random", KEYED)),
+            (fixed, Target("v2 random, fixed limit headers, no counting", fixed.base, "/api/v2/puzzles/random", KEYED)),
+            (svc, Target("v2 random, anonymous", svc.base, "/api/v2/puzzles/random")),
+            (svc, Target("v2 random, key", svc.base, "/api/v2/puzzles/random", KEYED)),
+        ]
+        found = found[-1:] if only_random else found
+        meters: dict[str, dict[str, Meter]] = {t.name: {"cpu_us": cpu_meter(s)} for s, t in found}
+        if with_redis:
+            store = stack.enter_context(valkey())
+            shared = stack.enter_context(service(directory, OUT / "cpu-service-redis.log", redis_url=store.url))
+            found.append((shared, Target(REDIS_RANDOM, shared.base, "/api/v2/puzzles/random", KEYED)))
+            assert store.process is not None
+            valkey_pid = store.process.pid
+            meters[REDIS_RANDOM] = {"cpu_us": cpu_meter(shared), "redis_cpu_us": lambda: 1e6 * cpu_seconds(valkey_pid),
+                                    "calls": lambda: script_calls(store.url)}  # fmt: skip
+        results = rounds([t for _, t in found], count=count, seconds=seconds, connections=connections, meters=meters)
+        if with_redis and redis_outages(shared):
+            print(f"warning: Redis outages during the run (requests answered without Redis); see {shared.log}")
+    print("| target | req/s (median) | server CPU µs per request (median) |\n|---|---:|---:|")
+    for name, r in results.items():
+        also = f" (+ {r['redis_cpu_us']:.1f} in valkey; {1 / r['calls']:.1f} requests a call)" if "calls" in r else ""
+        print(f"| {name} | {r['rps']:,} | {r['cpu_us']:.1f}{also} |")
     return results
 
 
-def table(results: dict[str, dict[str, float]]) -> str:
-    lines = ["| target | req/s (median) | server CPU µs per request (median) |", "|---|---:|---:|"]
-    for name, r in results.items():
-        also = (
-            f" (+ {r['redis_cpu_us']} in valkey; {r['requests_per_call']} requests a call)"
-            if "redis_cpu_us" in r
-            else ""
-        )
-        lines.append(f"| {name} | {r['rps']:,} | {r['cpu_us']}{also} |")
-    return "\n".join(lines)
-
-
 def cpu_per_request_main(argv: list[str] | None = None) -> int:
-    parser = load_options(
-        CPU_PER_REQUEST_DOC, pool=str(BENCH.parent / "snapshots"), rounds=3, seconds=5.0, connections=True
-    )
+    """Server CPU time per request, by path: where the service's microseconds go beside the bare app's.
+
+    The server processes' CPU per answer (utime + stime from /proc over each wrk run) separates the work of a path
+    from the wakeups and syscalls every answer pays; rotated rounds, medians (python -m bench harness runs it too).
+    ``--redis``: also a service counting its limits in a local valkey-server, with valkey's CPU per request and the
+    requests per limiter call. ``--only-random``: v2 random alone.
+    """
+    parser = options(cpu_per_request_main.__doc__, pool="snapshots", rounds=3, seconds=5.0, connections=True)
     parser.add_argument("--redis", action="store_true", help="also v2 random with the limiter in a local valkey")
     parser.add_argument("--only-random", action="store_true", help="v2 random only")
     args = parser.parse_args(argv)
-    OUT.mkdir(exist_ok=True)
-    results = cpu_per_request_measure(args.pool, rounds=args.rounds, seconds=args.seconds, redis=args.redis,
-                      only_random=args.only_random, connections=args.connections)  # fmt: skip
-    print(table(results))
+    results = cpu_per_request(args.pool, count=args.rounds, seconds=args.seconds, with_redis=args.redis,
+                              only_random=args.only_random, connections=args.connections)  # fmt: skip
     if REDIS_RANDOM in results:
         local, shared = results["v2 random, key"], results[REDIS_RANDOM]
         print(f"\nRedis limiter / in-process: req/s {shared['rps'] / local['rps']:.2f}x, "
@@ -585,22 +399,6 @@ def cpu_per_request_main(argv: list[str] | None = None) -> int:
 
 # --- server_choice -------------------------------------------------------------------------------------------------
 
-SERVER_CHOICE_DOC = """\
-The server the Procfile ships, side by side: uvicorn and granian, the access log off and on.
-
-    python -m bench server-choice --pool snapshots --rounds 5 --seconds 4     # docs/benchmarks.md, "Servers"
-
-Every service target is started as the Procfile starts it (``sudokupool serve``, its flags and logging),
-with ``SUDOKUPOOL_SERVER`` and ``SUDOKUPOOL_ACCESS_LOG`` set per target; the baseline (1.0) is the bare
-ASGI app (bench/peers.py (bare_app)) on uvicorn with a body of the service's median size, and the bare app on
-granian shows that server's own limit. Besides req/s, the servers' CPU time per answer (all their
-processes, from /proc, over each wrk run): on a shared machine it moves far less than req/s, and
-``× bare (CPU)`` is the throughput ratio one core would give. The limiter is on for ``/api/v2`` and
-counts every request (a key with a limit of 10^9, and the anonymous limit raised alike), but never
-trips. wrk loads each target in interleaved rounds; medians of req/s, p99 and CPU per answer. Also the
-resident memory of one and of two workers.
-"""
-
 VARIANTS = {
     "uvicorn": {"SUDOKUPOOL_SERVER": "uvicorn"},
     "uvicorn, access log on": {"SUDOKUPOOL_SERVER": "uvicorn", "SUDOKUPOOL_ACCESS_LOG": "on"},
@@ -609,95 +407,62 @@ VARIANTS = {
 }
 
 
-def granian_bare(size: int, log: Path) -> Server:
-    argv = ["granian", "--interface", "asgi", "--loop", "uvloop", "--http", "1", "--no-ws", "--host", "127.0.0.1",
-            "--port", "{port}", "--working-dir", str(ROOT), "bench.peers:bare_app"]  # fmt: skip
-    return Server("bare granian", argv, env={"BENCH_BODY_SIZE": str(size)}, probe="/", log=log)
+def server_choice_main(argv: list[str] | None = None) -> int:
+    """The server the Procfile ships, side by side: uvicorn and granian, the access log off and on.
 
-
-def former_procfile(directory: Path, log: Path) -> Server:
-    """A variant: the Procfile's former line, the uvicorn CLI with uvicorn's own access log (the default)."""
-    env = dict(service(directory, log).env)
-    argv = [sys.executable, "-m", "uvicorn", "--factory", "sudokupool.app:create_app", "--host", "127.0.0.1",
-            "--port", "{port}", "--no-proxy-headers", "--no-server-header"]  # fmt: skip
-    return Server("former Procfile", argv, env=env, probe="/api/v1/health", log=log)
-
-
-def tree_cpu(pid: int) -> float:
-    return sum(cpu_seconds(p) for p in process_tree(pid))
-
-
-def workers_memory(directory: Path) -> dict[str, dict[str, int]]:
-    found: dict[str, dict[str, int]] = {}
+    Each service as the Procfile starts it with ``SUDOKUPOOL_SERVER`` and ``SUDOKUPOOL_ACCESS_LOG`` set, and the
+    Procfile's former line (the uvicorn CLI with its own access log), against the bare ASGI app (bench/peers.py)
+    with the service's median body on uvicorn (1.0) and on granian (that server's own limit). Besides req/s, the
+    servers' CPU per answer, which a shared machine moves far less: ``× bare (CPU)`` is the ratio one core would
+    give. The limiter counts every request but never trips. Rotated rounds, medians; then one and two workers' RSS.
+    """
+    parser = options(server_choice_main.__doc__, pool="snapshots", rounds=5, seconds=4.0, connections=True)
+    args = parser.parse_args(argv)
+    directory = pool_dir(args.pool)
+    ids = pool_ids(directory)
+    gzip = {**KEYED, "Accept-Encoding": "gzip"}
+    with contextlib.ExitStack() as stack:
+        found: list[tuple[Server, Target]] = []
+        for name, env in VARIANTS.items():
+            log = OUT / ("server-" + re.sub(r"\W+", "-", name) + ".log")
+            svc = stack.enter_context(service(directory, log, env=env))
+            found.append((svc, Target(f"{name}: v2 random", svc.base, "/api/v2/puzzles/random", KEYED)))
+            found.append((svc, Target(f"{name}: v2 by id", svc.base, "/api/v2/puzzles/{id}", KEYED, ids)))
+        former = service(directory, OUT / "server-former-procfile.log")
+        former.argv = [sys.executable, "-m", "uvicorn", "--factory", "sudokupool.app:create_app", "--host", "127.0.0.1",
+                       "--port", "{port}", "--no-proxy-headers", "--no-server-header"]  # fmt: skip
+        former = stack.enter_context(former)
+        shipped = found[0][0]
+        size, gzip_size = body_size(shipped), body_size(shipped, {"Accept-Encoding": "gzip"})
+        bare_g = bare("bare granian", OUT / "bare-granian.log", size)
+        bare_g.argv = ["granian", "--interface", "asgi", "--loop", "uvloop", "--http", "1", "--no-ws", "--host",
+                       "127.0.0.1", "--port", "{port}", "--working-dir", str(ROOT), "bench.peers:bare_app"]  # fmt: skip
+        bares = {
+            "bare ASGI app on uvicorn": bare("bare", OUT / "bare.log", size),
+            f"bare ASGI app on uvicorn, {gzip_size} B body": bare("bare, small", OUT / "bare-small.log", gzip_size),
+            "bare ASGI app on granian": bare_g,
+        }
+        former_line = "variant: uvicorn CLI, uvicorn's access log (the former Procfile line): v2 random"
+        found = (
+            [(stack.enter_context(s), Target(name, s.base, "/")) for name, s in bares.items()]
+            + found
+            + [
+                (former, Target(former_line, former.base, "/api/v2/puzzles/random", KEYED)),
+                (shipped, Target("uvicorn, gzip client: v2 random", shipped.base, "/api/v2/puzzles/random", gzip)),
+                (shipped, Target("uvicorn, gzip client: v2 by id", shipped.base, "/api/v2/puzzles/{id}", gzip, ids)),
+            ]
+        )
+        meters = {t.name: {"cpu_us": cpu_meter(s)} for s, t in found}
+        results = rounds([t for _, t in found], count=args.rounds, seconds=args.seconds,
+                         connections=args.connections, meters=meters, strict=False)  # fmt: skip
+    memory: dict[str, dict[str, int]] = {}
     for name in ("uvicorn", "granian"):
-        found[name] = {}
         for workers in (1, 2):
             env = {**VARIANTS[name], "WEB_CONCURRENCY": str(workers)}
-            server = service(directory, OUT / f"workers-{name}-{workers}.log", env=env).start()
-            try:
+            with service(directory, OUT / f"workers-{name}-{workers}.log", env=env) as server:
                 time.sleep(1)
-                found[name][str(workers)] = tree_rss(server.pid)
-            finally:
-                server.stop()
-    return found
-
-
-def server_choice_main(argv: list[str] | None = None) -> int:
-    parser = load_options(
-        SERVER_CHOICE_DOC,
-        pool="snapshots",
-        rounds=5,
-        seconds=4.0,
-        pool_help="pool name under bench/pools or a directory",
-        connections=True,
-    )
-    args = parser.parse_args(argv)
-    OUT.mkdir(exist_ok=True)
-    directory = pool_dir(args.pool)
-    ids = sample_ids(latest_export(directory), OUT / f"ids-{directory.name}.txt")
-    servers: list[Server] = []
-    key = {"X-API-Key": KEY}
-    found: list[tuple[Server, Target]] = []
-    try:
-        for name, env in VARIANTS.items():
-            svc = service(directory, OUT / f"server-{name.replace(' ', '').replace(',', '-')}.log", env=env).start()
-            servers.append(svc)
-            found.append((svc, Target(f"{name}: v2 random", svc.base, "/api/v2/puzzles/random", key)))
-            found.append((svc, Target(f"{name}: v2 by id", svc.base, "/api/v2/puzzles/{id}", key, ids)))
-        former = former_procfile(directory, OUT / "server-former-procfile.log").start()
-        servers.append(former)
-        name = "variant: uvicorn CLI, uvicorn's access log (the former Procfile line)"
-        found.append((former, Target(f"{name}: v2 random", former.base, "/api/v2/puzzles/random", key)))
-        # Clients that take gzip (browsers, requests, httpx, curl --compressed) get the member as held.
-        shipped = servers[0]
-        gzip = {**key, "Accept-Encoding": "gzip"}
-        found.append((shipped, Target("uvicorn, gzip client: v2 random", shipped.base, "/api/v2/puzzles/random", gzip)))
-        found.append(
-            (shipped, Target("uvicorn, gzip client: v2 by id", shipped.base, "/api/v2/puzzles/{id}", gzip, ids))
-        )
-        size = body_size(shipped)
-        gzip_size = body_size(shipped, {"Accept-Encoding": "gzip"})
-        bare = uvicorn("bare", "bench.peers:bare_app", "--app-dir", str(ROOT), env={"BENCH_BODY_SIZE": str(size)},
-                       probe="/", log=OUT / "bare.log").start()  # fmt: skip
-        servers.append(bare)
-        small = {"BENCH_BODY_SIZE": str(gzip_size)}
-        bare_small = uvicorn("bare, small body", "bench.peers:bare_app", "--app-dir", str(ROOT), env=small, probe="/",
-                             log=OUT / "bare-small.log").start()  # fmt: skip
-        servers.append(bare_small)
-        bare_g = granian_bare(size, OUT / "bare-granian.log").start()
-        servers.append(bare_g)
-        found[:0] = [(bare, Target("bare ASGI app on uvicorn", bare.base, "/")),
-                     (bare_small, Target(f"bare ASGI app on uvicorn, {gzip_size} B body", bare_small.base, "/")),
-                     (bare_g, Target("bare ASGI app on granian", bare_g.base, "/"))]  # fmt: skip
-        runs, cpu = rounds([t for _, t in found], count=args.rounds, seconds=args.seconds,
-                           connections=args.connections, servers={t.name: s for s, t in found})  # fmt: skip
-    finally:
-        for server in servers:
-            server.stop()
-    results = {name: {**summarize(r), "cpu_us": round(statistics.median(cpu[name]), 1)} for name, r in runs.items()}
-    memory = workers_memory(directory)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    path = OUT / f"{stamp}-servers.json"
+                memory.setdefault(name, {})[str(workers)] = tree_rss(server.pid)
+    path = OUT / f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-servers.json"
     path.write_text(json.dumps({"machine": machine(), "pool": str(directory), "body_size": size,
                                 "throughput": results, "memory": memory}, indent=2))  # fmt: skip
     base = results["bare ASGI app on uvicorn"]
@@ -706,82 +471,62 @@ def server_choice_main(argv: list[str] | None = None) -> int:
     for name, s in results.items():
         errors = f" ({s['errors']} errors, {s['status_errors']} non-2xx)" if s["errors"] or s["status_errors"] else ""
         print(f"| {name}{errors} | {s['rps']:,} | {s['rps_min']:,}-{s['rps_max']:,} | {s['p99_ms']} "
-              f"| {s['rps'] / base['rps']:.2f} | {s['cpu_us']} | {base['cpu_us'] / s['cpu_us']:.2f} |")  # fmt: skip
-    print("\nresident memory (all processes), bytes:", json.dumps(memory))
-    print(f"\nresults: {path}")
+              f"| {s['rps'] / base['rps']:.2f} | {s['cpu_us']:.1f} | {base['cpu_us'] / s['cpu_us']:.2f} |")  # fmt: skip
+    print(f"\nresident memory (all processes), bytes: {json.dumps(memory)}\n\nresults: {path}")
     return 0
 
 
 # --- redis_capacity ------------------------------------------------------------------------------------------------
 
-REDIS_CAPACITY_DOC = """\
-What the shared limiter costs Redis: valkey CPU per counted request and per call, and memory per counter.
 
-    python -m bench redis-capacity [--rounds 2000] [--batch 32]
-
-Starts a valkey-server and a three-node Valkey cluster (bench/stores.py) on loopback ports, and counts
-batches of ``--batch`` hits of distinct identities (the worst case: every request a different client,
-so every hit is its own counter) through :class:`~sudokupool.ratelimit.redis.RedisStore`, as an instance
-does when that many requests wait at the same moment. Reports the CPU the valkey processes spent (from
-/proc), per hit and per call, and the memory of one counter (``MEMORY USAGE``). The figures feed the
-capacity note in docs/operations.md. Not a test: numbers depend on the machine.
-"""
-
-
-async def load(store: RedisStore, *, rounds: int, batch: int) -> tuple[int, float]:
-    """Hits counted and the seconds it took: ``rounds`` batches of ``batch`` distinct identities."""
-    started = time.perf_counter()
-    for n in range(rounds):
-        identities = [f"ip:10.{n % 250}.{n // 250 % 250}.{k}" for k in range(batch)]
-        await asyncio.gather(*(store.hit(identity, 10**9) for identity in identities))
-    return rounds * batch, time.perf_counter() - started
-
-
-async def redis_capacity_measure(url: str, mode: str, pids: list[int], *, rounds: int, batch: int) -> dict[str, float]:
+async def capacity(url: str, mode: str, pids: list[int], *, count: int, batch: int) -> dict[str, float]:
+    """Valkey's CPU over ``count`` batches of ``batch`` hits of distinct identities, after 50 batches of warm-up."""
     store = RedisStore.from_url(url, timeout=2.0, mode=mode)
+
+    async def load(batches: int) -> None:
+        for n in range(batches):
+            identities = [f"ip:10.{n % 250}.{n // 250 % 250}.{k}" for k in range(batch)]
+            await asyncio.gather(*(store.hit(identity, 10**9) for identity in identities))
+
     try:
-        await load(store, rounds=50, batch=batch)  # connect, load the script, warm up
-        calls = store.calls
-        before = sum(cpu_seconds(pid) for pid in pids)
-        hits, seconds = await load(store, rounds=rounds, batch=batch)
-        used = sum(cpu_seconds(pid) for pid in pids) - before
-        calls = store.calls - calls
+        await load(50)  # connect, load the script, warm up
+        calls, before, started = store.calls, sum(cpu_seconds(p) for p in pids), time.perf_counter()
+        await load(count)
+        seconds, used, calls = (
+            time.perf_counter() - started,
+            sum(cpu_seconds(p) for p in pids) - before,
+            store.calls - calls,
+        )
     finally:
         await store.aclose()
-    return {
-        "hits_per_second": round(hits / seconds),
-        "valkey_cpu_us_per_hit": round(used / hits * 1e6, 2),
-        "valkey_cpu_us_per_call": round(used / calls * 1e6, 1),
-        "hits_per_call": round(hits / calls, 1),
-    }
-
-
-def counter_bytes(port: int) -> int:
-    with redis.Redis(port=port) as client:
-        keys = client.keys("sudokupool:rl:*")[:100]
-        return round(sum(int(client.memory_usage(key) or 0) for key in keys) / len(keys))
+    hits = count * batch
+    return {"hits_per_second": round(hits / seconds), "valkey_cpu_us_per_hit": round(used / hits * 1e6, 2),
+            "valkey_cpu_us_per_call": round(used / calls * 1e6, 1),
+            "hits_per_call": round(hits / calls, 1)}  # fmt: skip
 
 
 def redis_capacity_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=REDIS_CAPACITY_DOC.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=2000)
+    """What the shared limiter costs Redis: valkey CPU per counted request and per call, and memory per counter.
+
+    A valkey-server and a three-node Valkey cluster count batches of ``--batch`` hits of distinct identities (the
+    worst case: every request another client) through the Redis limiter store, twice, interleaved: the valkey
+    processes' CPU per hit and per call, and one counter's ``MEMORY USAGE`` (docs/operations.md's capacity note).
+    """
+    parser = options(redis_capacity_main.__doc__, rounds=2000)
     parser.add_argument("--batch", type=int, default=32)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="sudokupool-redis-") as tmp:
-        single_dir, cluster_dir = Path(tmp) / "single", Path(tmp) / "cluster"
-        single_dir.mkdir()
-        cluster_dir.mkdir()
-        single = ValkeyServer(single_dir)
-        cluster = ValkeyCluster(cluster_dir)
+        single, cluster = ValkeyServer(Path(tmp)), ValkeyCluster(Path(tmp))  # the cluster's nodes in node0/, node1/...
         single.start()
         cluster.start()
         try:
-            for _ in range(2):  # interleaved, twice: the machine is shared
+            for _ in range(2):
                 for mode, url, nodes in (("single", single.url, [single]), ("cluster", cluster.url, cluster.nodes)):
                     pids = [node.process.pid for node in nodes if node.process is not None]
-                    found = asyncio.run(redis_capacity_measure(url, mode, pids, rounds=args.rounds, batch=args.batch))
-                    print(f"{mode:>7}: {found}")
-            print(f"one counter: {counter_bytes(single.port)} bytes (MEMORY USAGE)")
+                    print(f"{mode:>7}: {asyncio.run(capacity(url, mode, pids, count=args.rounds, batch=args.batch))}")
+            with redis.Redis(port=single.port) as client:
+                keys = client.keys("sudokupool:rl:*")[:100]
+                print(f"one counter: {sum(int(client.memory_usage(k) or 0) for k in keys) / len(keys):.0f} bytes")
         finally:
             single.stop()
             cluster.stop()
@@ -790,285 +535,194 @@ def redis_capacity_main(argv: list[str] | None = None) -> int:
 
 # --- swap_pack -----------------------------------------------------------------------------------------------------
 
-SWAP_PACK_DOC = """\
-p99 while the service swaps packs back to back, against its own steady p99, saturated and paced.
-
-    python -m bench swap-pack [--pool 1m] [--rounds 3] [--seconds 20] [--pause-ms 0] [--source local|s3]
-
-The service (``bench/peers.py (swap_app)``) serves the pool's latest export from its pack. Each round, wrk
-measures v2 by id for ``--seconds`` in steady state, then for ``--seconds`` while the service reloads
-(maps and checks the pack, swaps it in, drops the old one) again and again, one reload right after
-the other, so the whole window is under swaps, not one swap diluted in a window. It first measures the
-saturated rate, then runs the same rounds paced at about half of it (each connection pauses after an
-answer, ``bench/random_ids.lua``), and prints the median p99 ratio (during / steady) of each, with the
-number of swaps per window. The pool needs its pack: ``sudokupool pack bench/pools/<pool>/pool-*.ndjson.gz``.
-With ``--source s3`` the export and its pack are served by a real SeaweedFS on the same machine (as
-``python -m bench boot`` does) and the service has no cache directory, so every reload downloads the pack
-again, as a live sync of a new export does; SeaweedFS's own CPU is then on the same two cores.
-"""
-
-
-def swapping(server: Server, stop: threading.Event, count: list[int], failed: list[str]) -> None:
-    """Reload back to back until ``stop`` is set (each waits for the one before to be swapped in)."""
-    while not stop.is_set():
-        get(server.base + "/__bench/swap")
-        while not (status := json.loads(get(server.base + "/__bench/swap-status")[2])).get("done"):
-            time.sleep(0.02)
-        if "error" in status:
-            failed.append(status["error"])
-            return
-        count[0] += 1
-
 
 def window(server: Server, target: Target, seconds: float, pause_ms: int, swaps: bool) -> tuple[Run, int]:
-    stop, count, failed = threading.Event(), [0], []
-    thread = threading.Thread(target=swapping, args=(server, stop, count, failed))
+    """One wrk run of ``seconds``; with ``swaps``, the service reloads back to back meanwhile (each reload waits
+    for the one before to be swapped in). The run and the reloads done."""
+    stop, done, failed = threading.Event(), [0], []
+
+    def swapping() -> None:
+        while not stop.is_set():
+            get(server.base + "/__bench/swap")
+            while not (found := json.loads(get(server.base + "/__bench/swap-status")[2])).get("done"):
+                time.sleep(0.02)
+            if "error" in found:
+                failed.append(found["error"])
+                return
+            done[0] += 1
+
+    thread = threading.Thread(target=swapping)
     if swaps:
         thread.start()
     run = wrk(target, seconds=seconds, connections=32, pause_ms=pause_ms)
     stop.set()
     if swaps:
         thread.join()
-        if failed:
-            raise RuntimeError(f"a reload failed: {failed[0]}")
+    if failed:
+        raise RuntimeError(f"a reload failed: {failed[0]}")
     if run.errors or run.status_errors:
         raise RuntimeError(f"{run.status_errors} non-2xx, {run.errors} errors")
-    return run, count[0]
+    return run, done[0]
 
 
-def swap_pack_main(argv: list[str] | None = None) -> int:
-    parser = load_options(SWAP_PACK_DOC, pool="1m", rounds=3, seconds=20.0)
-    parser.add_argument("--pause-ms", type=int, default=0, help="the paced runs' pause (0: from the saturated rate)")
-    parser.add_argument("--source", choices=("local", "s3"), default="local")
-    args = parser.parse_args(argv)
-    OUT.mkdir(exist_ok=True)
-    directory = pool_dir(args.pool)
-    export = latest_export(directory)
-    ids = sample_ids(export, OUT / f"ids-{directory.name}.txt")
-    with contextlib.ExitStack() as stack:
-        env = {}
-        if args.source == "s3":
-            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="sudokupool-swap-")))
-            storage, url = seaweed(export, pack_of(export), workdir)
-            stack.callback(storage.stop)
-            env = storage.environ() | {"SUDOKUPOOL_EXPORTS": url, "SUDOKUPOOL_S3_ENDPOINT_URL": storage.endpoint_url}
-        return swap_pack_measure(directory, ids, args, env)
-
-
-def swap_pack_measure(directory: Path, ids: Path, args: argparse.Namespace, env: dict[str, str]) -> int:
-    server = service(directory, OUT / "swap-pack.log", swap=True, env=env)
-    server.start()
-    try:
-        target = Target("v2 by id", server.base, "/api/v2/puzzles/{id}", {"X-API-Key": KEY}, ids)
+def swap_pack(directory: Path, ids: Path, *, rounds: int, seconds: float, pause_ms: int = 0,
+              env: dict[str, str] | None = None) -> dict[str, dict[str, float]]:  # fmt: skip
+    """The medians of each mode (saturated, paced), printed."""
+    with service(directory, OUT / "swap-pack.log", app="bench.peers:swap_app", env=env) as server:
+        target = Target("v2 by id", server.base, "/api/v2/puzzles/{id}", KEYED, ids)
         saturated = wrk(target, seconds=5, connections=32)  # warm-up, and the saturated rate
-        # 32 connections saturating at R req/s spend 32000 / R ms on each request, most of it queued; once
-        # paced the queue is gone, so pausing twice that long after each answer gives about half the rate
-        # (the printed steady req/s say what it was).
-        pause = args.pause_ms or max(1, round(64000 / saturated.rps))
+        # 32 connections saturating at R req/s spend 32000 / R ms on each request, most of it queued; once paced
+        # the queue is gone, so pausing twice that long after each answer gives about half the rate.
+        pause = pause_ms or max(1, round(64000 / saturated.rps))
         results: dict[str, list[dict[str, float]]] = {"saturated": [], "paced": []}
-        for n in range(args.rounds):
-            for mode, pause_ms in (("saturated", 0), ("paced", pause)):
-                steady, _ = window(server, target, args.seconds, pause_ms, swaps=False)
-                during, swaps = window(server, target, args.seconds, pause_ms, swaps=True)
-                found = {
-                    "steady_rps": steady.rps,
-                    "steady_p99_ms": steady.p99_ms,
-                    "during_rps": during.rps,
-                    "during_p99_ms": during.p99_ms,
-                    "p99_ratio": during.p99_ms / steady.p99_ms,
-                    "swaps": swaps,
-                }
-                results[mode].append(found)
-                print(f"round {n + 1} {mode} (pause {pause_ms} ms): "
+        for n in range(rounds):
+            for mode, wait in (("saturated", 0), ("paced", pause)):
+                steady, _ = window(server, target, seconds, wait, swaps=False)
+                during, swaps = window(server, target, seconds, wait, swaps=True)
+                results[mode].append(found := {
+                    "steady_rps": steady.rps, "steady_p99_ms": steady.p99_ms, "during_rps": during.rps,
+                    "during_p99_ms": during.p99_ms, "p99_ratio": during.p99_ms / steady.p99_ms, "swaps": swaps,
+                })  # fmt: skip
+                print(f"round {n + 1} {mode} (pause {wait} ms): "
                       + ", ".join(f"{k} {v:.2f}" for k, v in found.items()), flush=True)  # fmt: skip
-    finally:
-        server.stop()
-    print(f"pool {directory.name} ({args.source}), {args.rounds} rounds x {args.seconds:g} s windows, medians")
-    for mode, runs in results.items():
-        m = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    print(f"pool {directory.name}, {rounds} rounds x {seconds:g} s windows, medians")
+    found_medians = {
+        mode: {k: statistics.median(r[k] for r in runs) for k in runs[0]} for mode, runs in results.items()
+    }
+    for mode, m in found_medians.items():
         print(f"  {mode:9s} p99 during swaps {m['during_p99_ms']:.2f} ms / steady {m['steady_p99_ms']:.2f} ms = "
               f"{m['p99_ratio']:.2f}x; {m['steady_rps']:,.0f} / {m['during_rps']:,.0f} req/s; "
               f"{m['swaps']:.0f} swaps a window")  # fmt: skip
+    return found_medians
+
+
+def swap_pack_main(argv: list[str] | None = None) -> int:
+    """p99 while the service swaps packs back to back, against its own steady p99, saturated and paced.
+
+    The service (bench/peers.py's swap app) serves the pool's latest export from its pack. Each round wrk loads v2
+    by id for ``--seconds`` steady, then for ``--seconds`` while the service reloads (maps and checks the pack,
+    swaps it in, drops the old one) again and again: saturated, then paced at about half that rate (a pause of
+    ``--pause-ms`` after each answer; 0: chosen from the saturated rate). The median p99 ratio (during / steady)
+    and swaps per window of each. ``--source s3``: served by a real SeaweedFS with no cache directory, so every
+    reload downloads the pack, as a live sync of a new export does.
+    """
+    parser = options(swap_pack_main.__doc__, pool="1m", rounds=3, seconds=20.0)
+    parser.add_argument("--pause-ms", type=int, default=0, help="the paced runs' pause (0: from the saturated rate)")
+    parser.add_argument("--source", choices=("local", "s3"), default="local")
+    args = parser.parse_args(argv)
+    directory = pool_dir(args.pool)
+    with contextlib.ExitStack() as stack:
+        env = stack.enter_context(seaweed(latest_export(directory))) if args.source == "s3" else {}
+        print(f"source {args.source}")
+        swap_pack(
+            directory, pool_ids(directory), rounds=args.rounds, seconds=args.seconds, pause_ms=args.pause_ms, env=env
+        )
     return 0
 
 
 # --- images --------------------------------------------------------------------------------------------------------
 
-IMAGES_DOC = """\
-The image formats side by side: uncached SVG against an uncached PNG render, every cached format against the
-baseline's cached PNG, and the render cache's byte budget under a flood of distinct representations.
-
-    python -m bench images [--baseline main] [--pool snapshots] [--rounds 3] [--seconds 3] [--flood-seconds 10]
-
-Three services of the same pool run at once, started as the harness starts them (the Procfile's command,
-``/api/v2`` behind the limiter through a key whose limit never trips):
-
-- **this, no cache** (``SUDOKUPOOL_IMAGE_CACHE_BYTES=0``): every answer is a first render. Targets: PNG, SVG
-  and WebP of random ids from the whole pool (the same ids for each format).
-- **this** (default budget) and **baseline** (BASELINE's src/ from git archive): every answer is a
-  cached one. Targets: 300 ids, rendered once before the rounds, as PNG on both and as SVG and WebP (480 px)
-  and a 1000 px PNG on this.
-
-wrk alternates between all targets in the harness's rotated rounds; the script prints the median req/s of
-each and the two ratios the goals name (SVG/PNG uncached, each cached format/baseline cached PNG). Then the
-flood: wrk sends distinct (id, variant, format, size) requests for ``--flood-seconds`` to a fourth service
-with a 2 MiB budget while its metrics port is read every 0.1 s, and the script prints the most the cache
-ever held against its budget.
-"""
-
 FLOOD_BUDGET = 2 * 1024 * 1024
 
 
-def write_lines(path: Path, lines: list[str]) -> Path:
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def warm(base: str, ids: list[str], queries: list[str]) -> None:
-    """Render every (id, query) once, so the rounds only see cached answers."""
-    with httpx.Client(base_url=base, headers={"X-API-Key": KEY}, timeout=60) as client:
-        for query in queries:
-            for cid in ids:
-                response = client.get(f"/api/v2/puzzles/{cid}/image?{query}")
-                response.raise_for_status()
-
-
-def flood(directory: Path, ids: list[str], seconds: float) -> tuple[float, int, int]:
-    """(most bytes the cache held at any reading, its budget, readings) under a flood of distinct requests."""
+def flood(directory: Path, ids: list[str], seconds: float) -> tuple[float, int]:
+    """(most bytes the render cache held at any reading, readings) under a flood of distinct requests."""
     rng = random.Random(11)
     # 20,000 paths over the pool's ids: nearly every one a representation no other path asks for.
-    paths = [
-        f"{rng.choice(ids)}/image?variant={rng.choice(('puzzle', 'solution'))}"
-        f"&format={rng.choice(('png', 'svg', 'webp'))}&size={rng.randint(100, 2000)}"
-        for _ in range(20_000)
-    ]
-    flood_ids = write_lines(OUT / "images-flood-ids.txt", paths)
-    metrics_port = free_port()
-    env = {"SUDOKUPOOL_IMAGE_CACHE_BYTES": str(FLOOD_BUDGET), "SUDOKUPOOL_METRICS_PORT": str(metrics_port)}
-    svc = service(directory, OUT / "images-flood.log", env=env)
-    svc.start()
+    paths = OUT / "images-flood-ids.txt"
+    paths.write_text("".join(f"{rng.choice(ids)}/image?variant={rng.choice(('puzzle', 'solution'))}"
+                             f"&format={rng.choice(('png', 'svg', 'webp'))}&size={rng.randint(100, 2000)}\n"
+                             for _ in range(20_000)))  # fmt: skip
+    port = free_port()
+    env = {"SUDOKUPOOL_IMAGE_CACHE_BYTES": str(FLOOD_BUDGET), "SUDOKUPOOL_METRICS_PORT": str(port)}
     readings: list[float] = []
     stop = threading.Event()
 
     def watch() -> None:
         pattern = re.compile(r"^sudokupool_image_cache_bytes (\S+)$", re.MULTILINE)
         while not stop.is_set():
-            found = pattern.search(httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).text)
-            if found:
+            if found := pattern.search(httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text):
                 readings.append(float(found.group(1)))
             time.sleep(0.1)
 
-    watcher = threading.Thread(target=watch)
-    watcher.start()
-    try:
-        run = wrk(Target("flood", svc.base, "/api/v2/puzzles/{id}", {"X-API-Key": KEY}, flood_ids), seconds=seconds,
-                  connections=16)  # fmt: skip
-    finally:
-        stop.set()
-        watcher.join()
-        svc.stop()
+    with service(directory, OUT / "images-flood.log", env=env) as svc:
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        try:
+            run = wrk(Target("flood", svc.base, "/api/v2/puzzles/{id}", KEYED, paths), seconds=seconds, connections=16)
+        finally:
+            stop.set()
+            watcher.join()
     print(f"  flood: {run.requests} requests ({run.rps:.0f}/s), {run.status_errors} non-2xx, {run.errors} errors")
-    return max(readings, default=0.0), FLOOD_BUDGET, len(readings)
+    return max(readings, default=0.0), len(readings)
 
 
 def images_main(argv: list[str] | None = None) -> int:
-    parser = load_options(IMAGES_DOC, pool=str(ROOT / "snapshots"), rounds=3, seconds=3.0)
+    """Image formats side by side: uncached SVG against an uncached PNG, every cached format against the
+    baseline's cached PNG, and the render cache's byte budget under a flood of distinct representations.
+
+    Three services of the pool: this checkout with no cache (every answer a first render; PNG, SVG and WebP of
+    random ids), this checkout and ``--baseline`` (a git revision's src/) with the default cache (300 ids rendered
+    once before the rounds). Rotated rounds, median req/s and the ratios the goals name. Then a fourth service with
+    a 2 MiB budget takes ``--flood-seconds`` of distinct (id, variant, format, size) requests while its metrics port
+    is read every 0.1 s: the most the cache ever held.
+    """
+    parser = options(images_main.__doc__, pool="snapshots", rounds=3, seconds=3.0)
     parser.add_argument("--baseline", default="main", help="git revision whose cached PNG is the baseline")
     parser.add_argument("--flood-seconds", type=float, default=10.0)
     args = parser.parse_args(argv)
-    OUT.mkdir(exist_ok=True)
     directory = pool_dir(args.pool)
-    all_ids = sample_ids(latest_export(directory), OUT / f"ids-{directory.name}.txt")
-    hot = all_ids.read_text().split()[:300]
-    hot_ids = write_lines(OUT / "images-hot-ids.txt", hot)
-    key = {"X-API-Key": KEY}
+    all_ids = pool_ids(directory)
+    hot = OUT / "images-hot-ids.txt"
+    hot.write_text("\n".join(all_ids.read_text().split()[:300]) + "\n")
     image = "/api/v2/puzzles/{id}/image"
-    with baseline_src(args.baseline) as src:
-        cold = service(directory, OUT / "images-cold.log", env={"SUDOKUPOOL_IMAGE_CACHE_BYTES": "0"})
-        this = service(directory, OUT / "images-this.log")
-        base = service(directory, OUT / "images-baseline.log")
-        base.env["PYTHONPATH"] = str(src)
-        for svc in (cold, this, base):
-            svc.start()
-        try:
-            warm(base.base, hot, ["variant=puzzle"])
-            warm(this.base, hot, ["variant=puzzle", "format=svg", "format=webp", "size=1000"])
-            targets = [
-                Target("uncached png", cold.base, image, key, all_ids),
-                Target("uncached svg", cold.base, image + "?format=svg", key, all_ids),
-                Target("uncached webp", cold.base, image + "?format=webp", key, all_ids),
-                Target("baseline: cached png", base.base, image, key, hot_ids),
-                Target("this: cached png", this.base, image, key, hot_ids),
-                Target("this: cached svg", this.base, image + "?format=svg", key, hot_ids),
-                Target("this: cached webp", this.base, image + "?format=webp", key, hot_ids),
-                Target("this: cached png 1000 px", this.base, image + "?size=1000", key, hot_ids),
-            ]
-            runs, _ = rounds(targets, count=args.rounds, seconds=args.seconds, connections=32)
-        finally:
-            for svc in (cold, this, base):
-                svc.stop()
-    summary = {name: summarize(found) for name, found in runs.items()}
-    for name, found in summary.items():
-        if found["errors"] or found["status_errors"]:
-            raise RuntimeError(f"{name}: {found['status_errors']} non-2xx, {found['errors']} errors")
+    with baseline_src(args.baseline) as src, contextlib.ExitStack() as stack:
+        cold = stack.enter_context(
+            service(directory, OUT / "images-cold.log", env={"SUDOKUPOOL_IMAGE_CACHE_BYTES": "0"})
+        )
+        this = stack.enter_context(service(directory, OUT / "images-this.log"))
+        base = stack.enter_context(service(directory, OUT / "images-baseline.log", env={"PYTHONPATH": str(src)}))
+        with httpx.Client(headers=KEYED, timeout=60) as client:  # render each once: the rounds see cached answers
+            for server, queries in ((base, ["variant=puzzle"]), (this, ["variant=puzzle", "format=svg", "format=webp",
+                                                                          "size=1000"])):  # fmt: skip
+                for query in queries:
+                    for cid in hot.read_text().split():
+                        client.get(f"{server.base}/api/v2/puzzles/{cid}/image?{query}").raise_for_status()
+        targets = [
+            Target(f"uncached {f}", cold.base, f"{image}?format={f}", KEYED, all_ids) for f in ("png", "svg", "webp")
+        ]
+        targets.append(Target("baseline: cached png", base.base, image, KEYED, hot))
+        cached = {"png": "", "svg": "format=svg", "webp": "format=webp", "png 1000 px": "size=1000"}
+        targets += [Target(f"this: cached {name}", this.base, f"{image}?{q}", KEYED, hot) for name, q in cached.items()]
+        summary = rounds(targets, count=args.rounds, seconds=args.seconds, connections=32)
     print(f"baseline {args.baseline}, pool {directory.name}, {args.rounds} rounds x {args.seconds:g} s, median req/s")
     for name, found in summary.items():
         print(f"  {name:28s} {found['rps']:9,.0f}  p50 {found['p50_ms']:6.2f} ms")
     rps = {name: found["rps"] for name, found in summary.items()}
     print(f"  SVG / PNG, uncached: {rps['uncached svg'] / rps['uncached png']:.1f}x (goal >= 5)")
-    baseline = rps["baseline: cached png"]
     for name in ("this: cached png", "this: cached svg", "this: cached webp", "this: cached png 1000 px"):
-        print(f"  {name} / baseline cached png: {rps[name] / baseline:.3f} (goal >= 0.90)")
-    most, budget, readings = flood(directory, all_ids.read_text().split(), args.flood_seconds)
-    print(f"  render cache under the flood: at most {most:,.0f} of {budget:,} bytes over {readings} readings")
-    return 0 if most <= budget else 1
+        print(f"  {name} / baseline cached png: {rps[name] / rps['baseline: cached png']:.3f} (goal >= 0.90)")
+    most, readings = flood(directory, all_ids.read_text().split(), args.flood_seconds)
+    print(f"  render cache under the flood: at most {most:,.0f} of {FLOOD_BUDGET:,} bytes over {readings} readings")
+    return 0 if most <= FLOOD_BUDGET else 1
 
 
 # --- filters -------------------------------------------------------------------------------------------------------
 
-FILTERS_DOC = """\
-Random with filters against plain random, side by side on one service: the cost of choosing.
-
-    python -m bench filters [--pool demo|100k|1m-lean|DIR] [--rounds 5] [--seconds 5]
-
-One service (this checkout, as the harness starts it, from the pool's pack when it has one) takes wrk's
-load on v2 random with a key whose limit never trips and ``Accept-Encoding: gzip`` (as browsers and
-HTTP libraries send it: the body goes out as the pool holds it): plain, then with each filter the issue
-names (``technique``, ``stars``, ``min_score`` with ``max_score``) and all of them with ``difficulty`` at
-once, in the harness's rotated rounds (a warm-up first). The filters' values come from the pool itself
-(its technique catalogue and a record's stars and score), so every request is answered 200. A filter
-also changes which puzzles are served, and harder ones have longer bodies; ``technique, whole pool``
-(the technique the most puzzles use) serves the same puzzles as plain random, so it is the cost of
-choosing alone. Prints, medians over the rounds, each target's req/s and the server process's CPU time
-per request (utime + stime from /proc over each wrk run, as python -m bench cpu-per-request: on a shared
-machine req/s follows the other processes' load, CPU per request much less), each with its ratio to
-plain random, then the handler's CPU time per call in this process for each query (the parse, the pick
-and the body, no HTTP).
-"""
-
-
-def get_json(base: str, path: str) -> dict[str, object]:
-    request = urllib.request.Request(base + path, headers={"X-API-Key": KEY})
-    with urllib.request.urlopen(request, timeout=10) as answer:
-        body: dict[str, object] = json.loads(answer.read())
-        return body
-
 
 def queries(base: str) -> dict[str, str]:
     """Filter queries over the pool's own values: a technique about one puzzle in 20 uses (a list of that
-    size, not the whole pool), a record's stars, a score range around a record's score."""
-    catalogue = get_json(base, "/api/v2/techniques")["techniques"]
-    assert isinstance(catalogue, list)
+    size, not the whole pool), the technique the most use, a record's stars, a score range around its score."""
+    catalogue = json.loads(get(base + "/api/v2/techniques", KEYED)[2])["techniques"]
     total = max(t["puzzles"] for t in catalogue)
     technique = min((t for t in catalogue if t["puzzles"]), key=lambda t: abs(t["puzzles"] - total / 20))["name"]
-    broad = max(catalogue, key=lambda t: t["puzzles"])["name"]
-    record = get_json(base, f"/api/v2/puzzles/random?technique={urllib.parse.quote(technique)}")
-    stars, score, difficulty = record["stars"], record["score"], str(record["difficulty"]).lower()
-    assert isinstance(score, int)
-    low, high = score - score // 10, score + score // 10
+    broad = urllib.parse.quote(max(catalogue, key=lambda t: t["puzzles"])["name"])
     name = urllib.parse.quote(technique)
+    record = json.loads(get(base + f"/api/v2/puzzles/random?technique={name}", KEYED)[2])
+    stars, score, difficulty = record["stars"], record["score"], str(record["difficulty"]).lower()
+    low, high = score - score // 10, score + score // 10
     return {
-        "technique, whole pool": f"technique={urllib.parse.quote(broad)}",
+        "technique, whole pool": f"technique={broad}",
         "technique": f"technique={name}",
         "stars": f"stars={stars}",
         "score range": f"min_score={low}&max_score={high}",
@@ -1077,65 +731,34 @@ def queries(base: str) -> dict[str, str]:
 
 
 def filters_main(argv: list[str] | None = None) -> int:
-    parser = load_options(
-        FILTERS_DOC,
-        pool="demo",
-        rounds=5,
-        seconds=5.0,
-        pool_help="demo (snapshots/), a name under bench/pools, or a dir",
-        connections=True,
-    )
+    """Random with filters against plain random, side by side on one service: the cost of choosing.
+
+    wrk loads v2 random with a key and gzip, plain and with each filter (``technique``, ``stars``, ``min_score``
+    with ``max_score``, all of them with ``difficulty``), the values taken from the pool itself so every request is
+    answered 200; ``technique, whole pool`` (the one the most puzzles use) serves the same puzzles as plain random:
+    the cost of choosing alone. Rotated rounds; medians of req/s and server CPU per request with their ratios to
+    plain random, then the handler's CPU per call in a process of its own (no HTTP).
+    """
+    parser = options(filters_main.__doc__, pool="demo", rounds=5, seconds=5.0, connections=True)
     # A full pool checks its bodies in the background once served (about 13 s per 100k), at a cost per request.
     parser.add_argument("--settle", type=float, default=0.0, help="seconds to wait once the service answers")
     args = parser.parse_args(argv)
-    OUT.mkdir(exist_ok=True)
-    directory = ROOT / "snapshots" if args.pool == "demo" else pool_dir(args.pool)
-    server = service(directory, OUT / "filters.log")
-    server.start()
-    try:
+    directory = pool_dir(args.pool)
+    with service(directory, OUT / "filters.log") as server:
         time.sleep(args.settle)
-        found = queries(server.base)
-        key = {"X-API-Key": KEY, "Accept-Encoding": "gzip"}
-        targets = [Target("plain", server.base, "/api/v2/puzzles/random", key)]
-        targets += [Target(name, server.base, f"/api/v2/puzzles/random?{query}", key) for name, query in found.items()]
-        runs, cpu_us = rounds(targets, count=args.rounds, seconds=args.seconds, connections=args.connections,
-                              servers={t.name: server for t in targets})  # fmt: skip
-    finally:
-        server.stop()
-    summary = {name: summarize(found_runs) for name, found_runs in runs.items()}
-    cpu = {name: statistics.median(found) for name, found in cpu_us.items()}
-    for name, result in summary.items():
-        if result["errors"] or result["status_errors"]:
-            raise RuntimeError(f"{name}: {result['status_errors']} non-2xx, {result['errors']} errors")
-    plain, plain_cpu = summary["plain"]["rps"], cpu["plain"]
-    handler = handler_cpu(directory, {"plain": "", **found}, rounds=args.rounds)
+        found = {"plain": "", **queries(server.base)}
+        gzip = {**KEYED, "Accept-Encoding": "gzip"}
+        targets = [Target(name, server.base, f"/api/v2/puzzles/random?{query}", gzip) for name, query in found.items()]
+        summary = rounds(targets, count=args.rounds, seconds=args.seconds, connections=args.connections,
+                         meters={t.name: {"cpu_us": cpu_meter(server)} for t in targets})  # fmt: skip
+    cases = json.dumps({name: ["random", query] for name, query in found.items()})
+    with Children({"this": (ROOT / "src", {})}, "handlers", str(directory), "20000") as child:
+        calls = [child.ask("this", cases) for _ in range(args.rounds)]
+    handler = {name: statistics.median(r[name] for r in calls) for name in found}
+    plain = summary["plain"]
     print(f"pool {directory.name}, {args.rounds} rounds x {args.seconds:g} s, {args.connections} connections, median")
     print("  target                    req/s  ratio   server CPU/request  ratio   handler CPU/call")
-    for name, result in summary.items():
-        query = "" if name == "plain" else f"  ?{found[name]}"
-        print(
-            f"  {name:22s} {result['rps']:8,.0f}  {result['rps'] / plain:5.3f}  {cpu[name]:13.1f} us  "
-            f"{cpu[name] / plain_cpu:6.3f}  {handler[name]:10,.0f} ns{query}"
-        )
+    for name, s in summary.items():
+        print(f"  {name:22s} {s['rps']:8,.0f}  {s['rps'] / plain['rps']:5.3f}  {s['cpu_us']:13.1f} us  "
+              f"{s['cpu_us'] / plain['cpu_us']:6.3f}  {handler[name]:10,.0f} ns  ?{found[name]}")  # fmt: skip
     return 0
-
-
-def handler_cpu(directory: Path, found: dict[str, str], *, rounds: int, calls: int = 20000) -> dict[str, float]:
-    """CPU nanoseconds per call of the random handler for each query, in this process, median of rounds."""
-    from sudokupool.api.endpoints import Endpoints
-    from sudokupool.config import Settings
-    from sudokupool.loading.loader import load_latest
-    from sudokupool.state import Runtime
-    from sudokupool.storage.local import LocalStore
-
-    pool, _ = asyncio.run(load_latest(LocalStore(directory), loaded_at=0))
-    endpoints = Endpoints(Runtime(Settings(), pool=pool), b"{}")
-    times: dict[str, list[float]] = {name: [] for name in found}
-    for _ in range(rounds):
-        for name, query in found.items():
-            scope = {"query_string": query.encode(), "headers": [(b"accept-encoding", b"gzip")]}
-            started = time.process_time_ns()
-            for _ in range(calls):
-                endpoints.random(scope, None)
-            times[name].append((time.process_time_ns() - started) / calls)
-    return {name: statistics.median(found_times) for name, found_times in times.items()}

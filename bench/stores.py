@@ -13,10 +13,10 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sysconfig
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ import redis
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from bench.servers import free_port
+from bench.servers import free_port, log_tail, stop_process, wait_for
 
 VALKEY_START_TIMEOUT = 15.0
 
@@ -71,43 +71,28 @@ class ValkeyServer:
             *self.extra,
         ]  # fmt: skip
 
+    def ping(self) -> bool:
+        try:
+            with redis.Redis(port=self.port, socket_timeout=1) as client:
+                return bool(client.ping())
+        except redis.RedisError:
+            return False
+
     def start(self) -> None:
         self.process = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + VALKEY_START_TIMEOUT
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"valkey-server exited with {self.process.returncode}:\n{self._log_tail()}")
-            try:
-                with redis.Redis(port=self.port, socket_timeout=1) as client:
-                    if client.ping():
-                        return
-            except redis.RedisError:
-                pass
-            if time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"valkey-server did not answer within {VALKEY_START_TIMEOUT} s:\n{self._log_tail()}")
-            time.sleep(0.05)
+        try:
+            wait_for(self.ping, timeout=VALKEY_START_TIMEOUT, process=self.process, what="valkey-server")
+        except RuntimeError as exc:
+            self.stop()
+            raise RuntimeError(f"{exc}:\n{log_tail(self.log)}") from None
 
     def stop(self) -> None:
-        if self.process is None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process)
         self.process = None
 
     def flush(self) -> None:
         with redis.Redis(port=self.port, socket_timeout=5) as client:
             client.flushall()
-
-    def _log_tail(self, lines: int = 30) -> str:
-        try:
-            return "\n".join(self.log.read_text().splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
 
 
 class ValkeyCluster:
@@ -141,41 +126,30 @@ class ValkeyCluster:
         return f"redis://127.0.0.1:{self.nodes[0].port}/0"
 
     def start(self) -> None:
+        share = self.SLOTS // len(self.nodes)
         try:
-            self._start()
+            for n, node in enumerate(self.nodes):
+                node.start()
+                last = self.SLOTS - 1 if n == len(self.nodes) - 1 else (n + 1) * share - 1
+                with redis.Redis(port=node.port, socket_timeout=5) as client:
+                    client.execute_command("CLUSTER", "ADDSLOTSRANGE", n * share, last)
+            with redis.Redis(port=self.nodes[0].port, socket_timeout=5) as client:
+                for node, bus_port in zip(self.nodes[1:], self.bus_ports[1:], strict=True):
+                    client.execute_command("CLUSTER", "MEET", "127.0.0.1", node.port, bus_port)
+            self.wait_until_ok()
         except BaseException:
             self.stop()  # no node left running after a failed start
             raise
 
-    def _start(self) -> None:
-        for node in self.nodes:
-            node.start()
-        share = self.SLOTS // len(self.nodes)
-        for n, node in enumerate(self.nodes):
-            last = self.SLOTS - 1 if n == len(self.nodes) - 1 else (n + 1) * share - 1
-            with redis.Redis(port=node.port, socket_timeout=5) as client:
-                client.execute_command("CLUSTER", "ADDSLOTSRANGE", n * share, last)
-        with redis.Redis(port=self.nodes[0].port, socket_timeout=5) as client:
-            for node, bus_port in zip(self.nodes[1:], self.bus_ports[1:], strict=True):
-                client.execute_command("CLUSTER", "MEET", "127.0.0.1", node.port, bus_port)
-        self.wait_until_ok()
-
     def wait_until_ok(self) -> None:
         """Until every node sees every node, every slot assigned and ``cluster_state:ok``."""
-        deadline = time.monotonic() + VALKEY_START_TIMEOUT
-        while True:
-            states = [self._info(node) for node in self.nodes]
-            if all(
-                info.get("cluster_state") == "ok"
-                and info.get("cluster_known_nodes") == str(len(self.nodes))
-                and info.get("cluster_slots_ok") == str(self.SLOTS)
-                for info in states
-            ):
-                return
-            if time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"the Valkey cluster did not become ok within {VALKEY_START_TIMEOUT} s: {states}")
-            time.sleep(0.05)
+        want = {"cluster_state": "ok", "cluster_known_nodes": str(len(self.nodes)), "cluster_slots_ok": str(self.SLOTS)}
+        try:
+            wait_for(lambda: all(want.items() <= self._info(node).items() for node in self.nodes),
+                     timeout=VALKEY_START_TIMEOUT, process=None, what="the Valkey cluster")  # fmt: skip
+        except RuntimeError as exc:
+            self.stop()
+            raise RuntimeError(f"{exc}: {[self._info(node) for node in self.nodes]}") from None
 
     @staticmethod
     def _info(node: ValkeyServer) -> dict[str, str]:
@@ -255,10 +229,6 @@ def free_port_pairs(count: int) -> list[int]:
 class SeaweedS3:
     """One ``weed mini`` process with S3 on a loopback port, and helpers to use it."""
 
-    access_key = ACCESS_KEY
-    secret_key = SECRET_KEY
-    region = REGION
-
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
         self.data_dir = workdir / "data"
@@ -301,55 +271,33 @@ class SeaweedS3:
         self._wait_ready()
 
     def _wait_ready(self) -> None:
-        deadline = time.monotonic() + SEAWEED_START_TIMEOUT
         probe = f"ready-{uuid.uuid4().hex[:12]}"
-        last: BaseException | None = None
-        while time.monotonic() < deadline:
-            assert self.process is not None
-            if self.process.poll() is not None:
-                self._fail(f"SeaweedFS exited with status {self.process.returncode} while starting")
+        last: list[BaseException] = []
+
+        def works() -> bool:
+            # A write and a read prove the master, a volume, the filer and the gateway all work.
             try:
-                # A write and a read prove the master, a volume, the filer and the gateway all work.
                 client = self.client()
                 client.create_bucket(Bucket=probe)
                 client.put_object(Bucket=probe, Key="probe", Body=b"ok")
-                if client.get_object(Bucket=probe, Key="probe")["Body"].read() == b"ok":
-                    return
+                return bool(client.get_object(Bucket=probe, Key="probe")["Body"].read() == b"ok")
             except (BotoCoreError, ClientError) as exc:
-                last = exc
-            time.sleep(0.2)
-        self.stop()
-        self._fail(f"SeaweedFS S3 did not answer within {SEAWEED_START_TIMEOUT:.0f} s (last error: {last})")
+                last[:] = [exc]
+                return False
 
-    def _fail(self, message: str) -> None:
-        tail = self.log_tail()
-        raise RuntimeError(f"{message}\ncommand: {' '.join(self.command())}\n--- weed log tail ---\n{tail}")
-
-    def log_tail(self, lines: int = 40) -> str:
         try:
-            text = self.log_path.read_text(errors="replace")
-        except OSError:
-            return "(no log)"
-        return "\n".join(text.splitlines()[-lines:])
+            wait_for(works, timeout=SEAWEED_START_TIMEOUT, process=self.process, what="SeaweedFS S3")
+        except RuntimeError as exc:
+            self.stop()
+            raise RuntimeError(
+                f"{exc} (last error: {last[0] if last else None})\ncommand: {' '.join(self.command())}\n"
+                f"--- weed log tail ---\n{log_tail(self.log_path)}"
+            ) from None
 
     def stop(self, *, kill: bool = False) -> None:
         """Stop the server (``kill``: at once, cutting open connections); S3 fails until :meth:`start`."""
         process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        if kill:
-            process.kill()
-        else:
-            process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
-
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
+        stop_process(process, signal.SIGKILL if kill else signal.SIGTERM, 15)
 
     def client(self) -> Any:
         """A plain (synchronous) botocore S3 client for setting up test data."""

@@ -489,7 +489,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "cache_max_age",
         "3600",
-        "`Cache-Control: max-age` in seconds for puzzles, solutions and images.",
+        "`Cache-Control: max-age` in seconds for puzzles, solutions, images, the technique catalogue and print "
+        "sheets of given codes.",
         bounded_int(0),
     ),
 )

@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 #: What the app does while Redis is down, whoever met the outage (the limiter or the activity counters).
-REDIS_MEANWHILE = "the rate limiter answers per its failure mode and the activity counters count per instance"
+REDIS_MEANWHILE = "the rate limiter answers per its failure mode and the activity counters count per worker process"
 
 #: Seconds between two probes of a server that stopped answering.
 PROBE_SECONDS = 1.0

@@ -86,7 +86,7 @@ def cluster_hint(server: str) -> str:
     return (
         f"Redis {server} is a node of a Redis Cluster (it answered MOVED or CROSSSLOT), but SUDOKUPOOL_REDIS_MODE "
         "is single: set SUDOKUPOOL_REDIS_MODE=cluster. Meanwhile the rate limiter answers per its failure mode "
-        "for the clients whose counters live on other nodes, and the activity counters count per instance"
+        "for the clients whose counters live on other nodes, and the activity counters count per worker process"
     )
 
 

@@ -17,7 +17,7 @@ server's configuration with the same bounds:
 
 On uvicorn the bounds and the quiet handling of clients that hang up live in
 :class:`BoundedHttpToolsProtocol`; granian has flags for all but the ``Server`` header, and limits of its
-own on a head's size, lines and target (docs/operations.md, "Servers"). The access log is
+own on a head's size, lines and target (docs/security.md, "Connections"). The access log is
 the app's own (:class:`sudokupool.logs.AccessLog`), the same on both servers.
 """
 

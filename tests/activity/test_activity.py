@@ -70,7 +70,7 @@ async def test_in_memory_counts_and_shape() -> None:
     await activity.aclose()
     assert body == {
         "scope": "instance",
-        "covers": "this instance since it started; other instances keep their own counts",
+        "covers": "this worker process since it started; other workers and instances keep their own counts",
         "since": SINCE,
         "plays": {"random": 2, "by_id": 1, "daily": 0, "total": 3},
         "downloads": {"solution": 1, "image_puzzle": 1, "image_solution": 0, "exports_listing": 1, "total": 3},
@@ -189,7 +189,10 @@ async def test_redis_down_reports_this_instance_and_keeps_the_counts(
     assert response.status_code == 200
     body = response.json()
     assert body["scope"] == "instance"
-    assert body["covers"] == "this instance since it started: the cluster counters in Redis are unavailable right now"
+    assert (
+        body["covers"]
+        == "this worker process since it started: the cluster counters in Redis are unavailable right now"
+    )
     assert body["since"] == activity.since
     assert body["plays"]["random"] == 2
     assert flushed_while_down is False

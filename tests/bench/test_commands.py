@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from bench.__main__ import COMMANDS
-from bench.ab import TARGETS, interleave, rotated
-from bench.harness import baseline_src
+from bench.ab import TARGETS
+from bench.harness import baseline_src, interleave, rotated
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -213,6 +213,22 @@ async def test_the_cache_dir_keeps_a_pack_for_the_next_load(tmp_path: Path, reco
     same_pool(first, second)
 
 
+async def test_a_whole_copy_in_the_cache_dir_is_mapped_without_waiting_for_its_lock(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    # The lock is held only while a copy is made: the workers of one machine check their mappings of
+    # one copy side by side, not one after another.
+    exports, cache = tmp_path / "exports", tmp_path / "cache"
+    exports.mkdir()
+    write_export(exports / EXPORT, records)
+    first, _ = await load(exports, cache_dir=cache)
+    with (cache / f".{pack_key(EXPORT)}.lock").open("ab") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # another worker making a copy would hold it
+        second, report = await asyncio.wait_for(load(exports, cache_dir=cache), timeout=60)
+    assert report.packed
+    same_pool(first, second)
+
+
 async def test_the_cache_dir_drops_a_partial_pack_nobody_is_writing(
     tmp_path: Path, records: list[dict[str, Any]]
 ) -> None:

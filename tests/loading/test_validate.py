@@ -3,8 +3,10 @@ the service serves the export's records instead, answers unknown ids at once and
 
 from __future__ import annotations
 
+import array
 import logging
 import os
+import random
 import shutil
 import tracemalloc
 import zlib
@@ -21,7 +23,7 @@ from sudokupool.loading import pack
 from sudokupool.loading.loader import load_export, parse_export
 from sudokupool.loading.pack import PackError, map_file
 from sudokupool.loading.pool import DamagedRecord, Pool, PoolInfo
-from sudokupool.loading.validate import MAX_RUN, longest_run
+from sudokupool.loading.validate import MAX_RUN, all_below, longest_run
 from sudokupool.storage.local import LocalStore
 from tests.factories import write_export
 from tests.helpers import wait_until
@@ -138,6 +140,19 @@ def test_a_run_of_filled_slots_longer_than_a_pack_may_have_is_refused() -> None:
     assert longest_run(wrapped) == 5
     with pytest.raises(PackError, match="no free slot"):
         longest_run(b"\x01\x00\x00\x00" * 8)
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 7, 8, 1000, 32769])
+def test_all_below_agrees_with_max_at_every_bound(count: int) -> None:
+    draw = random.Random(count)
+    for top in (1, 2, 999_999, 1_000_000, 2**31, 2**32 - 1):
+        values = array.array("I", (draw.randrange(top + 1) for _ in range(count)))
+        if count:
+            values[draw.randrange(count)] = top  # the largest value anywhere, also in the last (odd) place
+        view = memoryview(values.tobytes()).cast("I")
+        largest = max(values, default=-1)
+        for limit in {1, top - 1, top, top + 1, 2**32} - {0}:
+            assert all_below(view, limit) == (largest < limit), (top, limit)
 
 
 def test_sections_that_overlap_are_refused(tmp_path: Path, good_pack: Path) -> None:

@@ -197,7 +197,7 @@ async def test_an_outage_is_one_line_when_it_starts_and_one_when_it_ends(
     assert len(lines) == 2
     assert lines[0].startswith(f"Redis 127.0.0.1:{valkey_restartable.port} unreachable: rate limiter: ConnectionError")
     assert lines[0].endswith(
-        "; the rate limiter answers per its failure mode and the activity counters count per instance"
+        "; the rate limiter answers per its failure mode and the activity counters count per worker process"
     )
     assert lines[1].startswith(f"Redis 127.0.0.1:{valkey_restartable.port} is reachable again after ")
     assert lines[1].endswith(" s; 3 call(s) failed, 3 request(s) answered without it meanwhile")

@@ -1,6 +1,7 @@
 """The process-local play and download counters, and the response shape both counters share.
 
-The process-local counter covers this instance since it started, and says so in its response.
+The process-local counter covers this worker process since it started (each worker of an instance counts
+apart), and says so in its response.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ class Activity:
     """Counters of this process. ``record`` is one dict update: cheap enough for every request."""
 
     scope = "instance"
-    covers = "this instance since it started; other instances keep their own counts"
+    covers = "this worker process since it started; other workers and instances keep their own counts"
 
     def __init__(self, *, now: float | None = None) -> None:
         self.since = int(time.time() if now is None else now)

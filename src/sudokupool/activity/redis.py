@@ -145,7 +145,7 @@ class RedisActivity(Activity):
         """The cluster totals plus this instance's unsent counts, or this instance's counts if Redis fails."""
         read = await self._read()
         if read is None:
-            covers = "this instance since it started: the cluster counters in Redis are unavailable right now"
+            covers = "this worker process since it started: the cluster counters in Redis are unavailable right now"
             return shape("instance", covers, self.since, dict(self.counts))
         since, totals, flushed = read
         counts = {name: totals[name] + self.counts[name] - flushed[name] for name in EVENTS}

@@ -44,9 +44,9 @@ def _object(properties: dict[str, Any], description: str | None = None, **extra:
 
 _EPOCH = "Seconds since the Unix epoch, UTC."
 _SYNCED_AT = (
-    "The export's time, epoch seconds UTC: the time in its name (health's export.exported_at), or a single file's "
-    "modification time. The same on every instance and worker serving that export, whenever each loaded it, so "
-    "one export gives the same body and ETag everywhere."
+    "The export's time, epoch seconds UTC: the time in its name (health's export.exported_at). The same on every "
+    "instance and worker serving that export, whenever each loaded it, so one export gives the same body and ETag "
+    "everywhere."
 )
 
 SCHEMAS: dict[str, Any] = {

@@ -49,9 +49,6 @@ MAX_RECORD_BYTES: Final = Settings.max_record_bytes
 _GZIP_WBITS: Final = 31
 # isal's stub declares ``error`` as an instance of Exception; it is the class.
 _INFLATE_ERROR: Final = cast("type[Exception]", isal_zlib.error)
-#: A record's state in ``Pool._verified``: not yet inflated, inflated to what its pack records, or not.
-_VERIFIED: Final = 1
-_DAMAGED: Final = 2
 #: How every record's body starts (``Record``'s first fields), up to the id, puzzle id and grid of its own.
 _BODY_START: Final = b'{"canonical_id":"'
 _BODY_PUZZLE_ID: Final = b'","puzzle_id":"'
@@ -137,8 +134,10 @@ class Pool:
         #: The filters of ``random`` and the daily puzzle (``choose.py``).
         self.choices = Choices(view, header, self._rng)
         self._by_level = [self._by_difficulty[name] for name in DIFFICULTIES]
-        #: Per record: inflated and found to be what the pack records (_VERIFIED), or not (_DAMAGED).
-        self._verified = bytearray(header.count)
+        #: A bit per record, set once it is inflated and found to be what the pack records (a bit, not a
+        #: byte: 125 KB of each worker's private memory for 1M records, not 1 MB); the records found not to be.
+        self._verified = bytearray((header.count + 7) // 8)
+        self._damaged: set[int] = set()
         stats = {"total": header.count, "by_difficulty": self._counts, "last_synced_at": synced_at}
         self.stats_body = orjson.dumps(stats)
 
@@ -229,7 +228,7 @@ class Pool:
         records for it (at most ``SUDOKUPOOL_MAX_RECORD_BYTES``, validated). A member that holds more, or
         other bytes than its CRC-32 says, or a body that does not start with its record's id, puzzle id
         and grid, raises :class:`DamagedRecord` (logged once), whatever it would inflate to."""
-        if self._verified[index] == _DAMAGED:
+        if index in self._damaged:
             raise DamagedRecord(index)
         length = self._check(index)[1]
         inflater = isal_zlib.decompressobj(_GZIP_WBITS)
@@ -248,10 +247,10 @@ class Pool:
             or body[_GRID_AT - len(_BODY_GRID) : _GRID_AT] != _BODY_GRID
             or body[_GRID_AT : _GRID_AT + pack.GRID_WIDTH] != data[grid_at : grid_at + pack.GRID_WIDTH]
         ):
-            self._verified[index] = _DAMAGED
+            self._damaged.add(index)
             logger.warning("%s: puzzle %d's body is not the record its pack says it is", self, index)
             raise DamagedRecord(index)
-        self._verified[index] = _VERIFIED
+        self._verified[index >> 3] |= 1 << (index & 7)
         return body
 
     def verify(self, *, pace: float = 0.0, stopped: threading.Event | None = None) -> int | None:
@@ -261,7 +260,7 @@ class Pool:
         once ``stopped`` is set."""
         started = time.perf_counter()
         for index in range(self._count):
-            if self._verified[index] != _VERIFIED:
+            if not self._verified[index >> 3] >> (index & 7) & 1:
                 try:
                     self._inflate(index, self._member(index))
                 except DamagedRecord:
@@ -279,7 +278,7 @@ class Pool:
         when it does not inflate to what the pack records. A member is inflated (once per process) before
         it is first sent: what a client inflates is then what was checked."""
         member = self._member(index)
-        if self._verified[index] != _VERIFIED:
+        if not self._verified[index >> 3] >> (index & 7) & 1:
             self._inflate(index, member)
         return member
 
@@ -287,7 +286,7 @@ class Pool:
         """The public record (JSON) of puzzle ``index``, inflated; raise :class:`DamagedRecord` (see
         :meth:`gzip_body`)."""
         member = self._member(index)
-        if self._verified[index] == _VERIFIED:
+        if self._verified[index >> 3] >> (index & 7) & 1:
             # Inflated once already to exactly its recorded length, from bytes of the service's own mapping.
             return isal_zlib.decompress(member, _GZIP_WBITS, self._check(index)[1])
         return self._inflate(index, member)
@@ -372,5 +371,5 @@ class PoolBuilder(pack.PackWriter):
         info = PoolInfo(source, export_key, export_size, self.loaded_at, parsed=True, exported=self.exported)
         pool = Pool(data, header, info, probes=probes)
         # Bodies this process just made from validated records: none needs inflating before it is sent.
-        pool._verified[:] = bytes([_VERIFIED]) * len(pool)
+        pool._verified[:] = b"\xff" * len(pool._verified)
         return pool

@@ -1,0 +1,76 @@
+"""The bench's shared helpers: the wrk rounds and their meters, the per-side child processes, and starting and
+stopping processes (bench/harness.py, bench/ab.py, bench/servers.py)."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench import harness
+from bench.ab import both, fill, side_rounds
+from bench.harness import ROOT, Run, Target
+from bench.servers import stop_process, wait_for
+
+
+def test_rounds_count_each_meter_per_answer_and_leave_out_the_warm_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[str, float]] = []
+    counter = [0.0]
+
+    def wrk(target: Target, *, seconds: float, connections: int) -> Run:
+        calls.append((target.name, seconds))
+        counter[0] += 500.0 if target.name == "a" else 40.0  # what the meter sees grow over the run
+        return Run(requests=100, seconds=seconds, p50_ms=1.0, p99_ms=2.0, errors=0, status_errors=0)
+
+    monkeypatch.setattr(harness, "wrk", wrk)
+    found = harness.rounds([Target("a", "", "/"), Target("b", "", "/")], count=2, seconds=5, connections=1,
+                           meters={"a": {"cpu_us": lambda: counter[0]}})  # fmt: skip
+    assert calls == [("b", 1), ("a", 1), ("a", 5), ("b", 5), ("b", 5), ("a", 5)]
+    assert found["a"]["rounds"] == found["b"]["rounds"] == 2 and found["a"]["rps"] == 20
+    assert found["a"]["cpu_us"] == 5.0 and "cpu_us" not in found["b"]
+
+
+def test_rounds_refuse_failed_answers_unless_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    failing = Run(requests=10, seconds=1, p50_ms=1.0, p99_ms=2.0, errors=0, status_errors=3)
+    monkeypatch.setattr(harness, "wrk", lambda target, **_: failing)
+    with pytest.raises(RuntimeError, match="a: 3 non-2xx"):
+        harness.rounds([Target("a", "", "/")], count=1, seconds=1, connections=1)
+    assert harness.rounds([Target("a", "", "/")], count=1, seconds=1, connections=1, strict=False)["a"]["rounds"] == 1
+
+
+def test_a_side_whose_process_fails_is_left_out_of_fresh_rounds(tmp_path: Path) -> None:
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    fill(exports, 1000, misdated=False)
+    broken = tmp_path / "src" / "sudokupool"  # a baseline whose package cannot be imported
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('a broken baseline')\n")
+    sides = both(broken.parent, str(exports))
+    found = side_rounds(argparse.Namespace(rounds=2), "many-exports", "go", sides, fresh=True)
+    assert found["baseline"] == [] and len(found["this"]) == 2
+    assert set(found["this"][0]) == {"limit 16", "limit 1000", "loop lag max", "loop lag idle"}
+
+
+def test_wait_for_says_when_the_process_exits_or_the_time_is_up() -> None:
+    exited = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    with pytest.raises(RuntimeError, match="child exited with 3"):
+        wait_for(lambda: False, timeout=30, process=exited, what="child")
+    with pytest.raises(RuntimeError, match=r"was not ready within 0\.1 s"):
+        wait_for(lambda: False, timeout=0.1, process=None, what="nothing")
+    ticks = iter([False, False, True])
+    wait_for(lambda: next(ticks), timeout=30, process=None, what="three tries")
+
+
+def test_stop_process_kills_what_ignores_its_signal() -> None:
+    script = (
+        "import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print(flush=True); time.sleep(60)"
+    )
+    stubborn = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, cwd=ROOT)
+    assert stubborn.stdout is not None and stubborn.stdout.readline()  # its handler is set
+    stop_process(stubborn, signal.SIGTERM, timeout=0.5)
+    assert stubborn.returncode == -signal.SIGKILL
+    stop_process(stubborn)  # already gone: nothing to do
