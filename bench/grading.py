@@ -612,8 +612,7 @@ def minimal_share(count: int, seed: int, symmetry: str, level: int | None) -> No
 
 
 def build_yield_main() -> None:
-    from bench.ab import interleave
-    from bench.harness import baseline_src
+    from bench.harness import baseline_src, interleave
 
     parser = argparse.ArgumentParser(description=BUILD_YIELD_DOC.splitlines()[0])
     parser.add_argument("--baseline", default="main", help="a git revision, or a directory holding sudokupool")
