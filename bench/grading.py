@@ -562,47 +562,92 @@ def run_scale_figures() -> int:
 # --- build_yield ---------------------------------------------------------------------------------------------------
 
 BUILD_YIELD_DOC = """\
-Kept puzzles per CPU-second for each level, for a build that grades every puzzle and discards the unwanted
-levels (as ``build`` did) and for one that stops work on a puzzle as soon as it cannot be wanted
-(``build --difficulty LEVEL`` now), on the same raw puzzles; and the share of minimal puzzles.
+Kept puzzles per CPU-second of ``sudokupool build --difficulty LEVEL`` for each level, of a build of every level
+(no ``--difficulty``) and of a balanced one (``--per-difficulty KEPT/4 --difficulty easy,medium,hard,expert``; neither
+is steered), for this checkout and BASELINE side by side; or the share of minimal puzzles a build keeps.
 
 Run:
-    python -m bench build-yield --count 300 [--seed 20261126] [--symmetry rotational-180]
+    python -m bench build-yield [--baseline main] [--kept 30] [--rounds 5] [--seed 20261126]
+    python -m bench build-yield --minimal-share [--count 300] [--symmetry none] [--level 1-4]
 
-One process (the worker's own function, ``commands.orders.make_chunk``), CPU time by ``time.process_time``.
+Each build is ``main(["build", "--count", KEPT, "--difficulty", LEVEL, "--seed", SEED + ROUND, "--jobs", "1",
+...])`` in a fresh process of that side's code, timed by ``time.process_time`` around it (Python's start not
+counted, nor the imports of the commands and of a first puzzle; one process does all the work with ``--jobs 1``).
+Every round builds each level on both sides with the same seed, the sides' order turned round by round;
+medians over the rounds, and their ratio this/baseline.
 A build with ``--jobs N`` on N free cores keeps about N times as many a wall-clock second.
 """
 
-
-def run(seed: int, count: int, order: Order) -> tuple[Counter[str], float, list[str]]:
-    """Kept puzzles per level, CPU seconds, and the kept puzzles."""
+# One build in the process of one side's code: its CPU seconds, then its exit status. The commands' modules (which
+# ``main`` imports, 0.8 s) and what a first puzzle imports are imported before the clock starts.
+BUILD_CPU = """
+import sys, tempfile, time
+from sudokupool.cli import build_parser, main
+from sudokupool.commands import orders
+build_parser()
+orders.make_chunk((0, 0, 1, orders.Order("none")))
+with tempfile.TemporaryDirectory() as out:
     started = time.process_time()
-    made = make_chunk((seed, 0, count, order))
-    seconds = time.process_time() - started
-    kept = [m for m in made if m.grade is not None]
-    return Counter(m.outcome for m in kept), seconds, [m.puzzle for m in kept]
+    code = main(["build", "--out", out + "/", "--jobs", "1", *sys.argv[1:]])
+    print(time.process_time() - started)
+raise SystemExit(code)
+"""
+
+
+def build_cpu(src: Path, args: list[str]) -> float:
+    """CPU seconds of one ``sudokupool build ARGS --jobs 1`` on the code in ``src``."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    done = subprocess.run([sys.executable, "-c", BUILD_CPU, *args], env=env, capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"build {args} on {src} exited {done.returncode}: {done.stderr[-2000:]}")
+    return float(done.stdout.split()[-1])
+
+
+def minimal_share(count: int, seed: int, symmetry: str, level: int | None) -> None:
+    """How many of the puzzles kept from ``count`` raw ones are minimal (steered toward ``level``, if given)."""
+    order = Order(symmetry) if level is None else Order(symmetry, frozenset({level}), steer=level)
+    puzzles = [m.puzzle for m in make_chunk((seed, 0, count, order)) if m.grade is not None]
+    minimal = sum(map(is_minimal, puzzles))
+    print(f"{count} raw puzzles, symmetry {symmetry}, steered toward {level}: minimal {minimal}/{len(puzzles)}")
 
 
 def build_yield_main() -> None:
+    from bench.harness import baseline_src, interleave
+
     parser = argparse.ArgumentParser(description=BUILD_YIELD_DOC.splitlines()[0])
-    parser.add_argument("--count", type=int, default=300, help="raw puzzles per run")
-    parser.add_argument("--seed", type=int, default=20261126)
+    parser.add_argument("--baseline", default="main", help="a git revision, or a directory holding sudokupool")
+    parser.add_argument("--kept", type=int, default=30, help="puzzles each build keeps (--count)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=20261126, help="round r builds with seed SEED + r")
     parser.add_argument("--symmetry", default=DEFAULT_SYMMETRY)
+    parser.add_argument("--minimal-share", action="store_true", help="only the share of minimal puzzles")
+    parser.add_argument("--count", type=int, default=300, help="raw puzzles for --minimal-share")
+    parser.add_argument("--level", type=int, choices=range(1, 5), help="--minimal-share of a build steered to it")
     args = parser.parse_args()
-    every, seconds, puzzles = run(args.seed, args.count, Order(args.symmetry))
-    minimal = sum(map(is_minimal, puzzles))
+    if args.minimal_share:
+        minimal_share(args.count, args.seed, args.symmetry, args.level)
+        return
+    count = ["--count", str(args.kept)]
+    quarter = args.kept // 4
+    # case -> (its arguments, the puzzles it keeps)
+    cases = {name: ([*count, "--difficulty", name.lower()], args.kept) for name in DIFFICULTIES}
+    cases["every level"] = (count, args.kept)  # no --difficulty: not steered
+    cases["balanced"] = (["--per-difficulty", str(quarter), "--difficulty", "easy,medium,hard,expert"], 4 * quarter)
+    with baseline_src(args.baseline) as src:
+        trees = {"this": ROOT / "src", "baseline": src}
+        for case, (extra, kept) in cases.items():
+            runs = interleave(
+                list(trees),
+                args.rounds,
+                lambda side, n, extra=extra: build_cpu(
+                    trees[side], [*extra, "--seed", str(args.seed + n), "--symmetry", args.symmetry]
+                ),
+            )
+            this, base = (kept / statistics.median(runs[side]) for side in trees)
+            print(f"{case:12s} this {this:6.2f}  baseline {base:6.2f} kept/CPU s  ratio {this / base:.2f}", flush=True)
     print(
-        f"{args.count} raw puzzles, symmetry {args.symmetry}: {seconds:.1f} CPU s graded to the end "
-        f"({seconds / args.count * 1000:.0f} ms each); minimal {minimal}/{len(puzzles)} ({minimal / len(puzzles):.1%})"
+        f"baseline {args.baseline}, {args.kept} kept a build, {args.rounds} rounds, symmetry {args.symmetry}, medians"
     )
-    for level, name in enumerate(DIFFICULTIES, start=1):
-        steered, steered_seconds, _ = run(args.seed, args.count, Order(args.symmetry, frozenset({level})))
-        assert steered[name] == every[name]  # the same puzzles are kept
-        before, after = every[name] / seconds, steered[name] / steered_seconds
-        print(
-            f"  {name:<7} {every[name]:>4} kept: {before:5.2f}/CPU s graded to the end, {after:5.2f}/CPU s "
-            f"with --difficulty {name.lower()} ({steered_seconds:.1f} CPU s): x{after / before:.2f}"
-        )
 
 
 def run_build_yield() -> int:

@@ -21,6 +21,7 @@ from sudokupool.loading.export import PUBLIC_FIELD_NAMES, parse_record
 from sudokupool.naming import is_export_name, pack_key
 from sudokupool.sudoku.canonical import canonical_form
 from sudokupool.sudoku.generator import generate
+from sudokupool.sudoku.grader import grade
 from sudokupool.sudoku.ids import canonical_id, puzzle_id
 from sudokupool.sudoku.replay import replay
 from sudokupool.sudoku.solver import count_solutions
@@ -383,8 +384,76 @@ def test_impossible_orders_are_refused(
     assert list(tmp_path.iterdir()) == []
 
 
+LEVELS = {"easy": 1, "medium": 2, "hard": 3, "expert": 4}
+
+
+def _check_graded(record: dict[str, Any], level: str) -> None:
+    """The record is unique, of ``level``, graded exactly as the grader grades it, and made by its seed."""
+    assert record["difficulty"] == level.capitalize()
+    assert count_solutions(record["puzzle"], 2) == 1
+    g = grade(record["puzzle"])
+    assert (g.difficulty, g.difficulty_level, g.score, g.tier, g.stars) == (
+        record["difficulty"],
+        record["difficulty_level"],
+        record["score"],
+        record["tier"],
+        record["stars"],
+    )
+    assert (g.hardest_technique, g.techniques, g.solve_path, g.solution) == (
+        record["hardest_technique"],
+        record["techniques"],
+        record["solve_path"],
+        record["solution"],
+    )
+    # Reproducible: the generator steered to the record's level, with its seed and the build's symmetry.
+    assert generate(record["seed"], "rotational-180", LEVELS[level]).puzzle == record["puzzle"]
+
+
+@pytest.mark.parametrize("level", ["easy", "medium", "hard", "expert"])
+def test_a_steered_build_keeps_only_the_level_asked_for(tmp_path: Path, level: str) -> None:
+    code, path = build(tmp_path / "out", "--count", "3", "--seed", "6", "--jobs", "1", "--difficulty", level)
+    assert code == 0
+    records = _records(path)
+    assert len(records) == 3
+    for record in records:
+        _check_graded(record, level)
+    if level == "easy":  # every dig steered toward Easy ends Easy: the first three puzzles are kept
+        assert [r["seed"] for r in records] == [puzzle_seed(6, i) for i in range(3)]
+    if level != "easy":  # steered: not what the plain dig makes from the same seed
+        assert any(generate(r["seed"]).puzzle != r["puzzle"] for r in records)
+
+
+def test_a_steered_build_is_the_same_on_any_number_of_jobs(tmp_path: Path) -> None:
+    args = ["--count", "3", "--difficulty", "medium", "--seed", "6"]
+    _, one = build(tmp_path / "one", *args, "--jobs", "1")
+    _, two = build(tmp_path / "two", *args, "--jobs", "2")
+    assert [r["puzzle"] for r in _records(one)] == [r["puzzle"] for r in _records(two)]
+
+
+def test_a_steered_build_honours_technique_and_minimal(tmp_path: Path) -> None:
+    code, path = build(
+        tmp_path / "tech", "--count", "2", "--seed", "4", "--jobs", "1", "--difficulty", "hard", "--technique", "x-wing"
+    )
+    assert code == 0
+    for record in _records(path):
+        _check_graded(record, "hard")
+        assert "X-Wing" in record["techniques"]
+    code, path = build(
+        tmp_path / "minimal", "--count", "3", "--seed", "4", "--jobs", "1", "--difficulty", "medium", "--minimal",
+        "--symmetry", "none",
+    )  # fmt: skip
+    assert code == 0
+    records = _records(path)
+    assert len(records) == 3
+    for record in records:
+        assert record["difficulty"] == "Medium" and record["symmetry"] != "rotational-180"
+        assert count_solutions(record["puzzle"], 2) == 1
+        assert _is_minimal(record["puzzle"])
+        assert generate(record["seed"], "none", 2).puzzle == record["puzzle"]
+
+
 def test_a_build_for_hard_levels_keeps_the_puzzles_a_full_build_keeps(tmp_path: Path) -> None:
-    # Work stopped early on unwanted puzzles must not change which puzzles are kept.
+    # Several levels are not steered: work stopped early on unwanted puzzles must not change which are kept.
     _, everything = build(tmp_path / "all", "--count", "40", "--seed", "6", "--jobs", "1")
     _, hard = build(tmp_path / "hard", "--count", "3", "--seed", "6", "--jobs", "1", "--difficulty", "hard,expert")
     wanted = [r for r in _records(everything) if r["difficulty"] in ("Hard", "Expert")]

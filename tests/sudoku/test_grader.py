@@ -377,3 +377,21 @@ def test_singles_alone_fill_exactly_the_puzzles_graded_with_singles(
 ) -> None:
     singles = {"Full House", "Naked Single", "Hidden Single"}
     assert solved_by_singles(parse_grid(puzzle)) == set(grade(puzzle).techniques).issubset(singles)
+
+
+def test_grading_within_a_level_agrees_with_the_demo_pools_levels() -> None:
+    # A grade that stops past a level tries only the finders that can give a step of that level or easier
+    # (grader.REACH): on puzzles of every level it stops exactly when the puzzle is harder.
+    records = _demo_pool()
+    for level in ("Easy", "Medium", "Hard", "Expert"):
+        for r in [r for r in records if r["difficulty"] == level][:12]:
+            puzzle, known = str(r["puzzle"]), int(r["difficulty_level"])  # type: ignore[call-overload]
+            for within in range(1, 5):
+                graded = grade_within(puzzle, within)
+                assert (graded is None) == (known > within), (puzzle, within)
+                if graded is not None:
+                    assert (graded.difficulty, graded.score, graded.solve_path) == (
+                        r["difficulty"],
+                        r["score"],
+                        r["solve_path"],
+                    )

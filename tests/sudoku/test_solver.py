@@ -6,7 +6,14 @@ import random
 import pytest
 
 from sudokupool.sudoku.grid import DIGITS, EMPTY, PEERS, agrees, is_complete_solution
-from sudokupool.sudoku.solver import count_solutions, random_full_grid, solutions, solve
+from sudokupool.sudoku.solver import (
+    count_solutions,
+    fills_by_singles,
+    random_full_grid,
+    solutions,
+    solve,
+    solved_by_singles,
+)
 
 SOLVED = "534678912672195348198342567859761423426853791713924856961537284287419635345286179"
 # A classic puzzle (the Wikipedia example) whose solution is SOLVED.
@@ -134,3 +141,15 @@ def test_random_full_grid_is_valid_and_deterministic() -> None:
     assert all(is_complete_solution(g) for g in grids)
     assert len(set(grids)) == 10
     assert random_full_grid(random.Random(7)) == grids[7]
+
+
+def test_fills_by_singles_agrees_with_solved_by_singles_on_grids_with_a_solution() -> None:
+    rng = random.Random(8)
+    filled = 0
+    for _ in range(150):
+        solution = random_full_grid(rng)
+        kept = set(rng.sample(range(81), rng.randint(20, 50)))
+        grid = "".join(ch if cell in kept else "." for cell, ch in enumerate(solution))
+        assert fills_by_singles(grid) == solved_by_singles(grid), grid
+        filled += solved_by_singles(grid)
+    assert 20 < filled < 130  # both answers are well represented

@@ -5,7 +5,8 @@ over ``--jobs`` processes, and results are consumed strictly in index order, so 
 same puzzles in the same order whatever the number of processes (only the timestamps differ).
 A puzzle is kept when the grader solves it completely, its difficulty is wanted (and its quota not yet
 full, with ``--per-difficulty``), its path uses every ``--technique``, it is minimal with ``--minimal``, and
-its canonical form is new. Kept records go to disk as they are kept (:mod:`~sudokupool.commands.writer`).
+its canonical form is new. A ``--difficulty`` of one level steers generation toward it (``Order.steer``).
+Kept records go to disk as they are kept (:mod:`~sudokupool.commands.writer`).
 """
 
 from __future__ import annotations
@@ -74,9 +75,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--difficulty",
-        default=",".join(d.lower() for d in DIFFICULTIES),
-        help="comma-separated difficulties to keep (default: easy,medium,hard,expert); the work on a puzzle "
-        "stops as soon as it cannot be one of them",
+        metavar="LEVELS",
+        help="comma-separated difficulties to keep (default: every level); one level steers generation toward "
+        "it: clues are removed so as to reach that level and not pass it (docs/grading.md). Several are not "
+        "steered: the work on a puzzle stops as soon as it cannot be one of them",
     )
     parser.add_argument(
         "--symmetry",
@@ -203,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
     """Build the export; exit 0 on success, 1 when the time limit stopped it short or the export could not be
     written, 2 on bad arguments (checked, with the output, before any work)."""
     try:
-        wanted = parse_difficulties(args.difficulty)
+        wanted = parse_difficulties(args.difficulty or ",".join(DIFFICULTIES))
     except ValueError as exc:
         print(f"sudokupool build: {exc}", file=sys.stderr)
         return 2
@@ -243,7 +245,10 @@ def run(args: argparse.Namespace) -> int:
     volume = args.volume or None
     quotas = {d: args.per_difficulty for d in wanted} if args.per_difficulty else None
     target = sum(quotas.values()) if quotas else args.count
-    order = Order(args.symmetry, levels, techniques, args.minimal)
+    # Steered only toward one level: a build of several gets their puzzles from the plain dig at less CPU than
+    # from a dig steered toward each (docs/grading.md); without --difficulty a seed makes the puzzles it always has.
+    steer = min(levels) if args.difficulty is not None and len(levels) == 1 else None
+    order = Order(args.symmetry, levels, techniques, args.minimal, steer)
     extra = "".join(f", using {t}" for t in techniques) + (", minimal" if args.minimal else "")
     print(
         f"sudokupool build: seed {build_seed}, {target} puzzles "

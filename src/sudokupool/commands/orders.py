@@ -5,6 +5,9 @@ alone whether it can be kept (its level, techniques and minimality), so a seed g
 the number of processes. A worker stops on a puzzle as soon as it cannot be of a wanted level: an Easy one is
 recognised by singles alone before it is graded, and grading stops at the first step past the hardest wanted
 level; only a puzzle that may be kept travels back with its grade and solve path.
+
+A build steered toward one level (``Order.steer``) digs every puzzle toward it
+(:func:`~sudokupool.sudoku.generator.generate`); what puzzle ``i`` is still depends on ``i`` alone.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ class Order:
     levels: frozenset[int] = frozenset({1, 2, 3, 4})
     techniques: tuple[str, ...] = ()
     minimal: bool = False
+    #: The level every puzzle's dig is steered toward (None: not steered).
+    steer: int | None = None
 
     def without(self, level: int) -> Order:
         """This order less ``level`` (its quota is full), unless that would leave no level."""
@@ -84,7 +89,7 @@ class Made:
 
 def _make(index: int, seed: int, order: Order) -> Made:
     t0 = time.perf_counter()
-    made = generate(seed, order.symmetry)
+    made = generate(seed, order.symmetry, order.steer)
     t1 = time.perf_counter()
     puzzle, solution = made.puzzle, made.solution
     # A puzzle singles fill, short enough that no total of single steps passes Easy's maximum, is Easy.

@@ -45,6 +45,10 @@ TIERS: Final = (
 # total) ranks worse against Sudoku Explainer's ratings: their number says little about how hard a
 # puzzle is once it needs chains (docs/grading.md, Measured).
 HARD_STEP: Final = 200
+#: How many of the ``ADVANCED`` finders (from the first) can give a step of level 1, 2 or 3: the later ones
+#: give only harder steps (Medium ends with Hidden Triple; Hard with Simple Colors, the Expert finders
+#: before it included), so a grade that stops past a level need not try them.
+REACH: Final = {1: 0, 2: 6, 3: 32}
 #: The most the count of steps adds to a score: under the 100 points between two difficulties of the
 #: ladder (a naked single's 40 and a hidden single's 140).
 MOST_STEPS: Final = 99
@@ -134,14 +138,17 @@ def solve_steps(puzzle: str, solution: str, max_level: int = 4) -> list[Step] | 
     empty = cg.values.count(0)
     total = 0
     most = MAX_SCORE.get(max_level)
+    finders = ADVANCED[: REACH[max_level]] if max_level in REACH else ADVANCED
     while empty:
         step = full_house(cg) or naked_single(cg) or hidden_single(cg)
         if step is None:
-            for finder in ADVANCED:
+            for finder in finders:
                 step = finder(cg)
                 if step is not None:
                     break
             else:
+                if max_level in REACH:
+                    return None  # every step left is harder than max_level
                 step = brute_force(cg, solution)
         total += step.score
         if LEVEL[step.technique] > max_level or (most is not None and total > most):

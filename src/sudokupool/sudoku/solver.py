@@ -225,6 +225,60 @@ def solved_by_singles(grid: str) -> bool:
     return state is not None and _Singles.settle(*state) and not any(state[0])
 
 
+# Digit d's candidates as one 81-bit mask; a house's cells and the cells a given rules d out of (its peers and
+# itself), as masks.
+_HOUSE_MASKS: tuple[int, ...] = tuple(sum(1 << c for c in house) for house in HOUSES)
+_SEEN_MASKS: tuple[int, ...] = tuple(sum(1 << p for p in PEERS[c]) | 1 << c for c in range(81))
+
+
+def fills_by_singles(grid: str) -> bool:
+    """:func:`solved_by_singles` for a grid known to have a solution (the generator's: givens of a full grid),
+    in about 0.6 of its time; a grid with no solution may be reported filled.
+
+    Each digit's candidates are one integer (a bit per cell), so a round finds the naked singles of every
+    cell at once (the cells in exactly one digit's mask); hidden singles are looked for only in a round
+    without naked singles. The singles placed do not depend on the order they are found in."""
+    cand = [(1 << 81) - 1] * 9
+    empty = 0
+    seen = _SEEN_MASKS
+    for cell, ch in enumerate(grid):
+        if ch == EMPTY:
+            empty |= 1 << cell
+        else:
+            cand[ord(ch) - 49] &= ~seen[cell]
+    cand = [mask & empty for mask in cand]
+    while empty:
+        once = twice = 0
+        for mask in cand:
+            twice |= once & mask
+            once |= mask
+        if empty & ~once:
+            return False  # a cell without a candidate
+        naked = once & ~twice
+        placed = 0
+        for digit in range(9):
+            mask = cand[digit]
+            found = mask & naked
+            if not naked:
+                for house in _HOUSE_MASKS:
+                    here = mask & house
+                    if here and not here & (here - 1):
+                        found |= here
+                found &= ~placed
+            if found:
+                placed |= found
+                while found:
+                    low = found & -found
+                    mask &= ~seen[low.bit_length() - 1]
+                    found ^= low
+                cand[digit] = mask
+        if not placed:
+            return False
+        empty &= ~placed
+        cand = [mask & ~placed for mask in cand]
+    return True
+
+
 def solve(grid: str) -> str | None:
     """The solution of ``grid`` (the first one found if there are several), or None if it has none."""
     search = _Search(1, None)
