@@ -3,7 +3,6 @@ what a build yields and costs."""
 
 from __future__ import annotations
 
-import argparse
 import bisect
 import contextlib
 import dataclasses
@@ -25,6 +24,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from bench.harness import options
+from bench.servers import proc_status, process_tree
 from sudokupool.commands.orders import Order, is_minimal, make_chunk
 from sudokupool.loading import export
 from sudokupool.loading.pool import PoolBuilder
@@ -38,25 +39,6 @@ from sudokupool.sudoku.techniques.step import difficulty
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 
-
-# --- bench_grader --------------------------------------------------------------------------------------------------
-
-BENCH_GRADER_DOC = """\
-The grader against rated public puzzle sets and generated puzzles: solved share, time per puzzle,
-Spearman of score against the Sudoku Explainer (SE) rating, and level agreement with HoDoKu.
-
-Run:
-    python -m bench grader --file bench/data/sudoku-exchange-all-levels.txt [--replay]
-    python -m bench grader --file bench/data/sudoku-exchange-se-sample.txt [--replay]
-    python -m bench grader --seeds 300 --first-seed 1
-    python -m bench grader --file F --hodoku VENV_DIR [--hodoku-limit N]
-
-Input lines: the first 81-character field is the puzzle ('.' or '0' for empty), a field that reads as
-a number (e.g. ``7.2``) is its SE rating; other fields are ignored, so the Sudoku Exchange bank's
-``hash puzzle rating`` lines work as they are. ``--hodoku DIR`` creates a virtual environment in DIR
-(once), installs ``hodoku-py`` (HoDoKu's solver, GPL) into it and rates the puzzles there in a
-separate process; nothing of it is imported here.
-"""
 
 HODOKU_LEVELS = {"EASY": "Easy", "MEDIUM": "Medium", "HARD": "Hard", "UNFAIR": "Expert", "EXTREME": "Expert"}
 HODOKU_SCRIPT = """
@@ -125,7 +107,22 @@ def pct(values: list[float], q: float) -> float:
 
 
 def bench_grader_main() -> None:
-    parser = argparse.ArgumentParser(description=BENCH_GRADER_DOC.splitlines()[0])
+    """The grader against rated public puzzle sets and generated puzzles: solved share, time per puzzle,
+    Spearman of score against the Sudoku Explainer (SE) rating, and level agreement with HoDoKu.
+
+    Run:
+        python -m bench grader --file bench/data/sudoku-exchange-all-levels.txt [--replay]
+        python -m bench grader --file bench/data/sudoku-exchange-se-sample.txt [--replay]
+        python -m bench grader --seeds 300 --first-seed 1
+        python -m bench grader --file F --hodoku VENV_DIR [--hodoku-limit N]
+
+    Input lines: the first 81-character field is the puzzle ('.' or '0' for empty), a field that reads as
+    a number (e.g. ``7.2``) is its SE rating; other fields are ignored, so the Sudoku Exchange bank's
+    ``hash puzzle rating`` lines work as they are. ``--hodoku DIR`` creates a virtual environment in DIR
+    (once), installs ``hodoku-py`` (HoDoKu's solver, GPL) into it and rates the puzzles there in a
+    separate process; nothing of it is imported here.
+    """
+    parser = options(bench_grader_main.__doc__)
     parser.add_argument("--file", type=Path, action="append", default=[])
     parser.add_argument("--seeds", type=int, default=0, help="also grade this many generated puzzles")
     parser.add_argument("--first-seed", type=int, default=1)
@@ -200,28 +197,16 @@ def bench_grader_main() -> None:
     sys.stdout.flush()
 
 
-def run_bench_grader() -> int:
-    """``python -m bench bench-grader``."""
-    bench_grader_main()
-    return 0
-
-
-# --- grade_dump ----------------------------------------------------------------------------------------------------
-
-GRADE_DUMP_DOC = """\
-Grade every puzzle of a file and write one JSON line per puzzle: the puzzle and its grade.
-
-Run:
-    python -m bench grade-dump --file bench/data/sudoku-exchange-se-fresh.txt --out OUT.ndjson
-    python -m bench grade-dump --pool snapshots/pool-....ndjson.gz --out OUT.ndjson
-
-Run it once per source tree (``PYTHONPATH``), then compare the two outputs with
-``python -m bench grade-diff``.
-"""
-
-
 def grade_dump_main() -> None:
-    parser = argparse.ArgumentParser(description=GRADE_DUMP_DOC.splitlines()[0])
+    """Grade every puzzle of a file and write one JSON line per puzzle: the puzzle and its grade.
+
+    Run:
+        python -m bench grade-dump --file bench/data/sudoku-exchange-se-fresh.txt --out OUT.ndjson
+        python -m bench grade-dump --pool snapshots/pool-....ndjson.gz --out OUT.ndjson
+
+    Run it once per source tree (``PYTHONPATH``) to compare two graders puzzle by puzzle.
+    """
+    parser = options(grade_dump_main.__doc__)
     parser.add_argument("--file", type=Path)
     parser.add_argument("--pool", type=Path, help="a pool export (.ndjson.gz) whose lines carry `puzzle`")
     parser.add_argument("--out", type=Path, required=True)
@@ -235,108 +220,6 @@ def grade_dump_main() -> None:
         for puzzle in puzzles:
             out.write(json.dumps({"puzzle": puzzle, **dataclasses.asdict(grade(puzzle))}) + "\n")
 
-
-def run_grade_dump() -> int:
-    """``python -m bench grade-dump``."""
-    grade_dump_main()
-    return 0
-
-
-# --- grade_diff ----------------------------------------------------------------------------------------------------
-
-GRADE_DIFF_DOC = """\
-Compare two ``python -m bench grade-dump`` outputs of the same puzzles, puzzle by puzzle.
-
-Run:
-    python -m bench grade-diff BASE.ndjson OTHER.ndjson
-
-Counts the puzzles whose solve path, score, difficulty level or tier differ, and prints how the
-levels and tiers moved and the median and largest score change.
-"""
-
-
-def load(path: Path) -> list[dict[str, object]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def grade_diff_main() -> None:
-    parser = argparse.ArgumentParser(description=GRADE_DIFF_DOC.splitlines()[0])
-    parser.add_argument("files", nargs=2, type=Path)
-    args = parser.parse_args()
-    base, other = (load(p) for p in args.files)
-    assert [b["puzzle"] for b in base] == [o["puzzle"] for o in other]
-    changed: Counter[str] = Counter()
-    levels: Counter[tuple[object, object]] = Counter()
-    tiers: Counter[tuple[object, object]] = Counter()
-    deltas: list[int] = []
-    for b, o in zip(base, other, strict=True):
-        changed["status"] += b["status"] != o["status"]
-        changed["path"] += b["solve_path"] != o["solve_path"]
-        changed["techniques"] += b["techniques"] != o["techniques"]
-        changed["score"] += b["score"] != o["score"]
-        changed["difficulty_level"] += b["difficulty_level"] != o["difficulty_level"]
-        changed["tier"] += b["tier"] != o["tier"]
-        changed["stars"] += b["stars"] != o["stars"]
-        if b["score"] != o["score"] and b["score"] is not None and o["score"] is not None:
-            deltas.append(int(str(o["score"])) - int(str(b["score"])))
-        if b["difficulty_level"] != o["difficulty_level"]:
-            levels[(b["difficulty_level"], o["difficulty_level"])] += 1
-        if b["tier"] != o["tier"]:
-            tiers[(b["tier"], o["tier"])] += 1
-    print(f"puzzles: {len(base)}")
-    print("changed: " + ", ".join(f"{k} {v}" for k, v in changed.items()))
-    if deltas:
-        up = sum(d > 0 for d in deltas)
-        print(
-            f"score changes: {len(deltas)} ({up} up, {len(deltas) - up} down), median {statistics.median(deltas):+g}, "
-            f"min {min(deltas):+d}, max {max(deltas):+d}"
-        )
-    print(f"level moves (base, other): {dict(sorted(levels.items()))}")
-    print(f"tier moves (base, other): {dict(tiers.most_common())}")
-
-
-def run_grade_diff() -> int:
-    """``python -m bench grade-diff``."""
-    grade_diff_main()
-    return 0
-
-
-# --- scale_figures -------------------------------------------------------------------------------------------------
-
-SCALE_FIGURES_DOC = """\
-How the score and the stars spread and rank: Spearman against Sudoku Explainer (SE) ratings per set, star
-shares among the puzzles rated SE 6 or more, and per level of a pool, the distinct scores and the stars.
-
-Run (the dumps from ``python -m bench grade-dump``, whose solve paths this rescoring reads), from the
-repository root:
-    for s in se-sample se-holdout se-fresh all-levels; do python -m bench grade-dump \
-        --file bench/data/sudoku-exchange-$s.txt --out bench/out/dump-$s.ndjson; done
-    python -m bench grade-dump --pool snapshots/pool-*.ndjson.gz --out bench/out/dump-pool.ndjson
-    python -m bench scale-figures \
-        --set sample=bench/out/dump-se-sample.ndjson:bench/data/sudoku-exchange-se-sample.txt \
-        --set holdout=bench/out/dump-se-holdout.ndjson:bench/data/sudoku-exchange-se-holdout.txt \
-        --set all-levels=bench/out/dump-all-levels.ndjson:bench/data/sudoku-exchange-all-levels.txt \
-        --set fresh=bench/out/dump-se-fresh.ndjson:bench/data/sudoku-exchange-se-fresh.txt \
-        --pool bench/out/dump-pool.ndjson --held-out fresh
-
-Scores, tiers and stars are worked out again from each dumped solve path with this tree's grader
-(``score_of``, ``stars_of``); the score and stars a dump carries (the grader that made it) are shown beside
-them as "dumped", so a dump made before a change to the scale compares the two.
-
-The ceiling of any star scale (the oracle): per set, the best Spearman that cutting the SE rating itself into
-5 bands reaches (cut points chosen for that set, and for 3 bands), and that cutting the score into 5 bands
-reaches (cut points chosen for that set, no constraint on levels); then one set of 5 SE bands for all the
-sets, chosen for the best lowest per-set figure. Stars that give the puzzles of one SE rating one value rank a
-set no better than its best SE bands; stars cut from the score rank it no better than the score's best bands.
-
-With ``--pool`` and rated sets, the best stars under the scale's two rules: no star value holds more than 80 %
-of a level of the pool, nor more than 60 % of a set's puzzles rated SE 6 or more. Four cuts make five stars,
-and a level split by one cut needs it inside the level's window (the cuts that leave at most 80 % of it on
-either side); when the four windows do not overlap, the search tries every scale with one cut in each
-window, every score in them (a level could also be split by two cuts outside its window, which it does not
-try). The figure kept is the lowest per-set Spearman of the stars over the sets not named by ``--held-out``,
-which take no part in the choice (the 60 % rule included); their figures are shown beside it.
-"""
 
 #: Cut points tried at once by the band search; with more distinct values it starts from this many spread
 #: over them and moves each cut in turn while that helps.
@@ -422,7 +305,7 @@ def window(scores: list[int], candidates: list[int], most: float = 0.8) -> list[
 def stars_within(
     levels: dict[str, list[int]], rated: dict[str, tuple[list[int], list[float]]], held_out: set[str]
 ) -> tuple[float, tuple[int, ...]] | None:
-    """Print the best stars with one cut in each level's window (see ``SCALE_FIGURES_DOC``) and return their
+    """Print the best stars with one cut in each level's window (see :func:`scale_figures_main`) and return their
     figure and cuts; None when the windows overlap or no scale keeps the 60 % rule."""
     candidates = sorted({s for scores in levels.values() for s in scores} | {s for sc, _ in rated.values() for s in sc})
     windows = [window(scores, candidates) for scores in levels.values()]
@@ -483,7 +366,40 @@ def shares(values: list[int]) -> str:
 
 
 def scale_figures_main() -> None:
-    parser = argparse.ArgumentParser(description=SCALE_FIGURES_DOC.splitlines()[0])
+    """How the score and the stars spread and rank: Spearman against Sudoku Explainer (SE) ratings per set, star
+    shares among the puzzles rated SE 6 or more, and per level of a pool, the distinct scores and the stars.
+
+    Run (the dumps from ``python -m bench grade-dump``, whose solve paths this rescoring reads), from the
+    repository root:
+        for s in se-sample se-holdout se-fresh all-levels; do python -m bench grade-dump \
+            --file bench/data/sudoku-exchange-$s.txt --out bench/out/dump-$s.ndjson; done
+        python -m bench grade-dump --pool snapshots/pool-*.ndjson.gz --out bench/out/dump-pool.ndjson
+        python -m bench scale-figures \
+            --set sample=bench/out/dump-se-sample.ndjson:bench/data/sudoku-exchange-se-sample.txt \
+            --set holdout=bench/out/dump-se-holdout.ndjson:bench/data/sudoku-exchange-se-holdout.txt \
+            --set all-levels=bench/out/dump-all-levels.ndjson:bench/data/sudoku-exchange-all-levels.txt \
+            --set fresh=bench/out/dump-se-fresh.ndjson:bench/data/sudoku-exchange-se-fresh.txt \
+            --pool bench/out/dump-pool.ndjson --held-out fresh
+
+    Scores, tiers and stars are worked out again from each dumped solve path with this tree's grader
+    (``score_of``, ``stars_of``); the score and stars a dump carries (the grader that made it) are shown beside
+    them as "dumped", so a dump made before a change to the scale compares the two.
+
+    The ceiling of any star scale (the oracle): per set, the best Spearman that cutting the SE rating itself into
+    5 bands reaches (cut points chosen for that set, and for 3 bands), and that cutting the score into 5 bands
+    reaches (cut points chosen for that set, no constraint on levels); then one set of 5 SE bands for all the
+    sets, chosen for the best lowest per-set figure. Stars that give the puzzles of one SE rating one value rank a
+    set no better than its best SE bands; stars cut from the score rank it no better than the score's best bands.
+
+    With ``--pool`` and rated sets, the best stars under the scale's two rules: no star value holds more than 80 %
+    of a level of the pool, nor more than 60 % of a set's puzzles rated SE 6 or more. Four cuts make five stars,
+    and a level split by one cut needs it inside the level's window (the cuts that leave at most 80 % of it on
+    either side); when the four windows do not overlap, the search tries every scale with one cut in each
+    window, every score in them (a level could also be split by two cuts outside its window, which it does not
+    try). The figure kept is the lowest per-set Spearman of the stars over the sets not named by ``--held-out``,
+    which take no part in the choice (the 60 % rule included); their figures are shown beside it.
+    """
+    parser = options(scale_figures_main.__doc__)
     parser.add_argument("--set", action="append", default=[], metavar="NAME=DUMP:RATED", help="a rated set")
     parser.add_argument("--pool", type=Path, help="a dump of a pool's puzzles (levels, no ratings)")
     parser.add_argument("--held-out", action="append", default=[], metavar="NAME", help="a set the search ignores")
@@ -553,31 +469,6 @@ def scale_figures_main() -> None:
             stars_within(levels, scored, set(args.held_out))
 
 
-def run_scale_figures() -> int:
-    """``python -m bench scale-figures``."""
-    scale_figures_main()
-    return 0
-
-
-# --- build_yield ---------------------------------------------------------------------------------------------------
-
-BUILD_YIELD_DOC = """\
-Kept puzzles per CPU-second of ``sudokupool build --difficulty LEVEL`` for each level, of a build of every level
-(no ``--difficulty``) and of a balanced one (``--per-difficulty KEPT/4 --difficulty easy,medium,hard,expert``; neither
-is steered), for this checkout and BASELINE side by side; or the share of minimal puzzles a build keeps.
-
-Run:
-    python -m bench build-yield [--baseline main] [--kept 30] [--rounds 5] [--seed 20261126]
-    python -m bench build-yield --minimal-share [--count 300] [--symmetry none] [--level 1-4]
-
-Each build is ``main(["build", "--count", KEPT, "--difficulty", LEVEL, "--seed", SEED + ROUND, "--jobs", "1",
-...])`` in a fresh process of that side's code, timed by ``time.process_time`` around it (Python's start not
-counted, nor the imports of the commands and of a first puzzle; one process does all the work with ``--jobs 1``).
-Every round builds each level on both sides with the same seed, the sides' order turned round by round;
-medians over the rounds, and their ratio this/baseline.
-A build with ``--jobs N`` on N free cores keeps about N times as many a wall-clock second.
-"""
-
 # One build in the process of one side's code: its CPU seconds, then its exit status. The commands' modules (which
 # ``main`` imports, 0.8 s) and what a first puzzle imports are imported before the clock starts.
 BUILD_CPU = """
@@ -612,9 +503,25 @@ def minimal_share(count: int, seed: int, symmetry: str, level: int | None) -> No
 
 
 def build_yield_main() -> None:
+    """Kept puzzles per CPU-second of ``sudokupool build --difficulty LEVEL`` for each level, of a build of
+    every level (no ``--difficulty``) and of a balanced one (``--per-difficulty KEPT/4 --difficulty
+    easy,medium,hard,expert``; neither is steered), for this checkout and BASELINE side by side; or the share of
+    minimal puzzles a build keeps.
+
+    Run:
+        python -m bench build-yield [--baseline main] [--kept 30] [--rounds 5] [--seed 20261126]
+        python -m bench build-yield --minimal-share [--count 300] [--symmetry none] [--level 1-4]
+
+    Each build is ``main(["build", "--count", KEPT, "--difficulty", LEVEL, "--seed", SEED + ROUND, "--jobs", "1",
+    ...])`` in a fresh process of that side's code, timed by ``time.process_time`` around it (Python's start not
+    counted, nor the imports of the commands and of a first puzzle; one process does all the work with ``--jobs 1``).
+    Every round builds each level on both sides with the same seed, the sides' order turned round by round;
+    medians over the rounds, and their ratio this/baseline.
+    A build with ``--jobs N`` on N free cores keeps about N times as many a wall-clock second.
+    """
     from bench.harness import baseline_src, interleave
 
-    parser = argparse.ArgumentParser(description=BUILD_YIELD_DOC.splitlines()[0])
+    parser = options(build_yield_main.__doc__)
     parser.add_argument("--baseline", default="main", help="a git revision, or a directory holding sudokupool")
     parser.add_argument("--kept", type=int, default=30, help="puzzles each build keeps (--count)")
     parser.add_argument("--rounds", type=int, default=5)
@@ -636,46 +543,16 @@ def build_yield_main() -> None:
     with baseline_src(args.baseline) as src:
         trees = {"this": ROOT / "src", "baseline": src}
         for case, (extra, kept) in cases.items():
-            runs = interleave(
-                list(trees),
-                args.rounds,
-                lambda side, n, extra=extra: build_cpu(
-                    trees[side], [*extra, "--seed", str(args.seed + n), "--symmetry", args.symmetry]
-                ),
-            )
+
+            def one(side: str, n: int, extra: list[str] = extra) -> float:
+                return build_cpu(trees[side], [*extra, "--seed", str(args.seed + n), "--symmetry", args.symmetry])
+
+            runs = interleave(list(trees), args.rounds, one)
             this, base = (kept / statistics.median(runs[side]) for side in trees)
             print(f"{case:12s} this {this:6.2f}  baseline {base:6.2f} kept/CPU s  ratio {this / base:.2f}", flush=True)
-    print(
-        f"baseline {args.baseline}, {args.kept} kept a build, {args.rounds} rounds, symmetry {args.symmetry}, medians"
-    )
+    print(f"baseline {args.baseline}, {args.kept} kept a build, {args.rounds} rounds, symmetry {args.symmetry}")
 
 
-def run_build_yield() -> int:
-    """``python -m bench build-yield``."""
-    build_yield_main()
-    return 0
-
-
-# --- build_memory --------------------------------------------------------------------------------------------------
-
-BUILD_MEMORY_DOC = """\
-Peak RSS of ``sudokupool build`` at two sizes, for this checkout and, side by side, a baseline checkout.
-
-Run:
-    python -m bench build-memory --small 25 --large 250 [--baseline /work/main/src] [--jobs 2]
-    python -m bench build-memory --replay 800,20000
-
-The second form measures the build's own process at sizes too costly to generate here: the workers are
-replaced by a replay of 40 graded puzzles (``REPLAY``), so it costs the writing only.
-
-Each build runs as ``/usr/bin/time -v python -m sudokupool build --per-difficulty N --seed S --out DIR/``
-(``--jobs`` worker processes). It prints the peak of the whole command (what ``time -v`` reports: the largest
-of its processes), of the build's own process (where records are kept or written) and of its largest worker
-(read from /proc while it runs), and for each the slope between the two sizes in KB per kept puzzle, with
-the difference it makes between 200 and 5,000 per level (800 and 20,000 puzzles).
-"""
-
-SRC = Path(__file__).resolve().parent.parent / "src"
 # The build's own process at many records without the CPU of making them: workers replaced by a stream of
 # 40 real graded puzzles, each a fresh copy (unpickled, as from a worker) under a made-up canonical form.
 REPLAY = """
@@ -696,20 +573,10 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 
 def _high_water_kb(pid: int) -> int:
-    """VmHWM of process ``pid`` (its peak RSS so far), 0 once it is gone."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return 0
-    match = re.search(r"VmHWM:\s+(\d+) kB", status)
-    return int(match.group(1)) if match else 0
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        return []
+    """VmHWM of process ``pid`` (its peak RSS so far) in KB, 0 once it is gone."""
+    with contextlib.suppress(OSError):
+        return proc_status(pid).get("VmHWM", 0) // 1024
+    return 0
 
 
 def peak_kb(src: Path, per_difficulty: int, seed: int, jobs: int) -> tuple[int, int, int, float]:
@@ -717,22 +584,17 @@ def peak_kb(src: Path, per_difficulty: int, seed: int, jobs: int) -> tuple[int, 
     largest of the build's process and its workers), of the build's own process, of its largest worker;
     and its wall seconds."""
     with tempfile.TemporaryDirectory() as out:
-        command = ["/usr/bin/time", "-v", sys.executable, "-m", "sudokupool", "build"]
-        command += ["--per-difficulty", str(per_difficulty), "--seed", str(seed), "--jobs", str(jobs)]
-        command += ["--out", f"{out}/"]
+        command = ["/usr/bin/time", "-v", sys.executable, "-m", "sudokupool", "build", "--per-difficulty"]
+        command += [str(per_difficulty), "--seed", str(seed), "--jobs", str(jobs), "--out", f"{out}/"]
         started = time.monotonic()
-        process = subprocess.Popen(
-            command,
-            env={**os.environ, "PYTHONPATH": str(src)},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        env = {**os.environ, "PYTHONPATH": str(src)}
+        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         parent = worker = 0
         while process.poll() is None:
-            for build in _children(process.pid):
+            # time's child is the build; the build's children are its workers.
+            for build in process_tree(process.pid)[1:2]:
                 parent = max(parent, _high_water_kb(build))
-                worker = max([worker, *map(_high_water_kb, _children(build))])
+                worker = max([worker, *map(_high_water_kb, process_tree(build)[1:])])
             time.sleep(0.1)
         err = process.stderr.read() if process.stderr else ""
         seconds = time.monotonic() - started
@@ -742,7 +604,22 @@ def peak_kb(src: Path, per_difficulty: int, seed: int, jobs: int) -> tuple[int, 
 
 
 def build_memory_main() -> None:
-    parser = argparse.ArgumentParser(description=BUILD_MEMORY_DOC.splitlines()[0])
+    """Peak RSS of ``sudokupool build`` at two sizes, for this checkout and, side by side, a baseline checkout.
+
+    Run:
+        python -m bench build-memory --small 25 --large 250 [--baseline /work/main/src] [--jobs 2]
+        python -m bench build-memory --replay 800,20000
+
+    The second form measures the build's own process at sizes too costly to generate here: the workers are
+    replaced by a replay of 40 graded puzzles (``REPLAY``), so it costs the writing only.
+
+    Each build runs as ``/usr/bin/time -v python -m sudokupool build --per-difficulty N --seed S --out DIR/``
+    (``--jobs`` worker processes). It prints the peak of the whole command (what ``time -v`` reports: the largest
+    of its processes), of the build's own process (where records are kept or written) and of its largest worker
+    (read from /proc while it runs), and for each the slope between the two sizes in KB per kept puzzle, with
+    the difference it makes between 200 and 5,000 per level (800 and 20,000 puzzles).
+    """
+    parser = options(build_memory_main.__doc__)
     parser.add_argument("--small", type=int, default=25, help="puzzles per level of the small build")
     parser.add_argument("--large", type=int, default=250, help="puzzles per level of the large build")
     parser.add_argument("--baseline", type=Path, help="the src/ directory of a checkout to compare with")
@@ -758,12 +635,9 @@ def build_memory_main() -> None:
         sizes = [int(n) for n in args.replay.split(",")]
         peaks = []
         for n in sizes:
+            env = {**os.environ, "PYTHONPATH": str(args.baseline or ROOT / "src")}
             done = subprocess.run(
-                [sys.executable, "-c", REPLAY, str(n)],
-                capture_output=True,
-                text=True,
-                check=True,
-                env={**os.environ, "PYTHONPATH": str(args.baseline or SRC)},
+                [sys.executable, "-c", REPLAY, str(n)], capture_output=True, text=True, check=True, env=env
             )
             peaks.append(int(done.stdout.split()[-1]))
             print(f"{n:>8} records: build process peak RSS {peaks[-1] / 1024:.1f} MB")
@@ -772,7 +646,7 @@ def build_memory_main() -> None:
             f"{slope:.2f} KB per record; 800 -> 20,000 records (200 -> 5,000 per level): +{slope * 19200 / 1024:.1f} MB"
         )
         return
-    trees = [("this", SRC)] + ([("baseline", args.baseline)] if args.baseline else [])
+    trees = [("this", ROOT / "src")] + ([("baseline", args.baseline)] if args.baseline else [])
     for name, src in trees:
         runs = [peak_kb(src, n, args.seed, args.jobs) for n in (args.small, args.large)]
         for label, column in (("command", 0), ("build process", 1), ("largest worker", 2)):
@@ -786,29 +660,18 @@ def build_memory_main() -> None:
         print(f"{name:<8} wall {runs[0][3]:.0f} s and {runs[1][3]:.0f} s")
 
 
-def run_build_memory() -> int:
-    """``python -m bench build-memory``."""
-    build_memory_main()
-    return 0
-
-
-# --- parse_steps ---------------------------------------------------------------------------------------------------
-
-PARSE_STEPS_DOC = """\
-Where the time of a load without a pack goes, per line, on this tree.
-
-    python -m bench parse-steps [--pools bench/pools] [--lean 3000] [--full 500]
-
-CPU microseconds per line (best of 5 passes) of each step, on the first ``--lean`` lines of the newest
-export in ``POOLS/1m-lean`` and the first ``--full`` of ``POOLS/100k``: reading the lines (inflating
-included), msgspec's decode into the declared record type, the checks between fields (and of those
-the house check of the solution), ``PoolBuilder.add`` (serialize, compress, write into the pack), and
-a whole line (``parse_record`` then ``PoolBuilder.add``).
-"""
-
-
 def parse_steps_main() -> None:
-    parser = argparse.ArgumentParser(description=PARSE_STEPS_DOC.split("\n\n")[0])
+    """Where the time of a load without a pack goes, per line, on this tree.
+
+        python -m bench parse-steps [--pools bench/pools] [--lean 3000] [--full 500]
+
+    CPU microseconds per line (best of 5 passes) of each step, on the first ``--lean`` lines of the newest
+    export in ``POOLS/1m-lean`` and the first ``--full`` of ``POOLS/100k``: reading the lines (inflating
+    included), msgspec's decode into the declared record type, the checks between fields (and of those
+    the house check of the solution), ``PoolBuilder.add`` (serialize, compress, write into the pack), and
+    a whole line (``parse_record`` then ``PoolBuilder.add``).
+    """
+    parser = options(parse_steps_main.__doc__)
     parser.add_argument("--pools", type=Path, default=BENCH / "pools")
     parser.add_argument("--lean", type=int, default=3000)
     parser.add_argument("--full", type=int, default=500)
@@ -838,9 +701,3 @@ def parse_steps_main() -> None:
         }
         for name, micros in steps.items():
             print(f"{pool}, {len(lines)} lines: {name}: {micros:.1f} us per line")
-
-
-def run_parse_steps() -> int:
-    """``python -m bench parse-steps``."""
-    parse_steps_main()
-    return 0
