@@ -25,19 +25,51 @@ SERVER_FIXTURES = frozenset(
     {"valkey_session", "valkey_cluster_session", "valkey_restartable", "seaweed", "seaweed_restartable", "web_server"}
 )
 
-_left_out: list[pytest.Item] = []
+#: The node ids a ``-m`` expression left out: this process's own, or (under pytest-xdist, whose workers collect
+#: and deselect) those the workers report as they finish.
+_left_out: set[str] = set()
+_LEFT_OUT = "sudokupool_left_out"
+#: Scopes of a fixture shared by tests of one file.
+SHARED_SCOPES = frozenset({"module", "class", "package"})
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # tryfirst: the marks must be on before ``-m`` deselects by them.
     for item in items:
         if SERVER_FIXTURES.intersection(getattr(item, "fixturenames", ())) or item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.slow)
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker
+        for item in items:
+            if shares_fixtures_of_its_file(item):
+                item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
+def shares_fixtures_of_its_file(item: pytest.Item) -> bool:
+    """Whether ``item`` uses a fixture it shares with other tests of its file (a server or a browser started
+    for the module, or another module-scoped fixture), directly or through another fixture.
+
+    ``scripts/test`` runs pytest-xdist's ``--dist loadgroup``: such tests stay together in one worker (an
+    ``xdist_group`` of the file), which sets the fixture up once; the others go to whichever worker is free."""
+    definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    # The last definition of a name is the one in effect (this file's anyio_backend overrides anyio's module one).
+    return any(chain[-1].scope in SHARED_SCOPES for chain in definitions.values() if chain)
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
-    _left_out.extend(items)
+    _left_out.update(item.nodeid for item in items)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)  # set in a pytest-xdist worker only
+    if workeroutput is not None:
+        workeroutput[_LEFT_OUT] = sorted(_left_out)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """pytest-xdist's controller: a worker finished; every worker collects (and deselects) the same tests."""
+    _left_out.update(getattr(node, "workeroutput", {}).get(_LEFT_OUT, ()))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
@@ -45,7 +77,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
     expression = config.option.markexpr
     if not expression or not _left_out:
         return
-    files = Counter(item.nodeid.split("::")[0] for item in _left_out)
+    files = Counter(nodeid.split("::")[0] for nodeid in _left_out)
     terminalreporter.section(f"left out by -m {expression!r}")
     terminalreporter.write_line(f"{len(_left_out)} tests in {len(files)} files, not run (scripts/test runs them):")
     for path, count in sorted(files.items()):

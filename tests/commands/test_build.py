@@ -200,7 +200,13 @@ def test_records_are_on_disk_before_the_build_ends(tmp_path: Path) -> None:
     # A build far too long to finish: its first records must be readable, in order, while it runs; stopped, it
     # leaves nothing behind.
     command = [sys.executable, "-m", "sudokupool", "build", "--count", "100000", "--seed", "9", "--jobs", "1"]
-    process = subprocess.Popen([*command, "--out", str(tmp_path / "pool.ndjson")], stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [*command, "--out", str(tmp_path / "pool.ndjson")],
+        stderr=subprocess.PIPE,
+        # A job started in the background (as CI may run this suite) inherits SIGINT ignored, and Python then
+        # leaves it so: the build would not stop (tests/test_cli.py does the same).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         deadline = time.monotonic() + 60
         lines: list[bytes] = []

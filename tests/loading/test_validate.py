@@ -305,10 +305,15 @@ def swap_lists(path: Path) -> None:
 
 
 def swap_table(path: Path) -> None:
-    """Two filled slots of the id table trade their records: every entry still names a record."""
+    """Two filled slots of the id table with a free slot between them trade their records: every entry still
+    names a record, and a lookup of the first one's id stops at the free slot before it reaches it. (Two slots
+    of one run of filled slots could trade and still be found, as the table's key, drawn anew for every pack,
+    would have it.)"""
     header, sections = read(path)
     table = memoryview(sections["table"]).cast("I")
-    one, two = [slot for slot in range(len(table)) if table[slot]][:2]
+    filled = [slot for slot in range(len(table)) if table[slot]]
+    one = filled[0]
+    two = next(slot for slot in filled if not all(table[one:slot]))
     table[one], table[two] = table[two], table[one]
     table.release()
     write(path, header, sections)

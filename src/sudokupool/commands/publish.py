@@ -34,7 +34,6 @@ from sudokupool.loading.loader import LoadError, LoadLimits
 from sudokupool.loading.pack import restamp
 from sudokupool.naming import export_filename, pack_key
 from sudokupool.storage.base import StorageError
-from sudokupool.storage.s3 import S3Store, describe_failure
 
 if TYPE_CHECKING:
     from types_aiobotocore_s3 import S3Client
@@ -127,6 +126,10 @@ async def publish(
     Raise :class:`PublishError` when storage cannot be reached, or an export as new as ``now`` is there
     already (the service would not prefer the new file, or it would be overwritten).
     """
+    # Imported here: aiobotocore takes half a second to import, and every command (serve too) imports this
+    # module to build its parser.
+    from sudokupool.storage.s3 import S3Store, describe_failure
+
     when = (now or datetime.now(UTC)).replace(microsecond=0)
     gzipped = path.name.endswith(".gz") or compress
     key = location.prefix + export_filename(when, gzip=gzipped)
