@@ -49,6 +49,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -104,6 +105,8 @@ def http_target(args: argparse.Namespace, src: Path) -> None:
             # --baseline-pool: the same export with a pack of the baseline's version beside it.
             place = pool_dir(args.baseline_pool) if side == "baseline" and args.baseline_pool else directory
             started[side] = stack.enter_context(service(place, log, env={**env, "PYTHONPATH": str(tree)}))
+        # A full pool checks its bodies in the background once served (about 13 s per 100k), at a cost per request.
+        time.sleep(args.settle)
         loads = [
             (started[side], Target(f"{who}: {path}", started[side].base, template, headers | extra, ids))
             for path, (template, headers) in paths.items()
@@ -298,6 +301,7 @@ def options(parser: argparse.ArgumentParser, target: str) -> None:
         add("--seconds", type=float, default=4.0 if target == "metrics-cost" else 5.0, help="of each wrk run")
         add("--connections", type=int, default=32, help="of wrk")
         add("--workers", type=int, default=1, help="uvicorn workers of each service")
+        add("--settle", type=float, default=0.0, help="seconds to wait once the services answer")
     if target == "grader":
         add("--file", type=Path, required=True, help="puzzles, one a line (bench/data/)")
         add("--chunk", type=int, default=10, help="puzzles per turn")
