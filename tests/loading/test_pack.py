@@ -602,6 +602,33 @@ async def test_without_a_cache_dir_a_local_pack_is_copied_once_into_a_directory_
     same_pool(first, second)
 
 
+async def test_copies_of_sources_no_running_process_uses_are_removed(
+    tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    base = tmp_path / "tmp" / f"sudokupool-{os.getuid()}"
+    base.mkdir(mode=0o700, parents=True)
+    stale, used = base / "0123456789abcdef", base / "fedcba9876543210"  # a stopped service's, a running one's
+    for directory in (stale, used):
+        directory.mkdir(mode=0o700)
+        (directory / "pool-20250101T000000Z.pack").write_bytes(b"a copy")
+    (base / "notes").mkdir()  # not a source's directory
+    source = tmp_path / "exports"
+    source.mkdir()
+    await packed(source, records[:6])
+    with (used / ".in-use").open("w") as in_use:
+        fcntl.flock(in_use.fileno(), fcntl.LOCK_SH)  # what a running service holds
+        _, report = await load(source)
+        assert report.packed
+        assert not stale.exists()
+        assert (used / "pool-20250101T000000Z.pack").exists()
+        assert (base / "notes").exists()
+        [mine] = [d for d in base.iterdir() if d not in (used, base / "notes")]
+    # This process holds its own directory's lock: a sweep by another process leaves it.
+    with (mine / ".in-use").open() as probe, pytest.raises(BlockingIOError):
+        fcntl.flock(probe.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
 async def test_a_shared_temporary_directory_others_may_write_is_not_used_for_copies(
     tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -15,6 +15,7 @@ import fcntl
 import hashlib
 import logging
 import os
+import shutil
 import stat
 import tempfile
 import time
@@ -83,7 +84,8 @@ def private_dir(source: Path) -> Path | None:
     The workers of one machine then copy a pack once and map one file, which the page cache holds once
     (a copy per worker is private memory of each, 308 MB a worker for the 100k bench pool). None when it
     cannot be made, or is not a directory of this user's that only this user may write (another user
-    could otherwise place a file under the service): a temporary file per process then."""
+    could otherwise place a file under the service): a temporary file per process then. The directories of
+    sources that no living process uses any more (stopped services', other sources') are removed then."""
     base = Path(tempfile.gettempdir()) / f"sudokupool-{os.getuid()}"
     with contextlib.suppress(FileExistsError):
         try:
@@ -98,9 +100,40 @@ def private_dir(source: Path) -> Path | None:
             return None
         directory = base / hashlib.sha256(str(source.resolve()).encode()).hexdigest()[:16]
         directory.mkdir(mode=0o700, exist_ok=True)
+        _hold(directory)
     except OSError:
         return None
+    _sweep(base, directory)
     return directory
+
+
+#: The private directories this process uses, each with the descriptor of its ``.in-use`` file, on which the
+#: process holds a shared lock for as long as it lives (the lock goes with the process, however it ends).
+_HELD: dict[Path, int] = {}
+
+
+def _hold(directory: Path) -> None:
+    if directory not in _HELD:
+        fd = os.open(directory / ".in-use", os.O_RDONLY | os.O_CREAT, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        _HELD[directory] = fd
+
+
+def _sweep(base: Path, kept: Path) -> None:
+    """Remove the private directories under ``base`` that no living process uses (nobody holds a lock on their
+    ``.in-use``): the copies of sources no service on this machine serves any more, a pack's size each."""
+    with contextlib.suppress(OSError), os.scandir(base) as entries:
+        for entry in entries:
+            if entry.name == kept.name or len(entry.name) != 16 or not entry.is_dir(follow_symlinks=False):
+                continue
+            with contextlib.suppress(OSError):
+                fd = os.open(os.path.join(entry.path, ".in-use"), os.O_RDONLY | os.O_CREAT, 0o600)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises while a process uses it
+                    shutil.rmtree(entry.path)
+                    logger.info("removed %s: the pack copies of a source no running service uses", entry.path)
+                finally:
+                    os.close(fd)
 
 
 def prune(directory: Path, loaded: str, keep: int = KEEP) -> None:
