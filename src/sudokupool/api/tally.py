@@ -4,7 +4,7 @@ Every request adds its duration to one series, keyed by route *template* (never 
 create no series), method and status; the exporter drains the tally into prometheus-client's objects
 when it is scraped (and, with several workers, every second). Counting into prometheus-client's own
 objects on every request cost 4.2 µs (one process) and 12.5 µs (multiprocess mode) per request against
-1.1 µs here, where the server spends 74-82 µs of CPU per answer (docs/operations.md, Cost).
+1.1 µs here, where the server spends 64-71 µs of CPU per answer (docs/operations.md, Cost).
 """
 
 from __future__ import annotations
