@@ -553,25 +553,6 @@ def build_yield_main() -> None:
     print(f"baseline {args.baseline}, {args.kept} kept a build, {args.rounds} rounds, symmetry {args.symmetry}")
 
 
-# The build's own process at many records without the CPU of making them: workers replaced by a stream of
-# 40 real graded puzzles, each a fresh copy (unpickled, as from a worker) under a made-up canonical form.
-REPLAY = """
-import dataclasses, itertools, pickle, random, resource, sys, tempfile
-from sudokupool.cli import main
-from sudokupool.commands import build, orders
-made = [m for m in orders.make_chunk((1, 0, 40, orders.Order("rotational-180"))) if m.grade is not None]
-rng = random.Random(1)
-def replay(build_seed, order, jobs):
-    for i in itertools.count():
-        form = "".join(rng.choice("123456789.") for _ in range(81))
-        yield pickle.loads(pickle.dumps(dataclasses.replace(made[i % len(made)], form=form)))
-build.ordered_results = replay
-with tempfile.TemporaryDirectory() as out:
-    main(["build", "--count", sys.argv[1], "--out", out + "/", "--jobs", "1"])
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
-"""
-
-
 def _high_water_kb(pid: int) -> int:
     """VmHWM of process ``pid`` (its peak RSS so far) in KB, 0 once it is gone."""
     with contextlib.suppress(OSError):
@@ -607,11 +588,7 @@ def build_memory_main() -> None:
     """Peak RSS of ``sudokupool build`` at two sizes, for this checkout and, side by side, a baseline checkout.
 
     Run:
-        python -m bench build-memory --small 25 --large 250 [--baseline /work/main/src] [--jobs 2]
-        python -m bench build-memory --replay 800,20000
-
-    The second form measures the build's own process at sizes too costly to generate here: the workers are
-    replaced by a replay of 40 graded puzzles (``REPLAY``), so it costs the writing only.
+        python -m bench build-memory --small 200 --large 5000 [--baseline ../other/src] [--jobs 2]
 
     Each build runs as ``/usr/bin/time -v python -m sudokupool build --per-difficulty N --seed S --out DIR/``
     (``--jobs`` worker processes). It prints the peak of the whole command (what ``time -v`` reports: the largest
@@ -625,27 +602,7 @@ def build_memory_main() -> None:
     parser.add_argument("--baseline", type=Path, help="the src/ directory of a checkout to compare with")
     parser.add_argument("--seed", type=int, default=20261126)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument(
-        "--replay",
-        metavar="N,M",
-        help="instead: the build process alone keeping N and M records replayed from 40 graded puzzles",
-    )
     args = parser.parse_args()
-    if args.replay:
-        sizes = [int(n) for n in args.replay.split(",")]
-        peaks = []
-        for n in sizes:
-            env = {**os.environ, "PYTHONPATH": str(args.baseline or ROOT / "src")}
-            done = subprocess.run(
-                [sys.executable, "-c", REPLAY, str(n)], capture_output=True, text=True, check=True, env=env
-            )
-            peaks.append(int(done.stdout.split()[-1]))
-            print(f"{n:>8} records: build process peak RSS {peaks[-1] / 1024:.1f} MB")
-        slope = (peaks[-1] - peaks[0]) / (sizes[-1] - sizes[0])
-        print(
-            f"{slope:.2f} KB per record; 800 -> 20,000 records (200 -> 5,000 per level): +{slope * 19200 / 1024:.1f} MB"
-        )
-        return
     trees = [("this", ROOT / "src")] + ([("baseline", args.baseline)] if args.baseline else [])
     for name, src in trees:
         runs = [peak_kb(src, n, args.seed, args.jobs) for n in (args.small, args.large)]
