@@ -20,7 +20,7 @@ import pytest
 from bench.servers import non_reading_clients, read_until_closed, tree_rss
 from sudokupool.cli import build_parser
 from sudokupool.config import Settings
-from sudokupool.server import BoundedHttpToolsProtocol, granian_argv, launch, uvicorn_options
+from sudokupool.server import BoundedHttpToolsProtocol, QuickHealthcheck, granian_argv, launch, uvicorn_options
 from tests.helpers import free_port, wait_until
 from tests.servers import ROOT, Server, command, run_server
 
@@ -358,3 +358,53 @@ def test_sigterm_while_startup_retries_storage_stops_at_once(tmp_path: Path, nam
     assert elapsed < 30  # the retries alone would take 60 s
     assert output.count("stopped by SIGTERM while loading the pool from s3://bucket/exports/") == 1
     assert "Traceback" not in output
+
+
+class _Pipe:
+    """The parent's end of a worker's health-check pipe: an answer after ``answer_after`` polls, or never.
+    Each poll returns at once; the timeouts asked for are kept."""
+
+    def __init__(self, answer_after: int | None) -> None:
+        self.answer_after, self.sent, self.timeouts = answer_after, list[bytes](), list[float]()
+
+    def send(self, message: bytes) -> None:
+        self.sent.append(message)
+
+    def poll(self, timeout: float) -> bool:
+        self.timeouts.append(timeout)
+        return self.answer_after is not None and len(self.timeouts) > self.answer_after
+
+    def recv(self) -> bool:
+        return True
+
+
+class _Worker:
+    """A worker process that is alive for its first ``checks`` liveness checks."""
+
+    def __init__(self, checks: int) -> None:
+        self.checks = checks
+
+    def is_alive(self) -> bool:
+        self.checks -= 1
+        return self.checks >= 0
+
+
+def handle(pipe: _Pipe, worker: _Worker) -> QuickHealthcheck:
+    made = QuickHealthcheck.__new__(QuickHealthcheck)  # no real process or pipe
+    made.parent_conn, made.process = pipe, worker  # type: ignore[assignment]
+    return made
+
+
+def test_a_health_check_gives_up_as_soon_as_the_worker_has_exited() -> None:
+    # A worker that exits while a check waits for its answer (a failed start): uvicorn's own check waited out
+    # its whole timeout in one poll, and the launcher reported the failure ~5 s after the workers had died.
+    pipe = _Pipe(answer_after=None)
+    assert handle(pipe, _Worker(checks=2)).ping(timeout=3600) is False
+    assert pipe.sent == [b"ping"]
+    assert len(pipe.timeouts) == 3 and max(pipe.timeouts) <= 0.1
+
+
+def test_a_health_check_of_a_live_worker_waits_for_its_answer() -> None:
+    pipe = _Pipe(answer_after=3)  # a busy worker answers late, within the timeout
+    assert handle(pipe, _Worker(checks=10)).is_ready(timeout=3600) is True
+    assert len(pipe.timeouts) == 4
