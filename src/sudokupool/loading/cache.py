@@ -112,9 +112,14 @@ def private_dir(source: Path) -> Path | None:
 _HELD: dict[Path, int] = {}
 
 
+def _in_use(directory: str | Path) -> int:
+    """A descriptor of ``directory``'s ``.in-use`` file (made when missing), to lock."""
+    return os.open(os.path.join(directory, ".in-use"), os.O_RDONLY | os.O_CREAT, 0o600)
+
+
 def _hold(directory: Path) -> None:
     if directory not in _HELD:
-        fd = os.open(directory / ".in-use", os.O_RDONLY | os.O_CREAT, 0o600)
+        fd = _in_use(directory)
         fcntl.flock(fd, fcntl.LOCK_SH)
         _HELD[directory] = fd
 
@@ -127,7 +132,7 @@ def _sweep(base: Path, kept: Path) -> None:
             if entry.name == kept.name or len(entry.name) != 16 or not entry.is_dir(follow_symlinks=False):
                 continue
             with contextlib.suppress(OSError):
-                fd = os.open(os.path.join(entry.path, ".in-use"), os.O_RDONLY | os.O_CREAT, 0o600)
+                fd = _in_use(entry.path)
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises while a process uses it
                     shutil.rmtree(entry.path)

@@ -329,11 +329,10 @@ async def _load_copy(
                 except (StorageError, OSError) as exc:
                     logger.warning("cannot read pack %s: %s; loading the export instead", where, exc)
                     return None, True
-    if where is None:
-        pool = await _map_copy(store, export, stamp, cached, str(cached), "trying the next source", limits, background)
-        return pool, False
-    pool = await _map_copy(store, export, stamp, cached, where, "loading the export instead", limits, background)
-    return pool, True
+    # A copy just made is the export's own pack: refused, the export is next; a copy found may be stale.
+    then = "trying the next source" if where is None else "loading the export instead"
+    pool = await _map_copy(store, export, stamp, cached, where or str(cached), then, limits, background)
+    return pool, where is not None
 
 
 async def _map_copy(
