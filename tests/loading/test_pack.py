@@ -13,11 +13,12 @@ import struct
 import tempfile
 import weakref
 from array import array
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 
 from sudokupool.app import create_app
@@ -25,6 +26,7 @@ from sudokupool.cli import main
 from sudokupool.commands.pack import write_pack
 from sudokupool.config import Settings
 from sudokupool.loading import pack
+from sudokupool.loading import pool as pool_module
 from sudokupool.loading.export import parse_record, record_line
 from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, load_export, load_latest, parse_export
 from sudokupool.loading.pool import Pool, PoolBuilder
@@ -33,6 +35,7 @@ from sudokupool.state import listing_json
 from sudokupool.storage.base import ExportObject
 from sudokupool.storage.local import LocalStore
 from sudokupool.sudoku import DIFFICULTIES
+from tests import hostile_packs
 from tests.factories import build_pool, write_export
 from tests.helpers import wait_until_async
 
@@ -257,12 +260,149 @@ async def test_the_cache_dir_keeps_only_the_newest_packs(tmp_path: Path, records
     for name in [*older, "pool-20270101T000000Z.pack"]:  # one newer than the export loaded
         (cache / name).write_bytes(b"old pack")
         (cache / f".{name}.lock").touch()
+        (cache / f".{name}.checked").touch()
     (cache / "notes.txt").write_text("not a pack")
     pool, _ = await load(exports, cache_dir=cache)
     assert len(pool) == 4
     kept = ["pool-20270101T000000Z.pack", pack_key(EXPORT), "pool-20250105T000000Z.pack"]
-    locks = [f".{name}.lock" for name in kept]
-    assert sorted(p.name for p in cache.iterdir()) == sorted([*kept, *locks, "notes.txt"])
+    # The export's own pack was made by parsing it: no check of a copy to record.
+    beside = [f".{name}.lock" for name in kept] + [f".{name}.checked" for name in kept if name != pack_key(EXPORT)]
+    assert sorted(p.name for p in cache.iterdir()) == sorted([*kept, *beside, "notes.txt"])
+
+
+def count_validations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The record counts of the packs validated from now on (``validate.validate``, as the pool calls it)."""
+    counted: list[int] = []
+    validate = pool_module.validate
+
+    def counting(data: memoryview, header: pack.PackHeader, **options: Any) -> int:
+        counted.append(header.count)
+        return validate(data, header, **options)
+
+    monkeypatch.setattr(pool_module, "validate", counting)
+    return counted
+
+
+async def test_a_copy_checked_once_is_not_checked_again_while_it_is_the_same_file(
+    tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exports, cache = tmp_path / "exports", tmp_path / "cache"
+    exports.mkdir()
+    await packed(exports, records)
+    validated = count_validations(monkeypatch)
+    first, _ = await load(exports, cache_dir=cache)
+    assert validated == [len(records)]
+    assert not first.all_verified
+    first.record_verified()  # not every body checked yet: nothing to record about them
+    again, _ = await load(exports, cache_dir=cache)
+    assert validated == [len(records)]
+    assert not again.all_verified
+    assert first.verify() is None
+    first.record_verified()
+    third, report = await load(exports, cache_dir=cache)
+    assert report.packed
+    assert validated == [len(records)]
+    assert third.all_verified  # its bodies were all checked by the first load
+    same_pool(first, third)
+    assert third.find("0000000000000") is None
+
+
+async def test_a_checked_copy_written_since_is_checked_again(
+    tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The record of a check is of one file: a write in place sets its change time, which nobody can set back.
+    exports, cache = tmp_path / "exports", tmp_path / "cache"
+    exports.mkdir()
+    await packed(exports, records)
+    first, _ = await load(exports, cache_dir=cache)
+    assert first.verify() is None
+    first.record_verified()
+    copy = cache / pack_key(EXPORT)
+    before = copy.stat()
+    hostile_packs.craft(copy, "full-id-table")
+    os.utime(copy, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = copy.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+    validated = count_validations(monkeypatch)
+    with caplog.at_level(logging.WARNING, logger="sudokupool.loader"):
+        pool, report = await asyncio.wait_for(load(exports, cache_dir=cache), timeout=60)
+    # The altered copy, checked and refused; then a new copy of the export's pack, checked.
+    assert validated == [len(records), len(records)]
+    assert f"refused pack {copy}: section table: no free slot" in caplog.text
+    assert report.packed
+    assert pool.find("0000000000000") is None
+    same_pool(first, pool)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda record: record.write_bytes(b"{not json"), id="garbage"),
+        pytest.param(
+            lambda record: record.write_bytes(orjson.dumps({**orjson.loads(record.read_bytes()), "checks": "0" * 16})),
+            id="another-versions-checks",
+        ),
+        pytest.param(
+            lambda record: record.write_bytes(orjson.dumps({**orjson.loads(record.read_bytes()), "probes": 0})),
+            id="no-probes",
+        ),
+        pytest.param(lambda record: record.parent.chmod(0o777), id="a-directory-others-may-write"),
+    ],
+)
+async def test_a_record_of_checks_is_believed_only_as_written_in_a_directory_of_the_service_users(
+    tmp_path: Path,
+    records: list[dict[str, Any]],
+    monkeypatch: pytest.MonkeyPatch,
+    change: Callable[[Path], object],
+) -> None:
+    exports, cache = tmp_path / "exports", tmp_path / "cache"
+    exports.mkdir()
+    await packed(exports, records)
+    await load(exports, cache_dir=cache)
+    change(cache / f".{pack_key(EXPORT)}.checked")
+    validated = count_validations(monkeypatch)
+    pool, report = await load(exports, cache_dir=cache)
+    assert report.packed and len(pool) == len(records)
+    assert validated == [len(records)]
+
+
+async def test_a_limit_on_records_other_than_the_checks_recorded_checks_again(
+    tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exports, cache = tmp_path / "exports", tmp_path / "cache"
+    exports.mkdir()
+    await packed(exports, records)
+    await load(exports, cache_dir=cache)
+    validated = count_validations(monkeypatch)
+    await load(exports, cache_dir=cache, limits=LoadLimits(max_record_bytes=Settings.max_record_bytes // 2))
+    assert validated == [len(records)]
+
+
+async def test_the_service_records_that_every_body_was_checked_for_its_next_start(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    exports, cache = tmp_path / "exports", tmp_path / "cache"
+    exports.mkdir()
+    await packed(exports, records)
+    settings = Settings(exports=str(exports), cache_dir=str(cache), sync_interval=0)
+    record = cache / f".{pack_key(EXPORT)}.checked"
+    app = create_app(settings)
+    await app.startup()
+    try:
+        await wait_until_async(lambda: record.is_file() and orjson.loads(record.read_bytes())["bodies"], seconds=60)
+    finally:
+        await app.shutdown()
+    app = create_app(settings)
+    await app.startup()
+    try:
+        assert app.runtime.current().all_verified
+        assert app.sync._verifying is None  # nothing left to check in the background
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            answer = await client.get(f"/api/v2/puzzles/{records[3]['canonical_id']}")
+        assert answer.status_code == 200 and answer.json()["canonical_id"] == records[3]["canonical_id"]
+    finally:
+        await app.shutdown()
 
 
 async def test_a_damaged_pack_in_the_cache_is_replaced(

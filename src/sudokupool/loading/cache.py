@@ -4,7 +4,8 @@ Packs downloaded from object storage, and packs made by parsing an export that h
 for the next boot. Workers of one machine share the directory: the first to take an export's lock
 downloads or writes its pack, the others wait and then map that same file, so the pool sits once in
 the page cache for all of them. A pack is written beside its final name and renamed to it when whole,
-so whoever maps a name finds a whole pack.
+so whoever maps a name finds a whole pack. What a load's checks found about a copy is recorded beside it
+(:class:`Copy`), so that the next load of the same file need not check it again.
 """
 
 from __future__ import annotations
@@ -20,9 +21,13 @@ import stat
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Final
 
+import orjson
+
+from sudokupool.loading import validate
 from sudokupool.naming import is_pack_name
 from sudokupool.storage.base import ExportStore, StorageError
 
@@ -151,8 +156,9 @@ def prune(directory: Path, loaded: str, keep: int = KEEP) -> None:
     except OSError:
         return
     for name in names:
-        pack, _, suffix = name[1:].rpartition(".")  # .pool-<ts>.pack.<random>, beside .pool-<ts>.pack.lock
-        if name.startswith(".") and is_pack_name(pack) and suffix != "lock":
+        # .pool-<ts>.pack.<random>, beside .pool-<ts>.pack.lock and .pool-<ts>.pack.checked
+        pack, _, suffix = name[1:].rpartition(".")
+        if name.startswith(".") and is_pack_name(pack) and suffix not in ("lock", "checked"):
             with contextlib.suppress(OSError), open(directory / f".{pack}.lock", "ab") as handle:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises while it is being written
                 (directory / name).unlink()
@@ -163,7 +169,81 @@ def prune(directory: Path, loaded: str, keep: int = KEEP) -> None:
             with contextlib.suppress(OSError):
                 (directory / name).unlink()
                 (directory / f".{name}.lock").unlink(missing_ok=True)
+                (directory / f".{name}.checked").unlink(missing_ok=True)
                 logger.info("removed %s from the cache directory (it keeps the newest %d packs)", name, keep)
+
+
+#: What the structural check of a pack is: the source of the module that makes it, so that a record of a
+#: check made by another version of the service is not taken for one of this version's.
+_CHECKS: Final = hashlib.sha256(Path(validate.__file__).read_bytes()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What the checks of a pack copy found: the most id-table slots a lookup reads (``validate``'s answer),
+    and whether every body was also inflated and found to be its record (``Pool.verify``)."""
+
+    probes: int
+    bodies: bool = False
+
+
+@dataclass(frozen=True)
+class Copy:
+    """A pack copy in the cache directory, as it was (``stat``) when it was mapped, and the record of its checks
+    (``.<pack>.checked``, beside it). A copy is the service's own file, never written again once whole, so a
+    check proves it for as long as it is the same file: same device and inode, size, modification and change
+    times. The change time is the kernel's (no process can set it), and any write, truncation, ``chmod`` or
+    rename of the file sets it; a new file is another inode. A record is only written and believed in a
+    directory that no other user may write (the private directory always; ``SUDOKUPOOL_CACHE_DIR`` when it is
+    the service user's and not group- or world-writable): whoever could write it could also replace the copy."""
+
+    path: Path
+    stat: os.stat_result
+    max_record_bytes: int
+
+    @property
+    def _record(self) -> Path:
+        return self.path.with_name(f".{self.path.name}.checked")
+
+    def _fields(self) -> dict[str, object]:
+        st = self.stat
+        file = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+        return {"file": file, "checks": _CHECKS, "max_record_bytes": self.max_record_bytes}
+
+    def _trusted(self) -> bool:
+        directory = os.stat(self.path.parent)
+        return directory.st_uid == os.getuid() and not directory.st_mode & 0o022
+
+    def recall(self) -> Checked | None:
+        """What an earlier load's checks found about this very file, or None (no record, a record of another
+        file, of another version's checks or another ``SUDOKUPOOL_MAX_RECORD_BYTES``, or a directory others
+        may write)."""
+        try:
+            if not self._trusted():
+                return None
+            with open(self._record, "rb") as file:
+                if os.fstat(file.fileno()).st_uid != os.getuid():
+                    return None
+                fields = orjson.loads(file.read(4096))
+            checked = Checked(fields.pop("probes"), fields.pop("bodies"))
+        except (OSError, orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+            return None
+        valid = type(checked.probes) is int and checked.probes > 0 and type(checked.bodies) is bool
+        return checked if valid and fields == self._fields() else None
+
+    def record(self, checked: Checked) -> None:
+        """Record what this load's checks found (written whole, then renamed into place), unless the
+        directory is one others may write; a failure to write only costs the next load a check."""
+        fields = {**self._fields(), "probes": checked.probes, "bodies": checked.bodies}
+        written = self._record.with_name(f"{self._record.name}.{os.getpid()}")
+        try:
+            if self._trusted():
+                written.write_bytes(orjson.dumps(fields))
+                os.replace(written, self._record)
+        except OSError as exc:
+            logger.debug("cannot record the checks of %s: %s", self.path, exc)
+            with contextlib.suppress(OSError):
+                written.unlink(missing_ok=True)
 
 
 class Received:

@@ -348,16 +348,22 @@ async def _map_copy(
     """The pool of the pack copy ``cached`` (of the pack ``name``); None when it is gone, or refused: logged
     (saying what is ``then`` done), and the copy removed unless another worker has already replaced it."""
     try:
-        copied = await asyncio.to_thread(os.stat, cached)
+        fd = await asyncio.to_thread(os.open, cached, os.O_RDONLY)
     except OSError:
         return None
     try:
-        data = map_file(cached)
-        return await _in_thread(limits.pace(background)[1], _opener(store, export, stamp, background, limits), data)
-    except PackError as exc:
-        logger.warning("refused pack %s: %s; %s", name, exc, then)
-        await asyncio.to_thread(_remove_copy, cached, copied)
-        return None
+        # The status of the file mapped, whatever is renamed to ``cached`` meanwhile: its checks' record is that file's.
+        copied = os.fstat(fd)
+        copy = cache.Copy(cached, copied, limits.max_record_bytes)
+        opener = _opener(store, export, stamp, background, limits, copy)
+        try:
+            return await _in_thread(limits.pace(background)[1], opener, map_file(fd))
+        except PackError as exc:
+            logger.warning("refused pack %s: %s; %s", name, exc, then)
+            await asyncio.to_thread(_remove_copy, cached, copied)
+            return None
+    finally:
+        os.close(fd)
 
 
 def _remove_copy(path: Path, copied: os.stat_result) -> None:
@@ -369,10 +375,18 @@ def _remove_copy(path: Path, copied: os.stat_result) -> None:
 
 
 def _opener(
-    store: ExportStore, export: ExportObject, stamp: int, background: bool, limits: LoadLimits
+    store: ExportStore,
+    export: ExportObject,
+    stamp: int,
+    background: bool,
+    limits: LoadLimits,
+    copy: cache.Copy | None = None,
 ) -> Callable[[Any], Pool]:
     info = PoolInfo(store.description, export.key, export.size, stamp, exported=export_time(export))
-    return functools.partial(Pool.from_pack, info=info, max_record_bytes=limits.max_record_bytes, background=background)
+    max_record_bytes = limits.max_record_bytes
+    return functools.partial(
+        Pool.from_pack, info=info, max_record_bytes=max_record_bytes, background=background, copy=copy
+    )
 
 
 @contextlib.asynccontextmanager

@@ -36,6 +36,7 @@ from isal import isal_zlib
 
 from sudokupool.config import Settings
 from sudokupool.loading import pack
+from sudokupool.loading.cache import Checked, Copy
 from sudokupool.loading.choose import Choices, Filters
 from sudokupool.loading.gzip_member import final_block, trailer
 from sudokupool.loading.validate import longest_run, validate
@@ -138,21 +139,54 @@ class Pool:
         #: byte: 125 KB of each worker's private memory for 1M records, not 1 MB); the records found not to be.
         self._verified = bytearray((header.count + 7) // 8)
         self._damaged: set[int] = set()
+        #: The cache directory's file this pool maps, where its checks are recorded (:meth:`from_pack`).
+        self.copy: Copy | None = None
         stats = {"total": header.count, "by_difficulty": self._counts, "last_synced_at": synced_at}
         self.stats_body = orjson.dumps(stats)
 
     @classmethod
     def from_pack(
-        cls, data: mmap.mmap, info: PoolInfo, *, max_record_bytes: int = MAX_RECORD_BYTES, background: bool = False
+        cls,
+        data: mmap.mmap,
+        info: PoolInfo,
+        *,
+        max_record_bytes: int = MAX_RECORD_BYTES,
+        background: bool = False,
+        copy: Copy | None = None,
     ) -> Pool:
         """Check the mapped pack ``data`` (made from the export ``info`` names; ``background``: beside a
         serving loop, see :func:`~sudokupool.loading.pack.check`), validate its structure against
         ``max_record_bytes`` (``SUDOKUPOOL_MAX_RECORD_BYTES``) and serve it. Raise
-        :class:`~sudokupool.loading.pack.PackError`."""
+        :class:`~sudokupool.loading.pack.PackError`.
+
+        A ``copy`` (the cache directory's file ``data`` maps) whose checks are recorded is not validated
+        again, nor its bodies when they were all checked; the checksum is, which also reads every page in."""
         header = pack.check(data, export_name=info.export_key, export_size=info.export_size, background=background)
-        with memoryview(data) as view:
-            probes = validate(view, header, max_record_bytes=max_record_bytes, background=background)
-        return cls(data, header, info, probes=probes)
+        checked = copy.recall() if copy is not None else None
+        if checked is None:
+            with memoryview(data) as view:
+                probes = validate(view, header, max_record_bytes=max_record_bytes, background=background)
+            checked = Checked(probes)
+            if copy is not None:
+                copy.record(checked)
+        pool = cls(data, header, info, probes=checked.probes)
+        pool.copy = copy
+        if checked.bodies:
+            pool._verified[:] = b"\xff" * len(pool._verified)
+        return pool
+
+    @property
+    def all_verified(self) -> bool:
+        """Whether every body has been inflated and found to be its record."""
+        whole, rest = divmod(self._count, 8)
+        done = self._verified
+        return done.count(255, 0, whole) == whole and (not rest or done[whole] & (1 << rest) - 1 == (1 << rest) - 1)
+
+    def record_verified(self) -> None:
+        """Record, beside the copy this pool maps, that every body was found to be its record, so that the
+        next load of that copy does not inflate them all again (:meth:`verify`)."""
+        if self.copy is not None and self.all_verified:
+            self.copy.record(Checked(len(self._probes), bodies=True))
 
     def section(self, name: str) -> bytes:
         """The bytes of one of the pack's sections."""

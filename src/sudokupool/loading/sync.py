@@ -208,18 +208,20 @@ class PoolSync:
 
     async def _install(self, pool: Pool, store: ExportStore) -> None:
         """Serve ``pool`` (from ``store``) and, when it was mapped from a pack rather than parsed here,
-        check every body in the background (:func:`~sudokupool.loading.loader.verify_bodies`): a pack
-        with a body that is not its record is refused, and its export parsed and served instead."""
+        check every body in the background (:func:`~sudokupool.loading.loader.verify_bodies`) unless an
+        earlier load of the same copy did (``cache.Copy``): a pack with a body that is not its record is refused,
+        and its export parsed and served instead."""
         # The check of the pool going out ends first: it holds that pool, which is let go once nothing does.
         await cancel(self._verifying)
         self._verifying = None
         await self.runtime.install(pool)
-        if not pool.info.parsed:
+        if not pool.info.parsed and not pool.all_verified:
             self._verifying = asyncio.create_task(self._verify(pool, store), name="sudokupool-verify")
 
     async def _verify(self, pool: Pool, store: ExportStore) -> None:
         bad = await verify_bodies(pool, self.limits, threading.Event())
         if bad is None:
+            await asyncio.to_thread(pool.record_verified)  # when it went through them all
             return
         info = pool.info
         where = f"{store.description.rstrip('/')}/{pack_key(info.export_key).rsplit('/', 1)[-1]}"
