@@ -54,6 +54,38 @@ def test_the_server_loads_pillow_with_its_first_raster_picture(
         assert "PIL/_imaging" in maps.read_text()
 
 
+def thread_heaps(pid: int) -> list[str]:
+    """The heaps glibc made for threads of ``pid`` (each a 64 MiB reservation at a multiple of 64 MiB: what of
+    it is in use readable and writable, the rest not), as ``/proc/PID/maps`` ranges."""
+    rows = []
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        span, perms, *rest = line.split()
+        low, high = (int(end, 16) for end in span.split("-"))
+        rows.append((low, high, perms, len(rest) > 3))  # a fourth field after the permissions: a name
+    heap = 64 << 20
+    found = []
+    for (low, high, perms, named), after in zip(rows, [*rows[1:], None], strict=True):
+        if named or perms != "rw-p" or low % heap:
+            continue
+        end = after[1] if after is not None and after[0] == high and after[2] == "---p" and not after[3] else high
+        if end - low == heap:
+            found.append(f"{low:x}-{high:x}")
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the server's /proc/PID/maps")
+def test_the_servers_threads_allocate_from_one_heap(
+    export_dir: Path, records: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    # One heap is what malloc_trim shrinks whole: a heap of a thread's own keeps its free top (sudokupool.heap).
+    with run_server({"SUDOKUPOOL_EXPORTS": str(export_dir)}, tmp_path / "server.log") as server:
+        for _ in range(20):
+            assert httpx.get(f"{server.url}/api/v2/puzzles/random").status_code == 200
+        assert "loaded 40 puzzles" in server.output()
+        assert thread_heaps(server.process.pid) == []
+
+
 def run_failing(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     import os
 

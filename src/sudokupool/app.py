@@ -30,7 +30,7 @@ from sudokupool.api.router import ApiRouter
 from sudokupool.api.routes import UNLIMITED_PATHS, api_routes, openapi_body, puzzle_routes
 from sudokupool.api.tally import RequestTally
 from sudokupool.config import Settings, SettingsError, listen_port
-from sudokupool.heap import fix_thresholds
+from sudokupool.heap import one_heap
 from sudokupool.keys import Keyring
 from sudokupool.loading.loader import LoadError
 from sudokupool.loading.pool import Pool
@@ -116,8 +116,6 @@ class SudokuPool:
                 # A malformed s3:// URL is an operator error: one line, no traceback.
                 raise LoadError(f"SUDOKUPOOL_EXPORTS: {exc}") from None
         if runtime.pool is None:
-            # Before the first load: the heap its threads leave free is then given back (sudokupool.heap).
-            fix_thresholds()
             self.sync = PoolSync(runtime)
             try:
                 await until_signalled(self.sync.load_initial())
@@ -193,6 +191,8 @@ def create_app(
     """
     # A worker of `sudokupool serve` dies with its launcher (sudokupool.supervision).
     worker_started()
+    # Before any thread of the server's allocates: what loading frees in its threads can then be given back.
+    one_heap()
     if settings is not None:
         return _build(settings, pool, clock)
     try:

@@ -17,7 +17,6 @@ import httpx
 import orjson
 import pytest
 
-from sudokupool import app as app_module
 from sudokupool import state
 from sudokupool.app import SudokuPool, create_app
 from sudokupool.commands.pack import write_pack
@@ -241,25 +240,6 @@ async def test_a_pack_mapped_at_startup_is_followed_by_a_trim(
     async with serving(tmp_path) as (app, _):
         assert app.runtime.pool is not None and not app.runtime.pool.info.parsed
         assert trims == ["trim"]
-
-
-async def test_the_heaps_thresholds_are_fixed_before_the_first_load(
-    tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Else glibc raises them with the large blocks a load frees, and keeps its threads' freed heap.
-    events: list[str] = []
-    monkeypatch.setattr(app_module, "fix_thresholds", lambda: events.append("fix") or True)
-    real_install = Runtime.install
-
-    async def spy(self: Runtime, pool: Any) -> None:
-        events.append("install")
-        await real_install(self, pool)
-
-    monkeypatch.setattr(Runtime, "install", spy)
-    write_export(tmp_path / OLD, records[:5])
-    async with serving(tmp_path) as (app, _):
-        assert app.runtime.pool is not None
-        assert events == ["fix", "install"]
 
 
 @pytest.mark.parametrize(
