@@ -73,17 +73,30 @@ def thread_heaps(pid: int) -> list[str]:
     return found
 
 
+def served_by(launcher: int, workers: int) -> list[int]:
+    """The processes of a server started with ``workers`` that serve: the launcher alone for one, else its workers
+    (multiprocessing's children, less its resource tracker)."""
+    if workers == 1:
+        return [launcher]
+    children = Path(f"/proc/{launcher}/task/{launcher}/children").read_text().split()
+    return [int(pid) for pid in children if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the server's /proc/PID/maps")
+@pytest.mark.parametrize("workers", [1, 2])
 def test_the_servers_threads_allocate_from_one_heap(
-    export_dir: Path, records: list[dict[str, Any]], tmp_path: Path
+    export_dir: Path, records: list[dict[str, Any]], tmp_path: Path, workers: int
 ) -> None:
     # One heap is what malloc_trim shrinks whole: a heap of a thread's own keeps its free top (sudokupool.heap).
-    with run_server({"SUDOKUPOOL_EXPORTS": str(export_dir)}, tmp_path / "server.log") as server:
+    env = {"SUDOKUPOOL_EXPORTS": str(export_dir), "WEB_CONCURRENCY": str(workers)}
+    with run_server(env, tmp_path / "server.log") as server:
         for _ in range(20):
             assert httpx.get(f"{server.url}/api/v2/puzzles/random").status_code == 200
-        assert "loaded 40 puzzles" in server.output()
-        assert thread_heaps(server.process.pid) == []
+        wait_until(lambda: server.output().count("loaded 40 puzzles") == workers, "every worker loaded")
+        pids = served_by(server.process.pid, workers)
+        assert len(pids) == workers
+        assert {pid: thread_heaps(pid) for pid in pids} == {pid: [] for pid in pids}
 
 
 def run_failing(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
