@@ -43,8 +43,8 @@ def one_heap() -> bool:
     which ``malloc_trim`` shrinks whole; False where there is no glibc. Threads that allocated before keep their
     heaps, and later threads may share those: ``sudokupool serve`` starts its workers with ``MALLOC_ARENA_MAX=1``
     (glibc's own setting, read at a process's start) for that. The service's threads allocate while they hold
-    the GIL, so they hardly ever wait for the one heap's lock: measured on the 1M pool, a pack's load took 0.73 s
-    of CPU against 0.69 s, and each served worker kept 2.2 MB less."""
+    the GIL, so they hardly ever wait for the one heap's lock: measured on the 1M pool, a pack's load took 0.745 s
+    of CPU against 0.700 s, and each served worker kept 1.8 MB less."""
     mallopt: Callable[[int, int], int] | None = getattr(_libc(), "mallopt", None)
     return mallopt is not None and bool(mallopt(M_ARENA_MAX, 1))
 
