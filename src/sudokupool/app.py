@@ -191,7 +191,8 @@ def create_app(
     """
     # A worker of `sudokupool serve` dies with its launcher (sudokupool.supervision).
     worker_started()
-    # Before any thread of the server's allocates: what loading frees in its threads can then be given back.
+    # One heap for every thread started from here on (sudokupool.heap), where `sudokupool serve`'s MALLOC_ARENA_MAX=1
+    # is not in force (one process, another launcher): what loading's threads free can then be given back.
     one_heap()
     if settings is not None:
         return _build(settings, pool, clock)
