@@ -82,14 +82,19 @@ LOADED = re.compile(r"loaded \d+ puzzles.* in ([0-9.]+) s")
 BOOTED = {"SUDOKUPOOL_API_KEYS": digest(KEY), "SUDOKUPOOL_LIMIT_KEYED": "1000000000", "SUDOKUPOOL_SYNC_INTERVAL": "0"}
 
 
-def smaps(pid: int) -> dict[str, int]:
-    """USS (the ``Private_*`` lines: what stopping ``pid`` alone gives back), PSS and RSS of ``pid`` in MB."""
+def smaps(pid: int) -> dict[str, float]:
+    """USS (the ``Private_*`` lines: what stopping ``pid`` alone gives back), PSS and RSS of ``pid`` in MB, to
+    0.1 MB (a 10 % target on ~25 MB needs more than whole MB)."""
     values = {}
     for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
         name, _, rest = line.partition(":")
         values[name] = int(rest.split()[0])
     uss = sum(v for k, v in values.items() if k.startswith("Private_"))
-    return {"uss_mb": uss // 1024, "pss_mb": values["Pss"] // 1024, "rss_mb": values["Rss"] // 1024}
+    return {
+        "uss_mb": round(uss / 1024, 1),
+        "pss_mb": round(values["Pss"] / 1024, 1),
+        "rss_mb": round(values["Rss"] / 1024, 1),
+    }
 
 
 def boot(

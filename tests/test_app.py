@@ -36,6 +36,67 @@ def test_serves_the_latest_export_from_a_directory(
     assert "loaded 40 puzzles, skipped 0" in server.output()
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the server's /proc/PID/maps")
+def test_the_server_loads_pillow_with_its_first_raster_picture(
+    export_dir: Path, records: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    # Pillow is 1.3 MB of each worker's private memory, for pictures most workers never draw.
+    with run_server({"SUDOKUPOOL_EXPORTS": str(export_dir)}, tmp_path / "server.log") as server:
+        maps = Path(f"/proc/{server.process.pid}/maps")  # one worker: the server's own process
+        image = f"{server.url}/api/v2/puzzles/{records[0]['canonical_id']}/image"
+        for url in (f"{server.url}/api/v2/puzzles/random", f"{image}?format=svg", f"{server.url}/print"):
+            assert httpx.get(url).status_code == 200, url
+        assert "PIL/_imaging" not in maps.read_text()
+        png = httpx.get(f"{image}?format=png")
+        assert png.status_code == 200
+        assert png.content.startswith(b"\x89PNG")
+        assert "PIL/_imaging" in maps.read_text()
+
+
+def thread_heaps(pid: int) -> list[str]:
+    """The heaps glibc made for threads of ``pid`` (each a 64 MiB reservation at a multiple of 64 MiB: what of
+    it is in use readable and writable, the rest not), as ``/proc/PID/maps`` ranges."""
+    rows = []
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        span, perms, *rest = line.split()
+        low, high = (int(end, 16) for end in span.split("-"))
+        rows.append((low, high, perms, len(rest) > 3))  # a fourth field after the permissions: a name
+    heap = 64 << 20
+    found = []
+    for (low, high, perms, named), after in zip(rows, [*rows[1:], None], strict=True):
+        if named or perms != "rw-p" or low % heap:
+            continue
+        end = after[1] if after is not None and after[0] == high and after[2] == "---p" and not after[3] else high
+        if end - low == heap:
+            found.append(f"{low:x}-{high:x}")
+    return found
+
+
+def served_by(launcher: int, workers: int) -> list[int]:
+    """The processes of a server started with ``workers`` that serve: the launcher alone for one, else its workers
+    (multiprocessing's children, less its resource tracker)."""
+    if workers == 1:
+        return [launcher]
+    children = Path(f"/proc/{launcher}/task/{launcher}/children").read_text().split()
+    return [int(pid) for pid in children if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the server's /proc/PID/maps")
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_servers_threads_allocate_from_one_heap(export_dir: Path, tmp_path: Path, workers: int) -> None:
+    # One heap is what malloc_trim shrinks whole: a heap of a thread's own keeps its free top (sudokupool.heap).
+    env = {"SUDOKUPOOL_EXPORTS": str(export_dir), "WEB_CONCURRENCY": str(workers)}
+    with run_server(env, tmp_path / "server.log") as server:
+        for _ in range(20):
+            assert httpx.get(f"{server.url}/api/v2/puzzles/random").status_code == 200
+        wait_until(lambda: server.output().count("loaded 40 puzzles") == workers, "every worker loaded")
+        pids = served_by(server.process.pid, workers)
+        assert len(pids) == workers
+        assert {pid: thread_heaps(pid) for pid in pids} == {pid: [] for pid in pids}
+
+
 def run_failing(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     import os
 

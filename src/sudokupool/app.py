@@ -30,6 +30,7 @@ from sudokupool.api.router import ApiRouter
 from sudokupool.api.routes import UNLIMITED_PATHS, api_routes, openapi_body, puzzle_routes
 from sudokupool.api.tally import RequestTally
 from sudokupool.config import Settings, SettingsError, listen_port
+from sudokupool.heap import one_heap
 from sudokupool.keys import Keyring
 from sudokupool.loading.loader import LoadError
 from sudokupool.loading.pool import Pool
@@ -190,6 +191,9 @@ def create_app(
     """
     # A worker of `sudokupool serve` dies with its launcher (sudokupool.supervision).
     worker_started()
+    # One heap for every thread started from here on (sudokupool.heap), where `sudokupool serve`'s MALLOC_ARENA_MAX=1
+    # is not in force (one process, another launcher): what loading's threads free can then be given back.
+    one_heap()
     if settings is not None:
         return _build(settings, pool, clock)
     try:

@@ -49,6 +49,8 @@ from sudokupool.logs import granian_log_config, json_line, log_config
 from sudokupool.metrics.workers import cleanup, prepare
 
 APP = "sudokupool.app:create_app"
+#: glibc's setting of the most heaps a process makes, read when a process starts.
+ARENA_MAX = "MALLOC_ARENA_MAX"
 SERVERS = ("uvicorn", "granian")
 
 
@@ -147,6 +149,9 @@ def serve(launch: Launch) -> int:
         print(f"sudokupool: {problem}", file=sys.stderr)
         return 2
     os.environ["SUDOKUPOOL_HOST"] = launch.host
+    # One heap in each worker from its start (sudokupool.heap.one_heap): a worker's own call comes too late when
+    # a thread of the server's has allocated before the app is built (uvicorn's health-check thread does).
+    os.environ.setdefault(ARENA_MAX, "1")
     # granian's workers get SIGKILL when the launcher dies (see sudokupool.supervision), uvicorn's SIGTERM.
     death_signal = signal.SIGKILL if launch.server == "granian" else signal.SIGTERM
     supervised = supervision.Launch(os.environ, death_signal=death_signal)
