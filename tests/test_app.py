@@ -36,24 +36,6 @@ def test_serves_the_latest_export_from_a_directory(
     assert "loaded 40 puzzles, skipped 0" in server.output()
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the server's /proc/PID/maps")
-def test_the_server_loads_pillow_with_its_first_raster_picture(
-    export_dir: Path, records: list[dict[str, Any]], tmp_path: Path
-) -> None:
-    # Pillow is 1.3 MB of each worker's private memory, for pictures most workers never draw.
-    with run_server({"SUDOKUPOOL_EXPORTS": str(export_dir)}, tmp_path / "server.log") as server:
-        maps = Path(f"/proc/{server.process.pid}/maps")  # one worker: the server's own process
-        image = f"{server.url}/api/v2/puzzles/{records[0]['canonical_id']}/image"
-        for url in (f"{server.url}/api/v2/puzzles/random", f"{image}?format=svg", f"{server.url}/print"):
-            assert httpx.get(url).status_code == 200, url
-        assert "PIL/_imaging" not in maps.read_text()
-        png = httpx.get(f"{image}?format=png")
-        assert png.status_code == 200
-        assert png.content.startswith(b"\x89PNG")
-        assert "PIL/_imaging" in maps.read_text()
-
-
 def thread_heaps(pid: int) -> list[str]:
     """The heaps glibc made for threads of ``pid`` (each a 64 MiB reservation at a multiple of 64 MiB: what of
     it is in use readable and writable, the rest not), as ``/proc/PID/maps`` ranges."""
