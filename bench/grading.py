@@ -658,3 +658,71 @@ def parse_steps_main() -> None:
         }
         for name, micros in steps.items():
             print(f"{pool}, {len(lines)} lines: {name}: {micros:.1f} us per line")
+
+
+def se_like_main() -> None:
+    """The experiment of issue 36: a Sudoku-Explainer-like rating by a second solve (``bench/se_like.py``)
+    against the SE ratings of rated sets: per set, Spearman of it and of the grader's score against SE, the best
+    5 bands of it (cut points chosen on the set itself, as ``scale-figures`` does for the score), and the CPU
+    time per puzzle of the grader and of the second solve.
+
+    Run:
+        python -m bench se-like --set sample=bench/data/sudoku-exchange-se-sample.txt \
+            --set holdout=bench/data/sudoku-exchange-se-holdout.txt [--table NAME=VALUE ...] [--out F.ndjson]
+
+    ``--table`` sets a field of ``se_like.Table`` (base ratings, how lengths are counted, which searches run).
+    ``--out`` writes one JSON line per puzzle: set, SE rating, score, SE-like rating, its steps' ratings and
+    techniques, and both CPU times.
+    """
+    from bench.se_like import Table, se_like
+
+    parser = options(se_like_main.__doc__)
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=RATED", help="a rated set")
+    parser.add_argument("--table", action="append", default=[], metavar="NAME=VALUE", help="a field of Table")
+    parser.add_argument("--limit", type=int, default=0, help="at most this many puzzles a set")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    fields = {f.name: f.type for f in dataclasses.fields(Table)}
+    overrides: dict[str, Any] = {}
+    for item in args.table:
+        name, value = item.split("=", 1)
+        kind = fields[name]
+        overrides[name] = (
+            value in ("1", "true", "yes") if kind == "bool" else int(value) if kind == "int" else float(value)
+        )
+    table = Table(**overrides)
+    print(f"table: {table}")
+    out = args.out.open("w") if args.out else None
+    for item in args.set:
+        name, path = item.split("=", 1)
+        rows = [(p, r) for p, r in read(Path(path)) if r is not None]
+        rows = rows[: args.limit] if args.limit else rows
+        se, scores, likes, grade_ms, like_ms = [], [], [], [], []
+        for puzzle, rating in rows:
+            start = time.process_time()
+            g = grade(puzzle)
+            middle = time.process_time()
+            like, steps = se_like(puzzle, table)
+            end = time.process_time()
+            se.append(float(rating or 0))
+            scores.append(float(g.score or 0))
+            likes.append(like)
+            grade_ms.append(1000 * (middle - start))
+            like_ms.append(1000 * (end - middle))
+            if out:
+                line = {"set": name, "puzzle": puzzle, "se": rating, "score": g.score, "like": like, "steps": steps}
+                out.write(json.dumps({**line, "grade_ms": grade_ms[-1], "like_ms": like_ms[-1]}) + "\n")
+        five, cuts = best_bands([Banding.of(likes, se)], 5)
+        print(
+            f"{name}: {len(se)} rated; Spearman ~ SE: SE-like {spearman(likes, se):.3f}, score "
+            f"{spearman(scores, se):.3f}; 5 bands of SE-like {five:.3f} (cuts {cuts_text(cuts)})"
+        )
+        both = [g + s for g, s in zip(grade_ms, like_ms, strict=True)]
+        print(
+            f"  CPU ms per puzzle, median / p95: grader {statistics.median(grade_ms):.1f} / {pct(grade_ms, 0.95):.0f}, "
+            f"second solve {statistics.median(like_ms):.1f} / {pct(like_ms, 0.95):.0f}, both "
+            f"{statistics.median(both):.1f} / {pct(both, 0.95):.0f}",
+            flush=True,
+        )
+    if out:
+        out.close()
