@@ -713,9 +713,13 @@ def se_like_main() -> None:
                 line = {"set": name, "puzzle": puzzle, "se": rating, "score": g.score, "like": like, "steps": steps}
                 out.write(json.dumps({**line, "grade_ms": grade_ms[-1], "like_ms": like_ms[-1]}) + "\n")
         five, cuts = best_bands([Banding.of(likes, se)], 5)
+        # The grader's score orders the puzzles that share an SE-like rating (it stays under 0.1 of rating).
+        tied = [like + score / 1e6 for like, score in zip(likes, scores, strict=True)]
+        five_tied, cuts_tied = best_bands([Banding.of(tied, se)], 5)
         print(
             f"{name}: {len(se)} rated; Spearman ~ SE: SE-like {spearman(likes, se):.3f}, score "
-            f"{spearman(scores, se):.3f}; 5 bands of SE-like {five:.3f} (cuts {cuts_text(cuts)})"
+            f"{spearman(scores, se):.3f}; 5 bands of SE-like {five:.3f} (cuts {cuts_text(cuts)}); SE-like with "
+            f"ties ordered by score {spearman(tied, se):.3f}, its 5 bands {five_tied:.3f} (cuts {cuts_text(cuts_tied)})"
         )
         both = [g + s for g, s in zip(grade_ms, like_ms, strict=True)]
         print(

@@ -17,28 +17,42 @@ from collections.abc import Callable
 
 from sudokupool.sudoku.candidates import BIT, DIGITS_OF, POPCOUNT, Candidates
 from sudokupool.sudoku.grid import HOUSES, PEER_MASK
-from sudokupool.sudoku.techniques import aic, fish, forcing, intersections, memo, subsets, uniqueness, wings
+from sudokupool.sudoku.techniques import (
+    aic,
+    als,
+    fish,
+    forcing,
+    intersections,
+    memo,
+    single_digit,
+    subsets,
+    uniqueness,
+    wings,
+)
 from sudokupool.sudoku.techniques.singles import full_house, hidden_single, naked_single
 from sudokupool.sudoku.techniques.step import Step, length_steps
 
 
 @dataclasses.dataclass(frozen=True)
 class Table:
-    """SE's base ratings of the chaining techniques, and how a chain's length is counted."""
+    """SE's base ratings of the chaining techniques, how a chain's length is counted, and which extra searches
+    run. The defaults are the table chosen on the sample and held-out sets (the best lowest of their two
+    Spearman figures with ties ordered by score); SE's own bases for X-, Y- and XY-chains would be 6.5-6.6, 6.6-6.7
+    and 7.0, with the chain's targets counted (``chain_extra`` 2), and no Turbot Fish."""
 
     x_cycle: float = 6.5
     x_chain: float = 6.5
     y_cycle: float = 6.6
     y_chain: float = 6.6
-    xy_cycle: float = 7.0
-    xy_chain: float = 7.0
+    xy_cycle: float = 6.6
+    xy_chain: float = 6.6
     forcing_chain: float = 7.0  # a contradiction, or a verity of two branches (SE's binary chains)
     nishio: float = 7.5
     multiple: float = 8.0  # a verity of three or more branches (SE's cell and region forcing chains)
     dynamic: float = 8.5  # forcing nets (SE's dynamic forcing chains)
     dynamic_plus: float = 9.0  # nets following locked candidates
     nested: float = 9.5
-    chain_extra: int = 2  # SE counts a forcing chain's target at both ends
+    chain_extra: int = 0  # nodes counted besides the chain's own (SE's targets at both ends would be 2)
     net_nodes_per_cell: float = 2.0  # a net's nodes per cell it names
     nishio_nodes_per_placement: float = 2.0
     use_nishio: bool = True
@@ -49,6 +63,11 @@ class Table:
     finned_2: float = 0.0
     finned_3: float = 0.0
     finned_4: float = 0.0
+    # Skyscraper, 2-String Kite, Turbot Fish and Empty Rectangle (Sukaku Explainer's "Turbot Fish"); 0: out
+    turbot: float = 4.3
+    # ALS-XZ as Sukaku Explainer's WXYZ-, VWXYZ-... Wings: ALS_BASE + ALS_PER_CELL for each cell past 4; 0: out
+    als_base: float = 0.0
+    als_per_cell: float = 0.2
     split_contradictions: bool = True  # a chain's empty cell or house rates as multiple forcing chains
 
     def length(self, nodes: float) -> float:
@@ -86,6 +105,9 @@ FINNED = (
     fish.finned_jellyfish,
     fish.sashimi_jellyfish,
 )
+
+
+TURBOT = (single_digit.skyscraper, single_digit.two_string_kite, single_digit.turbot_fish, single_digit.empty_rectangle)
 
 
 def _successors(g: aic._Graph, kind: str) -> list[list[int]]:
@@ -159,7 +181,8 @@ def shortest_chain(cg: Candidates, kind: str) -> tuple[int, bool, Step] | None:
     if best is None:
         return None
     depth, loop, placements, elim = best
-    return depth, loop, Step(f"{kind} chain", placements=placements, eliminations=elim)
+    # ``cells`` holds only the node count, for the dump.
+    return depth, loop, Step(f"{kind} chain", placements=placements, eliminations=elim, cells=[-1] * depth)
 
 
 def aligned_exclusion(cg: Candidates, size: int) -> Step | None:
@@ -207,7 +230,7 @@ def nishio(cg: Candidates) -> tuple[int, Step] | None:
         for start in cg.digit_cells(d):
             contradiction, count = _nishio_run(cg, d, start)
             if contradiction and (best is None or count < best[0]):
-                best = (count, Step("Nishio", eliminations=[(start, d)]))
+                best = (count, Step("Nishio", eliminations=[(start, d)], cells=[-1] * count))
     return best
 
 
@@ -337,25 +360,28 @@ def chain_step(cg: Candidates, table: Table) -> tuple[float, Step]:
     return best
 
 
-def se_like(puzzle: str, table: Table) -> tuple[float, list[tuple[float, str]]]:
-    """The puzzle's SE-like rating and its steps' (rating, technique)."""
+def se_like(puzzle: str, table: Table) -> tuple[float, list[tuple[float, str, int]]]:
+    """The puzzle's SE-like rating and its steps' (rating, technique, size): a chain's nodes, a Nishio's
+    placements, the cells any other step names."""
     memo.forget()
     cg = Candidates.from_puzzle(puzzle)
-    steps: list[tuple[float, str]] = []
+    finned = (table.finned_2, table.finned_2, table.finned_3, table.finned_3, table.finned_4, table.finned_4)
+    extra = [*zip(finned, FINNED, strict=True), *((table.turbot, finder) for finder in TURBOT)]
+    # Lowest rating first; the sort keeps the order of equal ratings.
+    if table.als_base:
+        extra.append((table.als_base, als.als_xz))
+    ordered = sorted([*BASIC, *((r, f) for r, f in extra if r)], key=lambda pair: pair[0])
+    ordered = [(1.0, full_house), (1.5, hidden_single), (2.3, naked_single), *ordered]
+    steps: list[tuple[float, str, int]] = []
     while cg.values.count(0):
         rated: tuple[float, Step] | None = None
-        for rating, finder in ((1.0, full_house), (1.5, hidden_single), (2.3, naked_single), *BASIC):
+        for rating, finder in ordered:
             step = finder(cg)
             if step is not None:
+                if step.technique == "Almost Locked Set XZ-Rule":
+                    rating += table.als_per_cell * max(0, len(step.cells) - 4)
                 rated = (rating, step)
                 break
-        if rated is None:
-            ratings = (table.finned_2, table.finned_2, table.finned_3, table.finned_3, table.finned_4, table.finned_4)
-            for rating, finder in sorted(zip(ratings, FINNED, strict=True), key=lambda pair: pair[0]):
-                step = finder(cg) if rating else None
-                if step is not None:
-                    rated = (rating, step)
-                    break
         if rated is None:
             rated = chain_step(cg, table)
         rating, step = rated
@@ -363,8 +389,8 @@ def se_like(puzzle: str, table: Table) -> tuple[float, list[tuple[float, str]]]:
             cg.place(cell, digit)
         for cell, digit in step.eliminations:
             cg.eliminate(cell, digit)
-        steps.append((rating, step.technique))
-    return max((r for r, _ in steps), default=0.0), steps
+        steps.append((rating, step.technique, len(step.cells)))
+    return max((r for r, _, _ in steps), default=0.0), steps
 
 
 __all__ = ["Table", "se_like"]
