@@ -681,6 +681,8 @@ def se_like_main() -> None:
     parser.add_argument("--table", action="append", default=[], metavar="NAME=VALUE", help="a field of Table")
     parser.add_argument("--limit", type=int, default=0, help="at most this many puzzles a set")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--pool", type=Path, help="a pool export: the best stars from levels and the SE-like rating")
+    parser.add_argument("--held-out", action="append", default=[], metavar="NAME", help="a set the star search ignores")
     args = parser.parse_args()
     fields = {f.name: f.type for f in dataclasses.fields(Table)}
     overrides: dict[str, Any] = {}
@@ -693,11 +695,12 @@ def se_like_main() -> None:
     table = Table(**overrides)
     print(f"table: {table}")
     out = args.out.open("w") if args.out else None
+    rated: dict[str, tuple[list[int], list[float], list[float]]] = {}
     for item in args.set:
         name, path = item.split("=", 1)
         rows = [(p, r) for p, r in read(Path(path)) if r is not None]
         rows = rows[: args.limit] if args.limit else rows
-        se, scores, likes, grade_ms, like_ms = [], [], [], [], []
+        se, scores, likes, grade_ms, like_ms, levels = [], [], [], [], [], []
         for puzzle, rating in rows:
             start = time.process_time()
             g = grade(puzzle)
@@ -707,6 +710,7 @@ def se_like_main() -> None:
             se.append(float(rating or 0))
             scores.append(float(g.score or 0))
             likes.append(like)
+            levels.append(g.difficulty_level or 0)
             grade_ms.append(1000 * (middle - start))
             like_ms.append(1000 * (end - middle))
             if out:
@@ -728,5 +732,66 @@ def se_like_main() -> None:
             f"{statistics.median(both):.1f} / {pct(both, 0.95):.0f}",
             flush=True,
         )
+        rated[name] = (levels, likes, se)
     if out:
         out.close()
+    if args.pool:
+        stars_from_levels(args.pool, table, rated, set(args.held_out))
+
+
+def stars_from_levels(
+    pool: Path, table: Any, rated: dict[str, tuple[list[int], list[float], list[float]]], held_out: set[str]
+) -> None:
+    """The best stars that keep HoDoKu's levels and use the SE-like rating within them: Easy 1, Medium 2 (those
+    two are not searched), Hard 3 or 4 and Expert 4 or 5 by one cut of the SE-like rating each; under both of the
+    scale's rules (each cut inside its level's window in the pool: at most 80 % of the level on either side; no
+    star value over 60 % of a set's SE 6+ puzzles), under each alone; chosen for the best lowest Spearman of the
+    sets not held out."""
+    from bench.se_like import se_like
+
+    with gzip.open(pool, "rt") as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    by_level: dict[int, list[float]] = {3: [], 4: []}
+    for record in records:
+        if record["difficulty_level"] in by_level:
+            by_level[record["difficulty_level"]].append(se_like(record["puzzle"], table)[0])
+    candidates = sorted({x for v in by_level.values() for x in v} | {x for _, ls, _ in rated.values() for x in ls})
+    hard, expert = (window(by_level[level], candidates) for level in (3, 4))  # type: ignore[arg-type]
+    print(f"pool: Hard {len(by_level[3])}, Expert {len(by_level[4])}; windows: Hard {hard}, Expert {expert}")
+
+    def stars(level: int, like: float, a: float, b: float) -> int:
+        return {1: 1, 2: 2, 3: 3 + (like >= a), 4: 4 + (like >= b)}[level]
+
+    for level, name in ((3, "Hard"), (4, "Expert")):
+        counts = Counter(round(x, 1) for x in by_level[level])
+        print(f"pool {name} by SE-like rating: {dict(sorted(counts.items()))}")
+    for label, hard_cuts, expert_cuts, sixty in (
+        ("both rules", hard, expert, True),
+        ("the 80 % windows only", hard, expert, False),
+        ("the 60 % rule only (Expert cut anywhere)", hard, candidates, True),
+    ):
+        best: tuple[float, float, float] | None = None
+        for a in hard_cuts:
+            for b in expert_cuts:
+                ok, figures = True, []
+                for name, (levels, likes, se) in rated.items():
+                    values = [stars(lv, x, a, b) for lv, x in zip(levels, likes, strict=True)]
+                    high = [v for v, r in zip(values, se, strict=True) if r >= 6]
+                    if name not in held_out:
+                        ok = ok and (not sixty or max(Counter(high).values()) <= 0.6 * len(high))
+                        figures.append(spearman([float(v) for v in values], se))
+                if ok and figures and (best is None or min(figures) > best[0]):
+                    best = (min(figures), a, b)
+        if best is None:
+            print(f"{label}: no stars keep them")
+            continue
+        _, a, b = best
+        expert_share = sum(x >= b for x in by_level[4]) / len(by_level[4])
+        print(f"{label}: Hard cut {a:g}, Expert cut {b:g} (pool Expert at 5 stars {expert_share:.0%})")
+        for name, (levels, likes, se) in rated.items():
+            values = [stars(lv, x, a, b) for lv, x in zip(levels, likes, strict=True)]
+            high = [v for v, r in zip(values, se, strict=True) if r >= 6]
+            print(
+                f"  {name}{' (held out)' if name in held_out else ''}: Spearman "
+                f"{spearman([float(v) for v in values], se):.3f}; SE >= 6: {shares(high)}"
+            )
