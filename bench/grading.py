@@ -742,11 +742,12 @@ def se_like_main() -> None:
 def stars_from_levels(
     pool: Path, table: Any, rated: dict[str, tuple[list[int], list[float], list[float]]], held_out: set[str]
 ) -> None:
-    """The best stars that keep HoDoKu's levels and use the SE-like rating within them: Easy 1, Medium 2 (those
-    two are not searched), Hard 3 or 4 and Expert 4 or 5 by one cut of the SE-like rating each; under both of the
-    scale's rules (each cut inside its level's window in the pool: at most 80 % of the level on either side; no
-    star value over 60 % of a set's SE 6+ puzzles), under each alone; chosen for the best lowest Spearman of the
-    sets not held out."""
+    """The best stars that keep HoDoKu's levels and rank within Hard and Expert by the SE-like rating (or, as the
+    oracle, by the SE rating itself, which only the rated sets have): Easy 1 and Medium 2 (not searched; the rated
+    sets are Hard and Expert), then either Hard 3-4 and Expert 4-5 (one cut each: every level over two values, as
+    the rules ask) or Hard 2-3 and Expert 3-5 (two cuts in Expert, which leaves Easy one value). A cut must keep
+    each value within 80 % of its level in the pool (``pool`` windows; not for the oracle) and each value within
+    60 % of a set's SE 6+ puzzles; the scale kept has the best lowest Spearman of the sets not held out."""
     from bench.se_like import se_like
 
     with gzip.open(pool, "rt") as f:
@@ -755,43 +756,53 @@ def stars_from_levels(
     for record in records:
         if record["difficulty_level"] in by_level:
             by_level[record["difficulty_level"]].append(se_like(record["puzzle"], table)[0])
-    candidates = sorted({x for v in by_level.values() for x in v} | {x for _, ls, _ in rated.values() for x in ls})
-    hard, expert = (window(by_level[level], candidates) for level in (3, 4))  # type: ignore[arg-type]
-    print(f"pool: Hard {len(by_level[3])}, Expert {len(by_level[4])}; windows: Hard {hard}, Expert {expert}")
-
-    def stars(level: int, like: float, a: float, b: float) -> int:
-        return {1: 1, 2: 2, 3: 3 + (like >= a), 4: 4 + (like >= b)}[level]
-
     for level, name in ((3, "Hard"), (4, "Expert")):
         counts = Counter(round(x, 1) for x in by_level[level])
         print(f"pool {name} by SE-like rating: {dict(sorted(counts.items()))}")
-    for label, hard_cuts, expert_cuts, sixty in (
-        ("both rules", hard, expert, True),
-        ("the 80 % windows only", hard, expert, False),
-        ("the 60 % rule only (Expert cut anywhere)", hard, candidates, True),
-    ):
-        best: tuple[float, float, float] | None = None
-        for a in hard_cuts:
-            for b in expert_cuts:
+
+    def within(values: list[float], cuts: tuple[float, ...], most: float) -> bool:
+        edges = [-math.inf, *cuts, math.inf]
+        counts = [sum(lo <= v < hi for v in values) for lo, hi in itertools.pairwise(edges)]
+        return all(0 < c <= most * len(values) for c in counts)
+
+    for key_name, key in (("SE-like", 1), ("SE itself (oracle, no pool windows)", 2)):
+        for shape in ("Hard 3-4, Expert 4-5", "Hard 2-3, Expert 3-5"):
+            three = shape.endswith("3-5")
+            keys = sorted({round(x, 1) for sets in rated.values() for x in sets[key]})
+
+            def stars(level: int, x: float, cuts: tuple[float, ...], three: bool = three) -> int:
+                if level == 3:
+                    return 2 + (not three) + (x >= cuts[0])
+                if level == 4:
+                    return 3 + (not three) + sum(x >= c for c in cuts[1:])
+                return level
+
+            best: tuple[float, tuple[float, ...]] | None = None
+            upper = [k for k in keys if k >= 5]  # the Expert cuts: the rated sets are SE 5 and up
+            for cuts in itertools.product(keys, itertools.combinations(upper, 2 if three else 1)):
+                flat = (cuts[0], *cuts[1])  # type: ignore[misc]
+                if key == 1 and not (within(by_level[3], flat[:1], 0.8) and within(by_level[4], flat[1:], 0.8)):
+                    continue
                 ok, figures = True, []
-                for name, (levels, likes, se) in rated.items():
-                    values = [stars(lv, x, a, b) for lv, x in zip(levels, likes, strict=True)]
-                    high = [v for v, r in zip(values, se, strict=True) if r >= 6]
-                    if name not in held_out:
-                        ok = ok and (not sixty or max(Counter(high).values()) <= 0.6 * len(high))
-                        figures.append(spearman([float(v) for v in values], se))
+                for name, sets in rated.items():
+                    if name in held_out or not ok:
+                        continue
+                    values = [stars(lv, x, flat) for lv, x in zip(sets[0], sets[key], strict=True)]
+                    high = Counter(v for v, r in zip(values, sets[2], strict=True) if r >= 6)
+                    ok = max(high.values()) <= 0.6 * sum(high.values())
+                    figures.append(spearman([float(v) for v in values], sets[2]))
                 if ok and figures and (best is None or min(figures) > best[0]):
-                    best = (min(figures), a, b)
-        if best is None:
-            print(f"{label}: no stars keep them")
-            continue
-        _, a, b = best
-        expert_share = sum(x >= b for x in by_level[4]) / len(by_level[4])
-        print(f"{label}: Hard cut {a:g}, Expert cut {b:g} (pool Expert at 5 stars {expert_share:.0%})")
-        for name, (levels, likes, se) in rated.items():
-            values = [stars(lv, x, a, b) for lv, x in zip(levels, likes, strict=True)]
-            high = [v for v, r in zip(values, se, strict=True) if r >= 6]
-            print(
-                f"  {name}{' (held out)' if name in held_out else ''}: Spearman "
-                f"{spearman([float(v) for v in values], se):.3f}; SE >= 6: {shares(high)}"
-            )
+                    best = (min(figures), flat)
+            if best is None:
+                print(f"{key_name}, {shape}: no scale keeps the rules")
+                continue
+            flat = best[1]
+            each = []
+            for name, sets in rated.items():
+                values = [stars(lv, x, flat) for lv, x in zip(sets[0], sets[key], strict=True)]
+                high = [v for v, r in zip(values, sets[2], strict=True) if r >= 6]
+                each.append(
+                    f"{name}{' (held out)' if name in held_out else ''} "
+                    f"{spearman([float(v) for v in values], sets[2]):.3f} (SE 6+: {shares(high)})"
+                )
+            print(f"{key_name}, {shape}, cuts {cuts_text(flat)}: " + "; ".join(each))
