@@ -391,7 +391,8 @@ def se_like(puzzle: str, table: Table) -> tuple[float, list[tuple[float, str, in
             cg.place(cell, digit)
         for cell, digit in step.eliminations:
             cg.eliminate(cell, digit)
-        steps.append((rating, step.technique, len(step.cells)))
+        # SE's ratings have one decimal; rounding keeps base plus length from differing by float noise.
+        steps.append((round(rating, 1), step.technique, len(step.cells)))
     return max((r for r, _, _ in steps), default=0.0), steps
 
 
