@@ -28,12 +28,9 @@ def _libc() -> ctypes.CDLL | None:
         return None
 
 
-def _find_malloc_trim() -> Callable[[int], int] | None:
-    trim: Callable[[int], int] | None = getattr(_libc(), "malloc_trim", None)  # glibc only (not musl)
-    return trim
-
-
-_MALLOC_TRIM = _find_malloc_trim()
+_LIBC = _libc()
+_MALLOC_TRIM: Callable[[int], int] | None = getattr(_LIBC, "malloc_trim", None)  # glibc only (not musl)
+_MALLOPT: Callable[[int, int], int] | None = getattr(_LIBC, "mallopt", None)
 #: ``mallopt``'s parameter for the most heaps (arenas) glibc makes (its malloc.h).
 M_ARENA_MAX = -8
 
@@ -45,8 +42,7 @@ def one_heap() -> bool:
     (glibc's own setting, read at a process's start) for that. The service's threads allocate while they hold
     the GIL, so they hardly ever wait for the one heap's lock: measured on the 1M pool, a pack's load took 0.745 s
     of CPU against 0.700 s, and each served worker kept 1.8 MB less."""
-    mallopt: Callable[[int, int], int] | None = getattr(_libc(), "mallopt", None)
-    return mallopt is not None and bool(mallopt(M_ARENA_MAX, 1))
+    return _MALLOPT is not None and bool(_MALLOPT(M_ARENA_MAX, 1))
 
 
 def release_free_memory() -> bool:

@@ -270,6 +270,14 @@ async def test_the_cache_dir_keeps_only_the_newest_packs(tmp_path: Path, records
     assert sorted(p.name for p in cache.iterdir()) == sorted([*kept, *beside, "notes.txt"])
 
 
+async def packed_source(tmp_path: Path, records: list[dict[str, Any]]) -> tuple[Path, Path]:
+    """A directory of exports holding ``records`` with its pack, and a cache directory for its copies."""
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    await packed(exports, records)
+    return exports, tmp_path / "cache"
+
+
 def count_validations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The record counts of the packs validated from now on (``validate.validate``, as the pool calls it)."""
     counted: list[int] = []
@@ -286,9 +294,7 @@ def count_validations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 async def test_a_copy_checked_once_is_not_checked_again_while_it_is_the_same_file(
     tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    exports, cache = tmp_path / "exports", tmp_path / "cache"
-    exports.mkdir()
-    await packed(exports, records)
+    exports, cache = await packed_source(tmp_path, records)
     validated = count_validations(monkeypatch)
     first, _ = await load(exports, cache_dir=cache)
     assert validated == [len(records)]
@@ -311,9 +317,7 @@ async def test_a_checked_copy_written_since_is_checked_again(
     tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     # The record of a check is of one file: a write in place sets its change time, which nobody can set back.
-    exports, cache = tmp_path / "exports", tmp_path / "cache"
-    exports.mkdir()
-    await packed(exports, records)
+    exports, cache = await packed_source(tmp_path, records)
     first, _ = await load(exports, cache_dir=cache)
     assert first.verify() is None
     first.record_verified()
@@ -355,9 +359,7 @@ async def test_a_record_of_checks_is_believed_only_as_written_in_a_directory_of_
     monkeypatch: pytest.MonkeyPatch,
     change: Callable[[Path], object],
 ) -> None:
-    exports, cache = tmp_path / "exports", tmp_path / "cache"
-    exports.mkdir()
-    await packed(exports, records)
+    exports, cache = await packed_source(tmp_path, records)
     await load(exports, cache_dir=cache)
     change(cache / f".{pack_key(EXPORT)}.checked")
     validated = count_validations(monkeypatch)
@@ -369,9 +371,7 @@ async def test_a_record_of_checks_is_believed_only_as_written_in_a_directory_of_
 async def test_a_limit_on_records_other_than_the_checks_recorded_checks_again(
     tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    exports, cache = tmp_path / "exports", tmp_path / "cache"
-    exports.mkdir()
-    await packed(exports, records)
+    exports, cache = await packed_source(tmp_path, records)
     await load(exports, cache_dir=cache)
     validated = count_validations(monkeypatch)
     await load(exports, cache_dir=cache, limits=LoadLimits(max_record_bytes=Settings.max_record_bytes // 2))
@@ -381,9 +381,7 @@ async def test_a_limit_on_records_other_than_the_checks_recorded_checks_again(
 async def test_the_service_records_that_every_body_was_checked_for_its_next_start(
     tmp_path: Path, records: list[dict[str, Any]]
 ) -> None:
-    exports, cache = tmp_path / "exports", tmp_path / "cache"
-    exports.mkdir()
-    await packed(exports, records)
+    exports, cache = await packed_source(tmp_path, records)
     settings = Settings(exports=str(exports), cache_dir=str(cache), sync_interval=0)
     record = cache / f".{pack_key(EXPORT)}.checked"
     app = create_app(settings)

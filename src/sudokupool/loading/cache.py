@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import functools
 import hashlib
 import logging
 import os
@@ -23,7 +24,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Final
+from typing import IO
 
 import orjson
 
@@ -173,9 +174,11 @@ def prune(directory: Path, loaded: str, keep: int = KEEP) -> None:
                 logger.info("removed %s from the cache directory (it keeps the newest %d packs)", name, keep)
 
 
-#: What the structural check of a pack is: the source of the module that makes it, so that a record of a
-#: check made by another version of the service is not taken for one of this version's.
-_CHECKS: Final = hashlib.sha256(Path(validate.__file__).read_bytes()).hexdigest()[:16]
+@functools.cache
+def _checks() -> str:
+    """What the structural check of a pack is: a digest of the module that makes it, so that a record of a
+    check made by another version of the service is not taken for one of this version's."""
+    return hashlib.sha256(Path(validate.__file__).read_bytes()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -208,7 +211,7 @@ class Copy:
     def _fields(self) -> dict[str, object]:
         st = self.stat
         file = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-        return {"file": file, "checks": _CHECKS, "max_record_bytes": self.max_record_bytes}
+        return {"file": file, "checks": _checks(), "max_record_bytes": self.max_record_bytes}
 
     def _trusted(self) -> bool:
         directory = os.stat(self.path.parent)

@@ -172,8 +172,12 @@ class Pool:
         pool = cls(data, header, info, probes=checked.probes)
         pool.copy = copy
         if checked.bodies:
-            pool._verified[:] = b"\xff" * len(pool._verified)
+            pool._all_checked()
         return pool
+
+    def _all_checked(self) -> None:
+        """Mark every body as inflated and found to be its record."""
+        self._verified[:] = b"\xff" * len(self._verified)
 
     @property
     def all_verified(self) -> bool:
@@ -405,5 +409,5 @@ class PoolBuilder(pack.PackWriter):
         info = PoolInfo(source, export_key, export_size, self.loaded_at, parsed=True, exported=self.exported)
         pool = Pool(data, header, info, probes=probes)
         # Bodies this process just made from validated records: none needs inflating before it is sent.
-        pool._verified[:] = b"\xff" * len(pool._verified)
+        pool._all_checked()
         return pool
