@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import settings
 
 from sudokupool.app import create_app
 from sudokupool.config import Settings
@@ -17,6 +18,11 @@ from sudokupool.loading.pool import Pool
 from tests.factories import EXPORT_NAME, build_pool, make_records, write_export
 
 pytest_plugins = ["tests.seaweed", "tests.valkey"]
+
+# No deadline for property tests: a deadline is a timing assertion, and a loaded machine misses it (timing goals
+# belong in bench/). Each test's own ``@settings`` starts from this profile.
+settings.register_profile("sudokupool", deadline=None)
+settings.load_profile("sudokupool")
 
 #: Fixtures that start a real server: valkey, a valkey cluster, SeaweedFS, the service the browser drives.
 #: A test that uses one, directly or through another fixture, is marked ``slow`` (tests that start the
