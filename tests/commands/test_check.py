@@ -100,3 +100,33 @@ def test_a_bad_bound_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
 def test_a_missing_file_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", str(tmp_path / "nope.ndjson")]) == 1
     assert "no such file" in capsys.readouterr().err
+
+
+def test_a_record_past_the_time_limit_is_a_timed_out_line(
+    tmp_path: Path, records: list[dict[str, Any]], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sudokupool.sudoku import solver
+
+    real = solver.solutions
+
+    def slow_for_the_third(grid: str, limit: int = 2, *, deadline: float | None = None) -> tuple[int, str | None]:
+        # What a search that runs out of time does: the third record's never settles.
+        if grid == records[2]["puzzle"]:
+            raise solver.TimeLimitExceeded
+        return real(grid, limit, deadline=deadline)
+
+    monkeypatch.setattr(solver, "solutions", slow_for_the_third)
+    path = write_export(tmp_path / "pool-20260101T000000Z.ndjson", records[:4])
+    assert main(["check", str(path), "--time-per-puzzle", "2.5", "--max-bad-lines", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert "line 3: timed-out: uniqueness not settled within the time limit of 2.5 s\n" in out
+    assert "loaded 3 puzzles, skipped 1" in out
+    assert err == ""
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "inf", "nan"])
+def test_a_time_limit_must_be_positive_seconds(tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str) -> None:
+    assert main(["check", str(tmp_path / "x.ndjson"), "--time-per-puzzle", value]) == 2
+    assert capsys.readouterr().err.startswith(
+        "sudokupool check: --time-per-puzzle must be a positive number of seconds"
+    )

@@ -16,12 +16,14 @@ import argparse
 import asyncio
 import os
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from sudokupool.commands.time_per_puzzle import add_time_limit_option, time_limit_problem
 from sudokupool.config import BadLineLimit, Settings, SettingsError
 from sudokupool.loading.export import LineError, Record
 from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, export_time, parse_export
@@ -43,6 +45,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--fast", action="store_true", help="only the checks the service makes when it loads: no replay, no uniqueness"
     )
     add_bad_lines_option(parser)
+    add_time_limit_option(parser, "checking")
     parser.set_defaults(func=run)
 
 
@@ -67,13 +70,14 @@ def limits_from(args: argparse.Namespace) -> LoadLimits:
     return LoadLimits(limits.max_record_bytes, limits.max_export_bytes, bound)
 
 
-def verifier(*, canonical: bool, replay: bool = True) -> Any:
+def verifier(*, canonical: bool, replay: bool = True, time_limit: float | None = None) -> Any:
     """The extra per-record checks of ``check``: one solution and a sound solve path (``replay``), and
-    optionally the ids."""
+    optionally the ids; a record whose checks take more than ``time_limit`` seconds is a bad line
+    (``timed-out``)."""
     from sudokupool.sudoku.canonical import canonical_form
     from sudokupool.sudoku.ids import canonical_id, puzzle_id
     from sudokupool.sudoku.replay import replay as replayed
-    from sudokupool.sudoku.solver import count_solutions
+    from sudokupool.sudoku.solver import TimeLimitExceeded, solutions
     from sudokupool.sudoku.symmetry import symmetry_class
 
     seen: set[str] = set()
@@ -84,7 +88,12 @@ def verifier(*, canonical: bool, replay: bool = True) -> Any:
             raise LineError("duplicate-id", f"{record.canonical_id} appeared before")
         seen.add(record.canonical_id)
         puzzle, solution = record.puzzle, record.solution
-        if replay and count_solutions(puzzle, 2) != 1:
+        deadline = None if time_limit is None else time.monotonic() + time_limit
+        try:
+            count = solutions(puzzle, 2, deadline=deadline)[0] if replay else 1
+        except TimeLimitExceeded:
+            raise LineError("timed-out", f"uniqueness not settled within the time limit of {time_limit:g} s") from None
+        if count != 1:
             raise LineError("not-unique", "the puzzle has more than one solution")
         if replay and record.solve_path is not None:
             errors = replayed(puzzle, solution, msgspec.to_builtins(record.solve_path))
@@ -112,11 +121,15 @@ async def check_file(
     limits: LoadLimits | None = None,
     keep: Path | None = None,
     fast: bool = False,
+    time_limit: float | None = None,
 ) -> LoadReport:
     """Validate ``path`` within ``limits``; raise :class:`LoadError` when the service would refuse it.
     With ``keep``, the pack of the records checked is written there (``publish`` uploads it). ``fast``:
-    the service's checks only (no replay, no uniqueness)."""
-    report, _ = await check_export(path, canonical=canonical, limits=limits, pack=False, keep=keep, fast=fast)
+    the service's checks only (no replay, no uniqueness). ``time_limit``: the seconds a record's checks may
+    take."""
+    report, _ = await check_export(
+        path, canonical=canonical, limits=limits, pack=False, keep=keep, fast=fast, time_limit=time_limit
+    )
     return report
 
 
@@ -136,6 +149,7 @@ async def check_export(
     pack: bool = True,
     keep: Path | None = None,
     fast: bool = False,
+    time_limit: float | None = None,
 ) -> tuple[LoadReport, PackCheck | None]:
     """:func:`check_file`, and with ``pack`` the export's pack if it has one: the report, and the pack's
     check (None when there is no pack)."""
@@ -154,7 +168,7 @@ async def check_export(
     export = listing.latest
     if export is None:
         raise LoadError(f"{path}: not an export")
-    verify = None if fast and not canonical else verifier(canonical=canonical, replay=not fast)
+    verify = None if fast and not canonical else verifier(canonical=canonical, replay=not fast, time_limit=time_limit)
     _, report = await parse_export(store, export, log_lines=False, verify=verify, limits=limits, keep=keep)
     if not pack or export.pack is None:
         return report, None
@@ -256,8 +270,16 @@ def run(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"sudokupool check: {exc}", file=sys.stderr)
         return 2
+    problem = time_limit_problem(args.time_per_puzzle)
+    if problem is not None:
+        print(f"sudokupool check: {problem}", file=sys.stderr)
+        return 2
     try:
-        report, pack = asyncio.run(check_export(args.file, canonical=args.canonical, limits=limits, fast=args.fast))
+        report, pack = asyncio.run(
+            check_export(
+                args.file, canonical=args.canonical, limits=limits, fast=args.fast, time_limit=args.time_per_puzzle
+            )
+        )
     except LoadError as exc:
         if exc.report is not None:
             print_problems(exc.report)
