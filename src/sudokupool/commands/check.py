@@ -1,8 +1,9 @@
 """``sudokupool check FILE``: validate an export exactly as the service loads it, and more.
 
 Beyond the loader's checks it replays every solve path and confirms each puzzle has one solution;
-``--canonical`` also recomputes canonical forms, share codes and symmetry. ``--fast`` makes only the
-loader's checks (what a service refuses), about a twentieth of the CPU: ``publish`` checks this way.
+``--canonical`` also recomputes canonical forms, share codes and symmetry. ``--fast`` makes the loader's
+checks (what a service refuses) and the cheap checks of the ids against the grid, about a twentieth of the
+CPU: ``publish`` checks this way.
 The service's bounds apply (``SUDOKUPOOL_MAX_BAD_LINES``, ``SUDOKUPOOL_MAX_RECORD_BYTES``,
 ``SUDOKUPOOL_MAX_EXPORT_BYTES``): exit 1, with one line saying why, when the service would refuse the
 export; bad lines within the bound are listed.
@@ -42,7 +43,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--canonical", action="store_true", help="also recompute canonical forms, ids and symmetry (slower)"
     )
     parser.add_argument(
-        "--fast", action="store_true", help="only the checks the service makes when it loads: no replay, no uniqueness"
+        "--fast",
+        action="store_true",
+        help="the checks the service makes when it loads, and the cheap ones of the ids: no replay, no uniqueness",
     )
     add_bad_lines_option(parser)
     add_time_limit_option(parser, "checking")
@@ -71,10 +74,10 @@ def limits_from(args: argparse.Namespace) -> LoadLimits:
 
 
 def verifier(*, canonical: bool, replay: bool = True, time_limit: float | None = None) -> Any:
-    """The extra per-record checks of ``check``: one solution and a sound solve path (``replay``), and
-    optionally the ids; a record whose checks take more than ``time_limit`` seconds is a bad line
-    (``timed-out``)."""
-    from sudokupool.sudoku.canonical import canonical_form
+    """The extra per-record checks of ``check``: the ids against the grid as far as that is cheap (always),
+    one solution and a sound solve path (``replay``), and with ``canonical`` the ids worked out in full; a
+    record whose checks take more than ``time_limit`` seconds is a bad line (``timed-out``)."""
+    from sudokupool.sudoku.canonical import canonical_form, invariants
     from sudokupool.sudoku.ids import canonical_id, puzzle_id
     from sudokupool.sudoku.replay import replay as replayed
     from sudokupool.sudoku.solver import TimeLimitExceeded, solutions
@@ -88,6 +91,14 @@ def verifier(*, canonical: bool, replay: bool = True, time_limit: float | None =
             raise LineError("duplicate-id", f"{record.canonical_id} appeared before")
         seen.add(record.canonical_id)
         puzzle, solution = record.puzzle, record.solution
+        # The ids dedupe the pool and share a puzzle: a few microseconds catch an id that is not its grid's
+        # (``canonical`` below works out the form itself, about 16 ms).
+        if canonical_id(record.canonical) != record.canonical_id:
+            raise LineError("wrong-canonical-id", "canonical_id is not the share code of canonical")
+        if puzzle_id(puzzle) != record.puzzle_id:
+            raise LineError("wrong-puzzle-id", "puzzle_id is not the id of puzzle")
+        if invariants(record.canonical) != invariants(puzzle):
+            raise LineError("wrong-canonical", "canonical is not a form of puzzle (the clues differ)")
         deadline = None if time_limit is None else time.monotonic() + time_limit
         try:
             count = solutions(puzzle, 2, deadline=deadline)[0] if replay else 1
@@ -125,8 +136,8 @@ async def check_file(
 ) -> LoadReport:
     """Validate ``path`` within ``limits``; raise :class:`LoadError` when the service would refuse it.
     With ``keep``, the pack of the records checked is written there (``publish`` uploads it). ``fast``:
-    the service's checks only (no replay, no uniqueness). ``time_limit``: the seconds a record's checks may
-    take."""
+    the service's checks and the cheap ones of the ids (no replay, no uniqueness). ``time_limit``: the
+    seconds a record's checks may take."""
     report, _ = await check_export(
         path, canonical=canonical, limits=limits, pack=False, keep=keep, fast=fast, time_limit=time_limit
     )
@@ -168,7 +179,7 @@ async def check_export(
     export = listing.latest
     if export is None:
         raise LoadError(f"{path}: not an export")
-    verify = None if fast and not canonical else verifier(canonical=canonical, replay=not fast, time_limit=time_limit)
+    verify = verifier(canonical=canonical, replay=not fast, time_limit=time_limit)
     _, report = await parse_export(store, export, log_lines=False, verify=verify, limits=limits, keep=keep)
     if not pack or export.pack is None:
         return report, None
