@@ -181,7 +181,7 @@ def test_two_workers_share_one_listing_and_both_swap(seaweed: SeaweedS3, tmp_pat
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     env = s3_env(
-        seaweed, f"s3://{bucket}/exports/", WEB_CONCURRENCY="2", TMPDIR=str(scratch), SUDOKUPOOL_SYNC_INTERVAL="0.5"
+        seaweed, f"s3://{bucket}/exports/", WEB_CONCURRENCY="2", TMPDIR=str(scratch), SUDOKUPOOL_SYNC_INTERVAL="1"
     )
     with run_server(env, tmp_path / "server.log") as running:
         seaweed.put(bucket, "exports/" + new.name, write_export(new, records[5:12]).read_bytes())

@@ -44,7 +44,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResp
 from uvicorn.supervisors.multiprocess import Process as WorkerHandle
 
 from sudokupool import supervision
-from sudokupool.config import Settings, bounded_int, listen_port, parse_value
+from sudokupool.config import Settings, listen_port, parse_value, parse_workers
 from sudokupool.logs import granian_log_config, json_line, log_config
 from sudokupool.metrics.workers import cleanup, prepare
 
@@ -79,7 +79,7 @@ def launch(settings: Settings, environ: Mapping[str, str], *, host: str | None =
     if port is None:
         port = listen_port(environ, settings)
     raw = environ.get("WEB_CONCURRENCY")
-    workers: int = parse_value("WEB_CONCURRENCY", raw, bounded_int(1)) if raw else 1
+    workers: int = parse_value("WEB_CONCURRENCY", raw, parse_workers) if raw else 1
     return Launch(
         server=settings.server,
         host=host or settings.host,
