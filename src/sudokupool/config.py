@@ -482,7 +482,8 @@ SETTINGS: tuple[Setting, ...] = (
         "A local directory for pool packs: the pack of an export from object storage is downloaded here, a "
         "local one copied here (the service maps only files of its own), and an export without a pack gets one "
         "written here, so the next boot maps it and workers on one machine share one copy. It keeps the three "
-        "newest packs. Empty: a temporary file per process.",
+        "newest packs. Used only when it is the service user's and no other user may write it (made 0700 "
+        "when missing). Empty: a temporary file per process.",
         _text,
     ),
     Setting(
