@@ -243,7 +243,7 @@ def test_names_with_no_real_time_are_ignored_by_startup_sync_and_listing(
     misdated = ["pool-20261399T000000Z.ndjson", "pool-20260230T000000Z.ndjson.gz"]
     for name in misdated:
         write_export(tmp_path / name, records)
-    env = {"SUDOKUPOOL_EXPORTS": str(tmp_path), "SUDOKUPOOL_SYNC_INTERVAL": "0.2"}
+    env = {"SUDOKUPOOL_EXPORTS": str(tmp_path), "SUDOKUPOOL_SYNC_INTERVAL": "1"}
     with run_server(env, tmp_path / "server.log") as server:
         assert httpx.get(f"{server.url}/api/v2/stats").json()["total"] == 10
         listing = httpx.get(f"{server.url}/api/v2/pool-exports")

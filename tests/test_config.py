@@ -107,7 +107,7 @@ def test_max_bad_lines_takes_a_count_or_a_percentage() -> None:
     [
         pytest.param(
             {"SUDOKUPOOL_LIMIT_PRO": "x"},
-            "SUDOKUPOOL_LIMIT_PRO='x' is not a whole number; expected a whole number of at least 1",
+            "SUDOKUPOOL_LIMIT_PRO='x' is not a whole number; expected a whole number from 1 to 1000000000",
             id="int-not-a-number",
         ),
         pytest.param(
@@ -127,13 +127,38 @@ def test_max_bad_lines_takes_a_count_or_a_percentage() -> None:
         ),
         pytest.param(
             {"SUDOKUPOOL_REDIS_TIMEOUT": "fast"},
-            "SUDOKUPOOL_REDIS_TIMEOUT='fast' is not a number; expected a number of at least 0.001",
+            "SUDOKUPOOL_REDIS_TIMEOUT='fast' is not a number; expected a number from 0.001 to 60",
             id="float-not-a-number",
         ),
         pytest.param(
             {"SUDOKUPOOL_SYNC_INTERVAL": "inf"},
-            "SUDOKUPOOL_SYNC_INTERVAL='inf' is not a finite number; expected a number of at least 0",
+            "SUDOKUPOOL_SYNC_INTERVAL='inf' is not a finite number; expected 0 (off), or a number from 1 to 86400",
             id="float-infinite",
+        ),
+        pytest.param(
+            {"SUDOKUPOOL_SYNC_INTERVAL": "1e-7"},
+            "SUDOKUPOOL_SYNC_INTERVAL='1e-7' is out of range; expected 0 (off), or a number from 1 to 86400",
+            id="sync-interval-below-a-second",
+        ),
+        pytest.param(
+            {"SUDOKUPOOL_MAX_RECORD_BYTES": str(2**63)},
+            f"SUDOKUPOOL_MAX_RECORD_BYTES='{2**63}' is out of range; expected a whole number from 1024 to 1073741824",
+            id="record-bytes-past-a-gib",
+        ),
+        pytest.param(
+            {"SUDOKUPOOL_MAX_EXPORT_BYTES": str(2**63)},
+            f"SUDOKUPOOL_MAX_EXPORT_BYTES='{2**63}' is out of range; expected a whole number from 1024 to {2**40}",
+            id="export-bytes-past-a-tib",
+        ),
+        pytest.param(
+            {"SUDOKUPOOL_CACHE_MAX_AGE": "31536001"},
+            "SUDOKUPOOL_CACHE_MAX_AGE='31536001' is out of range; expected a whole number from 0 to 31536000",
+            id="max-age-past-a-year",
+        ),
+        pytest.param(
+            {"SUDOKUPOOL_SHUTDOWN_TIMEOUT": "1e300"},
+            "SUDOKUPOOL_SHUTDOWN_TIMEOUT='1e300' is out of range; expected a number from 0.1 to 3600",
+            id="float-past-its-maximum",
         ),
         pytest.param(
             {"SUDOKUPOOL_LOG_LEVEL": "loud"},
@@ -372,3 +397,26 @@ def test_serve_warns_of_unknown_variables_in_one_line_and_starts(
 def test_create_app_with_given_settings_raises() -> None:
     with pytest.raises(SettingsError, match="SUDOKUPOOL_API_KEYS entry 1"):
         create_app(Settings(api_keys="notahash"))
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        pytest.param("SUDOKUPOOL_SYNC_INTERVAL", "1e-7", "0 (off), or a number from 1 to 86400", id="sync-interval"),
+        pytest.param("SUDOKUPOOL_MAX_RECORD_BYTES", str(2**63), "a whole number from 1024 to 1073741824", id="record"),
+        pytest.param("SUDOKUPOOL_CACHE_MAX_AGE", "1000000000", "a whole number from 0 to 31536000", id="max-age"),
+        pytest.param("WEB_CONCURRENCY", "65", "a whole number from 1 to 64", id="workers"),
+    ],
+)
+def test_settings_and_serve_refuse_a_value_past_its_bound_alike(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str, value: str, expected: str
+) -> None:
+    from sudokupool.cli import main
+
+    monkeypatch.setenv(name, value)
+    line = f"sudokupool: {name}={value!r} is out of range; expected {expected}"
+    assert main(["settings"]) == 2
+    assert capsys.readouterr().err.startswith(line)
+    # serve stops at the same check, before any server or pool.
+    assert main(["serve"]) == 2
+    assert capsys.readouterr().err.startswith(line)

@@ -181,7 +181,7 @@ def test_two_workers_share_one_listing_and_both_swap(seaweed: SeaweedS3, tmp_pat
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     env = s3_env(
-        seaweed, f"s3://{bucket}/exports/", WEB_CONCURRENCY="2", TMPDIR=str(scratch), SUDOKUPOOL_SYNC_INTERVAL="0.5"
+        seaweed, f"s3://{bucket}/exports/", WEB_CONCURRENCY="2", TMPDIR=str(scratch), SUDOKUPOOL_SYNC_INTERVAL="1"
     )
     with run_server(env, tmp_path / "server.log") as running:
         seaweed.put(bucket, "exports/" + new.name, write_export(new, records[5:12]).read_bytes())
@@ -197,3 +197,34 @@ def test_two_workers_share_one_listing_and_both_swap(seaweed: SeaweedS3, tmp_pat
         assert f"sudokupool-listing-{running.process.pid}-" in " ".join(shared)
     # Gone with the launcher.
     assert not [path for path in scratch.iterdir() if path.name.startswith("sudokupool-listing-")]
+
+
+@pytest.mark.parametrize(
+    ("server", "workers"),
+    [
+        pytest.param("uvicorn", 1, id="uvicorn-one-worker"),
+        pytest.param("uvicorn", 2, id="uvicorn-two-workers"),
+        pytest.param("granian", 1, id="granian-one-worker"),
+    ],
+)
+def test_sigterm_after_a_start_exits_0_and_leaves_no_file(
+    tmp_path: Path, export_dir: Path, server: str, workers: int
+) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {
+        "SUDOKUPOOL_EXPORTS": str(export_dir),
+        "SUDOKUPOOL_SERVER": server,
+        "WEB_CONCURRENCY": str(workers),
+        "TMPDIR": str(scratch),
+    }
+    with run_server(env, tmp_path / "server.log") as running:
+        # Every worker started (a signal while one still loads is a failed start, status 3).
+        wait_until(
+            lambda: running.output().count("loaded 40 puzzles") == workers, "every worker loaded", log=running.output
+        )
+        assert [p.name for p in scratch.iterdir() if p.name.startswith("sudokupool-startup-")] != []
+        running.process.send_signal(signal.SIGTERM)
+        assert running.process.wait(30) == 0, running.output()
+    assert [p.name for p in scratch.iterdir() if p.name.startswith("sudokupool-")] == []
+    assert "Traceback" not in running.output()

@@ -76,8 +76,11 @@ def parse_port(text: str) -> int:
     return value
 
 
-def _float(minimum: float) -> Callable[[str], float]:
-    expected = f"a number of at least {minimum:g} (decimals allowed, such as 2.5)"
+def _float(minimum: float, maximum: float, *, off: bool = False) -> Callable[[str], float]:
+    """A parser of numbers from ``minimum`` to ``maximum``; with ``off``, 0 too (what turns a feature off)."""
+    expected = f"a number from {minimum:g} to {maximum:g} (decimals allowed, such as 2.5)"
+    if off:
+        expected = f"0 (off), or {expected}"
 
     def parse(text: str) -> float:
         try:
@@ -86,7 +89,7 @@ def _float(minimum: float) -> Callable[[str], float]:
             raise ValueError(f"is not a number; expected {expected}") from None
         if not math.isfinite(value):
             raise ValueError(f"is not a finite number; expected {expected}")
-        if value < minimum:
+        if not (minimum <= value <= maximum or (off and value == 0)):
             raise ValueError(f"is out of range; expected {expected}")
         return value
 
@@ -298,6 +301,23 @@ def _url(kind: str, *schemes: str, expected: str) -> Callable[[str], str]:
     return parse
 
 
+# The bounds of the settings, each what the setting can sensibly be: past them a value is a mistake (a unit
+# confused, a digit too many) whose harm is out of proportion, such as a worker listing storage without pause,
+# or a size that overflows the C calls it reaches.
+_DAY: Final = 86400.0
+_GIB: Final = 1 << 30
+_TIB: Final = 1 << 40
+#: ``Cache-Control: max-age`` past a year is not meaningful (RFC 9111 leaves it to caches; RFC 2616 said no more).
+MAX_CACHE_AGE: Final = 365 * 86400
+#: Most ``WEB_CONCURRENCY`` workers: one a core on a 64-core machine; past that, run more instances.
+MAX_WORKERS: Final = 64
+
+
+def parse_workers(text: str) -> int:
+    """``WEB_CONCURRENCY``: 1 to :data:`MAX_WORKERS` worker processes."""
+    return bounded_int(1, MAX_WORKERS)(text)
+
+
 SETTINGS: tuple[Setting, ...] = (
     Setting(
         "exports",
@@ -342,21 +362,21 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "max_header_bytes",
         "65536",
-        "Largest request head (request line and headers) accepted; a larger one is answered 431.",
-        bounded_int(8192),
+        "Largest request head (request line and headers) accepted; a larger one is answered 431 (8192-1048576).",
+        bounded_int(8192, 1 << 20),
     ),
     Setting(
         "first_request_timeout",
         "10",
         "Seconds a new connection has to send a whole request head, and any request head from its first byte, "
-        "before the server closes the connection.",
-        _float(0.1),
+        "before the server closes the connection (0.1-600).",
+        _float(0.1, 600),
     ),
     Setting(
         "shutdown_timeout",
         "20",
-        "Seconds a shutdown (SIGTERM) waits for requests in flight; then busy connections are closed.",
-        _float(0.1),
+        "Seconds a shutdown (SIGTERM) waits for requests in flight; then busy connections are closed (0.1-3600).",
+        _float(0.1, 3600),
     ),
     Setting(
         "log_level", "info", "Log level: debug, info, warning or error.", _choice("debug", "info", "warning", "error")
@@ -371,11 +391,15 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "limit_anonymous",
         "60",
-        "Requests per minute per client address without a key (`/api/v2` only).",
-        bounded_int(1),
+        "Requests per minute per client address without a key (`/api/v2` only; 1 to a billion).",
+        bounded_int(1, 10**9),
     ),
-    Setting("limit_keyed", "600", "Requests per minute per key of the keyed tier.", bounded_int(1)),
-    Setting("limit_pro", "6000", "Requests per minute per key of the pro tier.", bounded_int(1)),
+    Setting(
+        "limit_keyed", "600", "Requests per minute per key of the keyed tier (1 to a billion).", bounded_int(1, 10**9)
+    ),
+    Setting(
+        "limit_pro", "6000", "Requests per minute per key of the pro tier (1 to a billion).", bounded_int(1, 10**9)
+    ),
     Setting(
         "api_keys",
         "",
@@ -388,8 +412,8 @@ SETTINGS: tuple[Setting, ...] = (
         "trusted_proxy_hops",
         "0",
         "How many proxies in front of the service append to `X-Forwarded-For` (Heroku: 1). "
-        "0 means the TCP peer is the client.",
-        bounded_int(0),
+        "0 means the TCP peer is the client (0-32).",
+        bounded_int(0, 32),
     ),
     Setting(
         "redis_url",
@@ -405,7 +429,12 @@ SETTINGS: tuple[Setting, ...] = (
         "over whose nodes the counters spread.",
         _choice("single", "cluster"),
     ),
-    Setting("redis_timeout", "0.25", "Seconds a Redis call may take before it counts as failed.", _float(0.001)),
+    Setting(
+        "redis_timeout",
+        "0.25",
+        "Seconds a Redis call may take before it counts as failed (0.001-60).",
+        _float(0.001, 60),
+    ),
     Setting(
         "redis_failure_mode",
         "open",
@@ -415,8 +444,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "activity_flush_seconds",
         "5",
-        "With Redis: seconds between sends of this instance's activity counts to the shared counters.",
-        _float(0.01),
+        "With Redis: seconds between sends of this instance's activity counts to the shared counters (0.01-3600).",
+        _float(0.01, 3600),
     ),
     Setting(
         "s3_endpoint_url",
@@ -428,7 +457,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "s3_addressing_style", "auto", "S3 addressing style: auto, path or virtual.", _choice("auto", "path", "virtual")
     ),
-    Setting("sync_interval", "300", "Seconds between checks for a newer export; 0 turns live sync off.", _float(0)),
+    Setting(
+        "sync_interval",
+        "300",
+        "Seconds between checks for a newer export (1-86400); 0 turns live sync off.",
+        _float(1, _DAY, off=True),
+    ),
     Setting(
         "sync_niceness",
         "10",
@@ -439,8 +473,8 @@ SETTINGS: tuple[Setting, ...] = (
         "sync_download_rate",
         "16",
         "MiB per second at which a live sync downloads a new export's pack from object storage, one range at "
-        "a time, so requests keep their latency; startup downloads at full speed. 0: no limit.",
-        bounded_int(0),
+        "a time, so requests keep their latency; startup downloads at full speed (0-1048576). 0: no limit.",
+        bounded_int(0, 1 << 20),
     ),
     Setting(
         "cache_dir",
@@ -448,23 +482,29 @@ SETTINGS: tuple[Setting, ...] = (
         "A local directory for pool packs: the pack of an export from object storage is downloaded here, a "
         "local one copied here (the service maps only files of its own), and an export without a pack gets one "
         "written here, so the next boot maps it and workers on one machine share one copy. It keeps the three "
-        "newest packs. Empty: a temporary file per process.",
+        "newest packs. Used only when it is the service user's and no other user may write it (made 0700 "
+        "when missing). Empty: a temporary file per process.",
         _text,
     ),
-    Setting("storage_retry_seconds", "30", "How long startup retries unreachable storage before giving up.", _float(0)),
+    Setting(
+        "storage_retry_seconds",
+        "30",
+        "How long startup retries unreachable storage before giving up (0-86400 seconds).",
+        _float(0, _DAY),
+    ),
     Setting(
         "max_record_bytes",
         "1048576",
         "Longest export line (one record) that is loaded, in bytes; a longer line is a bad line, skipped "
-        "without being held in memory.",
-        bounded_int(1024),
+        "without being held in memory (1 KiB to 1 GiB).",
+        bounded_int(1024, _GIB),
     ),
     Setting(
         "max_export_bytes",
         "4294967296",
         "Most bytes an export may inflate to (4 GiB: about 300,000 puzzles with solve paths, 5 million without; "
-        "serving them takes more memory than that). A larger export is refused.",
-        bounded_int(1024),
+        "serving them takes more memory than that). A larger export is refused (1 KiB to 1 TiB).",
+        bounded_int(1024, _TIB),
     ),
     Setting(
         "max_bad_lines",
@@ -476,22 +516,27 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "exports_list_cache_seconds",
         "60",
-        "How long the `pool-exports` listing is cached (a failed listing is remembered for 5 s).",
-        _float(0),
+        "How long the `pool-exports` listing is cached, 0-86400 seconds (a failed listing is remembered for 5 s).",
+        _float(0, _DAY),
     ),
-    Setting("exports_list_max", "1000", "Most export objects `pool-exports` returns (newest first).", bounded_int(1)),
+    Setting(
+        "exports_list_max",
+        "1000",
+        "Most export objects `pool-exports` returns (newest first; 1-1000000).",
+        bounded_int(1, 10**6),
+    ),
     Setting(
         "image_cache_bytes",
         "67108864",
-        "Byte budget of the rendered image cache (LRU; one budget over every format and size).",
-        bounded_int(0),
+        "Byte budget of the rendered image cache (LRU; one budget over every format and size; 0 to 1 TiB).",
+        bounded_int(0, _TIB),
     ),
     Setting(
         "cache_max_age",
         "3600",
         "`Cache-Control: max-age` in seconds for puzzles, solutions, images, the technique catalogue and print "
-        "sheets of given codes.",
-        bounded_int(0),
+        "sheets of given codes (0 to a year, 31536000).",
+        bounded_int(0, MAX_CACHE_AGE),
     ),
 )
 

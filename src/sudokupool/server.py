@@ -24,6 +24,7 @@ the app's own (:class:`sudokupool.logs.AccessLog`), the same on both servers.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import pickle
@@ -33,9 +34,10 @@ import socket
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
+from types import FrameType
 from typing import Any
 
 import httptools
@@ -44,7 +46,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResp
 from uvicorn.supervisors.multiprocess import Process as WorkerHandle
 
 from sudokupool import supervision
-from sudokupool.config import Settings, bounded_int, listen_port, parse_value
+from sudokupool.config import Settings, listen_port, parse_value, parse_workers
 from sudokupool.logs import granian_log_config, json_line, log_config
 from sudokupool.metrics.workers import cleanup, prepare
 
@@ -79,7 +81,7 @@ def launch(settings: Settings, environ: Mapping[str, str], *, host: str | None =
     if port is None:
         port = listen_port(environ, settings)
     raw = environ.get("WEB_CONCURRENCY")
-    workers: int = parse_value("WEB_CONCURRENCY", raw, bounded_int(1)) if raw else 1
+    workers: int = parse_value("WEB_CONCURRENCY", raw, parse_workers) if raw else 1
     return Launch(
         server=settings.server,
         host=host or settings.host,
@@ -168,9 +170,12 @@ def serve(launch: Launch) -> int:
                 from uvicorn.supervisors import multiprocess
 
                 setattr(multiprocess, "Process", QuickHealthcheck)  # noqa: B010 - the workers' handles, see there
-                uvicorn.run(**uvicorn_options(launch))
+                with _stop_signals_end_the_run():
+                    uvicorn.run(**uvicorn_options(launch))
         except SystemExit as exc:
             status = exc.code
+        except _Stopped:
+            status = 0
         failure = supervised.failure()
     finally:
         cleanup(made)
@@ -184,6 +189,31 @@ def serve(launch: Launch) -> int:
         print(status, file=sys.stderr)
         return 1
     return status or 0
+
+
+class _Stopped(Exception):
+    """SIGTERM or SIGINT reached the launcher outside the server's own handlers."""
+
+
+def _stopped(signum: int, frame: FrameType | None) -> None:
+    raise _Stopped
+
+
+@contextlib.contextmanager
+def _stop_signals_end_the_run() -> Iterator[None]:
+    """SIGTERM and SIGINT end ``uvicorn.run`` as an exception (:class:`_Stopped`) rather than end the process.
+
+    A single uvicorn worker runs in the launcher, and after its graceful shutdown uvicorn raises the signal it
+    handled again, under the handler it found: with the default one the launcher died by SIGTERM (status 143)
+    before it could clean up, where docs/operations.md says 0 and several workers give 0. A signal before
+    uvicorn's handlers are in place ends the run the same way."""
+    stops = (signal.SIGTERM, signal.SIGINT)
+    previous = {sig: signal.signal(sig, _stopped) for sig in stops}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _run_granian(launch: Launch) -> None:

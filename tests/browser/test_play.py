@@ -360,6 +360,18 @@ def test_unknown_code_shows_a_clear_message(page: Page) -> None:
     assert re.fullmatch(r".*/p/[0-9A-Z]{13}", page.url)
 
 
+@pytest.mark.parametrize("written", [pytest.param("%E0%A4%A", id="cut-utf-8"), pytest.param("%ZZ", id="not-hex")])
+def test_a_malformed_link_shows_the_message_and_the_button(page: Page, written: str) -> None:
+    page.goto(f"/p/{written}")
+    expect(page.locator("#error")).to_be_visible()
+    expect(page.locator("#error-text")).to_contain_text(f"No puzzle has the code “{written}”")
+    expect(page.locator("#main")).to_have_attribute("aria-busy", "false")
+
+    page.locator("#error-retry").click()
+    expect(page.locator("#grid")).to_be_visible()
+    assert re.fullmatch(r".*/p/[0-9A-Z]{13}", page.url)
+
+
 def test_server_gone_mid_game_keeps_the_game(page: Page, records: list[Record]) -> None:
     record = records[4]
     open_puzzle(page, record["canonical_id"])

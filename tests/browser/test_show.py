@@ -137,6 +137,16 @@ def test_an_unknown_code_in_the_player_says_so(contexts: Contexts, web_server: S
     expect(page.locator("#error-text")).to_contain_text("No puzzle has the code")
 
 
+@pytest.mark.parametrize("written", [pytest.param("%E0%A4%A", id="cut-utf-8"), pytest.param("%ZZ", id="not-hex")])
+def test_a_malformed_link_in_the_player_shows_the_message_and_the_button(
+    contexts: Contexts, web_server: Server, written: str
+) -> None:
+    page = contexts.page()
+    page.goto(f"{web_server.url}/embed/{written}")
+    expect(page.locator("#error-text")).to_contain_text(f"No puzzle has the code “{written}”")
+    expect(page.locator("#error-retry")).to_be_visible()
+
+
 def test_the_share_panel_gives_the_embed_snippet(contexts: Contexts, web_server: Server, records: list[Record]) -> None:
     page = contexts.page()
     code = records[3]["canonical_id"]

@@ -510,3 +510,22 @@ def test_an_export_past_the_size_limit_says_what_to_set(
     monkeypatch.setenv("SUDOKUPOOL_MAX_EXPORT_BYTES", str(1 << 30))
     build(tmp_path / "again", "--count", "1", "--seed", "5", "--jobs", "1")
     assert "SUDOKUPOOL_MAX_EXPORT_BYTES" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("tag", "hint"),
+    [
+        pytest.param("Demo", " (such as 'demo')", id="upper-case"),
+        pytest.param("", "", id="empty"),
+        pytest.param("x" * 33, "", id="too-long"),
+        pytest.param("two words", "", id="space"),
+    ],
+)
+def test_a_tag_no_record_may_carry_is_one_line_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], tag: str, hint: str
+) -> None:
+    assert main(["build", "--count", "1", "--tag", "ok", "--tag", tag, "--out", f"{tmp_path}/", "--jobs", "1"]) == 2
+    assert capsys.readouterr().err == (
+        f"sudokupool build: --tag {tag!r}: a tag must be lower-case [a-z0-9-], 1 to 32 characters{hint}\n"
+    )
+    assert list(tmp_path.iterdir()) == []

@@ -7,6 +7,7 @@ import orjson
 import pytest
 
 from sudokupool.cli import main
+from sudokupool.sudoku.canonical import invariants
 from tests.factories import write_export
 
 
@@ -100,3 +101,53 @@ def test_a_bad_bound_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
 def test_a_missing_file_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", str(tmp_path / "nope.ndjson")]) == 1
     assert "no such file" in capsys.readouterr().err
+
+
+def test_a_record_past_the_time_limit_is_a_timed_out_line(
+    tmp_path: Path, records: list[dict[str, Any]], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sudokupool.sudoku import solver
+
+    real = solver.solutions
+
+    def slow_for_the_third(grid: str, limit: int = 2, *, deadline: float | None = None) -> tuple[int, str | None]:
+        # What a search that runs out of time does: the third record's never settles.
+        if grid == records[2]["puzzle"]:
+            raise solver.TimeLimitExceeded
+        return real(grid, limit, deadline=deadline)
+
+    monkeypatch.setattr(solver, "solutions", slow_for_the_third)
+    path = write_export(tmp_path / "pool-20260101T000000Z.ndjson", records[:4])
+    assert main(["check", str(path), "--time-per-puzzle", "2.5", "--max-bad-lines", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert "line 3: timed-out: uniqueness not settled within the time limit of 2.5 s\n" in out
+    assert "loaded 3 puzzles, skipped 1" in out
+    assert err == ""
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "inf", "nan"])
+def test_a_time_limit_must_be_positive_seconds(tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str) -> None:
+    assert main(["check", str(tmp_path / "x.ndjson"), "--time-per-puzzle", value]) == 2
+    assert capsys.readouterr().err.startswith(
+        "sudokupool check: --time-per-puzzle must be a positive number of seconds"
+    )
+
+
+def test_check_fast_catches_ids_that_are_not_the_grids(
+    tmp_path: Path, records: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = records[0]
+    other = next(r for r in records[5:] if invariants(r["puzzle"]) != invariants(first["puzzle"]))
+    # Another puzzle claiming the first one's ids (canonical form and share code: the first is not in the
+    # export, so the id is not a repeat); a made-up share code; a made-up puzzle_id.
+    claims = {**other, "canonical": first["canonical"], "canonical_id": first["canonical_id"]}
+    made_up = {**records[2], "canonical_id": "0000000000000"}
+    wrong_grid_id = {**records[3], "puzzle_id": "0000000000000"}
+    extra = tuple(orjson.dumps(r) for r in (claims, made_up, wrong_grid_id))
+    path = write_export(tmp_path / "pool-20260101T000000Z.ndjson", [records[4]], extra_lines=extra)
+    assert main(["check", str(path), "--fast", "--max-bad-lines", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "line 2: wrong-canonical: canonical is not a form of puzzle (the clues differ)\n" in out
+    assert "line 3: wrong-canonical-id: canonical_id is not the share code of canonical\n" in out
+    assert "line 4: wrong-puzzle-id: puzzle_id is not the id of puzzle\n" in out
+    assert "loaded 1 puzzles, skipped 3" in out

@@ -219,3 +219,28 @@ def test_a_pasted_argument_and_a_short_grid(capsys: pytest.CaptureFixture[str]) 
         ("invalid", "a grid has 81 cells, got 3"),
         ("solved", None),
     ]
+
+
+def test_a_puzzle_past_the_time_limit_says_so_and_fails(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["grade", "--time-per-puzzle", "1e-9", "--json", EASY]) == 1
+    answer = orjson.loads(capsys.readouterr().out)
+    assert (answer["status"], answer["reason"]) == ("timed-out", "not graded within the time limit of 1e-09 s")
+
+
+def test_a_grid_with_several_solutions_that_sinks_a_search_by_cells_is_graded(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Norvig's "hard1": a search branching on cells alone takes minutes to find its second solution.
+    hard1 = ".....6....59.....82....8....45........3........6..3.54...325..6.................."
+    assert main(["grade", "--time-per-puzzle", "3600", hard1]) == 1
+    assert capsys.readouterr().out == (
+        f"puzzle:     {hard1}\nstatus:     multiple-solutions\nreason:     the givens allow more than one solution\n"
+    )
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "inf"])
+def test_a_time_limit_must_be_positive_seconds(capsys: pytest.CaptureFixture[str], value: str) -> None:
+    assert main(["grade", "--time-per-puzzle", value, EASY]) == 2
+    assert capsys.readouterr().err == (
+        f"sudokupool grade: --time-per-puzzle must be a positive number of seconds, not {float(value):g}\n"
+    )

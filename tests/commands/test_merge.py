@@ -5,11 +5,13 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
+import orjson
 import pytest
 
 from sudokupool.cli import main
 from sudokupool.loading.export import parse_record
 from sudokupool.naming import is_export_name, pack_key
+from sudokupool.sudoku.ids import puzzle_id
 
 
 def lines_of(path: Path) -> list[bytes]:
@@ -64,7 +66,7 @@ def test_the_first_of_a_repeated_puzzle_is_kept_and_bad_lines_are_counted(
     out = tmp_path / "merged.ndjson"
     assert main(["merge", str(b), str(odd), "--out", str(out)]) == 0
     assert lines_of(out) == lines_of(b)
-    assert f"{odd}: 0 kept, 2 duplicates dropped, 1 bad lines skipped\n" in capsys.readouterr().err
+    assert f"{odd}: 0 kept, 2 duplicates dropped, 1 bad line skipped\n" in capsys.readouterr().err
     assert not list(tmp_path.glob(".sudokupool-*"))  # no temporary file left, and no pack for a plain name
     assert not list(tmp_path.glob("*.pack"))
 
@@ -109,3 +111,42 @@ def test_a_merge_past_the_export_size_limit_says_what_to_set(
     err = capsys.readouterr().err
     assert "sudokupool merge: the export inflates to " in err
     assert "set SUDOKUPOOL_MAX_EXPORT_BYTES=1073741824 (or more)" in err
+
+
+def test_puzzles_are_told_apart_by_their_grids_not_by_the_ids_they_claim(
+    tmp_path: Path, shards: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, _, c = shards
+    first, second = (orjson.loads(line) for line in lines_of(a)[:2])
+    other = orjson.loads(lines_of(c)[0])
+    # a's first puzzle under a made-up id; c's first puzzle claiming a's first id; a's second puzzle turned
+    # over (another layout of one puzzle: the same canonical form, a grid of its own).
+    made_up = {**first, "canonical_id": "0000000000000"}
+    borrowed = {**other, "canonical_id": first["canonical_id"]}
+    turned = "".join(second["puzzle"][r * 9 + col] for col in range(9) for r in range(9))
+    solved = "".join(second["solution"][r * 9 + col] for col in range(9) for r in range(9))
+    assert turned != second["puzzle"]
+    transposed = {**second, "puzzle": turned, "solution": solved, "puzzle_id": puzzle_id(turned), "solve_path": None}
+    odd = tmp_path / "pool-20260101T000000Z.ndjson"
+    odd.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in (made_up, borrowed, transposed, other)))
+    out = tmp_path / "merged.ndjson"
+    assert main(["merge", str(odd), str(a), "--out", str(out), "--jobs", "1"]) == 0
+    err = capsys.readouterr().err
+    assert f"{odd}: 2 kept, 0 duplicates dropped, 2 records whose ids are not its grid's skipped\n" in err
+    # The turned-over puzzle came first, so a's second record is the duplicate; a's first is new.
+    assert f"{a}: {len(lines_of(a)) - 1} kept, 1 duplicate dropped\n" in err
+    merged = [parse_record(line) for line in lines_of(out)]
+    assert [r.puzzle for r in merged[:2]] == [turned, other["puzzle"]]
+    assert first["puzzle"] in {r.puzzle for r in merged}
+    assert len({r.canonical for r in merged}) == len(merged)
+    assert main(["check", str(out), "--canonical"]) == 0
+
+
+def test_merging_in_several_processes_gives_the_same_export(
+    tmp_path: Path, shards: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b, c = shards
+    assert main(["merge", str(a), str(b), str(c), "--out", str(tmp_path / "one.ndjson"), "--jobs", "1"]) == 0
+    assert main(["merge", str(a), str(b), str(c), "--out", str(tmp_path / "two.ndjson"), "--jobs", "2"]) == 0
+    assert lines_of(tmp_path / "two.ndjson") == lines_of(tmp_path / "one.ndjson")
+    assert len(lines_of(tmp_path / "one.ndjson")) == 10

@@ -232,18 +232,18 @@ def test_publish_checks_as_the_service_loads_without_replaying_solve_paths(
     bucket = s3_settings.new_bucket()
     path = write_export(tmp_path / "export.ndjson.gz", records[:6])
     calls: list[str] = []
-    real_replay, real_count = replay.replay, solver.count_solutions
+    real_replay, real_count = replay.replay, solver.solutions
 
     def counted_replay(*args: Any) -> Any:
         calls.append("replay")
         return real_replay(*args)
 
-    def counted_count(*args: Any) -> Any:
+    def counted_count(*args: Any, **kwargs: Any) -> Any:
         calls.append("count")
-        return real_count(*args)
+        return real_count(*args, **kwargs)
 
     monkeypatch.setattr(replay, "replay", counted_replay)
-    monkeypatch.setattr(solver, "count_solutions", counted_count)
+    monkeypatch.setattr(solver, "solutions", counted_count)
 
     assert main(["publish", str(path), "--to", f"s3://{bucket}/fast/"]) == 0
     assert calls == []

@@ -63,6 +63,13 @@ test("the requested code comes from /p/{code} or ?id=", () => {
   assert.equal(requestedId("/p/A/B", ""), null);
 });
 
+test("a link that is no valid percent-encoding asks for the code as written, rather than throw", () => {
+  assert.equal(requestedId("/p/%E0%A4%A", ""), "%E0%A4%A");
+  assert.equal(requestedId("/p/%ZZ", ""), "%ZZ");
+  assert.equal(embeddedId("/embed/%E0%A4%A"), "%E0%A4%A");
+  assert.equal(embeddedId("/embed/%ZZ"), "%ZZ");
+});
+
 test("capitalise raises the first letter only", () => {
   assert.equal(capitalise("no puzzle matches"), "No puzzle matches");
   assert.equal(capitalise(""), "");

@@ -28,7 +28,7 @@ OLD = "pool-20260101T000000Z.ndjson.gz"
 NEW = "pool-20260201T000000Z.ndjson.gz"
 NEWER = "pool-20260301T000000Z.ndjson.gz"
 PREFIX = "exports/"
-INTERVAL = 0.5
+INTERVAL = 1.0
 #: Credentials for an endpoint where nothing listens (no profile files, no instance metadata lookups).
 NO_SERVER_AWS = {
     "AWS_ACCESS_KEY_ID": "nobody",

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sudokupool.sudoku.canonical import canonical_form
+from sudokupool.sudoku.canonical import canonical_form, invariants
 from sudokupool.sudoku.generator import generate
 from sudokupool.sudoku.grid import EMPTY
 from sudokupool.sudoku.ids import canonical_id
@@ -114,3 +114,14 @@ def test_invariant_on_arbitrary_clue_sets(seed: int, move: int, holes: set[int])
     form = canonical_form(puzzle)
     assert canonical_form(moved) == form
     assert canonical_form(form) == form
+
+
+def test_every_form_of_a_puzzle_shares_its_invariants() -> None:
+    rng = random.Random(7)
+    for seed in range(5):
+        puzzle = generate(seed).puzzle
+        assert invariants(canonical_form(puzzle)) == invariants(puzzle)
+        for _ in range(5):
+            assert invariants(random_transform(rng).apply(puzzle)) == invariants(puzzle)
+    # One clue moved to another row, column and box changes them.
+    assert invariants("1" + "." * 80) != invariants("12" + "." * 79)

@@ -226,6 +226,14 @@ def test_ungradable_puzzles_say_why_and_carry_no_score(puzzle: str, status: str,
     assert (g.techniques, g.solve_path) == ([], [])
 
 
+def test_a_puzzle_past_the_time_limit_is_timed_out_with_no_score() -> None:
+    g = grade(str(KNOWN[0].values[0]), time_limit=1e-9)
+    assert g.status == "timed-out"
+    assert g.reason == "not graded within the time limit of 1e-09 s"
+    assert (g.difficulty, g.score, g.solution, g.solve_path) == (None, None, None, [])
+    assert grade(str(KNOWN[0].values[0]), time_limit=3600).solved
+
+
 def test_zeros_are_empty_cells() -> None:
     puzzle = str(KNOWN[0].values[0])
     assert grade(puzzle) == grade(puzzle.replace("0", "."))

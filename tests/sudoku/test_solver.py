@@ -2,11 +2,14 @@ from __future__ import annotations
 
 import itertools
 import random
+import time
 
 import pytest
 
 from sudokupool.sudoku.grid import DIGITS, EMPTY, PEERS, agrees, is_complete_solution
 from sudokupool.sudoku.solver import (
+    TimeLimitExceeded,
+    _Singles,
     count_solutions,
     fills_by_singles,
     random_full_grid,
@@ -134,6 +137,29 @@ def test_solutions_with_singles_agrees_with_the_plain_search(seed: int) -> None:
 def test_solutions_of_the_classic_and_the_empty_grid() -> None:
     assert solutions(PUZZLE) == (1, SOLVED)
     assert solutions(EMPTY * 81, limit=5)[0] == 5
+
+
+# Norvig's "hard1": it has several solutions, and a search branching on cells alone spends minutes (88 s here)
+# in subtrees without any before it finds two.
+HARD1 = ".....6....59.....82....8....45........3........6..3.54...325..6.................."
+
+
+def test_a_grid_that_sinks_a_search_by_cells_is_settled_in_a_few_branches() -> None:
+    search = _Singles(2)
+    state = search.load(HARD1)
+    assert state is not None
+    search.count(state)
+    assert search.found == 2
+    assert search.nodes < 100
+    count, solution = solutions(HARD1)
+    assert count == 2
+    assert solution is not None and agrees(HARD1, solution) and is_complete_solution(solution)
+
+
+def test_a_search_past_its_deadline_stops() -> None:
+    with pytest.raises(TimeLimitExceeded):
+        solutions(EMPTY * 81, limit=10_000, deadline=time.monotonic())
+    assert solutions(PUZZLE, deadline=time.monotonic() + 3600) == (1, SOLVED)
 
 
 def test_random_full_grid_is_valid_and_deterministic() -> None:

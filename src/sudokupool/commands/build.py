@@ -26,6 +26,7 @@ from sudokupool.commands.orders import Made, Order, Stats, ordered_results, tech
 from sudokupool.commands.progress import Progress
 from sudokupool.commands.writer import ExportWriter, prepare_output
 from sudokupool.config import Settings, SettingsError
+from sudokupool.loading.export import TAG_RULE, is_tag
 from sudokupool.naming import export_filename, is_export_name
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.generator import DEFAULT_SYMMETRY
@@ -114,7 +115,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--volume", help="volume name for every record (default: null)")
     parser.add_argument(
-        "--tag", action="append", dest="tags", default=[], help="a tag for every record (repeatable; default: none)"
+        "--tag",
+        action="append",
+        dest="tags",
+        default=[],
+        help=f"a tag for every record, {TAG_RULE} (repeatable; default: none)",
     )
     parser.set_defaults(func=run)
 
@@ -235,6 +240,11 @@ def run(args: argparse.Namespace) -> int:
     if args.time_limit is not None and not (math.isfinite(args.time_limit) and args.time_limit > 0):
         print("sudokupool build: --time-limit must be a number of seconds above 0", file=sys.stderr)
         return 2
+    for tag in args.tags:
+        if not is_tag(tag):
+            hint = f" (such as {tag.lower()!r})" if is_tag(tag.lower()) else ""
+            print(f"sudokupool build: --tag {tag!r}: a tag must be {TAG_RULE}{hint}", file=sys.stderr)
+            return 2
     try:
         out = prepare_output(args.out)
     except ValueError as exc:

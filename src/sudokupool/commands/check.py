@@ -1,8 +1,9 @@
 """``sudokupool check FILE``: validate an export exactly as the service loads it, and more.
 
 Beyond the loader's checks it replays every solve path and confirms each puzzle has one solution;
-``--canonical`` also recomputes canonical forms, share codes and symmetry. ``--fast`` makes only the
-loader's checks (what a service refuses), about a twentieth of the CPU: ``publish`` checks this way.
+``--canonical`` also recomputes canonical forms, share codes and symmetry. ``--fast`` makes the loader's
+checks (what a service refuses) and the cheap checks of the ids against the grid, about a twentieth of the
+CPU: ``publish`` checks this way.
 The service's bounds apply (``SUDOKUPOOL_MAX_BAD_LINES``, ``SUDOKUPOOL_MAX_RECORD_BYTES``,
 ``SUDOKUPOOL_MAX_EXPORT_BYTES``): exit 1, with one line saying why, when the service would refuse the
 export; bad lines within the bound are listed.
@@ -16,12 +17,14 @@ import argparse
 import asyncio
 import os
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from sudokupool.commands.time_per_puzzle import add_time_limit_option, time_limit_problem
 from sudokupool.config import BadLineLimit, Settings, SettingsError
 from sudokupool.loading.export import LineError, Record
 from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, export_time, parse_export
@@ -40,9 +43,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--canonical", action="store_true", help="also recompute canonical forms, ids and symmetry (slower)"
     )
     parser.add_argument(
-        "--fast", action="store_true", help="only the checks the service makes when it loads: no replay, no uniqueness"
+        "--fast",
+        action="store_true",
+        help="the checks the service makes when it loads, and the cheap ones of the ids: no replay, no uniqueness",
     )
     add_bad_lines_option(parser)
+    add_time_limit_option(parser, "checking")
     parser.set_defaults(func=run)
 
 
@@ -67,13 +73,14 @@ def limits_from(args: argparse.Namespace) -> LoadLimits:
     return LoadLimits(limits.max_record_bytes, limits.max_export_bytes, bound)
 
 
-def verifier(*, canonical: bool, replay: bool = True) -> Any:
-    """The extra per-record checks of ``check``: one solution and a sound solve path (``replay``), and
-    optionally the ids."""
-    from sudokupool.sudoku.canonical import canonical_form
+def verifier(*, canonical: bool, replay: bool = True, time_limit: float | None = None) -> Any:
+    """The extra per-record checks of ``check``: the ids against the grid as far as that is cheap (always),
+    one solution and a sound solve path (``replay``), and with ``canonical`` the ids worked out in full; a
+    record whose checks take more than ``time_limit`` seconds is a bad line (``timed-out``)."""
+    from sudokupool.sudoku.canonical import canonical_form, invariants
     from sudokupool.sudoku.ids import canonical_id, puzzle_id
     from sudokupool.sudoku.replay import replay as replayed
-    from sudokupool.sudoku.solver import count_solutions
+    from sudokupool.sudoku.solver import TimeLimitExceeded, solutions
     from sudokupool.sudoku.symmetry import symmetry_class
 
     seen: set[str] = set()
@@ -84,7 +91,20 @@ def verifier(*, canonical: bool, replay: bool = True) -> Any:
             raise LineError("duplicate-id", f"{record.canonical_id} appeared before")
         seen.add(record.canonical_id)
         puzzle, solution = record.puzzle, record.solution
-        if replay and count_solutions(puzzle, 2) != 1:
+        # The ids dedupe the pool and share a puzzle: a few microseconds catch an id that is not its grid's
+        # (``canonical`` below works out the form itself, about 16 ms).
+        if canonical_id(record.canonical) != record.canonical_id:
+            raise LineError("wrong-canonical-id", "canonical_id is not the share code of canonical")
+        if puzzle_id(puzzle) != record.puzzle_id:
+            raise LineError("wrong-puzzle-id", "puzzle_id is not the id of puzzle")
+        if invariants(record.canonical) != invariants(puzzle):
+            raise LineError("wrong-canonical", "canonical is not a form of puzzle (the clues differ)")
+        deadline = None if time_limit is None else time.monotonic() + time_limit
+        try:
+            count = solutions(puzzle, 2, deadline=deadline)[0] if replay else 1
+        except TimeLimitExceeded:
+            raise LineError("timed-out", f"uniqueness not settled within the time limit of {time_limit:g} s") from None
+        if count != 1:
             raise LineError("not-unique", "the puzzle has more than one solution")
         if replay and record.solve_path is not None:
             errors = replayed(puzzle, solution, msgspec.to_builtins(record.solve_path))
@@ -112,11 +132,15 @@ async def check_file(
     limits: LoadLimits | None = None,
     keep: Path | None = None,
     fast: bool = False,
+    time_limit: float | None = None,
 ) -> LoadReport:
     """Validate ``path`` within ``limits``; raise :class:`LoadError` when the service would refuse it.
     With ``keep``, the pack of the records checked is written there (``publish`` uploads it). ``fast``:
-    the service's checks only (no replay, no uniqueness)."""
-    report, _ = await check_export(path, canonical=canonical, limits=limits, pack=False, keep=keep, fast=fast)
+    the service's checks and the cheap ones of the ids (no replay, no uniqueness). ``time_limit``: the
+    seconds a record's checks may take."""
+    report, _ = await check_export(
+        path, canonical=canonical, limits=limits, pack=False, keep=keep, fast=fast, time_limit=time_limit
+    )
     return report
 
 
@@ -136,6 +160,7 @@ async def check_export(
     pack: bool = True,
     keep: Path | None = None,
     fast: bool = False,
+    time_limit: float | None = None,
 ) -> tuple[LoadReport, PackCheck | None]:
     """:func:`check_file`, and with ``pack`` the export's pack if it has one: the report, and the pack's
     check (None when there is no pack)."""
@@ -154,7 +179,7 @@ async def check_export(
     export = listing.latest
     if export is None:
         raise LoadError(f"{path}: not an export")
-    verify = None if fast and not canonical else verifier(canonical=canonical, replay=not fast)
+    verify = verifier(canonical=canonical, replay=not fast, time_limit=time_limit)
     _, report = await parse_export(store, export, log_lines=False, verify=verify, limits=limits, keep=keep)
     if not pack or export.pack is None:
         return report, None
@@ -256,8 +281,16 @@ def run(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"sudokupool check: {exc}", file=sys.stderr)
         return 2
+    problem = time_limit_problem(args.time_per_puzzle)
+    if problem is not None:
+        print(f"sudokupool check: {problem}", file=sys.stderr)
+        return 2
     try:
-        report, pack = asyncio.run(check_export(args.file, canonical=args.canonical, limits=limits, fast=args.fast))
+        report, pack = asyncio.run(
+            check_export(
+                args.file, canonical=args.canonical, limits=limits, fast=args.fast, time_limit=args.time_per_puzzle
+            )
+        )
     except LoadError as exc:
         if exc.report is not None:
             print_problems(exc.report)

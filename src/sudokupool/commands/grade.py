@@ -6,12 +6,13 @@ rated lists such as ``PUZZLE 7.2`` work as they are; or a grid spread over lines
 ``|``, ``-``, ``+`` or box-drawing characters between cells; ``0``, ``.`` or ``_`` for an empty cell; ``#``
 starts a comment; blank lines and a leading byte-order mark are skipped. Answers keep the input order. Exit 0
 when every puzzle was solved (or there were none: that is said on stderr), 1 when any was not (invalid, no
-solution, several solutions), 2 when the input cannot be read.
+solution, several solutions, not graded within ``--time-per-puzzle``), 2 when the input cannot be read.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from collections.abc import Iterable, Iterator
@@ -21,6 +22,7 @@ from typing import Final, TextIO
 import orjson
 
 from sudokupool.commands.progress import Progress
+from sudokupool.commands.time_per_puzzle import add_time_limit_option, time_limit_problem
 from sudokupool.commands.workers import worker_pool
 from sudokupool.sudoku.grader import Grade, grade
 
@@ -40,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "steps. Read puzzles from --file F or from standard input ('-'): one a line (the first field of a "
             "line, so 'PUZZLE RATING' lists work), or a grid over several lines with spaces, '|', '-', '+' "
             "or box-drawing characters between cells; '#' starts a comment. Exit 1 when any puzzle is "
-            "invalid or has no or several solutions."
+            "invalid, has no or several solutions, or is not graded within the time limit."
         ),
     )
     parser.add_argument("puzzles", metavar="PUZZLE", nargs="*", help="a puzzle, or '-' for standard input")
@@ -57,6 +59,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="N",
         help="grade in N processes (default 1; never more than one per puzzle or per CPU)",
     )
+    add_time_limit_option(parser, "grading")
     parser.set_defaults(func=run)
 
 
@@ -159,14 +162,15 @@ def as_text(puzzle: str, g: Grade) -> str:
     return "\n".join(lines)
 
 
-def _grades(puzzles: list[str], jobs: int) -> Iterator[Grade]:
+def _grades(puzzles: list[str], jobs: int, time_limit: float | None) -> Iterator[Grade]:
     # More processes than puzzles or CPUs would only cost their start-up and memory.
     jobs = min(jobs, len(puzzles), os.cpu_count() or 1)
+    grader = functools.partial(grade, time_limit=time_limit)
     if jobs <= 1:
-        yield from map(grade, puzzles)
+        yield from map(grader, puzzles)
         return
     with worker_pool(jobs) as pool:
-        yield from pool.imap(grade, puzzles, chunksize=_CHUNK)
+        yield from pool.imap(grader, puzzles, chunksize=_CHUNK)
 
 
 def _read(source: str) -> list[str]:
@@ -176,11 +180,14 @@ def _read(source: str) -> list[str]:
         return read_puzzles(handle)
 
 
-def grade_all(puzzles: list[str], out: TextIO, err: TextIO, *, json: bool, jobs: int) -> int:
-    """Grade ``puzzles`` and write the answers to ``out`` in order; the exit code of ``run``."""
+def grade_all(
+    puzzles: list[str], out: TextIO, err: TextIO, *, json: bool, jobs: int, time_limit: float | None = None
+) -> int:
+    """Grade ``puzzles`` (each within ``time_limit`` seconds) and write the answers to ``out`` in order; the
+    exit code of ``run``."""
     progress = Progress(len(puzzles), err) if len(puzzles) >= PROGRESS_FROM else None
     unsolved = 0
-    for done, (puzzle, g) in enumerate(zip(puzzles, _grades(puzzles, jobs), strict=True), start=1):
+    for done, (puzzle, g) in enumerate(zip(puzzles, _grades(puzzles, jobs, time_limit), strict=True), start=1):
         if not g.solved:
             unsolved += 1
         if json:
@@ -199,6 +206,10 @@ def grade_all(puzzles: list[str], out: TextIO, err: TextIO, *, json: bool, jobs:
 def run(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         print("sudokupool grade: --jobs must be at least 1", file=sys.stderr)
+        return 2
+    problem = time_limit_problem(args.time_per_puzzle)
+    if problem is not None:
+        print(f"sudokupool grade: {problem}", file=sys.stderr)
         return 2
     sources = [args.file] if args.file else []
     inline: list[str] = []
@@ -221,4 +232,4 @@ def run(args: argparse.Namespace) -> int:
     if not puzzles:
         print("sudokupool grade: no puzzles read", file=sys.stderr)
         return 0
-    return grade_all(puzzles, sys.stdout, sys.stderr, json=args.json, jobs=args.jobs)
+    return grade_all(puzzles, sys.stdout, sys.stderr, json=args.json, jobs=args.jobs, time_limit=args.time_per_puzzle)

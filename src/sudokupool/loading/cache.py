@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import fcntl
 import functools
 import hashlib
@@ -82,6 +83,51 @@ def new_file(keep: Path | None) -> Iterator[IO[bytes]]:
     finally:
         if written is not None:
             written.unlink(missing_ok=True)
+
+
+def own_directory(path: Path) -> Path | None:
+    """``path`` (``SUDOKUPOOL_CACHE_DIR``; made ``0700`` when missing) when it is a directory of this user's that
+    no other user may write, else None, logged: packs then go where they would without a cache directory.
+
+    Another user who could write there (a directory they made first, a shared ``1777`` one) could put a pack
+    of theirs under the service, or truncate its copy while it is mapped, which faults the worker (SIGBUS)."""
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        problem = not_own(os.stat(path), "directory")
+    except OSError as exc:
+        problem = exc.strerror or str(exc)
+    if problem is None:
+        return path
+    logger.warning("not using the cache directory %s: %s; packs go to temporary files", path, problem)
+    return None
+
+
+def not_own(st: os.stat_result, kind: str) -> str | None:
+    """Why the file or directory whose status is ``st`` is not this user's alone to write (a ``kind``:
+    ``directory`` or ``file``), or None."""
+    wanted = stat.S_ISDIR if kind == "directory" else stat.S_ISREG
+    if not wanted(st.st_mode):
+        return f"not a {'directory' if kind == 'directory' else 'regular file'}"
+    if st.st_uid != os.getuid():
+        return f"owned by uid {st.st_uid}, not by this user (uid {os.getuid()})"
+    if st.st_mode & 0o022:
+        return f"mode {stat.S_IMODE(st.st_mode):04o} lets other users write it"
+    return None
+
+
+def open_own(path: Path) -> tuple[int, os.stat_result]:
+    """A descriptor of the pack copy ``path`` and its status, when it is a regular file of this user's that no
+    other user may write; no symbolic link is followed. OSError otherwise (its ``strerror`` says why)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NOCTTY)
+    try:
+        st = os.fstat(fd)
+        problem = not_own(st, "file")
+        if problem is not None:
+            raise PermissionError(errno.EPERM, problem)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
 
 
 def private_dir(source: Path) -> Path | None:
@@ -214,8 +260,7 @@ class Copy:
         return {"file": file, "checks": _checks(), "max_record_bytes": self.max_record_bytes}
 
     def _trusted(self) -> bool:
-        directory = os.stat(self.path.parent)
-        return directory.st_uid == os.getuid() and not directory.st_mode & 0o022
+        return not_own(os.stat(self.path.parent), "directory") is None
 
     def recall(self) -> Checked | None:
         """What an earlier load's checks found about this very file, or None (no record, a record of another
@@ -224,7 +269,7 @@ class Copy:
         try:
             if not self._trusted():
                 return None
-            with open(self._record, "rb") as file:
+            with open(os.open(self._record, os.O_RDONLY | os.O_NOFOLLOW), "rb") as file:
                 if os.fstat(file.fileno()).st_uid != os.getuid():
                     return None
                 fields = orjson.loads(file.read(4096))

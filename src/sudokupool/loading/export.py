@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import re
 from collections.abc import Iterator
 from typing import IO, Annotated, Any, Final, cast
 
@@ -45,7 +46,10 @@ class _Step(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 # ``$``, which would take a final newline.
 _Id = Annotated[str, msgspec.Meta(pattern=r"^[0-9A-HJKMNP-TV-Z]{13}\Z")]  # Crockford base32, upper case
 _Grid = Annotated[str, msgspec.Meta(pattern=r"^[.1-9]{81}\Z")]
-_Tag = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9-]{1,32}\Z")]
+_TAG: Final = re.compile(r"[a-z0-9-]{1,32}")
+_Tag = Annotated[str, msgspec.Meta(pattern=rf"^{_TAG.pattern}\Z")]
+#: The spelling of a tag, in words.
+TAG_RULE: Final = "lower-case [a-z0-9-], 1 to 32 characters"
 _Solution = Annotated[str, msgspec.Meta(pattern=r"^[1-9]{81}\Z")]
 
 
@@ -91,7 +95,7 @@ _SPELLING: Final = {
     "puzzle_id": ("bad-id", "puzzle_id must be 13 upper-case Crockford base32 characters"),
     "puzzle": ("bad-puzzle", "puzzle must be 81 characters of 1-9 and '.'"),
     "canonical": ("bad-canonical", "canonical must be 81 characters of 1-9 and '.'"),
-    "tags": ("bad-tag", "tags must be lower-case [a-z0-9-], 1 to 32 characters"),
+    "tags": ("bad-tag", f"tags must be {TAG_RULE}"),
     "stars": ("bad-stars", "stars must be 1 to 5"),
     "solution": ("bad-solution", "solution must be 81 digits 1-9"),
 }
@@ -109,6 +113,11 @@ def _shortest_record() -> int:
 #: No line shorter than this holds a record (every field must be there): counting an export's lines
 #: against ``SUDOKUPOOL_MAX_BAD_LINES`` can stop early with this (see the loader).
 MIN_RECORD_BYTES: Final = _shortest_record()
+
+
+def is_tag(text: str) -> bool:
+    """True when ``text`` is spelt as a record's tag must be (:data:`TAG_RULE`)."""
+    return _TAG.fullmatch(text) is not None
 
 
 class LineError(ValueError):

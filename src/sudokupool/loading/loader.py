@@ -15,6 +15,7 @@ import contextlib
 import functools
 import logging
 import os
+import stat
 import threading
 import time
 from collections import Counter
@@ -242,6 +243,8 @@ async def load_export(
             "more than an hour ahead of this machine's clock"
         )
     keep, private = cache.KEEP, False
+    if cache_dir:
+        cache_dir = await asyncio.to_thread(cache.own_directory, Path(cache_dir))
     path_of: Callable[[str], Path] | None = getattr(store, "path_of", None)
     if not cache_dir and export.pack is not None and path_of is not None:
         # A local pack is mapped from a copy; without a cache directory, one per machine and source, which
@@ -346,14 +349,18 @@ async def _map_copy(
     background: bool,
 ) -> Pool | None:
     """The pool of the pack copy ``cached`` (of the pack ``name``); None when it is gone, or refused: logged
-    (saying what is ``then`` done), and the copy removed unless another worker has already replaced it."""
-    try:
-        fd = await asyncio.to_thread(os.open, cached, os.O_RDONLY)
-    except OSError:
-        return None
+    (saying what is ``then`` done), and the copy removed unless another worker has already replaced it. Only
+    a regular file of this user's that no other user may write is mapped, never through a symbolic link."""
     try:
         # The status of the file mapped, whatever is renamed to ``cached`` meanwhile: its checks' record is that file's.
-        copied = os.fstat(fd)
+        fd, copied = await asyncio.to_thread(cache.open_own, cached)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        logger.warning("refused pack copy %s: %s; %s", cached, exc.strerror or exc, then)
+        await asyncio.to_thread(_remove_link_or_copy, cached)
+        return None
+    try:
         copy = cache.Copy(cached, copied, limits.max_record_bytes)
         opener = _opener(store, export, stamp, background, limits, copy)
         try:
@@ -364,6 +371,15 @@ async def _map_copy(
             return None
     finally:
         os.close(fd)
+
+
+def _remove_link_or_copy(path: Path) -> None:
+    """Remove what is at ``path`` in the cache directory (this user's own: only this user can have put it
+    there) while it is a symbolic link or a file not fit to map, so that a fresh copy takes its place."""
+    with contextlib.suppress(OSError):
+        now = os.lstat(path)
+        if stat.S_ISLNK(now.st_mode) or cache.not_own(now, "file") is not None:
+            path.unlink()
 
 
 def _remove_copy(path: Path, copied: os.stat_result) -> None:

@@ -29,17 +29,27 @@ export function detailRows(record, clues) {
   return rows;
 }
 
+/** A path segment decoded; as it is written when it is no valid percent-encoding (`%ZZ`, a cut UTF-8
+ * sequence), so that the page asks for that code and says no puzzle has it, rather than fail as it starts. */
+function segment(text) {
+  try {
+    return decodeURIComponent(text).trim();
+  } catch {
+    return text.trim();
+  }
+}
+
 /** The puzzle code a page URL asks for: `/p/{code}` or `/?id={code}`, else null. */
 export function requestedId(pathname, search) {
   const m = /^\/p\/([^/]+)$/.exec(pathname);
-  if (m) return decodeURIComponent(m[1]).trim();
+  if (m) return segment(m[1]);
   return new URLSearchParams(search).get("id")?.trim() || null;
 }
 
 /** The puzzle code of an embedded player's path, `/embed/{code}`, or null. */
 export function embeddedId(pathname) {
   const m = /^\/embed\/([^/]+)$/.exec(pathname);
-  return m ? decodeURIComponent(m[1]).trim() : null;
+  return m ? segment(m[1]) : null;
 }
 
 /** The HTML that puts puzzle `id` of the site at `origin` into another page: an iframe of its embedded player. */

@@ -7,6 +7,7 @@ total; the puzzle's score lets the hardest step dominate, as Sudoku Explainer's 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
@@ -14,7 +15,7 @@ from typing import Final, Literal
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.candidates import Candidates
 from sudokupool.sudoku.grid import GridError, first_conflict, parse_grid
-from sudokupool.sudoku.solver import solutions
+from sudokupool.sudoku.solver import TimeLimitExceeded, solutions
 from sudokupool.sudoku.technique_table import LEVEL, SCORES
 from sudokupool.sudoku.techniques import ADVANCED, Step, memo
 from sudokupool.sudoku.techniques.last_resort import brute_force
@@ -54,7 +55,7 @@ REACH: Final = {1: 0, 2: 6, 3: 32}
 MOST_STEPS: Final = 99
 
 
-Status = Literal["solved", "no-solution", "multiple-solutions", "invalid"]
+Status = Literal["solved", "no-solution", "multiple-solutions", "invalid", "timed-out"]
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,8 @@ class Grade:
 
     ``status`` is ``solved`` for a puzzle with exactly one solution (the grader then always finishes
     it), or says why there is no grade: ``invalid`` (not an 81-cell grid of 1-9 and '.'/'0', or
-    clashing givens), ``no-solution`` or ``multiple-solutions``; ``reason`` says what is wrong and is
+    clashing givens), ``no-solution``, ``multiple-solutions`` or ``timed-out`` (not settled within the time
+    limit given); ``reason`` says what is wrong and is
     None when solved. Only a solved puzzle carries its solution, a difficulty, score, tier, stars and a path.
     """
 
@@ -124,13 +126,14 @@ def stars_of(score: int) -> int:
     return [stars for low, stars in STARS if score >= low][-1]
 
 
-def solve_steps(puzzle: str, solution: str, max_level: int = 4) -> list[Step] | None:
+def solve_steps(puzzle: str, solution: str, max_level: int = 4, *, deadline: float | None = None) -> list[Step] | None:
     """The steps the grader takes on ``puzzle`` (unique, with ``solution``) until the grid is full; None as
     soon as the puzzle is sure to be harder than level ``max_level`` (a step of a higher level, or a total
     past the level's maximum), which spares the rest of the work when only easier puzzles are wanted.
 
     The techniques are tried easiest first; when none applies, :func:`brute_force` places one cell
-    from the solution, so the path always ends at the solution.
+    from the solution, so the path always ends at the solution. Raise :class:`TimeLimitExceeded` when
+    ``time.monotonic()`` passes ``deadline`` (checked between steps).
     """
     memo.forget()  # what the finders remember of another puzzle would only take memory
     cg = Candidates.from_puzzle(puzzle)
@@ -140,6 +143,8 @@ def solve_steps(puzzle: str, solution: str, max_level: int = 4) -> list[Step] | 
     most = MAX_SCORE.get(max_level)
     finders = ADVANCED[: REACH[max_level]] if max_level in REACH else ADVANCED
     while empty:
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeLimitExceeded
         step = full_house(cg) or naked_single(cg) or hidden_single(cg)
         if step is None:
             for finder in finders:
@@ -162,19 +167,28 @@ def solve_steps(puzzle: str, solution: str, max_level: int = 4) -> list[Step] | 
     return steps
 
 
-def grade(text: str) -> Grade:
+def grade(text: str, time_limit: float | None = None) -> Grade:
     """Grade the puzzle ``text`` (81 cells, '.' or '0' for empty) by solving it like a human would.
 
     Never raises for bad input: a malformed grid, clashing givens, no solution or several solutions
-    come back as a :class:`Grade` with that status and a reason, and no score.
+    come back as a :class:`Grade` with that status and a reason, and no score; so does a puzzle not graded
+    within ``time_limit`` seconds (``timed-out``).
     """
-    graded = grade_within(text, 4)
+    graded = grade_within(text, 4, time_limit)
     assert graded is not None  # no puzzle is harder than level 4
     return graded
 
 
-def grade_within(text: str, max_level: int) -> Grade | None:
+def grade_within(text: str, max_level: int, time_limit: float | None = None) -> Grade | None:
     """:func:`grade`, or None as soon as the puzzle is sure to be harder than level ``max_level``."""
+    deadline = None if time_limit is None else time.monotonic() + time_limit
+    try:
+        return _grade(text, max_level, deadline)
+    except TimeLimitExceeded:
+        return _ungraded("timed-out", f"not graded within the time limit of {time_limit:g} s")
+
+
+def _grade(text: str, max_level: int, deadline: float | None) -> Grade | None:
     try:
         puzzle = parse_grid(text)
     except GridError as exc:
@@ -182,12 +196,12 @@ def grade_within(text: str, max_level: int) -> Grade | None:
     clash = first_conflict(puzzle)
     if clash is not None:
         return _ungraded("invalid", f"the givens clash: {clash}")
-    count, solution = solutions(puzzle, 2)
+    count, solution = solutions(puzzle, 2, deadline=deadline)
     if count == 0 or solution is None:
         return _ungraded("no-solution", "no grid completes these givens")
     if count > 1:
         return _ungraded("multiple-solutions", "the givens allow more than one solution")
-    steps = solve_steps(puzzle, solution, max_level)
+    steps = solve_steps(puzzle, solution, max_level, deadline=deadline)
     if steps is None:
         return None
     techniques: list[str] = []
