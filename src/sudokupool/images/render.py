@@ -192,7 +192,7 @@ def render_png(
     that contradicts a given, an unknown variant or a size outside ``MIN_SIZE``..``MAX_SIZE``.
     ``compress_level`` is zlib's 0-9 (9 is Pillow's ``optimize``: slowest, smallest).
     CPU-bound (a few milliseconds, holding the GIL for most of it): call it off the event loop,
-    e.g. through ``RenderCache``.
+    e.g. as a job of the work pool (:class:`~sudokupool.work.WorkPool`).
     """
     _check(puzzle, solution, variant, size, compress_level)
     out = io.BytesIO()
