@@ -8,8 +8,8 @@ the same pool, one after the other in rotated rounds, a fresh service a side a r
 2. **flood**: ``--flood-clients`` clients (half of them abandon each request after 50 ms, half wait for it) ask
    on ``/api/v1`` (unlimited) for one puzzle's image at every size from 100 to 2000 px, PNG and WebP in turn, a
    puzzle of its own each round so nothing is cached; after 2 s of it, wrk again as in 1, then three timed
-   metrics scrapes. Meanwhile the worker's RSS and the RSS of the processes under it (the work pool) are read
-   every 0.1 s.
+   metrics scrapes (one not answered within 60 s counts as 60,000 ms). Meanwhile the worker's RSS and the RSS
+   of the processes under it (the work pool) are read every 0.1 s.
 3. **after**: the flood stops; how long the service stays busy (its processes above 5 % of a core: the backlog
    of abandoned requests it still renders), then the worker's RSS against its RSS at the round's start.
 
@@ -118,15 +118,22 @@ def rss(pid: int) -> int:
         return 0
 
 
+#: Seconds a timed scrape waits; a scrape not answered by then counts as this long.
+SCRAPE_TIMEOUT = 60.0
+
+
 def scrape_ms(port: int) -> float:
     started = time.perf_counter()
-    httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=120).raise_for_status()
+    try:
+        httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=SCRAPE_TIMEOUT).raise_for_status()
+    except httpx.TimeoutException:
+        return 1000 * SCRAPE_TIMEOUT
     return 1000 * (time.perf_counter() - started)
 
 
-def idle_after(pid: int, limit: float = 300.0) -> float:
+def idle_after(pid: int, limit: float = 60.0) -> float:
     """Seconds until the server's processes use under 5 % of a core over a second (its backlog drained), at most
-    ``limit``."""
+    ``limit`` (a figure of ``limit`` means: still busy then)."""
     started = time.perf_counter()
     while time.perf_counter() - started < limit:
         before = sum(cpu_seconds(p) for p in process_tree(pid))
