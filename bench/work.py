@@ -3,8 +3,8 @@
 Both sides are served as the harness serves them (one worker, a key whose limit never trips, metrics on) from
 the same pool, one after the other in rotated rounds, a fresh service a side a round. A round of a side:
 
-1. **quiet**: wrk on v2 random (keyed, ``--connections``) for ``--seconds``: req/s and p99; three timed metrics
-   scrapes.
+1. **quiet**: once the fresh service is idle, wrk on v2 random (keyed, ``--connections``) for ``--seconds``:
+   req/s and p99; three timed metrics scrapes.
 2. **flood**: ``--flood-clients`` clients (half of them abandon each request after 50 ms, half wait for it) ask
    on ``/api/v1`` (unlimited) for one puzzle's image at every size from 100 to 2000 px, PNG and WebP in turn, a
    puzzle of its own each round so nothing is cached; after 2 s of it, wrk again as in 1, then three timed
@@ -155,6 +155,7 @@ def work_flood_target(args: argparse.Namespace, src: Path) -> None:
             random = Target(f"{side}: v2 random", server.base, "/api/v2/puzzles/random", KEYED)
             seconds = args.seconds if n >= 0 else 1
             wrk(random, seconds=1, connections=args.connections)  # connections and first answers
+            idle_after(server.pid, 30)  # what a fresh service does in the background once it answers
             start = rss(server.pid)
             quiet = wrk(random, seconds=seconds, connections=args.connections)
             quiet_scrape = max(scrape_ms(port) for _ in range(3))
