@@ -26,7 +26,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("loading",),
     # Windows, counters and their stores, and the issued keys: no HTTP in here.
     ("ratelimit", "activity", "keys"),
-    ("images",),
+    # Renders, and the bounded pool that runs computed work (renders, print sheets, grades) with its result cache.
+    ("images", "work"),
     # The live pool reference with its caches, and the cached export listing.
     ("state", "listing"),
     # The HTTP surface: front, gate, routes with their operations, handlers.

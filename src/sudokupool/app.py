@@ -153,6 +153,7 @@ class SudokuPool:
         if self.runtime.store is not None:
             await self.runtime.store.close()
         await self.limiter.aclose()
+        await self.runtime.work.aclose()
         if self.access is not None:
             self.access.flush()
         if self.metrics is not None:
@@ -233,7 +234,7 @@ def _build(settings: Settings, pool: Pool | None, clock: Callable[[], float] | N
     # The limiter is asked before the handler: 404, 405 and 500 count and carry the limit headers too.
     cors = CORS(expose=EXPOSED_HEADERS, allow_headers=["X-API-Key", "If-None-Match"])
     v2 = ApiRouter("/api/v2", api_routes(endpoints), limiter=limiter, tally=tally, headers=cors.headers)
-    routes = [*web_routes(STATIC_DIR), *print_routes(runtime, asset_version(STATIC_DIR))]
+    routes = [*web_routes(STATIC_DIR), *print_routes(runtime, asset_version(STATIC_DIR), limiter)]
     site = Starlette(routes=routes, exception_handlers={HTTPException: _http_error})
     # Answer the path that was asked, not a redirect to a neighbouring one.
     site.router.redirect_slashes = False

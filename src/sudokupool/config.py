@@ -487,6 +487,55 @@ SETTINGS: tuple[Setting, ...] = (
         bounded_int(0),
     ),
     Setting(
+        "work_processes",
+        "1",
+        "Work processes of each serving worker for computed work (renders, print sheets): started at the first "
+        "job, at a lower CPU priority, apart from the worker that serves lookups.",
+        bounded_int(1, 64),
+    ),
+    Setting(
+        "work_queue",
+        "16",
+        "Jobs that may wait for a work process (each serving worker); one more is answered 503 with `Retry-After`.",
+        bounded_int(0),
+    ),
+    Setting(
+        "work_budget_seconds",
+        "10",
+        "Seconds a job may run in a work process; a longer one is stopped (its process replaced) and answered 503.",
+        _float(0.001),
+    ),
+    Setting(
+        "work_niceness",
+        "10",
+        "How many steps nicer than requests the work processes run (0-19, Unix; 0: same priority).",
+        bounded_int(0, 19),
+    ),
+    Setting(
+        "work_process_jobs",
+        "1000",
+        "Jobs a work process runs before a fresh one replaces it.",
+        bounded_int(1),
+    ),
+    Setting(
+        "work_process_bytes",
+        "201326592",
+        "Resident bytes a work process may keep after a job (its heap trimmed); past them a fresh one replaces it.",
+        bounded_int(16 << 20),
+    ),
+    Setting(
+        "cost_render",
+        "5",
+        "Requests an image not in the render cache counts for in the `/api/v2` rate limit (a lookup counts 1).",
+        bounded_int(1),
+    ),
+    Setting(
+        "cost_print",
+        "10",
+        "Requests a print sheet (`/print`) counts for in the client's `/api/v2` rate limit.",
+        bounded_int(1),
+    ),
+    Setting(
         "cache_max_age",
         "3600",
         "`Cache-Control: max-age` in seconds for puzzles, solutions, images, the technique catalogue and print "
@@ -539,6 +588,14 @@ class Settings:
     exports_list_max: int = 1000
     image_cache_bytes: int = 64 * 1024 * 1024
     cache_max_age: int = 3600
+    work_processes: int = 1
+    work_queue: int = 16
+    work_budget_seconds: float = 10.0
+    work_niceness: int = 10
+    work_process_jobs: int = 1000
+    work_process_bytes: int = 192 << 20
+    cost_render: int = 5
+    cost_print: int = 10
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Settings:

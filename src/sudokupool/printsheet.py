@@ -2,11 +2,15 @@
 
 One HTML page laid out for paper (``static/print.css``): sheets of up to six grids, two across and three
 down, each grid with its number, code and difficulty, and after them the answer sheets in the same order.
-The grids are the image endpoint's SVGs, inline (vector in a PDF, from the same render cache), sized in
+The grids are the image endpoint's SVGs, inline (vector in a PDF), sized in
 millimetres so six fit the printable area of A4 and of US Letter alike; a sheet ends with a page break and
 no grid is split across pages. The page loads its stylesheet and nothing else, and runs no script.
 
 Bad input is a JSON 400 (or 404 for unknown codes) naming what is allowed, as the API's errors are.
+
+A sheet is computed work: the puzzles are chosen on the event loop (lookups), then the records are read, the
+grids drawn and the page written by one job of the work pool (:func:`make_sheet`), and the sheet counts as
+``SUDOKUPOOL_COST_PRINT`` requests in the client's ``/api/v2`` rate limit.
 """
 
 from __future__ import annotations
@@ -20,12 +24,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from sudokupool.api.errors import error_body, error_headers
-from sudokupool.images.render import DEFAULT_SIZE, Variant, render
+from sudokupool.api.computed import client_left, work_error
+from sudokupool.api.errors import ApiError, error_body, error_headers
+from sudokupool.api.gate import RateLimiter, Refusal
+from sudokupool.images.render import DEFAULT_SIZE, render_svg
 from sudokupool.loading.pool import Pool
 from sudokupool.site import PAGE_HEADERS, VERSION_MARK
 from sudokupool.state import Runtime
 from sudokupool.sudoku import DIFFICULTIES
+from sudokupool.work import WorkBudgetExceeded, WorkDropped, WorkQueueFull
 
 MAX_PUZZLES: Final = 12
 DEFAULT_COUNT: Final = 6
@@ -52,14 +59,14 @@ class Entry(NamedTuple):
     difficulty: str
 
 
-def _entry(pool: Pool, index: int) -> Entry:
-    record = orjson.loads(pool.body(index))
+def _entry(index: int, body: bytes) -> Entry:
+    record = orjson.loads(body)
     return Entry(index, str(record["canonical_id"]), str(record.get("difficulty") or ""))
 
 
-def choose(pool: Pool, params: dict[str, str]) -> list[Entry]:
-    """The puzzles the query asks for: the codes of ``ids`` in their order, or ``count`` random ones
-    (default 6) of ``difficulty`` (any case; absent or empty for any). Raises :class:`PrintError`."""
+def choose(pool: Pool, params: dict[str, str]) -> list[int]:
+    """The pool indexes of the puzzles the query asks for: the codes of ``ids`` in their order, or ``count``
+    random ones (default 6) of ``difficulty`` (any case; absent or empty for any). Raises :class:`PrintError`."""
     ids = params.get("ids")
     if ids is not None:
         if "difficulty" in params or "count" in params:
@@ -74,7 +81,7 @@ def choose(pool: Pool, params: dict[str, str]) -> list[Entry]:
         if unknown:
             listed = ", ".join(unknown[:MAX_PUZZLES])
             raise PrintError(f"no puzzle has the code{'s' if len(unknown) > 1 else ''} {listed}", 404)
-        return [_entry(pool, index) for _, index in found if index is not None]
+        return [index for _, index in found if index is not None]
     count = DEFAULT_COUNT
     raw_count = params.get("count")
     if raw_count is not None:
@@ -97,7 +104,7 @@ def choose(pool: Pool, params: dict[str, str]) -> list[Entry]:
         chosen[index] = None
         if len(chosen) == count:
             break
-    return [_entry(pool, index) for index in chosen]
+    return list(chosen)
 
 
 def _sheets(
@@ -143,39 +150,72 @@ def page(entries: list[Entry], puzzles: list[bytes], solutions: list[bytes], ver
     return (head + "".join(body) + "</main></body></html>").encode()
 
 
-class PrintSheet:
-    """The ``/print`` endpoint over the app's runtime (its pool and render cache)."""
+class Grid(NamedTuple):
+    """What a job needs of one chosen puzzle: its pool index, record body, puzzle and solution."""
 
-    def __init__(self, runtime: Runtime, version: str) -> None:
+    at: int
+    body: bytes
+    puzzle: str
+    solution: str
+
+
+def make_sheet(grids: list[Grid], version: str) -> bytes:
+    """The sheet's HTML for ``grids`` (a job of the work pool: module-level, its arguments picklable)."""
+    entries = [_entry(grid.at, grid.body) for grid in grids]
+    puzzles = [render_svg(g.puzzle, g.solution, "puzzle", size=DEFAULT_SIZE) for g in grids]
+    solutions = [render_svg(g.puzzle, g.solution, "solution", size=DEFAULT_SIZE) for g in grids]
+    return page(entries, puzzles, solutions, version)
+
+
+class PrintSheet:
+    """The ``/print`` endpoint over the app's runtime (its pool and work pool) and the ``/api/v2`` limiter."""
+
+    def __init__(self, runtime: Runtime, version: str, limiter: RateLimiter | None = None) -> None:
         self.runtime = runtime
         self.version = version
-
-    async def picture(self, pool: Pool, index: int, variant: Variant) -> bytes:
-        puzzle, solution = pool.puzzle(index), pool.solution(index)
-        # The image endpoint's key: a sheet and an SVG request share one cached render.
-        key = (pool.info.export_key, pool.info.loaded_at, index, variant, "svg", DEFAULT_SIZE)
-        return await self.runtime.images.get(key, partial(render, "svg", puzzle, solution, variant, DEFAULT_SIZE))
+        self.limiter = limiter
 
     async def respond(self, request: Request) -> Response:
+        limit_headers: list[tuple[bytes, bytes]] = []
+        if self.limiter is not None:
+            # The sheet counts in the client's /api/v2 limit, as that many requests.
+            admitted = await self.limiter.admit(request.scope)
+            if not isinstance(admitted, Refusal):
+                limit_headers = admitted
+                refusal = await self.limiter.charge(request.scope, self.runtime.settings.cost_print - 1, admitted)
+                admitted = refusal if refusal is not None else admitted
+            if isinstance(admitted, Refusal):
+                return Response(admitted.body, status_code=admitted.status, headers=_text(admitted.headers))
         params = dict(request.query_params)
         pool = self.runtime.current()
         try:
-            entries = choose(pool, params)
-        except PrintError as exc:
-            body = error_body(exc.message)
-            headers = {k.decode(): v.decode() for k, v in error_headers(body)}
-            return Response(body, status_code=exc.status, headers=headers)
-        puzzles = [await self.picture(pool, e.at, "puzzle") for e in entries]
-        solutions = [await self.picture(pool, e.at, "solution") for e in entries]
+            chosen = choose(pool, params)
+            grids = [Grid(at, pool.body(at), pool.puzzle(at), pool.solution(at)) for at in chosen]
+            left = partial(client_left, request.receive)
+            try:
+                body = await self.runtime.work.submit(make_sheet, grids, self.version, kind="print", left=left)
+            except (WorkQueueFull, WorkBudgetExceeded, WorkDropped) as exc:
+                raise work_error(exc) from None
+        except (PrintError, ApiError) as exc:
+            error = error_body(exc.message)
+            headers = {k.decode(): v.decode() for k, v in error_headers(error)}
+            headers.update(getattr(exc, "headers", {}))
+            headers.update(_text(limit_headers))
+            return Response(error, status_code=exc.status, headers=headers)
         # Chosen codes print the same every time; a random sheet is new on every visit.
         cache = "no-store" if "ids" not in params else f"public, max-age={self.runtime.settings.cache_max_age}"
         return Response(
-            page(entries, puzzles, solutions, self.version),
+            body,
             media_type="text/html; charset=utf-8",
-            headers={**PAGE_HEADERS, "cache-control": cache},
+            headers={**PAGE_HEADERS, "cache-control": cache, **_text(limit_headers)},
         )
 
 
-def print_routes(runtime: Runtime, version: str) -> list[Route]:
-    """``/print``; ``version`` is the static files' version (``site.asset_version``) for the stylesheet link."""
-    return [Route("/print", PrintSheet(runtime, version).respond, methods=["GET"])]
+def _text(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    return {name.decode("latin-1"): value.decode("latin-1") for name, value in headers}
+
+
+def print_routes(runtime: Runtime, version: str, limiter: RateLimiter | None = None) -> list[Route]:
+    """``/print``; ``version`` is the static files' version (``site.asset_version``) for the stylesheet link;
+    ``limiter``, the ``/api/v2`` one, counts each sheet as ``SUDOKUPOOL_COST_PRINT`` requests."""
+    return [Route("/print", PrintSheet(runtime, version, limiter).respond, methods=["GET"])]

@@ -13,12 +13,13 @@ import orjson
 from sudokupool.activity.counters import Activity
 from sudokupool.config import Settings
 from sudokupool.heap import release_free_memory
-from sudokupool.images.cache import CacheTally, RenderCache
 from sudokupool.listing import ExportsListing
 from sudokupool.loading.pool import Pool
 from sudokupool.loading.status import SyncStatus
 from sudokupool.outages import storage_outages
 from sudokupool.storage.base import ExportListing, ExportStore
+from sudokupool.work import WorkPool
+from sudokupool.work.cache import CacheTally, ResultCache
 
 #: How long a swap waits for the requests that still use the old pool before dropping it anyway (a
 #: request that holds it longer lets it go on the event loop when it ends).
@@ -40,7 +41,9 @@ class Runtime:
         # Rendered images (every format and size) of the current pool; emptied on every swap, so a new export
         # never serves a stale image. Its hits, misses and renders add up across swaps in one tally.
         self.image_tally = CacheTally()
-        self.images = RenderCache(settings.image_cache_bytes, tally=self.image_tally)
+        self.images = ResultCache(settings.image_cache_bytes, tally=self.image_tally)
+        #: Computed work (uncached renders, print sheets): its own processes, bounded queue and budget.
+        self.work = WorkPool.from_settings(settings)
         self.sync = SyncStatus()
         #: One line when storage becomes unreachable and one when it is back, whoever notices (listing, sync).
         self.storage_outage = storage_outages()
@@ -52,7 +55,7 @@ class Runtime:
         """Make ``pool`` the one every following request sees."""
         self.pool = pool
         self.listing.clear()
-        self.images = RenderCache(self.settings.image_cache_bytes, tally=self.image_tally)
+        self.images = ResultCache(self.settings.image_cache_bytes, tally=self.image_tally)
 
     async def install(self, pool: Pool) -> None:
         """:meth:`swap` in ``pool``, let the old pool go (:meth:`_retire`), then, when ``pool`` was parsed or

@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import httpx
+import orjson
 import pytest
 from openapi_core import OpenAPI
 from openapi_spec_validator import validate
@@ -199,6 +200,9 @@ def test_other_methods_head_and_503_are_documented_where_they_happen() -> None:
             assert "503" not in responses
         elif path.endswith("pool-exports"):
             assert responses["503"] == {"$ref": "#/components/responses/ExportsUnavailable"}
+        elif path.endswith("/image"):
+            # An uncached picture waits for the work pool: full queue or past its budget (and the limiter's).
+            assert responses["503"] == {"$ref": "#/components/responses/WorkUnavailable"}
         else:
             assert responses["503"] == {"$ref": "#/components/responses/LimiterUnavailable"}, path
 
@@ -265,10 +269,15 @@ async def test_the_503s_match_the_document(pool: Pool) -> None:
     # The shared limiter's Redis refuses connections and the service is set to refuse meanwhile.
     closed = Settings(redis_url=f"redis://127.0.0.1:{free_port()}/0", redis_timeout=0.5, redis_failure_mode="closed")
     cases = [(app, "/api/v2/pool-exports"), (create_app(closed, pool=pool), "/api/v2/health")]
+    # A picture that takes longer than the work pool's budget.
+    hasty = create_app(Settings(work_budget_seconds=0.001), pool=pool)
+    code = orjson.loads(pool.body(0))["canonical_id"]
+    cases.append((hasty, f"/api/v2/puzzles/{code}/image?size=2000&format=webp"))
     for asgi, url in cases:
         transport = httpx.ASGITransport(app=asgi, client=("203.0.113.7", 4321))
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
             response = await client.get(url)
+        await asgi.runtime.work.aclose()
         assert response.status_code == 503, url
         request = httpx.Request("GET", f"http://testserver{url}")
         spec.validate_response(_Request(request), _Response(response))

@@ -16,7 +16,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from datetime import date
-from functools import lru_cache, partial
+from functools import lru_cache
 from typing import Final, NamedTuple, TypeVar
 from urllib.parse import unquote_plus
 from zlib import crc32
@@ -25,6 +25,7 @@ import orjson
 from starlette.types import Scope
 
 from sudokupool.api.compression import accepts_gzip
+from sudokupool.api.computed import charge, left_of, work_error
 from sudokupool.api.conditional import etag_matches
 from sudokupool.api.errors import ApiError, BadRequest, NotFound
 from sudokupool.images.render import DEFAULT_SIZE, FORMATS, MAX_SIZE, MEDIA_TYPES, MIN_SIZE, VARIANTS, Format, render
@@ -35,6 +36,7 @@ from sudokupool.loading.pool import DamagedRecord, Pool
 from sudokupool.naming import export_order
 from sudokupool.state import Runtime
 from sudokupool.sudoku import DIFFICULTIES
+from sudokupool.work import WorkBudgetExceeded, WorkDropped, WorkQueueFull
 
 Header = tuple[bytes, bytes]
 Choice = TypeVar("Choice", bound=str)
@@ -397,7 +399,18 @@ class Endpoints:
             return self.cacheable(scope, b"", etag)
         puzzle, solution = pool.puzzle(index), pool.solution(index)
         key = (pool.info.export_key, pool.info.loaded_at, index, variant, fmt, size)
-        data = await self.runtime.images.get(key, partial(render, fmt, puzzle, solution, variant, size))
+        runtime = self.runtime
+        images, work = runtime.images, runtime.work
+        if not images.covers(key):
+            # Computed work: it costs the client more of its limit than a lookup, and runs in the work pool.
+            await charge(scope, runtime.settings.cost_render)
+        left = left_of(scope)
+        try:
+            data = await images.get(
+                key, lambda: work.submit(render, fmt, puzzle, solution, variant, size, kind=fmt, left=left)
+            )
+        except (WorkQueueFull, WorkBudgetExceeded, WorkDropped) as exc:
+            raise work_error(exc) from None
         return self.cacheable(scope, data, etag, IMAGE_TYPES[fmt])
 
     async def pool_exports(self, scope: Scope, param: str | None) -> Reply:

@@ -13,6 +13,7 @@ anonymous use, and the guess after the limit is a 429.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Callable, Collection
 from typing import NamedTuple
@@ -79,6 +80,15 @@ class Refusal(NamedTuple):
     status: int
     body: bytes
     headers: list[Header]
+
+
+class Refused(Exception):
+    """Raised by a handler whose computed work the limiter refused (:meth:`RateLimiter.charge`): the router
+    sends ``refusal`` as the answer."""
+
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.status)
+        self.refusal = refusal
 
 
 class RateLimiter:
@@ -181,3 +191,38 @@ class RateLimiter:
     def _limit_header(self, limit: int) -> Header:
         header = self._limit_headers.get(limit)
         return header if header is not None else (_LIMIT, str(limit).encode())
+
+    async def charge(self, scope: Scope, extra: int, headers: list[Header]) -> Refusal | None:
+        """Count ``extra`` more requests of an admitted request's client, for work that costs more than a
+        lookup (``SUDOKUPOOL_COST_*``): None, with ``headers`` (the limit headers :meth:`admit` gave it, in
+        any list) updated to what remains, or the :class:`Refusal` (429, or 503 when the store fails) to send
+        instead of doing the work. The counts stay spent either way, as a refused request's do."""
+        if extra <= 0:
+            return None
+        identity, limit, tier = self.classify(scope)
+        try:
+            if self._hit_now is not None:
+                decisions = [self._hit_now(identity, limit) for _ in range(extra)]
+            else:
+                # Gathered, so a shared store counts them all in one round trip.
+                decisions = list(await asyncio.gather(*(self.store.hit(identity, limit) for _ in range(extra))))
+        except LimiterUnavailable:
+            reset = _SECONDS[seconds_to_reset(wall_clock())]
+            limit_headers = [self._limit_header(limit), (_REMAINING, b"0"), (_RESET, reset)]
+            return Refusal(503, _UNAVAILABLE, error_headers(_UNAVAILABLE) + limit_headers)
+        # A refused decision first, else the one with the least left: the last count.
+        allowed, limit, remaining, reset_seconds, retry = min(decisions, key=lambda d: (d.allowed, d.remaining))
+        limit_headers = [
+            self._limit_header(limit),
+            (_REMAINING, str(remaining).encode()),
+            _RESET_HEADERS[reset_seconds],
+        ]
+        if not allowed:
+            if self.counting:
+                self.decisions["limited"][_TIER_OF.get(tier, tier)] += 1
+            body = _TOO_MANY[retry]
+            return Refusal(429, body, [*error_headers(body), (b"retry-after", _SECONDS[retry]), *limit_headers])
+        for at, (name, _) in enumerate(headers):
+            if name == _REMAINING:
+                headers[at] = limit_headers[1]
+        return None

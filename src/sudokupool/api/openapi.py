@@ -48,15 +48,17 @@ def operation(
     *errors: int,
     params: list[Any] | None = None,
     description: str | None = None,
+    unavailable: str = "ExportsUnavailable",
 ) -> Any:
-    """A rate-limited GET path: its 200, the given ``errors`` (304, 400, 404, 503) and the limiter's 401, 429, 503."""
+    """A rate-limited GET path: its 200, the given ``errors`` (304, 400, 404, 503: the response ``unavailable``)
+    and the limiter's 401, 429, 503."""
     texts = {400: "Invalid parameter value (the error names the allowed values).", 404: "Not found."}
     responses: dict[str, Any] = {"200": ok}
     for status in errors:
         if status == 304:
             responses["304"] = response_ref("NotModified")
         elif status == 503:
-            responses["503"] = response_ref("ExportsUnavailable")
+            responses["503"] = response_ref(unavailable)
         else:
             responses[str(status)] = json_response("Error", texts[status])
     responses["401"] = response_ref("Unauthorized")
@@ -162,6 +164,13 @@ def _components() -> dict[str, Any]:
                 "Object storage cannot be listed right now (a failed listing is remembered for 5 s) or is slow "
                 "to give a first listing, with Retry-After; or the shared rate limiter failed (see "
                 "LimiterUnavailable).",
+                **{"Retry-After": {"$ref": "#/components/headers/Retry-After"}},
+            ),
+            "WorkUnavailable": json_response(
+                "Error",
+                "The picture is not cached and the server cannot draw it now: the queue of computed work is full, "
+                "or the drawing took longer than the server allows; with Retry-After. Or the shared rate limiter "
+                "failed (see LimiterUnavailable).",
                 **{"Retry-After": {"$ref": "#/components/headers/Retry-After"}},
             ),
         },

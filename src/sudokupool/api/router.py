@@ -17,9 +17,10 @@ from typing import Final, cast
 
 from starlette.types import Receive, Scope, Send
 
+from sudokupool.api.computed import CHARGE, RECEIVE
 from sudokupool.api.endpoints import NO_PUZZLE, AsyncHandler, Handler
 from sudokupool.api.errors import ApiError, send_error
-from sudokupool.api.gate import RateLimiter, Refusal
+from sudokupool.api.gate import RateLimiter, Refusal, Refused
 from sudokupool.api.tally import UNMATCHED, RequestTally, Route
 
 logger = logging.getLogger("sudokupool")
@@ -119,7 +120,9 @@ class ApiRouter:
             limiter = self.limiter
             if limiter is None or path in limiter.exempt_paths:
                 extra: list[tuple[bytes, bytes]] = self.headers
+                limited = False
             else:
+                limited = True
                 admitted = limiter.admit_now(scope) if limiter.synchronous else await limiter.admit(scope)
                 if isinstance(admitted, Refusal):
                     status = admitted.status
@@ -150,12 +153,23 @@ class ApiRouter:
             handler, is_async, _ = entry
             try:
                 if is_async:
+                    # What computed work needs: the client's disconnect (a waiting job is dropped when it
+                    # leaves), and the limiter, to count the work's cost against the client's limit.
+                    scope[RECEIVE] = receive
+                    if limited:
+                        scope[CHARGE] = (limiter, extra)
                     reply = await cast(AsyncHandler, handler)(scope, param)
                 else:
                     reply = cast(Handler, handler)(scope, param)
             except ApiError as exc:
                 status = exc.status
                 await send_error(send, exc.status, exc.message, exc.headers, extra=extra)
+                return
+            except Refused as exc:
+                status = exc.refusal.status
+                headers = [*exc.refusal.headers, *self.headers]
+                await send({"type": "http.response.start", "status": status, "headers": headers})
+                await send({"type": "http.response.body", "body": exc.refusal.body})
                 return
             except Exception:
                 logger.exception("unhandled error on %s %s", scope["method"], scope["path"])

@@ -227,7 +227,15 @@ ROUTES: Final[tuple[ApiRoute, ...]] = (
             304,
             400,
             404,
+            503,
             params=[ID_PARAM, _VARIANT, _IMAGE_FORMAT, _IMAGE_SIZE, IF_NONE_MATCH],
+            unavailable="WorkUnavailable",
+            description=(
+                "A picture the server has not cached yet is drawn on request, in a bounded pool of work apart from "
+                "lookups: under /api/v2 it counts as several requests of the rate limit (5 by default; the "
+                "X-RateLimit-Remaining header shows it), and when that pool is full the answer is a 503 with "
+                "Retry-After. A cached picture counts as one request."
+            ),
         ),
         unversioned=True,
     ),

@@ -13,8 +13,10 @@ even at 3x zoom.) zlib level 7 takes a sixth to an eighth of the time of level 9
 
 Rendering is cheap because each digit is rasterised once per (size, style) into a cell-sized tile
 of palette indices; a picture is then 81 tile pastes, a few rectangles and the PNG encoder. The
-tiles are built under a lock and only read afterwards, so :func:`render_png` is safe to call from
-several threads at once (FreeType faces themselves are not thread-safe, and never shared here).
+tiles of the :data:`LAYOUTS_KEPT` sizes used last are kept (at most 0.8 MB a size, at 2000 px): a client
+asking for every size from 100 to 2000 px would otherwise leave half a gigabyte of tiles behind. Tiles
+are only read once built, so :func:`render_png` is safe to call from several threads at once (FreeType
+faces themselves are not thread-safe, and never shared here).
 
 WebP is the same raster as the PNG, encoded losslessly (method 0, quality 100: 7.7 KB and 4 ms for a
 480 px solution, where lossy quality 80 gave 30 KB of blurred lines). The SVG draws the same layout
@@ -24,9 +26,9 @@ in vector form: see :func:`render_svg`.
 from __future__ import annotations
 
 import io
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 from typing import Final, Literal, get_args
 
@@ -86,8 +88,8 @@ class _Layout:
     filled: tuple[Image.Image, ...]
 
 
-_layouts: dict[int, _Layout] = {}
-_layouts_lock = threading.Lock()
+#: Picture sizes whose layouts (digit tiles) are kept, the least recently used dropped first.
+LAYOUTS_KEPT: Final = 8
 
 
 def _font(name: str, px: int) -> ImageFont.FreeTypeFont:
@@ -116,30 +118,23 @@ def _tiles(font_name: str, cell: int, px: int, first_index: int) -> tuple[Image.
     return tuple(tiles)
 
 
+@lru_cache(maxsize=LAYOUTS_KEPT)
 def _layout(size: int) -> _Layout:
-    layout = _layouts.get(size)
-    if layout is not None:
-        return layout
-    with _layouts_lock:
-        layout = _layouts.get(size)
-        if layout is None:
-            thin = max(1, size // 400)
-            thick = max(2, round(size / 160))
-            margin = max(thick + 2, round(size * 0.025))
-            cell = (size - 2 * margin) // 9
-            origin = (size - 9 * cell) // 2
-            px = round(cell * _DIGIT_SHARE / _DIGIT_HEIGHT_PER_EM)
-            layout = _Layout(
-                size=size,
-                origin=origin,
-                cell=cell,
-                thin=thin,
-                thick=thick,
-                given=_tiles(FONT_GIVEN, cell, px, 1),
-                filled=_tiles(FONT_FILLED, cell, px, 1 + LEVELS),
-            )
-            _layouts[size] = layout
-    return layout
+    thin = max(1, size // 400)
+    thick = max(2, round(size / 160))
+    margin = max(thick + 2, round(size * 0.025))
+    cell = (size - 2 * margin) // 9
+    origin = (size - 9 * cell) // 2
+    px = round(cell * _DIGIT_SHARE / _DIGIT_HEIGHT_PER_EM)
+    return _Layout(
+        size=size,
+        origin=origin,
+        cell=cell,
+        thin=thin,
+        thick=thick,
+        given=_tiles(FONT_GIVEN, cell, px, 1),
+        filled=_tiles(FONT_FILLED, cell, px, 1 + LEVELS),
+    )
 
 
 def _check(puzzle: str, solution: str, variant: str, size: int, compress_level: int) -> None:
@@ -192,7 +187,7 @@ def render_png(
     that contradicts a given, an unknown variant or a size outside ``MIN_SIZE``..``MAX_SIZE``.
     ``compress_level`` is zlib's 0-9 (9 is Pillow's ``optimize``: slowest, smallest).
     CPU-bound (a few milliseconds, holding the GIL for most of it): call it off the event loop,
-    e.g. through ``RenderCache``.
+    e.g. as a job of the work pool (:class:`~sudokupool.work.WorkPool`).
     """
     _check(puzzle, solution, variant, size, compress_level)
     out = io.BytesIO()

@@ -41,6 +41,7 @@ from sudokupool.naming import export_order
 from sudokupool.state import Runtime
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.tasks import cancel
+from sudokupool.work.pool import JOB_BUCKETS
 
 #: Seconds between the flushes of each worker when several share the metrics.
 FLUSH_SECONDS = 1.0
@@ -148,11 +149,35 @@ class Exporter:
         self.images = {
             "hits": counter("sudokupool_image_cache_hits", "Image requests answered from the render cache."),
             "misses": counter("sudokupool_image_cache_misses", "Image requests that had to wait for a render."),
-            "renders": counter("sudokupool_image_renders", "PNG renders started."),
+            "renders": counter(
+                "sudokupool_image_renders", "Renders started (every format and size), each a job of the work pool."
+            ),
         }
         self.image_bytes = gauge(
             "sudokupool_image_cache_bytes", "Bytes of rendered images (every format and size) in the cache.", "livesum"
         )
+        self.work_jobs = counter(
+            "sudokupool_work_jobs",
+            "Jobs submitted to the work pool, by kind and how they ended (rejected: queue full; dropped: the client "
+            "left before the job started; over_budget: stopped past its time budget).",
+            ("kind", "outcome"),
+        )
+        self.work_seconds = Histogram(
+            "sudokupool_work_job_duration_seconds",
+            "Time a job ran in a work process (its answer included), by kind.",
+            ("kind",),
+            buckets=JOB_BUCKETS,
+            registry=own,
+        )
+        self.work_waiting = gauge("sudokupool_work_queue_depth", "Jobs waiting for a work process now.", "livesum")
+        self.work_running = gauge("sudokupool_work_jobs_running", "Jobs running in a work process now.", "livesum")
+        self.work_processes = gauge("sudokupool_work_processes", "Work processes alive now.", "livesum")
+        self.work_resident = gauge(
+            "sudokupool_work_resident_bytes",
+            "Resident bytes of the work processes, each as it reported after its last job.",
+            "livesum",
+        )
+        self.work_started = counter("sudokupool_work_processes_started", "Work processes started (replacements too).")
         self.storage_down = gauge("sudokupool_storage_down", "1 while export storage is unreachable.", "livemax")
         self.redis_down = gauge(
             "sudokupool_redis_down", "1 while the Redis server (cluster node) is unreachable.", "livemax", ("node",)
@@ -233,6 +258,7 @@ class Exporter:
         for name, counter in self.images.items():
             counter.inc(self._delta(f"images.{name}", getattr(images, name)))
         self.image_bytes.set(runtime.images.stats()["bytes"])
+        self.flush_work(runtime)
         self.storage_down.set(1 if sources.storage_down() else 0)
         for node, down in sources.redis_nodes().items():
             self.redis_down.labels(node).set(1 if down else 0)
@@ -244,6 +270,22 @@ class Exporter:
                 self.pss.set(pss)
         if self.process is not None:
             self.process.flush()
+
+    def flush_work(self, runtime: Runtime) -> None:
+        work = runtime.work
+        tally = work.tally
+        for (kind, outcome), total in tally.outcomes.items():
+            grown = self._delta(f"work.{kind}.{outcome}", total)
+            if grown:
+                self.work_jobs.labels(kind, outcome).inc(grown)
+        for kind, counts in tally.drain().items():
+            add_observations(self.work_seconds.labels(kind), counts)
+        stats = work.stats()
+        self.work_waiting.set(stats["waiting"])
+        self.work_running.set(stats["running"])
+        self.work_processes.set(stats["processes"])
+        self.work_resident.set(stats["resident_bytes"])
+        self.work_started.inc(self._delta("work.started", stats["processes_started"]))
 
     def exposition(self, accept: str = "") -> tuple[bytes, str]:
         """The scrape's body in the format ``accept`` asks for (Prometheus text by default), and its type.

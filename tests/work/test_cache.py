@@ -1,58 +1,53 @@
-"""RenderCache: byte-bounded LRU, one render per missing key, failures not cached, renders off the loop."""
+"""ResultCache: byte-bounded LRU, one computation per missing key, failures not cached, a dropped
+computation started again by a caller still waiting."""
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import multiprocessing
-import threading
-from collections.abc import Callable, Iterator
-from functools import partial
+import operator
+from collections.abc import Awaitable, Callable
 
 import pytest
 
-from sudokupool.images.cache import RenderCache
 from sudokupool.images.render import render_png
+from sudokupool.work import WorkDropped, WorkPool
+from sudokupool.work.cache import ResultCache
 from tests.helpers import wait_until_async
 
 PUZZLE = "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79"
 SOLUTION = "534678912672195348198342567859761423426853791713924856961537284287419635345286179"
 
-WAIT = 10.0  # seconds a test waits for another thread before it fails instead of hanging
-
-
-@pytest.fixture
-def executor() -> Iterator[concurrent.futures.ThreadPoolExecutor]:
-    with concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="render-test") as pool:
-        yield pool
+WAIT = 10.0  # seconds a test waits for a computation before it fails instead of hanging
 
 
 class Renderer:
-    """A render callable factory that counts calls per key and can be held until released."""
+    """A producer factory that counts calls per key and can be held until released."""
 
     def __init__(self) -> None:
         self.calls: dict[str, int] = {}
-        self.threads: list[str] = []
-        self.started = threading.Event()
-        self.release = threading.Event()
+        self.started = asyncio.Event()
+        self.release = asyncio.Event()
         self.release.set()
 
-    def __call__(self, key: str, size: int = 10, *, fail: bool = False) -> Callable[[], bytes]:
-        def render() -> bytes:
+    def __call__(
+        self, key: str, size: int = 10, *, fail: bool = False, drop: bool = False
+    ) -> Callable[[], Awaitable[bytes]]:
+        async def produce() -> bytes:
             self.calls[key] = self.calls.get(key, 0) + 1
-            self.threads.append(threading.current_thread().name)
             self.started.set()
-            assert self.release.wait(WAIT), "test never released the render"
+            await asyncio.wait_for(self.release.wait(), WAIT)
+            if drop:
+                raise WorkDropped("the client left")
             if fail:
                 raise RuntimeError(f"render of {key} failed")
             return key.encode().ljust(size, b".")
 
-        return render
+        return produce
 
 
 @pytest.mark.anyio
-async def test_miss_then_hit(executor: concurrent.futures.Executor) -> None:
-    cache = RenderCache(1000, executor=executor)
+async def test_miss_then_hit() -> None:
+    cache = ResultCache(1000)
     renderer = Renderer()
     first = await cache.get(("pool", 1, "puzzle"), renderer("a"))
     second = await cache.get(("pool", 1, "puzzle"), renderer("a"))
@@ -70,8 +65,8 @@ async def test_miss_then_hit(executor: concurrent.futures.Executor) -> None:
 
 
 @pytest.mark.anyio
-async def test_evicts_least_recently_used_to_stay_within_budget(executor: concurrent.futures.Executor) -> None:
-    cache = RenderCache(100, executor=executor)
+async def test_evicts_least_recently_used_to_stay_within_budget() -> None:
+    cache = ResultCache(100)
     renderer = Renderer()
     await cache.get("a", renderer("a", 40))
     await cache.get("b", renderer("b", 40))
@@ -90,8 +85,8 @@ async def test_evicts_least_recently_used_to_stay_within_budget(executor: concur
 
 
 @pytest.mark.anyio
-async def test_scan_of_many_keys_never_exceeds_budget(executor: concurrent.futures.Executor) -> None:
-    cache = RenderCache(1000, executor=executor)
+async def test_scan_of_many_keys_never_exceeds_budget() -> None:
+    cache = ResultCache(1000)
     renderer = Renderer()
     for i in range(300):
         await cache.get(i, renderer(str(i), 30 + i % 50))
@@ -103,10 +98,8 @@ async def test_scan_of_many_keys_never_exceeds_budget(executor: concurrent.futur
 @pytest.mark.parametrize(
     ("budget", "size"), [pytest.param(0, 5, id="zero-budget"), pytest.param(50, 51, id="value-over-budget")]
 )
-async def test_value_larger_than_budget_is_returned_not_stored(
-    executor: concurrent.futures.Executor, budget: int, size: int
-) -> None:
-    cache = RenderCache(budget, executor=executor)
+async def test_value_larger_than_budget_is_returned_not_stored(budget: int, size: int) -> None:
+    cache = ResultCache(budget)
     renderer = Renderer()
     assert len(await cache.get("big", renderer("big", size))) == size
     assert len(await cache.get("big", renderer("big", size))) == size
@@ -117,12 +110,12 @@ async def test_value_larger_than_budget_is_returned_not_stored(
 
 def test_negative_budget_is_refused() -> None:
     with pytest.raises(ValueError, match="budget_bytes"):
-        RenderCache(-1)
+        ResultCache(-1)
 
 
 @pytest.mark.anyio
-async def test_concurrent_gets_for_one_missing_key_share_one_render(executor: concurrent.futures.Executor) -> None:
-    cache = RenderCache(1000, executor=executor)
+async def test_concurrent_gets_for_one_missing_key_share_one_computation() -> None:
+    cache = ResultCache(1000)
     renderer = Renderer()
     renderer.release.clear()
     tasks = [asyncio.create_task(cache.get("k", renderer("k"))) for _ in range(50)]
@@ -137,8 +130,8 @@ async def test_concurrent_gets_for_one_missing_key_share_one_render(executor: co
 
 
 @pytest.mark.anyio
-async def test_failed_render_reaches_every_waiter_and_is_not_cached(executor: concurrent.futures.Executor) -> None:
-    cache = RenderCache(1000, executor=executor)
+async def test_failed_computation_reaches_every_waiter_and_is_not_cached() -> None:
+    cache = ResultCache(1000)
     renderer = Renderer()
     renderer.release.clear()
     tasks = [asyncio.create_task(cache.get("k", renderer("k", fail=True))) for _ in range(5)]
@@ -156,58 +149,24 @@ async def test_failed_render_reaches_every_waiter_and_is_not_cached(executor: co
 
 
 @pytest.mark.anyio
-async def test_render_runs_in_the_given_executor_not_on_the_event_loop(
-    executor: concurrent.futures.Executor,
-) -> None:
-    cache = RenderCache(1000, executor=executor)
-    loop_thread = threading.current_thread().name
-    seen: list[str] = []
-
-    def render() -> bytes:
-        seen.append(threading.current_thread().name)
-        return b"x"
-
-    await cache.get("k", render)
-    assert len(seen) == 1
-    assert seen[0] != loop_thread
-    assert seen[0].startswith("render-test")
-
-
-@pytest.mark.anyio
-async def test_default_executor_is_a_worker_thread() -> None:
-    cache = RenderCache(1000)
-    loop_ident = threading.get_ident()
-    idents: list[int] = []
-
-    def render() -> bytes:
-        idents.append(threading.get_ident())
-        return b"x"
-
-    await cache.get("k", render)
-    assert idents
-    assert idents[0] != loop_ident
-
-
-@pytest.mark.anyio
-async def test_event_loop_keeps_running_while_a_render_blocks(executor: concurrent.futures.Executor) -> None:
-    cache = RenderCache(1000, executor=executor)
+async def test_a_computation_dropped_for_the_caller_that_left_is_started_again_for_one_that_waits() -> None:
+    cache = ResultCache(1000)
     renderer = Renderer()
     renderer.release.clear()
-    task = asyncio.create_task(cache.get("slow", renderer("slow")))
-    assert await asyncio.to_thread(renderer.started.wait, WAIT)
-    # The loop still serves other requests, here another key's render, while that render is held.
-    other = Renderer()
-    assert await cache.get("fast", other("fast")) == b"fast......"
-    assert await cache.get("fast", other("fast")) == b"fast......"
-    assert other.calls == {"fast": 1}
-    assert not task.done()
+    leader = asyncio.create_task(cache.get("k", renderer("k", drop=True)))
+    follower = asyncio.create_task(cache.get("k", renderer("k")))
+    await wait_until_async(lambda: cache.stats()["misses"] == 2, "2 misses", seconds=WAIT)
     renderer.release.set()
-    assert await task == b"slow......"
+    with pytest.raises(WorkDropped):
+        await leader
+    assert await follower == b"k........."
+    assert renderer.calls == {"k": 2}
+    assert "k" in cache
 
 
 @pytest.mark.anyio
-async def test_cancelled_waiter_does_not_cancel_the_shared_render(executor: concurrent.futures.Executor) -> None:
-    cache = RenderCache(1000, executor=executor)
+async def test_cancelled_waiter_does_not_cancel_the_shared_computation() -> None:
+    cache = ResultCache(1000)
     renderer = Renderer()
     renderer.release.clear()
     leader = asyncio.create_task(cache.get("k", renderer("k")))
@@ -222,14 +181,17 @@ async def test_cancelled_waiter_does_not_cancel_the_shared_render(executor: conc
     assert "k" in cache
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
-async def test_works_with_a_process_pool_and_the_real_renderer() -> None:
-    # The PNG encoder holds the GIL, so a process pool is the way to render on several cores at once;
-    # a functools.partial of render_png pickles, which is all a process pool needs.
-    context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
-        cache = RenderCache(1_000_000, executor=pool)
-        render = partial(render_png, PUZZLE, SOLUTION, "solution")
-        results = await asyncio.gather(*(cache.get("k", render) for _ in range(3)))
+async def test_works_with_the_work_pool_and_the_real_renderer() -> None:
+    pool = WorkPool(processes=1, queue=4)
+    try:
+        cache = ResultCache(1_000_000)
+        results = await asyncio.gather(
+            *(cache.get("k", lambda: pool.submit(render_png, PUZZLE, SOLUTION, "solution")) for _ in range(3))
+        )
+        assert await pool.submit(operator.add, 1, 1) == 2
+    finally:
+        await pool.aclose()
     assert results == [render_png(PUZZLE, SOLUTION, "solution")] * 3
     assert cache.stats()["renders"] == 1

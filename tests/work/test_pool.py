@@ -1,0 +1,129 @@
+"""WorkPool against real work processes: results and errors come back, the queue bound refuses, a job past
+its budget is stopped and its process replaced, a job whose client left is never started, processes recycle."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import operator
+import os
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+
+from sudokupool.work import WorkBudgetExceeded, WorkCrashed, WorkDropped, WorkPool, WorkQueueFull
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+async def pool() -> AsyncIterator[WorkPool]:
+    work = WorkPool(processes=1, queue=2, budget=5.0)
+    yield work
+    await work.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_job_runs_in_another_process_at_a_lower_priority(pool: WorkPool) -> None:
+    assert await pool.submit(operator.add, 2, 3, kind="test") == 5
+    pid = await pool.submit(os.getpid)
+    assert pid != os.getpid()
+    assert pool.pids() == [pid]
+    assert await pool.submit(os.nice, 0) == os.nice(0) + 10
+    assert pool.tally.outcomes[("test", "done")] == 1
+    assert pool.stats()["resident_bytes"] > 0
+
+
+@pytest.mark.anyio
+async def test_a_jobs_own_exception_comes_back_and_the_process_stays(pool: WorkPool) -> None:
+    pid = await pool.submit(os.getpid)
+    with pytest.raises(ValueError, match="factorial"):
+        await pool.submit(math.factorial, -1, kind="test")
+    assert await pool.submit(os.getpid) == pid
+    assert pool.tally.outcomes[("test", "failed")] == 1
+
+
+@pytest.mark.anyio
+async def test_past_the_queue_bound_a_job_is_refused_at_once(pool: WorkPool) -> None:
+    await pool.submit(os.getpid)  # the process is up
+    running = asyncio.create_task(pool.submit(time.sleep, 1.0))
+    waiting = [asyncio.create_task(pool.submit(operator.add, i, 0)) for i in range(2)]
+    await asyncio.sleep(0)
+    assert pool.stats()["waiting"] == 2
+    with pytest.raises(WorkQueueFull) as refused:
+        await pool.submit(operator.add, 9, 0, kind="test")
+    assert 1 <= refused.value.retry_after <= 60
+    assert pool.tally.outcomes[("test", "rejected")] == 1
+    assert await asyncio.gather(*waiting) == [0, 1]
+    await running
+
+
+@pytest.mark.anyio
+async def test_a_job_past_its_budget_is_stopped_and_its_process_replaced() -> None:
+    pool = WorkPool(processes=1, queue=2, budget=0.5)
+    try:
+        first = await pool.submit(os.getpid)
+        with pytest.raises(WorkBudgetExceeded):
+            await pool.submit(time.sleep, 30, kind="test")
+        assert pool.tally.outcomes[("test", "over_budget")] == 1
+        second = await pool.submit(os.getpid)
+        assert second != first
+        assert pool.stats()["processes_started"] == 2
+    finally:
+        await pool.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_waiting_job_whose_client_left_never_starts(pool: WorkPool) -> None:
+    await pool.submit(os.getpid)
+    running = asyncio.create_task(pool.submit(time.sleep, 0.5))
+    gone = asyncio.Event()
+    dropped = asyncio.create_task(pool.submit(os.getpid, kind="test", left=gone.wait))
+    await asyncio.sleep(0)
+    gone.set()
+    with pytest.raises(WorkDropped):
+        await dropped
+    await running
+    assert pool.tally.outcomes[("test", "dropped")] == 1
+    assert ("test", "done") not in pool.tally.outcomes
+    assert pool.stats() | {"resident_bytes": 0} == {
+        "waiting": 0,
+        "running": 0,
+        "processes": 1,
+        "resident_bytes": 0,
+        "processes_started": 1,
+    }
+
+
+@pytest.mark.anyio
+async def test_a_process_is_replaced_after_its_jobs_and_when_it_grew() -> None:
+    pool = WorkPool(processes=1, queue=2, jobs_per_process=2)
+    try:
+        pids = [await pool.submit(os.getpid) for _ in range(4)]
+        assert pids[0] == pids[1] != pids[2] == pids[3]
+    finally:
+        await pool.aclose()
+    small = WorkPool(processes=1, queue=2, process_bytes=1)
+    try:
+        assert await small.submit(os.getpid) != await small.submit(os.getpid)
+    finally:
+        await small.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_process_that_dies_mid_job_is_a_crash_and_the_next_job_gets_a_new_one(pool: WorkPool) -> None:
+    with pytest.raises(WorkCrashed):
+        await pool.submit(os._exit, 3, kind="test")
+    assert pool.tally.outcomes[("test", "crashed")] == 1
+    assert await pool.submit(operator.add, 1, 1) == 2
+
+
+@pytest.mark.anyio
+async def test_closing_stops_every_process(pool: WorkPool) -> None:
+    pid = await pool.submit(os.getpid)
+    await pool.aclose()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    with pytest.raises(WorkCrashed):
+        await pool.submit(os.getpid)
