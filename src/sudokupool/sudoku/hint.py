@@ -29,6 +29,14 @@ class HintError(ValueError):
     """A board or pencil marks that cannot be hinted; the message says what is wrong, naming the cell."""
 
 
+class NeededDigitErased(HintError):
+    """Well-formed pencil marks that leave out a digit the solution needs in ``cell``."""
+
+    def __init__(self, cell: int) -> None:
+        super().__init__(f"candidates: the pencil marks of {cell_name(cell)} leave out a digit it needs")
+        self.cell = cell
+
+
 @dataclass(frozen=True, slots=True)
 class Hint:
     """``fix`` with the ``wrong`` and ``conflicting`` cells, ``finished``, or the next ``step``."""
@@ -110,6 +118,6 @@ def hint(puzzle: str, solution: str, board_text: str, candidates_text: str | Non
             if not mask or board[cell] != EMPTY:
                 continue
             if not mask & BIT[ord(solution[cell]) - 48]:
-                raise HintError(f"candidates: the pencil marks of {cell_name(cell)} leave out a digit it needs")
+                raise NeededDigitErased(cell)
             cg.cands[cell] &= mask
     return Hint("step", step=next_step(cg, solution))
