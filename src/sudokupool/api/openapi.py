@@ -176,6 +176,13 @@ def _components() -> dict[str, Any]:
                 "LimiterUnavailable).",
                 **{"Retry-After": {"$ref": "#/components/headers/Retry-After"}},
             ),
+            "EngineUnavailable": json_response(
+                "Error",
+                "The answer is not cached and the server cannot compute it now: the queue of computed work is full, "
+                "or the grade or hint took longer than the server allows; with Retry-After. Or the shared rate "
+                "limiter failed (see LimiterUnavailable).",
+                **{"Retry-After": {"$ref": "#/components/headers/Retry-After"}},
+            ),
             "WorkUnavailable": json_response(
                 "Error",
                 "The picture is not cached and the server cannot draw it now: the queue of computed work is full, "

@@ -295,7 +295,7 @@ ROUTES: Final[tuple[ApiRoute, ...]] = (
             422,
             503,
             params=[ID_PARAM, _BOARD, _CANDIDATES, IF_NONE_MATCH],
-            unavailable="WorkUnavailable",
+            unavailable="EngineUnavailable",
             bodies=_GRID_ERRORS,
             description=(
                 "Entries that differ from the solution, and entries that clash, come first: the hint is to fix them. "
@@ -318,7 +318,7 @@ ROUTES: Final[tuple[ApiRoute, ...]] = (
             422,
             503,
             params=[_GRID_PARAM, IF_NONE_MATCH],
-            unavailable="WorkUnavailable",
+            unavailable="EngineUnavailable",
             bodies=_GRID_ERRORS,
             description=(
                 "A grid the pool holds in any equivalent layout (rotated, mirrored, transposed, rows, columns, bands "
@@ -341,7 +341,7 @@ ROUTES: Final[tuple[ApiRoute, ...]] = (
             422,
             503,
             params=[_GRID_PARAM, _BOARD, _CANDIDATES, IF_NONE_MATCH],
-            unavailable="WorkUnavailable",
+            unavailable="EngineUnavailable",
             bodies=_GRID_ERRORS,
             description="As getPuzzleHint, for any grid with one solution. " + _COMPUTED,
         ),
