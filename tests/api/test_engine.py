@@ -252,3 +252,24 @@ async def test_past_the_queue_bound_a_live_grade_is_a_503_with_retry_after(pool:
         assert 503 in statuses
         busy = next(response for response in answers if response.status_code == 503)
         assert int(busy.headers["retry-after"]) >= 1
+
+
+def test_the_serving_worker_never_imports_the_grader() -> None:
+    # The finders are 2 MB of a worker's private memory: only the work processes that grade load them.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, sudokupool.app, sudokupool.api.engine; "
+        "heavy = ('sudokupool.sudoku.techniques', 'sudokupool.sudoku.grader'); "
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_engine_reads_as_much_pencil_marks_as_the_hint() -> None:
+    from sudokupool.api import engine
+    from sudokupool.sudoku import hint
+
+    assert engine.MAX_CANDIDATES_TEXT == hint.MAX_CANDIDATES_TEXT == 809

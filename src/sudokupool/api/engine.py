@@ -14,6 +14,7 @@ In the cache an answer is its status as three ASCII digits followed by its body.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from functools import lru_cache
 from typing import Final
 from zlib import crc32
 
@@ -26,12 +27,12 @@ from sudokupool.api.endpoints import DAMAGED, JSON, Endpoints, Header, Reply, he
 from sudokupool.api.errors import ApiError, BadRequest
 from sudokupool.loading.pool import DamagedRecord, Pool
 from sudokupool.sudoku.answers import Answer, grade_answer, grid_error, hint_answer, moved_record
-from sudokupool.sudoku.canonical import canonical_transform_within
+from sudokupool.sudoku.canonical import canonical_transform, canonical_transform_within
 from sudokupool.sudoku.check import conflicting_cells
 from sudokupool.sudoku.grid import GridError, clue_count, first_conflict, parse_grid
-from sudokupool.sudoku.hint import MAX_CANDIDATES_TEXT
 from sudokupool.sudoku.ids import canonical_id
 from sudokupool.sudoku.relayout import Relayout, between
+from sudokupool.sudoku.transform import Transform
 from sudokupool.work import WorkBudgetExceeded, WorkDropped, WorkQueueFull
 
 #: The most partial layouts the loop's canonical search carries after a row before it stops looking the grid
@@ -40,6 +41,10 @@ from sudokupool.work import WorkBudgetExceeded, WorkDropped, WorkQueueFull
 LOOKUP_LAYOUTS: Final = 256
 #: Fewer givens than this never have a single solution, so such a grid is in no pool.
 MIN_CLUES: Final = 17
+IDENTITY: Final = Relayout(tuple(range(81)), tuple(range(1, 10)), False)
+#: The longest pencil-mark text read: 81 fields of up to nine digits and the commas between them (as the hint
+#: reads them; its module is not imported here, see sudokupool.sudoku.answers).
+MAX_CANDIDATES_TEXT: Final = 81 * 10 - 1
 #: The longest grid or board text read (81 cells; a longer one is refused before any other work).
 MAX_GRID_TEXT: Final = 81
 _STATUS: Final = {"ok": b"200", "invalid": b"400", "unsolvable": b"422", "marks": b"422"}
@@ -77,10 +82,20 @@ def lookup(pool: Pool, grid: str) -> tuple[int, Relayout] | None:
     index = pool.find(canonical_id(here[0]))
     if index is None:
         return None
-    there = canonical_transform_within(pool.puzzle(index), None)
-    if there is None or there[0] != here[0]:
+    held = pool.puzzle(index)
+    if held == grid:
+        return index, IDENTITY
+    form, there = _held_transform(held)
+    if form != here[0]:
         return None
-    return index, between(there[1], here[1])
+    return index, between(there, here[1])
+
+
+@lru_cache(maxsize=1024)
+def _held_transform(puzzle: str) -> tuple[str, Transform]:
+    """The canonical form and transformation of a puzzle the pool holds: asked again for each of its layouts, so
+    the last 1,024 are kept (about 1.5 KB each)."""
+    return canonical_transform(puzzle)
 
 
 def _cache_control(endpoints: Endpoints) -> Header:

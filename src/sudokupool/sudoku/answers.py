@@ -5,6 +5,9 @@ result is a picklable ``(kind, body)``): ``kind`` is ``ok``, or says why there i
 malformed or clashing grid or board; ``unsolvable``: no or several solutions; ``marks``: pencil marks that
 erase a needed digit), and ``body`` is the JSON to send, an ``{"error": ...}`` object unless ``ok``. The
 same input always gives the same bytes, so a cache or a CDN may keep them.
+
+The jobs import the grader and the techniques when they first run, in the work process: a serving worker
+that imports this module to submit them never holds the finders (2 MB of its private memory).
 """
 
 from __future__ import annotations
@@ -15,9 +18,7 @@ import orjson
 
 from sudokupool.sudoku.canonical import canonical_form
 from sudokupool.sudoku.check import check_grid
-from sudokupool.sudoku.grader import grade
 from sudokupool.sudoku.grid import cell_name
-from sudokupool.sudoku.hint import HintError, NeededDigitErased, hint
 from sudokupool.sudoku.ids import canonical_id, puzzle_id
 from sudokupool.sudoku.relayout import Relayout
 from sudokupool.sudoku.symmetry import symmetry_class
@@ -41,6 +42,8 @@ def grid_error(verdict: str, reason: str, cells: tuple[int, ...] = ()) -> Answer
 def grade_answer(grid: str) -> Answer:
     """The live grade of ``grid`` (normalised): ``in_pool`` false, its ``canonical_id`` and the object
     ``sudokupool grade --json`` prints; or why it has none."""
+    from sudokupool.sudoku.grader import grade
+
     graded = grade(grid)
     if not graded.solved:
         assert graded.reason is not None
@@ -53,6 +56,8 @@ def grade_answer(grid: str) -> Answer:
 def hint_answer(puzzle: str, solution: str | None, board: str, candidates: str | None) -> Answer:
     """The hint (:func:`~sudokupool.sudoku.hint.hint`) for ``board`` in ``puzzle``; with no ``solution``
     given, the puzzle is checked and solved first."""
+    from sudokupool.sudoku.hint import HintError, NeededDigitErased, hint
+
     if solution is None:
         checked = check_grid(puzzle)
         if checked.solution is None:
