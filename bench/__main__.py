@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "swap-pack": ("service", "swap_pack_main", "p99 while the service swaps packs back to back"),
     "filters": ("service", "filters_main", "filtered random against plain random on one service"),
     "images": ("service", "images_main", "image answers through the service, and the render cache under a flood"),
+    "engine": ("engine", "engine_main", "grid lookups and live grades through the service; the canonical form"),
     "app-cost": ("inprocess", "app_cost_main", "the app's CPU per request in process"),
     "limiter": ("inprocess", "limiter_main", "the rate limiter's memory and per-request cost"),
     "protocol-cost": ("inprocess", "protocol_cost_main", "the uvicorn protocol's CPU per request in process"),

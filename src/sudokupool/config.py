@@ -581,6 +581,33 @@ SETTINGS: tuple[Setting, ...] = (
         bounded_int(1),
     ),
     Setting(
+        "cost_grade",
+        "10",
+        "Requests a live grade (`/grids/{grid}` for a grid the pool does not hold, not cached) counts for in the "
+        "`/api/v2` rate limit; a grid the pool holds counts 1, as a lookup.",
+        bounded_int(1),
+    ),
+    Setting(
+        "cost_hint",
+        "5",
+        "Requests a hint (`/grids/{grid}/hint`, `/puzzles/{id}/hint`) not cached counts for in the `/api/v2` rate "
+        "limit.",
+        bounded_int(1),
+    ),
+    Setting(
+        "engine_cache_bytes",
+        "16777216",
+        "Byte budget of the cache of grid answers and hints (LRU, one for both; emptied when a new export loads).",
+        bounded_int(0),
+    ),
+    Setting(
+        "grid_max_age",
+        "86400",
+        "`max-age` (seconds) of grid answers and hints: the same grid or board always gives the same bytes while "
+        "an export is served.",
+        bounded_int(0),
+    ),
+    Setting(
         "cache_max_age",
         "3600",
         "`Cache-Control: max-age` in seconds for puzzles, solutions, images, the technique catalogue and print "
@@ -641,6 +668,10 @@ class Settings:
     work_process_bytes: int = 128 << 20
     cost_render: int = 5
     cost_print: int = 10
+    cost_grade: int = 10
+    cost_hint: int = 5
+    engine_cache_bytes: int = 16 * 1024 * 1024
+    grid_max_age: int = 86400
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Settings:

@@ -42,6 +42,10 @@ class Runtime:
         # never serves a stale image. Its hits, misses and renders add up across swaps in one tally.
         self.image_tally = CacheTally()
         self.images = ResultCache(settings.image_cache_bytes, tally=self.image_tally)
+        # Grid answers and hints (GET /grids/..., /puzzles/{id}/hint): emptied on every swap too, as an answer
+        # says whether the pool holds the grid.
+        self.answer_tally = CacheTally()
+        self.answers = ResultCache(settings.engine_cache_bytes, tally=self.answer_tally)
         #: Computed work (uncached renders, print sheets): its own processes, bounded queue and budget.
         self.work = WorkPool.from_settings(settings)
         self.sync = SyncStatus()
@@ -56,6 +60,7 @@ class Runtime:
         self.pool = pool
         self.listing.clear()
         self.images = ResultCache(self.settings.image_cache_bytes, tally=self.image_tally)
+        self.answers = ResultCache(self.settings.engine_cache_bytes, tally=self.answer_tally)
 
     async def install(self, pool: Pool) -> None:
         """:meth:`swap` in ``pool``, let the old pool go (:meth:`_retire`), then, when ``pool`` was parsed or

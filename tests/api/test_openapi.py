@@ -47,7 +47,7 @@ def test_the_unversioned_and_v1_routers_serve_the_table(pool: Pool) -> None:
     assert cast(ApiRouter, front.v1).paths == tuple("/api/v1" + route.path for route in ROUTES)
     unversioned = tuple("/api" + route.path for route in ROUTES if route.unversioned)
     assert cast(ApiRouter, front.unversioned).paths == unversioned
-    assert unversioned and all(path.startswith("/api/puzzles/") for path in unversioned)
+    assert unversioned and all(path.startswith(("/api/puzzles/", "/api/grids/")) for path in unversioned)
 
 
 def test_the_limiter_lets_through_exactly_the_operations_documented_without_429(pool: Pool) -> None:
@@ -132,7 +132,7 @@ def test_tags_group_every_operation_by_resource() -> None:
     doc = document()
     defined = {tag["name"] for tag in doc["tags"]}
     used = {tag for _, op in _operations() for tag in op["tags"]}
-    assert used == defined == {"puzzles", "stats", "exports", "service"}
+    assert used == defined == {"puzzles", "grids", "stats", "exports", "service"}
     assert all(tag.get("description") for tag in doc["tags"])
 
 
@@ -145,8 +145,11 @@ def test_cacheable_operations_take_if_none_match_and_document_304() -> None:
         "/api/v2/puzzles/{id}",
         "/api/v2/puzzles/{id}/solution",
         "/api/v2/puzzles/{id}/image",
+        "/api/v2/puzzles/{id}/hint",
         "/api/v2/puzzles/daily",
         "/api/v2/techniques",
+        "/api/v2/grids/{grid}",
+        "/api/v2/grids/{grid}/hint",
     }
     for path, op in _operations():
         refs = {p.get("$ref") for p in op.get("parameters", [])}
@@ -203,6 +206,9 @@ def test_other_methods_head_and_503_are_documented_where_they_happen() -> None:
         elif path.endswith("/image"):
             # An uncached picture waits for the work pool: full queue or past its budget (and the limiter's).
             assert responses["503"] == {"$ref": "#/components/responses/WorkUnavailable"}
+        elif path.endswith("/hint") or path.startswith("/api/v2/grids/"):
+            # A live grade or a hint waits for the work pool, as a picture does.
+            assert responses["503"] == {"$ref": "#/components/responses/EngineUnavailable"}
         else:
             assert responses["503"] == {"$ref": "#/components/responses/LimiterUnavailable"}, path
 

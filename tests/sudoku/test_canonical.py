@@ -1,16 +1,22 @@
 from __future__ import annotations
 
+import gzip
 import random
+from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sudokupool.sudoku.canonical import canonical_form, invariants
+from sudokupool.config import BUNDLED_SNAPSHOTS
+from sudokupool.sudoku.canonical import canonical_form, canonical_transform, canonical_transform_within, invariants
 from sudokupool.sudoku.generator import generate
 from sudokupool.sudoku.grid import EMPTY
 from sudokupool.sudoku.ids import canonical_id
+from sudokupool.sudoku.solver import random_full_grid
 from sudokupool.sudoku.transform import random_transform, relabel_in_order
+from tests.sudoku import minlex_reference
 
 # Published puzzle -> minlex pairs in the same convention as ours (empty cells sort first, digits
 # relabelled in order of first appearance, transposition and band/stack/row/column permutations).
@@ -125,3 +131,77 @@ def test_every_form_of_a_puzzle_shares_its_invariants() -> None:
             assert invariants(random_transform(rng).apply(puzzle)) == invariants(puzzle)
     # One clue moved to another row, column and box changes them.
     assert invariants("1" + "." * 80) != invariants("12" + "." * 79)
+
+
+@pytest.fixture(scope="module")
+def demo() -> list[dict[str, Any]]:
+    exports = sorted(BUNDLED_SNAPSHOTS.glob("pool-*.ndjson.gz"))
+    assert exports, f"no demo export in {BUNDLED_SNAPSHOTS}"
+    with gzip.open(exports[-1]) as handle:
+        return [orjson.loads(line) for line in handle]
+
+
+def test_every_demo_record_keeps_its_canonical_form_and_id(demo: list[dict[str, Any]]) -> None:
+    # The form is the one the records were published with, so every canonical_id stays valid; and the
+    # transformation given with it maps the puzzle onto it.
+    assert len(demo) >= 2000
+    for record in demo:
+        form, move = canonical_transform(record["puzzle"])
+        assert form == record["canonical"], record["puzzle_id"]
+        assert canonical_id(form) == record["canonical_id"]
+        assert move.apply(record["puzzle"]) == form
+
+
+def test_demo_records_in_other_layouts_find_their_canonical_id(demo: list[dict[str, Any]]) -> None:
+    rng = random.Random(47)
+    for record in demo[::7]:
+        moved = random_transform(rng).apply(record["puzzle"])
+        form, move = canonical_transform(moved)
+        assert canonical_id(form) == record["canonical_id"]
+        assert move.apply(moved) == form
+
+
+def _sparse_grid(seed: int, holes: set[int]) -> str:
+    grid = list(random_full_grid(random.Random(seed)))
+    for cell in holes:
+        grid[cell] = EMPTY
+    return "".join(grid)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    # Nearly full and nearly empty grids, where very many relabellings or column orders tie, take the
+    # reference seconds each; the published vectors and the small cases above cover both ends.
+    holes=st.sets(st.integers(0, 80), min_size=30, max_size=66),
+)
+def test_same_form_as_the_reference_on_any_clue_set(seed: int, holes: set[int]) -> None:
+    # The reference fixes whole column orders; the engine keeps interchangeable columns as groups. Both
+    # are exact, so they agree everywhere, down to the empty and the full grid.
+    puzzle = _sparse_grid(seed, holes)
+    form, move = canonical_transform(puzzle)
+    assert form == minlex_reference.canonical_form(puzzle)
+    assert move.apply(puzzle) == form
+
+
+@pytest.mark.parametrize(
+    "puzzle",
+    [
+        pytest.param(EMPTY * 81, id="empty"),
+        pytest.param("1" + EMPTY * 80, id="one-digit"),
+        pytest.param(EMPTY * 27 + "123456789" + EMPTY * 45, id="one-full-row"),
+    ],
+)
+def test_transform_is_a_permutation_even_when_digits_are_missing(puzzle: str) -> None:
+    form, move = canonical_transform(puzzle)
+    assert move.apply(puzzle) == form
+    assert sorted(move.digits) == list(range(1, 10))
+
+
+def test_a_bounded_search_gives_up_on_a_full_grid_and_not_on_a_puzzle(demo: list[dict[str, Any]]) -> None:
+    full = VECTORS[1].values[0]
+    assert canonical_transform_within(str(full), 500) is None
+    record = demo[0]
+    found = canonical_transform_within(record["puzzle"], 500)
+    assert found is not None
+    assert found[0] == record["canonical"]

@@ -49,13 +49,16 @@ def operation(
     params: list[Any] | None = None,
     description: str | None = None,
     unavailable: str = "ExportsUnavailable",
+    bodies: Mapping[int, Any] | None = None,
 ) -> Any:
-    """A rate-limited GET path: its 200, the given ``errors`` (304, 400, 404, 503: the response ``unavailable``)
-    and the limiter's 401, 429, 503."""
+    """A rate-limited GET path: its 200, the given ``errors`` (304, 400, 404, 503: the response ``unavailable``;
+    ``bodies``: the response of any other status, or another for one of these) and the limiter's 401, 429, 503."""
     texts = {400: "Invalid parameter value (the error names the allowed values).", 404: "Not found."}
     responses: dict[str, Any] = {"200": ok}
     for status in errors:
-        if status == 304:
+        if bodies is not None and status in bodies:
+            responses[str(status)] = bodies[status]
+        elif status == 304:
             responses["304"] = response_ref("NotModified")
         elif status == 503:
             responses["503"] = response_ref(unavailable)
@@ -101,6 +104,13 @@ _TAGS = [
         "description": (
             "Puzzles: a random one (filtered by difficulty, technique, stars or score), the puzzle of the day, one "
             "by its share code, its solution, its image; the technique catalogue."
+        ),
+    },
+    {
+        "name": "grids",
+        "description": (
+            "Any grid: its record when the pool holds it in any layout (moved to that layout), else a live grade; "
+            "hints for a player's board."
         ),
     },
     {"name": "stats", "description": "Counts of the pool and of its use."},
@@ -164,6 +174,13 @@ def _components() -> dict[str, Any]:
                 "Object storage cannot be listed right now (a failed listing is remembered for 5 s) or is slow "
                 "to give a first listing, with Retry-After; or the shared rate limiter failed (see "
                 "LimiterUnavailable).",
+                **{"Retry-After": {"$ref": "#/components/headers/Retry-After"}},
+            ),
+            "EngineUnavailable": json_response(
+                "Error",
+                "The answer is not cached and the server cannot compute it now: the queue of computed work is full, "
+                "or the grade or hint took longer than the server allows; with Retry-After. Or the shared rate "
+                "limiter failed (see LimiterUnavailable).",
                 **{"Retry-After": {"$ref": "#/components/headers/Retry-After"}},
             ),
             "WorkUnavailable": json_response(

@@ -74,10 +74,14 @@ class ApiRouter:
         self.fixed: dict[str, Entry] = {}
         # Paths of the form /puzzles/{id}/<tail>: keyed by tail ("" for /puzzles/{id}).
         self.by_id: dict[str, Entry] = {}
+        # Paths of the form /grids/{grid}/<tail>, the same way.
+        self.by_grid: dict[str, Entry] = {}
         for path, handler in routes.items():
             entry = (handler, inspect.iscoroutinefunction(handler), (surface, prefix + path))
             if path.startswith("/puzzles/{id}"):
                 self.by_id[path.removeprefix("/puzzles/{id}").removeprefix("/")] = entry
+            elif path.startswith("/grids/{grid}"):
+                self.by_grid[path.removeprefix("/grids/{grid}").removeprefix("/")] = entry
             else:
                 self.fixed[path] = entry
 
@@ -100,6 +104,11 @@ class ApiRouter:
                     return None, puzzle_id
                 entry = self.by_id.get(tail)
                 return entry, puzzle_id if entry is not None else None
+        if path.startswith("/grids/"):
+            grid, slash, tail = path[7:].partition("/")
+            if grid and not (slash and not tail):
+                entry = self.by_grid.get(tail)
+                return entry, grid if entry is not None else None
         return None, None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

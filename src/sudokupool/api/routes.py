@@ -18,6 +18,7 @@ from typing import Any, Final, NamedTuple, cast
 import orjson
 from starlette.types import Scope
 
+from sudokupool.api import engine
 from sudokupool.api.endpoints import AsyncHandler, Endpoints, Handler, Reply
 from sudokupool.api.openapi import (
     CACHE_HEADERS,
@@ -125,6 +126,47 @@ _IMAGE = {
     "content": {**{MEDIA_TYPES[fmt]: _BINARY for fmt in FORMATS}, "application/octet-stream": _BINARY},
 }
 
+
+_GRID_PARAM = {
+    "name": "grid",
+    "in": "path",
+    "required": True,
+    "description": "81 cells in row-major order: 1-9 for a given, '.' or '0' for an empty cell.",
+    "schema": {"type": "string", "pattern": "^[0-9.]{81}$"},
+    "example": "......8...174....3..697.....69.5.....4..6..2.....9.47.....193..8....726...2......",
+}
+_BOARD = {
+    **query_param(
+        "board",
+        (
+            "The player's board: the puzzle's givens and the player's entries, 81 cells as for a grid. A board that "
+            "does not hold every given is a 400."
+        ),
+        {"type": "string", "pattern": "^[0-9.]{81}$"},
+    ),
+    "required": True,
+}
+_CANDIDATES = query_param(
+    "candidates",
+    (
+        "The player's pencil marks: 81 comma-separated fields in row-major order, each the digits marked in that "
+        "cell (`,,27,...`); an empty field marks nothing there. Marks narrow the candidates the hint is found from; "
+        "marks that leave out the digit a cell needs are a 422 naming the cell."
+    ),
+    {"type": "string", "maxLength": 809},
+)
+_GRID_ERRORS = {
+    400: json_response("GridError", "A malformed grid or board, or givens that clash (`cells` names them)."),
+    422: json_response(
+        "GridError", "The grid has no solution or several, or the pencil marks erase a needed digit (`cells`)."
+    ),
+}
+_COMPUTED = (
+    "Computed in a bounded pool of work apart from lookups: under /api/v2 an answer the server has not cached "
+    "counts as several requests of the rate limit (SUDOKUPOOL_COST_GRADE, 10, for a grade; SUDOKUPOOL_COST_HINT, "
+    "5, for a hint); when that pool is full, or the work takes longer than the server allows, the answer is a 503 "
+    "with Retry-After. The same question always gives the same bytes, with an ETag and a long public Cache-Control."
+)
 
 ROUTES: Final[tuple[ApiRoute, ...]] = (
     ApiRoute(
@@ -236,6 +278,72 @@ ROUTES: Final[tuple[ApiRoute, ...]] = (
                 "X-RateLimit-Remaining header shows it), and when that pool is full the answer is a 503 with "
                 "Retry-After. A cached picture counts as one request."
             ),
+        ),
+        unversioned=True,
+    ),
+    ApiRoute(
+        "/puzzles/{id}/hint",
+        engine.puzzle_hint,
+        operation(
+            "getPuzzleHint",
+            "puzzles",
+            "A hint for a player's board in a puzzle of the pool",
+            json_response("Hint", "What to fix, that the board is finished, or the next step.", **CACHE_HEADERS),
+            304,
+            400,
+            404,
+            422,
+            503,
+            params=[ID_PARAM, _BOARD, _CANDIDATES, IF_NONE_MATCH],
+            unavailable="EngineUnavailable",
+            bodies=_GRID_ERRORS,
+            description=(
+                "Entries that differ from the solution, and entries that clash, come first: the hint is to fix them. "
+                "Otherwise the next step from the board: the easiest technique that applies to the board's "
+                "candidates (narrowed by the pencil marks), as a solve-path step. " + _COMPUTED
+            ),
+        ),
+        unversioned=True,
+    ),
+    ApiRoute(
+        "/grids/{grid}",
+        engine.grid,
+        operation(
+            "getGrid",
+            "grids",
+            "Any grid: its record in the layout sent when the pool holds it, else a live grade",
+            json_response("GridAnswer", "The record moved to the grid's layout, or the live grade.", **CACHE_HEADERS),
+            304,
+            400,
+            422,
+            503,
+            params=[_GRID_PARAM, IF_NONE_MATCH],
+            unavailable="EngineUnavailable",
+            bodies=_GRID_ERRORS,
+            description=(
+                "A grid the pool holds in any equivalent layout (rotated, mirrored, transposed, rows, columns, bands "
+                "or stacks swapped, digits relabelled) is a lookup: never queued, it counts as one request. Any other "
+                "grid is graded live. " + _COMPUTED
+            ),
+        ),
+        unversioned=True,
+    ),
+    ApiRoute(
+        "/grids/{grid}/hint",
+        engine.grid_hint,
+        operation(
+            "getGridHint",
+            "grids",
+            "A hint for a player's board in any grid",
+            json_response("Hint", "What to fix, that the board is finished, or the next step.", **CACHE_HEADERS),
+            304,
+            400,
+            422,
+            503,
+            params=[_GRID_PARAM, _BOARD, _CANDIDATES, IF_NONE_MATCH],
+            unavailable="EngineUnavailable",
+            bodies=_GRID_ERRORS,
+            description="As getPuzzleHint, for any grid with one solution. " + _COMPUTED,
         ),
         unversioned=True,
     ),

@@ -49,6 +49,31 @@ _SYNCED_AT = (
     "everywhere."
 )
 
+_RECORD_FIELDS: Final[dict[str, Any]] = {
+    "canonical_id": {"type": "string", "pattern": CODE_PATTERN, "example": "7XQ2M9KD4HB1C"},
+    "puzzle_id": {"type": "string", "pattern": CODE_PATTERN, "description": PUZZLE_ID_DESCRIPTION},
+    "puzzle": {"type": "string", "pattern": "^[.1-9]{81}$", "description": "Row-major, '.' for empty."},
+    "canonical": {"type": "string", "pattern": "^[.1-9]{81}$", "description": "Minlex canonical form."},
+    "difficulty": ref("Difficulty"),
+    "difficulty_level": {"type": "integer", "minimum": 1, "maximum": 4},
+    "clue_count": {"type": "integer", "minimum": 17, "maximum": 81},
+    "symmetric": {"type": "boolean"},
+    "symmetry": {"type": "string", "enum": list(SYMMETRIES)},
+    "seed": _nullable("integer"),
+    "created_at": {"type": "integer", "description": _EPOCH},
+    "tags": {"type": "array", "items": {"type": "string"}},
+    "score": _nullable("number"),
+    "tier": _nullable("string"),
+    "stars": _nullable("integer", minimum=1, maximum=5),
+    "hardest_technique": _nullable("string"),
+    "techniques": {"type": "array", "items": {"type": "string"}},
+    "solve_path": {"type": "array", "nullable": True, "items": ref("SolveStep")},
+    "source": {"type": "string"},
+    "volume": _nullable("string"),
+    "used_at": _nullable("integer", description=_EPOCH),
+    "synced_at": {"type": "integer", "description": _SYNCED_AT},
+}
+
 SCHEMAS: dict[str, Any] = {
     "Difficulty": {"type": "string", "enum": list(DIFFICULTIES), "description": "A puzzle's difficulty."},
     "DifficultyFilter": {
@@ -57,30 +82,7 @@ SCHEMAS: dict[str, Any] = {
         "description": "A difficulty in lower case (the filter ignores case; `Difficulty` values work too).",
     },
     "PuzzlePublicRecord": _object(
-        {
-            "canonical_id": {"type": "string", "pattern": CODE_PATTERN, "example": "7XQ2M9KD4HB1C"},
-            "puzzle_id": {"type": "string", "pattern": CODE_PATTERN, "description": PUZZLE_ID_DESCRIPTION},
-            "puzzle": {"type": "string", "pattern": "^[.1-9]{81}$", "description": "Row-major, '.' for empty."},
-            "canonical": {"type": "string", "pattern": "^[.1-9]{81}$", "description": "Minlex canonical form."},
-            "difficulty": ref("Difficulty"),
-            "difficulty_level": {"type": "integer", "minimum": 1, "maximum": 4},
-            "clue_count": {"type": "integer", "minimum": 17, "maximum": 81},
-            "symmetric": {"type": "boolean"},
-            "symmetry": {"type": "string", "enum": list(SYMMETRIES)},
-            "seed": _nullable("integer"),
-            "created_at": {"type": "integer", "description": _EPOCH},
-            "tags": {"type": "array", "items": {"type": "string"}},
-            "score": _nullable("number"),
-            "tier": _nullable("string"),
-            "stars": _nullable("integer", minimum=1, maximum=5),
-            "hardest_technique": _nullable("string"),
-            "techniques": {"type": "array", "items": {"type": "string"}},
-            "solve_path": {"type": "array", "nullable": True, "items": ref("SolveStep")},
-            "source": {"type": "string"},
-            "volume": _nullable("string"),
-            "used_at": _nullable("integer", description=_EPOCH),
-            "synced_at": {"type": "integer", "description": _SYNCED_AT},
-        },
+        _RECORD_FIELDS,
         "A puzzle without its answer. Formats: docs/export-format.md.",
         additionalProperties=False,
     ),
@@ -210,6 +212,71 @@ SCHEMAS: dict[str, Any] = {
         },
         "One export snapshot in object storage.",
     ),
+    "GridAnswer": {
+        "type": "object",
+        "description": (
+            "A grid's answer. In the pool (`in_pool` true): the pool's record moved to the layout asked (its "
+            "`puzzle` is the grid sent; `solution` and `solve_path` read in that layout; `puzzle_id` and `symmetry` "
+            "are the grid's own), plus `solution`. Not in the pool: a live grade, the object `sudokupool grade "
+            "--json` prints (with `status` solved and `reason` null) and the grid's `canonical_id`."
+        ),
+        "required": [
+            "in_pool",
+            "canonical_id",
+            "puzzle",
+            "solution",
+            "difficulty",
+            "difficulty_level",
+            "score",
+            "tier",
+            "stars",
+            "hardest_technique",
+            "techniques",
+            "solve_path",
+        ],
+        "properties": {
+            "in_pool": {"type": "boolean"},
+            "status": {"type": "string", "enum": ["solved"], "description": "Live grades only."},
+            "reason": _nullable("string", description="Live grades only: always null here."),
+            **_RECORD_FIELDS,
+            "solution": {"type": "string", "pattern": "^[1-9]{81}$"},
+        },
+    },
+    "Hint": _object(
+        {
+            "status": {
+                "type": "string",
+                "enum": ["fix", "finished", "step"],
+                "description": "fix: entries to fix first (`wrong`, `conflicting`); finished; step: the next step.",
+            },
+            "wrong": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Entries the solution differs from.",
+            },
+            "conflicting": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Entries whose digit repeats in a row, column or box.",
+            },
+            "step": {"allOf": [ref("SolveStep")], "nullable": True},
+        },
+        "A hint for a player's board (docs/api.md, Hints).",
+    ),
+    "GridError": {
+        "type": "object",
+        "description": (
+            "Why a grid or board has no answer: `error` in words; for a grid, `status` (invalid, no-solution, "
+            "multiple-solutions) and `cells`, the cells of clashing givens or of pencil marks that erase a needed "
+            "digit."
+        ),
+        "required": ["error"],
+        "properties": {
+            "error": {"type": "string"},
+            "status": {"type": "string", "enum": ["invalid", "no-solution", "multiple-solutions"]},
+            "cells": {"type": "array", "items": {"type": "string"}},
+        },
+    },
     "Error": _object({"error": {"type": "string"}}),
     "RateLimitError": _object(
         {

@@ -126,20 +126,7 @@ def read_puzzles(lines: Iterable[str]) -> list[str]:
 
 def as_json(puzzle: str, g: Grade) -> dict[str, object]:
     """The ``--json`` object for one puzzle, in a fixed key order."""
-    return {
-        "puzzle": puzzle,
-        "status": g.status,
-        "reason": g.reason,
-        "solution": g.solution,
-        "difficulty": g.difficulty,
-        "difficulty_level": g.difficulty_level,
-        "score": g.score,
-        "tier": g.tier,
-        "stars": g.stars,
-        "hardest_technique": g.hardest_technique,
-        "techniques": g.techniques,
-        "solve_path": g.solve_path,
-    }
+    return g.to_dict(puzzle)
 
 
 def as_text(puzzle: str, g: Grade) -> str:

@@ -156,6 +156,21 @@ class Exporter:
         self.image_bytes = gauge(
             "sudokupool_image_cache_bytes", "Bytes of rendered images (every format and size) in the cache.", "livesum"
         )
+        self.answers = {
+            "hits": counter(
+                "sudokupool_grid_cache_hits", "Grid answers and hints served from the engine's result cache."
+            ),
+            "misses": counter(
+                "sudokupool_grid_cache_misses", "Grid answers and hints that had to wait for a lookup or a job."
+            ),
+            "renders": counter(
+                "sudokupool_grid_answers",
+                "Grid answers and hints computed (lookups moved in the loop, grades and hints in the work pool).",
+            ),
+        }
+        self.answer_bytes = gauge(
+            "sudokupool_grid_cache_bytes", "Bytes of grid answers and hints in the engine's result cache.", "livesum"
+        )
         self.work_jobs = counter(
             "sudokupool_work_jobs",
             "Jobs submitted to the work pool, by kind and how they ended (rejected: queue full; dropped: the client "
@@ -258,6 +273,10 @@ class Exporter:
         for name, counter in self.images.items():
             counter.inc(self._delta(f"images.{name}", getattr(images, name)))
         self.image_bytes.set(runtime.images.stats()["bytes"])
+        answers = runtime.answer_tally
+        for name, counter in self.answers.items():
+            counter.inc(self._delta(f"answers.{name}", getattr(answers, name)))
+        self.answer_bytes.set(runtime.answers.stats()["bytes"])
         self.flush_work(runtime)
         self.storage_down.set(1 if sources.storage_down() else 0)
         for node, down in sources.redis_nodes().items():

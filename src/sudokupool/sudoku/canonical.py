@@ -4,30 +4,55 @@ Over all 3,359,232 layout transformations (transposition, band and stack order, 
 band, column order within each stack), relabel the digits 1, 2, 3... in order of first appearance and
 take the lexicographically smallest 81-character string, where ``.`` sorts before every digit.
 
-Trying every transformation is far too slow in Python, so the form is built one row at a time and only
-the partial layouts that tie for the smallest prefix are carried on (a breadth-first branch and bound):
+The form is built one row at a time, carrying on only the partial layouts that tie for the smallest
+prefix (a breadth-first branch and bound). A partial layout does not fix a whole column order: it keeps
+the columns (and stacks) that no chosen row has told apart as groups still free to be ordered, so one
+partial layout stands for every column order that agrees with the rows so far. Choosing a row:
 
-* Row 1 is forced to use labels 1..k in order, so it depends only on its clue pattern: the best
-  first row puts each stack's empty cells first and the stacks in order of increasing clue count.
-  Only the (transposition, row, column order) triples reaching that pattern survive.
-* Each later row is chosen among the rows the band structure still allows (the rest of the current
-  band, or any row of an unused band), rendered under each surviving column order and labelling, and
-  again only the ties for the smallest row survive.
+* Within a group of interchangeable columns the smallest reading puts the empty cells first, then the
+  digits already labelled (smallest label first), then new digits, which take the next free labels in
+  the order they are read; a group of interchangeable stacks is read in the order of their smallest
+  readings. Reading new digits as one value above every label compares readings exactly as the
+  relabelled strings compare, because two readings that agree so far have used the same labels.
+* Only where the smallest reading leaves a choice that matters (new digits in interchangeable columns
+  or stacks, whose order decides their labels) does a partial layout split; empty cells keep their
+  columns interchangeable.
 
-Because every surviving partial layout is a prefix of some full transformation and every discarded one
-is beaten on a prefix, the result is exactly the minimum over the whole group.
+Every partial layout kept is a prefix of some full transformation and every one dropped is beaten on a
+prefix, so the result is exactly the minimum over the whole group. :func:`canonical_transform` also gives
+one transformation that maps the puzzle onto its form.
 """
 
 from __future__ import annotations
 
 from itertools import permutations, product
+from typing import NamedTuple
 
 from sudokupool.sudoku.grid import EMPTY
+from sudokupool.sudoku.transform import Transform
 
 _CHARS = ".123456789"
-_STACK_ORDERS: tuple[tuple[int, ...], ...] = tuple(permutations(range(3)))
-# (transpose, bit mask of the source rows chosen so far, column order, digit -> label table, next free label)
-_State = tuple[int, int, tuple[int, ...], tuple[int, ...], int]
+# How a digit without a label yet reads while comparing: after every label.
+_NEW = 10
+
+# Columns still interchangeable; a stack is its column groups in order; a stack group holds more than one
+# stack only while those stacks are still interchangeable (empty on every row so far).
+_Columns = tuple[int, ...]
+_Stack = tuple[_Columns, ...]
+_Structure = tuple[tuple[_Stack, ...], ...]
+_START: _Structure = ((((0, 1, 2),), ((3, 4, 5),), ((6, 7, 8),)),)
+
+
+class _Layout(NamedTuple):
+    """A partial layout: the rows chosen so far (in order) and what is left free of the columns."""
+
+    transpose: int
+    mask: int  # the source rows chosen so far, as bits
+    rows: tuple[int, ...]
+    structure: _Structure
+    labels: tuple[int, ...]  # digit -> label, 0 for none yet; index 0 unused
+    free: int  # the next free label
+    order: tuple[int, ...] | None  # the column order once every column is placed
 
 
 def _rows_of(puzzle: str, transpose: bool) -> list[tuple[int, ...]]:
@@ -35,51 +60,6 @@ def _rows_of(puzzle: str, transpose: bool) -> list[tuple[int, ...]]:
     if transpose:
         return [tuple(values[c * 9 + r] for c in range(9)) for r in range(9)]
     return [tuple(values[r * 9 + c] for c in range(9)) for r in range(9)]
-
-
-def _first_row_orders(row: tuple[int, ...]) -> tuple[str, list[tuple[int, ...]]]:
-    """The smallest first row that ``row`` can become, and every column order that gives it."""
-    counts = [sum(1 for c in range(s * 3, s * 3 + 3) if row[c]) for s in range(3)]
-    stack_orders = [o for o in _STACK_ORDERS if counts[o[0]] <= counts[o[1]] <= counts[o[2]]]
-    within: list[list[tuple[int, ...]]] = []
-    for s in range(3):
-        cols = (s * 3, s * 3 + 1, s * 3 + 2)
-        # Empty cells first: a column order is allowed when its cells read as empties then clues.
-        within.append([p for p in permutations(cols) if all(row[p[i]] == 0 or row[p[i + 1]] != 0 for i in range(2))])
-    orders: list[tuple[int, ...]] = []
-    for so in stack_orders:
-        for a, b, c in product(within[so[0]], within[so[1]], within[so[2]]):
-            orders.append(a + b + c)
-    pattern = []
-    label = 0
-    for col in orders[0]:
-        if row[col]:
-            label += 1
-            pattern.append(_CHARS[label])
-        else:
-            pattern.append(EMPTY)
-    return "".join(pattern), orders
-
-
-def _render(
-    row: tuple[int, ...], order: tuple[int, ...], labels: tuple[int, ...], free: int
-) -> tuple[str, tuple[int, ...], int]:
-    """``row`` read in column ``order`` and relabelled, giving new digits the next free labels."""
-    out = []
-    table: list[int] | None = None
-    for col in order:
-        v = row[col]
-        if v == 0:
-            out.append(EMPTY)
-            continue
-        label = labels[v] if table is None else table[v]
-        if label == 0:
-            if table is None:
-                table = list(labels)
-            label = table[v] = free
-            free += 1
-        out.append(_CHARS[label])
-    return "".join(out), labels if table is None else tuple(table), free
 
 
 def _next_rows_table() -> tuple[tuple[int, ...], ...]:
@@ -99,44 +79,187 @@ def _next_rows_table() -> tuple[tuple[int, ...], ...]:
 _NEXT_ROWS = _next_rows_table()
 
 
+def _stack_reading(row: tuple[int, ...], stack: _Stack, rank: tuple[int, ...]) -> list[int]:
+    out: list[int] = []
+    for columns in stack:
+        if len(columns) == 1:
+            out.append(rank[row[columns[0]]])
+        else:
+            out.extend(sorted([rank[row[c]] for c in columns]))
+    return out
+
+
+def _reading(row: tuple[int, ...], layout: _Layout, rank: tuple[int, ...]) -> tuple[int, ...]:
+    """The smallest relabelled reading of ``row`` that ``layout`` allows."""
+    if layout.order is not None:
+        out = [rank[row[c]] for c in layout.order]
+    else:
+        out = []
+        for group in layout.structure:
+            if len(group) == 1:
+                out.extend(_stack_reading(row, group[0], rank))
+            else:
+                for reading in sorted([_stack_reading(row, stack, rank) for stack in group]):
+                    out.extend(reading)
+    if _NEW in out:
+        label = layout.free
+        for i, value in enumerate(out):
+            if value == _NEW:
+                out[i] = label
+                label += 1
+    return tuple(out)
+
+
+# One way to read a stack smallest: its refined column groups and its new digits in reading order.
+_StackChoice = tuple[_Stack, tuple[int, ...]]
+
+
+def _stack_choices(row: tuple[int, ...], stack: _Stack, rank: tuple[int, ...]) -> list[_StackChoice]:
+    choices: list[_StackChoice] = [((), ())]
+    for columns in stack:
+        empties = tuple(c for c in columns if not row[c])
+        known = sorted((rank[row[c]], c) for c in columns if row[c] and rank[row[c]] != _NEW)
+        new = [c for c in columns if rank[row[c]] == _NEW]
+        fixed: _Stack = ((empties,) if empties else ()) + tuple((c,) for _, c in known)
+        orders = list(permutations(new)) if len(new) > 1 else [tuple(new)]
+        choices = [
+            (done + fixed + tuple((c,) for c in order), digits + tuple(row[c] for c in order))
+            for done, digits in choices
+            for order in orders
+        ]
+    return choices
+
+
+# One way to read a stack group smallest: its new stack groups and its new digits in reading order.
+_GroupChoice = tuple[tuple[tuple[_Stack, ...], ...], tuple[int, ...]]
+
+
+def _group_choices(row: tuple[int, ...], group: tuple[_Stack, ...], rank: tuple[int, ...]) -> list[_GroupChoice]:
+    if len(group) == 1:
+        return [(((stack,),), digits) for stack, digits in _stack_choices(row, group[0], rank)]
+    keyed = sorted((_stack_reading(row, stack, rank), stack) for stack in group)
+    # Runs of stacks whose smallest readings are equal: all-empty ones stay interchangeable, others
+    # (with new digits) are tried in every order, as the order decides their labels.
+    parts: list[list[_GroupChoice]] = []
+    start = 0
+    while start < len(keyed):
+        end = start + 1
+        while end < len(keyed) and keyed[end][0] == keyed[start][0]:
+            end += 1
+        run = [stack for _, stack in keyed[start:end]]
+        if not any(keyed[start][0]):
+            parts.append([(((*run,),), ())])
+        else:
+            options: list[_GroupChoice] = []
+            for order in permutations(run) if len(run) > 1 else [tuple(run)]:
+                for picks in product(*(_stack_choices(row, stack, rank) for stack in order)):
+                    options.append((tuple((stack,) for stack, _ in picks), sum((d for _, d in picks), ())))
+            parts.append(options)
+        start = end
+    return [
+        (sum((groups for groups, _ in picks), ()), sum((digits for _, digits in picks), ()))
+        for picks in product(*parts)
+    ]
+
+
+def _flat_order(structure: _Structure) -> tuple[int, ...] | None:
+    if all(len(group) == 1 and all(len(columns) == 1 for columns in group[0]) for group in structure):
+        return tuple(columns[0] for group in structure for columns in group[0])
+    return None
+
+
+def _extend(layout: _Layout, r: int, row: tuple[int, ...], rank: tuple[int, ...]) -> list[_Layout]:
+    """Every partial layout that reads ``row`` (source row ``r``) smallest next after ``layout``."""
+    mask = layout.mask | 1 << r
+    rows = (*layout.rows, r)
+    if layout.order is not None:
+        labels = list(layout.labels)
+        free = layout.free
+        for c in layout.order:
+            v = row[c]
+            if v and not labels[v]:
+                labels[v] = free
+                free += 1
+        return [layout._replace(mask=mask, rows=rows, labels=tuple(labels), free=free)]
+    out = []
+    for picks in product(*(_group_choices(row, group, rank) for group in layout.structure)):
+        structure = sum((groups for groups, _ in picks), ())
+        labels = list(layout.labels)
+        free = layout.free
+        for _, digits in picks:
+            for v in digits:
+                labels[v] = free
+                free += 1
+        out.append(_Layout(layout.transpose, mask, rows, structure, tuple(labels), free, _flat_order(structure)))
+    return out
+
+
+def _minimise(puzzle: str, most: int | None = None) -> tuple[str, _Layout] | None:
+    grids = (_rows_of(puzzle, False), _rows_of(puzzle, True))
+    layouts = [_Layout(t, 0, (), _START, (0,) * 10, 1, None) for t in (0, 1)]
+    result: list[str] = []
+    for _ in range(9):
+        best: tuple[int, ...] | None = None
+        ties: list[tuple[_Layout, int, tuple[int, ...]]] = []
+        for layout in layouts:
+            rows = grids[layout.transpose]
+            rank = (0, *(label or _NEW for label in layout.labels[1:]))
+            for r in _NEXT_ROWS[layout.mask]:
+                reading = _reading(rows[r], layout, rank)
+                if best is None or reading < best:
+                    best, ties = reading, [(layout, r, rank)]
+                elif reading == best:
+                    ties.append((layout, r, rank))
+        assert best is not None
+        result.append("".join(_CHARS[v] for v in best))
+        # Layouts that reach the same rows (as a set), columns left free and labels have the same futures,
+        # whatever order the rows came in, so they are merged; this keeps sparse grids tractable.
+        survivors: dict[tuple[int, int, _Structure, tuple[int, ...]], _Layout] = {}
+        for layout, r, rank in ties:
+            for new in _extend(layout, r, grids[layout.transpose][r], rank):
+                survivors.setdefault((new.transpose, new.mask, new.structure, new.labels), new)
+        layouts = list(survivors.values())
+        if most is not None and len(layouts) > most:
+            return None
+    return "".join(result), layouts[0]
+
+
 def canonical_form(puzzle: str) -> str:
     """The minlex canonical form of ``puzzle`` (a normalised 81-character grid, see module docstring)."""
-    grids = (_rows_of(puzzle, False), _rows_of(puzzle, True))
-    best = ""
-    starts: list[tuple[int, int, list[tuple[int, ...]]]] = []
-    for t, rows in enumerate(grids):
-        for r, row in enumerate(rows):
-            text, orders = _first_row_orders(row)
-            if not starts or text < best:
-                best, starts = text, [(t, r, orders)]
-            elif text == best:
-                starts.append((t, r, orders))
-    states: list[_State] = []
-    for t, r, orders in starts:
-        row = grids[t][r]
-        for order in orders:
-            _, labels, free = _render(row, order, (0,) * 10, 1)
-            states.append((t, 1 << r, order, labels, free))
-    result = [best]
-    for _ in range(8):
-        best = ""
-        # Ties that reach the same rows (as a set), column order and labelling have the same futures,
-        # whatever order the rows came in, so they are merged; this keeps sparse grids tractable.
-        survivors: dict[tuple[int, int, tuple[int, ...], tuple[int, ...]], _State] = {}
-        for t, mask, order, labels, free in states:
-            rows = grids[t]
-            for r in _NEXT_ROWS[mask]:
-                text, new_labels, new_free = _render(rows[r], order, labels, free)
-                if text > best and survivors:
-                    continue
-                if text < best or not survivors:
-                    best = text
-                    survivors = {}
-                new_mask = mask | 1 << r
-                survivors[(t, new_mask, order, new_labels)] = (t, new_mask, order, new_labels, new_free)
-        result.append(best)
-        states = list(survivors.values())
-    return "".join(result)
+    found = _minimise(puzzle)
+    assert found is not None
+    return found[0]
+
+
+def canonical_transform(puzzle: str) -> tuple[str, Transform]:
+    """The canonical form of ``puzzle`` and one transformation that maps ``puzzle`` onto it.
+
+    Where the puzzle has symmetries several transformations do; any of them maps its solution onto the
+    form's solution. Digits the puzzle lacks take the labels left over, in increasing order.
+    """
+    found = canonical_transform_within(puzzle, None)
+    assert found is not None
+    return found
+
+
+def canonical_transform_within(puzzle: str, most: int | None) -> tuple[str, Transform] | None:
+    """:func:`canonical_transform`, or None when more than ``most`` partial layouts tie after some row.
+
+    The work is about proportional to the layouts that tie, which stay in the tens for puzzles with a
+    unique solution and reach tens of thousands for a full grid (every relabelling ties), so a caller that
+    must answer quickly bounds it and hands the rest to computed work.
+    """
+    found = _minimise(puzzle, most)
+    if found is None:
+        return None
+    form, layout = found
+    columns = tuple(c for group in layout.structure for stack in group for cols in stack for c in cols)
+    labels = list(layout.labels)
+    spare = iter(sorted(set(range(1, 10)) - set(labels)))
+    for d in range(1, 10):
+        if not labels[d]:
+            labels[d] = next(spare)
+    return form, Transform(bool(layout.transpose), layout.rows, columns, tuple(labels[1:]))
 
 
 def invariants(puzzle: str) -> tuple[object, ...]:

@@ -14,8 +14,8 @@ from typing import Final, Literal
 
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.candidates import Candidates
-from sudokupool.sudoku.grid import GridError, first_conflict, parse_grid
-from sudokupool.sudoku.solver import TimeLimitExceeded, solutions
+from sudokupool.sudoku.check import check_grid
+from sudokupool.sudoku.solver import TimeLimitExceeded
 from sudokupool.sudoku.technique_table import LEVEL, SCORES
 from sudokupool.sudoku.techniques import ADVANCED, Step, memo
 from sudokupool.sudoku.techniques.last_resort import brute_force
@@ -84,6 +84,24 @@ class Grade:
     @property
     def solved(self) -> bool:
         return self.status == "solved"
+
+    def to_dict(self, puzzle: str) -> dict[str, object]:
+        """The grade of ``puzzle`` as one JSON object, in a fixed key order (``sudokupool grade --json``,
+        ``GET /api/v2/grids/{grid}``)."""
+        return {
+            "puzzle": puzzle,
+            "status": self.status,
+            "reason": self.reason,
+            "solution": self.solution,
+            "difficulty": self.difficulty,
+            "difficulty_level": self.difficulty_level,
+            "score": self.score,
+            "tier": self.tier,
+            "stars": self.stars,
+            "hardest_technique": self.hardest_technique,
+            "techniques": self.techniques,
+            "solve_path": self.solve_path,
+        }
 
 
 def _ungraded(status: Status, reason: str) -> Grade:
@@ -189,18 +207,12 @@ def grade_within(text: str, max_level: int, time_limit: float | None = None) -> 
 
 
 def _grade(text: str, max_level: int, deadline: float | None) -> Grade | None:
-    try:
-        puzzle = parse_grid(text)
-    except GridError as exc:
-        return _ungraded("invalid", str(exc))
-    clash = first_conflict(puzzle)
-    if clash is not None:
-        return _ungraded("invalid", f"the givens clash: {clash}")
-    count, solution = solutions(puzzle, 2, deadline=deadline)
-    if count == 0 or solution is None:
-        return _ungraded("no-solution", "no grid completes these givens")
-    if count > 1:
-        return _ungraded("multiple-solutions", "the givens allow more than one solution")
+    checked = check_grid(text, deadline=deadline)
+    if checked.verdict != "unique":
+        assert checked.reason is not None
+        return _ungraded(checked.verdict, checked.reason)
+    puzzle, solution = checked.grid, checked.solution
+    assert puzzle is not None and solution is not None
     steps = solve_steps(puzzle, solution, max_level, deadline=deadline)
     if steps is None:
         return None

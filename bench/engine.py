@@ -1,0 +1,135 @@
+"""The engine over HTTP: the canonical form against main's, grid lookups against a by-id lookup, live grades
+against the grader in process."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench.harness import OUT, ROOT, Target, latest_export, machine, options, pool_dir, pool_ids, rounds, service
+from bench.service import KEYED
+
+
+def _records(directory: Path) -> list[dict[str, Any]]:
+    export = latest_export(directory)
+    opener = gzip.open if export.name.endswith(".gz") else open
+    with opener(export, "rt") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def _quantiles(values: list[float]) -> tuple[float, float]:
+    ordered = sorted(values)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+
+
+def canonical_figures(records: list[dict[str, Any]], sample: int) -> None:
+    """The canonical form of ``sample`` pool puzzles, this checkout against main's algorithm (kept as the tests'
+    oracle, tests/sudoku/minlex_reference.py), interleaved puzzle by puzzle; best of 3 calls each."""
+    sys.path.insert(0, str(ROOT))
+    from sudokupool.sudoku.canonical import canonical_form, canonical_transform
+    from tests.sudoku.minlex_reference import canonical_form as main_form
+
+    chosen = random.Random(1).sample(records, min(sample, len(records)))
+    times: dict[str, list[float]] = {"main": [], "this": [], "this, with transform": []}
+    for record in chosen:
+        puzzle = record["puzzle"]
+        for name, function in (
+            ("main", main_form),
+            ("this", canonical_form),
+            ("this, with transform", canonical_transform),
+        ):
+            best = float("inf")
+            for _ in range(3):
+                start = time.perf_counter()
+                function(puzzle)  # type: ignore[operator]
+                best = min(best, time.perf_counter() - start)
+            times[name].append(best * 1000)
+    base = _quantiles(times["main"])
+    print(f"canonical form, {len(chosen)} pool puzzles, best of 3 calls each (ms): median, p95, ratio of medians")
+    for name, values in times.items():
+        median, p95 = _quantiles(values)
+        print(f"  {name:22} {median:7.3f} {p95:7.3f}  {median / base[0]:6.3f}")
+
+
+def grids_files(records: list[dict[str, Any]], count: int) -> tuple[Path, Path]:
+    """Files of pool puzzles as the pool holds them, and of ``count`` distinct other layouts of them."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from sudokupool.sudoku.transform import random_transform
+
+    own = OUT / "grids-own.txt"
+    own.write_text("".join(record["puzzle"] + "\n" for record in records))
+    rng = random.Random(47)
+    moved = OUT / "grids-moved.txt"
+    moved.write_text("".join(random_transform(rng).apply(rng.choice(records)["puzzle"]) + "\n" for _ in range(count)))
+    return own, moved
+
+
+def live_figures(base: str, grids: list[str]) -> None:
+    """Each grid graded through the service (its answer cache off) and by ``grade()`` in this process, in turn."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from sudokupool.sudoku.grader import grade
+
+    http: list[float] = []
+    local: list[float] = []
+    with httpx.Client(base_url=base, headers=KEYED, timeout=120) as client:
+        for grid in grids:
+            start = time.perf_counter()
+            response = client.get(f"/api/v2/grids/{grid}")
+            http.append((time.perf_counter() - start) * 1000)
+            if response.status_code != 200:
+                raise RuntimeError(f"{grid}: {response.status_code} {response.text[:200]}")
+            start = time.perf_counter()
+            grade(grid)
+            local.append((time.perf_counter() - start) * 1000)
+    (h50, h95), (l50, l95) = _quantiles(http), _quantiles(local)
+    print(f"live grades of {len(grids)} grids (ms): median, p95")
+    print(f"  GET /api/v2/grids/{{grid}}   {h50:9.1f} {h95:9.1f}")
+    print(f"  grade() in process         {l50:9.1f} {l95:9.1f}")
+    print(f"  HTTP and work pool overhead at the median: {h50 - l50:.1f} ms")
+
+
+def engine_main(argv: list[str] | None = None) -> int:
+    """Grid lookups and live grades through the service, and the canonical form that finds a grid in the pool.
+
+    1. The canonical form of pool puzzles: this checkout against main's algorithm, in process.
+    2. wrk, side by side in rotated rounds on one service (its answer cache off, so every grid is computed):
+       ``/puzzles/{id}`` (the by-id lookup), ``/grids/{grid}`` with the pool's own grids, and with other layouts of
+       them (distinct grids, each a random transformation): req/s and p99, and each ratio to by-id.
+    3. Live grades of the SE-rated sample (bench/data) through the service, one at a time, against ``grade()``.
+    """
+    parser = options(engine_main.__doc__, pool="demo", rounds=3, seconds=5.0, connections=True)
+    parser.add_argument("--canonical", type=int, default=400, help="pool puzzles for part 1")
+    parser.add_argument("--live", type=int, default=40, help="SE-sample grids for part 3 (0: skip)")
+    args = parser.parse_args(argv)
+    directory = pool_dir(args.pool)
+    records = _records(directory)
+    print(json.dumps(machine()))
+    canonical_figures(records, args.canonical)
+    own, moved = grids_files(records, 20000)
+    ids = pool_ids(directory)
+    env = {"SUDOKUPOOL_ENGINE_CACHE_BYTES": "0"}
+    with service(directory, OUT / "engine.log", env=env) as server:
+        targets = [
+            Target("by id", server.base, "/api/v2/puzzles/{id}", KEYED, ids),
+            Target("grid, pool's layout", server.base, "/api/v2/grids/{id}", KEYED, own),
+            Target("grid, other layouts", server.base, "/api/v2/grids/{id}", KEYED, moved),
+        ]
+        summary = rounds(targets, count=args.rounds, seconds=args.seconds, connections=args.connections)
+        by_id = summary["by id"]
+        print(
+            f"pool {directory.name}, {args.rounds} rounds x {args.seconds:g} s, {args.connections} connections, median"
+        )
+        for name, s in summary.items():
+            print(f"  {name:22} {s['rps']:8,.0f} req/s  {s['rps'] / by_id['rps']:5.3f}x   p99 {s['p99_ms']:7.2f} ms")
+        if args.live:
+            lines = (ROOT / "bench" / "data" / "sudoku-exchange-se-sample.txt").read_text().split("\n")
+            live_figures(server.base, [line.split()[0] for line in lines if line.strip()][: args.live])
+    return 0

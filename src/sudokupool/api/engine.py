@@ -1,0 +1,217 @@
+"""The engine over HTTP: ``GET /grids/{grid}``, ``/grids/{grid}/hint`` and ``/puzzles/{id}/hint``.
+
+A grid the pool holds in any equivalent layout is a lookup, answered in the loop without queueing: its
+canonical form (bounded: :data:`LOOKUP_LAYOUTS`) finds the record, which is moved to the layout asked. Any
+other grid is graded live, and every hint is found, as a job of the work pool (its queue bound, budget and
+dropping of jobs whose client left), and costs the client more of its ``/api/v2`` limit than a lookup
+(``SUDOKUPOOL_COST_GRADE``, ``SUDOKUPOOL_COST_HINT``). Answers and errors alike go into one byte-bounded
+cache keyed by what was asked, so one grid asked by many is computed once; the same question always gives
+the same bytes, with an ETag and a long public ``Cache-Control``.
+
+In the cache an answer is its status as three ASCII digits followed by its body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from functools import lru_cache
+from typing import Final
+from zlib import crc32
+
+import orjson
+from starlette.types import Scope
+
+from sudokupool.api.computed import charge, left_of, work_error
+from sudokupool.api.conditional import etag_matches
+from sudokupool.api.endpoints import DAMAGED, JSON, Endpoints, Header, Reply, header, queries
+from sudokupool.api.errors import ApiError, BadRequest
+from sudokupool.loading.pool import DamagedRecord, Pool
+from sudokupool.sudoku.answers import Answer, grade_answer, grid_error, hint_answer, moved_record
+from sudokupool.sudoku.canonical import canonical_transform, canonical_transform_within
+from sudokupool.sudoku.check import conflicting_cells
+from sudokupool.sudoku.grid import GridError, clue_count, first_conflict, parse_grid
+from sudokupool.sudoku.ids import canonical_id
+from sudokupool.sudoku.relayout import Relayout, between
+from sudokupool.sudoku.transform import Transform
+from sudokupool.work import WorkBudgetExceeded, WorkDropped, WorkQueueFull
+
+#: The most partial layouts the loop's canonical search carries after a row before it stops looking the grid
+#: up and grades it live instead: puzzles stay in the tens (the demo pool's most is 35), a full grid reaches
+#: tens of thousands. Bounds a lookup's time in the loop to a few milliseconds whatever the grid.
+LOOKUP_LAYOUTS: Final = 256
+#: Fewer givens than this never have a single solution, so such a grid is in no pool.
+MIN_CLUES: Final = 17
+IDENTITY: Final = Relayout(tuple(range(81)), tuple(range(1, 10)), False)
+#: The longest pencil-mark text read: 81 fields of up to nine digits and the commas between them (as the hint
+#: reads them; its module is not imported here, see sudokupool.sudoku.answers).
+MAX_CANDIDATES_TEXT: Final = 81 * 10 - 1
+#: The longest grid or board text read (81 cells; a longer one is refused before any other work).
+MAX_GRID_TEXT: Final = 81
+_STATUS: Final = {"ok": b"200", "invalid": b"400", "unsolvable": b"422", "marks": b"422"}
+BOARD_ERROR: Final = "board is required: the player's 81 cells (the givens and their entries, '.' or '0' for empty)"
+
+
+def _answer(answer: Answer) -> bytes:
+    kind, body = answer
+    return _STATUS[kind] + body
+
+
+def _grid(param: str | None) -> tuple[str | None, bytes | None]:
+    """The normalised grid of the path, or the cached form of the 400 that says what is wrong with it."""
+    text = param or ""
+    if len(text) > MAX_GRID_TEXT:
+        return None, _answer(grid_error("invalid", f"a grid has 81 cells, got more than {MAX_GRID_TEXT}"))
+    try:
+        grid = parse_grid(text)
+    except GridError as exc:
+        return None, _answer(grid_error("invalid", str(exc)))
+    clash = first_conflict(grid)
+    if clash is not None:
+        return None, _answer(grid_error("invalid", f"the givens clash: {clash}", conflicting_cells(grid)))
+    return grid, None
+
+
+def lookup(pool: Pool, grid: str) -> tuple[int, Relayout] | None:
+    """The pool's record of ``grid`` in any layout, and the move from the record's layout to ``grid``'s; None
+    when the pool does not hold it (or its canonical search would take longer than a lookup may)."""
+    if clue_count(grid) < MIN_CLUES:
+        return None
+    here = canonical_transform_within(grid, LOOKUP_LAYOUTS)
+    if here is None:
+        return None
+    index = pool.find(canonical_id(here[0]))
+    if index is None:
+        return None
+    held = pool.puzzle(index)
+    if held == grid:
+        return index, IDENTITY
+    form, there = _held_transform(held)
+    if form != here[0]:
+        return None
+    return index, between(there, here[1])
+
+
+@lru_cache(maxsize=1024)
+def _held_transform(puzzle: str) -> tuple[str, Transform]:
+    """The canonical form and transformation of a puzzle the pool holds: asked again for each of its layouts, so
+    the last 1,024 are kept (about 1.5 KB each)."""
+    return canonical_transform(puzzle)
+
+
+def _cache_control(endpoints: Endpoints) -> Header:
+    return (b"cache-control", b"public, max-age=%d" % endpoints.runtime.settings.grid_max_age)
+
+
+def _reply(endpoints: Endpoints, scope: Scope, data: bytes) -> Reply:
+    """The cached ``data`` as a reply: its status, its body, an ETag and the long ``Cache-Control``."""
+    status, body = int(data[:3]), data[3:]
+    etag = f'W/"{crc32(data):08x}{len(data):08x}"'
+    headers = [(b"etag", etag.encode()), _cache_control(endpoints)]
+    if status == 200:
+        if_none_match = header(scope, b"if-none-match")
+        if if_none_match is not None and etag_matches(if_none_match, etag):
+            return Reply(304, headers, b"")
+    return Reply(status, [JSON, *headers], body)
+
+
+async def _answer_of(
+    endpoints: Endpoints, scope: Scope, key: tuple[str, ...], cost: int, job: Callable[[], Awaitable[Answer]]
+) -> Reply:
+    """The cached answer for ``key``, else ``job``'s (charged ``cost``, run in the work pool)."""
+    answers = endpoints.runtime.answers
+    if not answers.covers(key):
+        await charge(scope, cost)
+
+    async def produce() -> bytes:
+        return _answer(await job())
+
+    try:
+        data = await answers.get(key, produce)
+    except (WorkQueueFull, WorkBudgetExceeded, WorkDropped) as exc:
+        raise work_error(exc) from None
+    return _reply(endpoints, scope, data)
+
+
+async def grid(endpoints: Endpoints, scope: Scope, param: str | None) -> Reply:
+    """``GET /grids/{grid}``: the pool's record moved to the grid's layout, or its live grade."""
+    asked, refusal = _grid(param)
+    if asked is None:
+        assert refusal is not None
+        return _reply(endpoints, scope, refusal)
+    runtime = endpoints.runtime
+    answers, work = runtime.answers, runtime.work
+    key = ("grid", asked)
+    if not answers.covers(key):
+        pool = runtime.current()
+        found = lookup(pool, asked)
+        if found is not None:
+            # A lookup: moved in the loop (a millisecond or two), never queued, costs what a lookup costs.
+            index, move = found
+            try:
+                record = orjson.loads(pool.body(index))
+            except DamagedRecord:  # logged once by the pool
+                raise ApiError(DAMAGED, status=500) from None
+            data = b"200" + moved_record(record, pool.solution(index), asked, move)
+            return _reply(endpoints, scope, await answers.get(key, _ready(data)))
+    left = left_of(scope)
+    return await _answer_of(
+        endpoints,
+        scope,
+        key,
+        runtime.settings.cost_grade,
+        lambda: work.submit(grade_answer, asked, kind="grade", left=left),
+    )
+
+
+def _board(scope: Scope) -> tuple[str, str | None]:
+    params = queries(scope["query_string"], ("board", "candidates")) if scope["query_string"] else {}
+    board = params.get("board")
+    if not board:
+        raise BadRequest(BOARD_ERROR)
+    if len(board) > MAX_GRID_TEXT:
+        raise BadRequest(f"board: a grid has 81 cells, got more than {MAX_GRID_TEXT}")
+    candidates = params.get("candidates")
+    if candidates is not None and len(candidates) > MAX_CANDIDATES_TEXT:
+        raise BadRequest(f"candidates: at most {MAX_CANDIDATES_TEXT} characters")
+    return board, candidates
+
+
+async def _hint(endpoints: Endpoints, scope: Scope, puzzle: str, solution: str | None) -> Reply:
+    board, candidates = _board(scope)
+    runtime = endpoints.runtime
+    work = runtime.work
+    key = ("hint", puzzle, board, "" if candidates is None else "," + candidates)
+    left = left_of(scope)
+    return await _answer_of(
+        endpoints,
+        scope,
+        key,
+        runtime.settings.cost_hint,
+        lambda: work.submit(hint_answer, puzzle, solution, board, candidates, kind="hint", left=left),
+    )
+
+
+async def grid_hint(endpoints: Endpoints, scope: Scope, param: str | None) -> Reply:
+    """``GET /grids/{grid}/hint?board=&candidates=``: a hint for the player's board in any grid."""
+    asked, refusal = _grid(param)
+    if asked is None:
+        assert refusal is not None
+        return _reply(endpoints, scope, refusal)
+    _board(scope)  # a malformed query is a 400 before any other work
+    pool = endpoints.runtime.current()
+    found = lookup(pool, asked)
+    solution = None if found is None else found[1].grid(pool.solution(found[0]))
+    return await _hint(endpoints, scope, asked, solution)
+
+
+async def puzzle_hint(endpoints: Endpoints, scope: Scope, param: str | None) -> Reply:
+    """``GET /puzzles/{id}/hint?board=&candidates=``: a hint for the player's board in a pool puzzle."""
+    pool, index = endpoints.find(param)
+    return await _hint(endpoints, scope, pool.puzzle(index), pool.solution(index))
+
+
+def _ready(data: bytes) -> Callable[[], Awaitable[bytes]]:
+    async def produce() -> bytes:
+        return data
+
+    return produce

@@ -1,0 +1,85 @@
+"""The engine's answers over HTTP as JSON bytes: a grid's live grade, a hint, a pool record in another layout.
+
+The live grade and the hint are jobs of the work pool (top-level functions of picklable arguments, whose
+result is a picklable ``(kind, body)``): ``kind`` is ``ok``, or says why there is no answer (``invalid``: a
+malformed or clashing grid or board; ``unsolvable``: no or several solutions; ``marks``: pencil marks that
+erase a needed digit), and ``body`` is the JSON to send, an ``{"error": ...}`` object unless ``ok``. The
+same input always gives the same bytes, so a cache or a CDN may keep them.
+
+The jobs import the grader and the techniques when they first run, in the work process: a serving worker
+that imports this module to submit them never holds the finders (2 MB of its private memory).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+import orjson
+
+from sudokupool.sudoku.canonical import canonical_form
+from sudokupool.sudoku.check import check_grid
+from sudokupool.sudoku.grid import cell_name
+from sudokupool.sudoku.ids import canonical_id, puzzle_id
+from sudokupool.sudoku.relayout import Relayout
+from sudokupool.sudoku.symmetry import symmetry_class
+
+Kind = Literal["ok", "invalid", "unsolvable", "marks"]
+Answer = tuple[Kind, bytes]
+#: The kind of answer for each verdict of :func:`~sudokupool.sudoku.check.check_grid` other than unique.
+_VERDICT_KIND: Final[dict[str, Kind]] = {
+    "invalid": "invalid",
+    "no-solution": "unsolvable",
+    "multiple-solutions": "unsolvable",
+}
+
+
+def grid_error(verdict: str, reason: str, cells: tuple[int, ...] = ()) -> Answer:
+    """Why a grid has no answer: ``{"error", "status", "cells"}`` (the cells of a clash, else none)."""
+    body = {"error": reason, "status": verdict, "cells": [cell_name(c) for c in cells]}
+    return _VERDICT_KIND[verdict], orjson.dumps(body)
+
+
+def grade_answer(grid: str) -> Answer:
+    """The live grade of ``grid`` (normalised): ``in_pool`` false, its ``canonical_id`` and the object
+    ``sudokupool grade --json`` prints; or why it has none."""
+    from sudokupool.sudoku.grader import grade
+
+    graded = grade(grid)
+    if not graded.solved:
+        assert graded.reason is not None
+        cells = check_grid(grid).conflicts if graded.status == "invalid" else ()
+        return grid_error(graded.status, graded.reason, cells)
+    body = {"in_pool": False, "canonical_id": canonical_id(canonical_form(grid)), **graded.to_dict(grid)}
+    return "ok", orjson.dumps(body)
+
+
+def hint_answer(puzzle: str, solution: str | None, board: str, candidates: str | None) -> Answer:
+    """The hint (:func:`~sudokupool.sudoku.hint.hint`) for ``board`` in ``puzzle``; with no ``solution``
+    given, the puzzle is checked and solved first."""
+    from sudokupool.sudoku.hint import HintError, NeededDigitErased, hint
+
+    if solution is None:
+        checked = check_grid(puzzle)
+        if checked.solution is None:
+            assert checked.reason is not None
+            return grid_error(checked.verdict, checked.reason, checked.conflicts)
+        solution = checked.solution
+    try:
+        found = hint(puzzle, solution, board, candidates)
+    except NeededDigitErased as exc:
+        return "marks", orjson.dumps({"error": str(exc), "cells": [cell_name(exc.cell)]})
+    except HintError as exc:
+        return "invalid", orjson.dumps({"error": str(exc)})
+    return "ok", orjson.dumps(found.to_dict())
+
+
+def moved_record(record: dict[str, Any], solution: str, grid: str, move: Relayout) -> bytes:
+    """A pool ``record`` (with its ``solution``) moved by ``move`` to ``grid``, the layout asked: ``in_pool``
+    true, the grid's own ``puzzle_id`` and symmetry, the solution and solve path as they read there."""
+    symmetry = symmetry_class(grid)
+    out: dict[str, Any] = {"in_pool": True, **record}
+    out.update(puzzle=grid, puzzle_id=puzzle_id(grid), symmetric=symmetry != "none", symmetry=symmetry)
+    if record.get("solve_path") is not None:
+        out["solve_path"] = move.path(record["solve_path"])
+    out["solution"] = move.grid(solution)
+    return orjson.dumps(out)

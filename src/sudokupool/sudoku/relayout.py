@@ -1,0 +1,181 @@
+"""Carry a puzzle's answers to an equivalent layout: its solution and solve path, word for word.
+
+Two layouts of one puzzle have the same canonical form; :func:`between` composes the transformation
+that takes one onto the form with the inverse of the other's, giving a :class:`Relayout` that moves
+cells, houses and digits from the first layout to the second. A solve path moved with it replays on the
+moved puzzle (a transformation keeps every house a house, so every deduction stays sound), and its
+explanations name the moved cells, houses and digits.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+from sudokupool.sudoku.grid import EMPTY, HOUSES, cell_name, house_name
+from sudokupool.sudoku.transform import Transform
+
+_CELL_NAME: Final = re.compile(r"r([1-9])c([1-9])")
+_HOUSE_NAME: Final = re.compile(r"(row|column|box) ([1-9])")
+# The pieces of an explanation that name something a layout moves, longest first: cells, several lines
+# of one kind ("rows 1, 4 and 7"), a house, counts that are not digits, a phrase that names every kind of
+# house at once (true in any layout), the bare words for a kind of line, and lastly a bare digit.
+_PIECES: Final = re.compile(
+    r"(r[1-9]c[1-9]"
+    r"|(?:rows|columns) [1-9](?:, [1-9])*(?: and [1-9])?"
+    r"|(?:[Rr]ow|[Cc]olumn|[Bb]ox) [1-9]"
+    r"|[0-9]+ (?:cells|digits)"
+    r"|row, column and box"
+    r"|\b(?:rows|columns|row|column)\b"
+    r"|(?<![0-9])[1-9](?![0-9]))"
+)
+_SWAP: Final = {"row": "column", "column": "row", "rows": "columns", "columns": "rows"}
+
+
+@dataclass(frozen=True, slots=True)
+class Relayout:
+    """A move of cells and digits from one layout of a puzzle to an equivalent one.
+
+    ``cells[c]`` is where cell ``c`` goes, ``digits[d - 1]`` what digit ``d`` becomes, and ``transposes``
+    says whether rows become columns.
+    """
+
+    cells: tuple[int, ...]
+    digits: tuple[int, ...]
+    transposes: bool
+
+    @property
+    def houses(self) -> tuple[int, ...]:
+        """Where each house (rows 0-8, columns 9-17, boxes 18-26) goes."""
+        index = {frozenset(house): h for h, house in enumerate(HOUSES)}
+        return tuple(index[frozenset(self.cells[c] for c in house)] for house in HOUSES)
+
+    def inverse(self) -> Relayout:
+        cells = [0] * 81
+        for c, to in enumerate(self.cells):
+            cells[to] = c
+        digits = [0] * 9
+        for d, to in enumerate(self.digits, start=1):
+            digits[to - 1] = d
+        return Relayout(tuple(cells), tuple(digits), self.transposes)
+
+    def grid(self, grid: str) -> str:
+        """``grid`` (81 characters, ``.`` for empty) in the other layout."""
+        out = [EMPTY] * 81
+        for c, ch in enumerate(grid):
+            out[self.cells[c]] = ch if ch == EMPTY else str(self.digits[ord(ch) - 49])
+        return "".join(out)
+
+    def names(self) -> Names:
+        """The tables that move names (cells, houses, digits, words) to the other layout."""
+        houses = self.houses
+        cells = {cell_name(c): cell_name(self.cells[c]) for c in range(81)}
+        moved_houses: dict[str, str] = {}
+        for h in range(27):
+            name, to = house_name(h), house_name(houses[h])
+            moved_houses[name] = to
+            moved_houses[name.capitalize()] = to.capitalize()
+        tokens: dict[str, str] = {**cells, **moved_houses, "row, column and box": "row, column and box"}
+        tokens.update((str(d), str(self.digits[d - 1])) for d in range(1, 10))
+        tokens.update(_SWAP if self.transposes else {word: word for word in _SWAP})
+        return Names(self, houses, cells, moved_houses, tokens)
+
+    def cell_name(self, name: str) -> str:
+        """``r4c7`` in the other layout."""
+        match = _CELL_NAME.fullmatch(name)
+        if match is None:
+            raise ValueError(f"not a cell name: {name!r}")
+        return cell_name(self.cells[(int(match[1]) - 1) * 9 + int(match[2]) - 1])
+
+    def house_name(self, name: str) -> str:
+        """``row 3`` in the other layout."""
+        match = _HOUSE_NAME.fullmatch(name)
+        if match is None:
+            raise ValueError(f"not a house name: {name!r}")
+        kind = ("row", "column", "box").index(match[1])
+        return house_name(self.houses[kind * 9 + int(match[2]) - 1])
+
+    def text(self, text: str) -> str:
+        """An explanation with every cell, house, line and digit it names moved to the other layout."""
+        return self.names().text(text)
+
+    def step(self, step: dict[str, Any]) -> dict[str, Any]:
+        """A solve-path step (docs/export-format.md) in the other layout; eliminations in cell order, as
+        the grader writes them, and every other list in its own order."""
+        return self.names().step(step)
+
+    def path(self, path: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        names = self.names()
+        return [names.step(step) for step in path]
+
+
+@dataclass(frozen=True, slots=True)
+class Names:
+    """:meth:`Relayout.names`: the moved name of every cell, house and digit, and of every piece of an
+    explanation but lists of lines, made once for a whole path (a step then costs dictionary lookups)."""
+
+    relayout: Relayout
+    houses: tuple[int, ...]
+    cells: dict[str, str]
+    house_names: dict[str, str]
+    tokens: dict[str, str]
+
+    def text(self, text: str) -> str:
+        """An explanation with every cell, house, line and digit it names moved to the other layout."""
+        tokens = self.tokens
+        # Split on the pieces (odd indexes) and the text between them (even ones): a lookup a piece.
+        parts = _PIECES.split(text)
+        for i in range(1, len(parts), 2):
+            piece = parts[i]
+            found = tokens.get(piece)
+            if found is None:
+                found = self._lines(piece) if piece.startswith(("rows ", "columns ")) else piece  # or a count
+            parts[i] = found
+        return "".join(parts)
+
+    def _lines(self, piece: str) -> str:
+        """``rows 1, 4 and 7`` in the other layout (the numbers in order)."""
+        kind = 0 if piece.startswith("rows") else 1
+        lines = sorted(self.houses[kind * 9 + int(n) - 1] for n in re.findall(r"[1-9]", piece))
+        words = [str(h % 9 + 1) for h in lines]
+        listed = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+        return f"{('rows', 'columns')[lines[0] // 9]} {listed}"
+
+    def step(self, step: dict[str, Any]) -> dict[str, Any]:
+        """A solve-path step in the other layout (see :meth:`Relayout.step`)."""
+        cells, digits = self.cells, self.relayout.digits
+        eliminations = [
+            {"cell": cells[item["cell"]], "digit": digits[item["digit"] - 1]} for item in step["eliminations"]
+        ]
+        if len(eliminations) > 1:
+            eliminations.sort(key=lambda item: (_cell_index(item["cell"]), item["digit"]))
+        out = dict(step)
+        out["placements"] = [
+            {"cell": cells[item["cell"]], "digit": digits[item["digit"] - 1]} for item in step["placements"]
+        ]
+        out["eliminations"] = eliminations
+        out["cells"] = [cells[name] for name in step["cells"]]
+        out["houses"] = [self.house_names[name] for name in step["houses"]]
+        out["digits"] = [digits[d - 1] for d in step["digits"]]
+        out["explanation"] = self.text(step["explanation"])
+        return out
+
+
+def _cell_index(name: str) -> int:
+    return (int(name[1]) - 1) * 9 + int(name[3]) - 1
+
+
+def from_transform(move: Transform) -> Relayout:
+    """The :class:`Relayout` that ``move`` makes."""
+    return Relayout(tuple(move.map_cell(c) for c in range(81)), move.digits, move.transpose)
+
+
+def between(source: Transform, target: Transform) -> Relayout:
+    """The move from a layout that ``source`` maps onto a canonical form to one that ``target`` maps onto it."""
+    first, back = from_transform(source), from_transform(target).inverse()
+    return Relayout(
+        tuple(back.cells[to] for to in first.cells),
+        tuple(back.digits[to - 1] for to in first.digits),
+        first.transposes != back.transposes,
+    )

@@ -1,0 +1,275 @@
+from __future__ import annotations
+
+import asyncio
+import gzip
+import random
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from sudokupool.app import create_app
+from sudokupool.config import BUNDLED_SNAPSHOTS, Settings
+from sudokupool.loading.pool import Pool
+from sudokupool.sudoku.candidates import DIGITS_OF, Candidates
+from sudokupool.sudoku.grader import grade
+from sudokupool.sudoku.grid import agrees, is_complete_solution
+from sudokupool.sudoku.ids import puzzle_id
+from sudokupool.sudoku.replay import replay
+from sudokupool.sudoku.transform import IDENTITY_DIGITS, Transform, random_transform
+
+pytestmark = pytest.mark.anyio
+
+# Hard grids no test pool holds (Sudoku Exchange's SE-rated sample, bench/data): live grades that take a while.
+HARD = (
+    "4.....8.5.3..........7......2.....6.....8.4......1.......6.3.7.5..2.....1.4......",
+    "52...6.........7.13...........4..8..6......5...........418.........3..2...87.....",
+    "6.....8.3.4.7.................5.4.7.3..2.....1.6.......2.....5.....8.6......1....",
+)
+# Rows and columns reversed within bands and the bands reversed: with a transposition, a quarter turn.
+REVERSED = (8, 7, 6, 5, 4, 3, 2, 1, 0)
+LAYOUTS = [
+    pytest.param(Transform(True, REVERSED, tuple(range(9)), IDENTITY_DIGITS), id="rotated"),
+    pytest.param(Transform(transpose=True), id="transposed"),
+    pytest.param(Transform(digits=(9, 8, 7, 6, 5, 4, 3, 2, 1)), id="relabelled"),
+    pytest.param(random_transform(random.Random(47)), id="all-at-once"),
+]
+
+
+@pytest.fixture(scope="module")
+def demo() -> list[dict[str, Any]]:
+    exports = sorted(BUNDLED_SNAPSHOTS.glob("pool-*.ndjson.gz"))
+    assert exports, f"no demo export in {BUNDLED_SNAPSHOTS}"
+    with gzip.open(exports[-1]) as handle:
+        return [orjson.loads(line) for line in handle]
+
+
+async def _client(pool: Pool, settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(settings, pool=pool)
+    transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 4321))
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver", timeout=60) as client:
+            yield client
+    finally:
+        await app.runtime.work.aclose()
+
+
+@pytest.fixture
+async def engine(pool: Pool) -> AsyncIterator[httpx.AsyncClient]:
+    async for client in _client(pool, Settings(limit_anonymous=1000)):
+        yield client
+
+
+def _remaining(response: httpx.Response) -> int:
+    return int(response.headers["x-ratelimit-remaining"])
+
+
+@pytest.mark.parametrize("move", LAYOUTS)
+async def test_a_pool_puzzle_in_another_layout_gives_its_record_in_that_layout(
+    engine: httpx.AsyncClient, records: list[dict[str, Any]], move: Transform
+) -> None:
+    record = records[3]
+    grid = move.apply(record["puzzle"])
+    before = _remaining(await engine.get("/api/v2/health"))
+    response = await engine.get(f"/api/v2/grids/{grid.replace('.', '0')}")
+    assert response.status_code == 200
+    assert response.headers["cache-control"] == "public, max-age=86400"
+    assert _remaining(response) == before - 1  # a lookup's cost
+    body = response.json()
+    assert body["in_pool"] is True
+    assert body["canonical_id"] == record["canonical_id"]
+    assert (body["puzzle"], body["puzzle_id"], body["canonical"]) == (grid, puzzle_id(grid), record["canonical"])
+    assert body["solution"] == move.apply(record["solution"])
+    assert is_complete_solution(body["solution"]) and agrees(grid, body["solution"])
+    assert replay(grid, body["solution"], body["solve_path"]) == []
+    fields = ("difficulty", "score", "tier", "stars", "hardest_technique", "techniques", "tags", "created_at")
+    assert {name: body[name] for name in fields} == {name: record[name] for name in fields}
+
+
+async def test_the_same_grid_gives_the_same_bytes_and_revalidates(
+    engine: httpx.AsyncClient, records: list[dict[str, Any]]
+) -> None:
+    grid = Transform(transpose=True).apply(records[4]["puzzle"])
+    first = await engine.get(f"/api/v2/grids/{grid}")
+    again = await engine.get(f"/api/v2/grids/{grid}")
+    assert first.status_code == again.status_code == 200
+    assert first.content == again.content
+    assert first.headers["etag"] == again.headers["etag"]
+    cached = await engine.get(f"/api/v2/grids/{grid}", headers={"If-None-Match": first.headers["etag"]})
+    assert cached.status_code == 304
+    assert cached.content == b""
+
+
+async def test_a_grid_the_pool_lacks_is_graded_live_as_the_grader_does(engine: httpx.AsyncClient) -> None:
+    grid = HARD[0]
+    before = _remaining(await engine.get("/api/v2/health"))
+    response = await engine.get(f"/api/v2/grids/{grid}")
+    assert response.status_code == 200
+    assert _remaining(response) == before - Settings().cost_grade
+    body = response.json()
+    assert body.pop("in_pool") is False
+    assert body.pop("canonical_id") == "PSCRCAEZMH7WV"
+    assert body == grade(grid).to_dict(grid)
+    # Cached: the same bytes, at a lookup's cost.
+    again = await engine.get(f"/api/v2/grids/{grid}")
+    assert again.content == response.content
+    assert _remaining(again) == _remaining(response) - 1
+
+
+@pytest.mark.parametrize(
+    ("grid", "status", "verdict", "cells"),
+    [
+        pytest.param("11" + "." * 79, 400, "invalid", ["r1c1", "r1c2"], id="clash"),
+        pytest.param("1" * 80, 400, "invalid", [], id="short"),
+        pytest.param("x" * 81, 400, "invalid", [], id="letters"),
+        pytest.param("." * 81, 422, "multiple-solutions", [], id="empty"),
+        pytest.param("12345678." + "." * 8 + "9" + "." * 63, 422, "no-solution", [], id="dead-end"),
+    ],
+)
+async def test_grids_without_one_solution_say_why(
+    engine: httpx.AsyncClient, grid: str, status: int, verdict: str, cells: list[str]
+) -> None:
+    response = await engine.get(f"/api/v2/grids/{grid}")
+    assert response.status_code == status
+    body = response.json()
+    assert (body["status"], body["cells"]) == (verdict, cells)
+    assert body["error"]
+
+
+def _state_before(record: dict[str, Any], index: int) -> Candidates:
+    cg = Candidates.from_puzzle(record["puzzle"])
+    for step in record["solve_path"][:index]:
+        for item in step["placements"]:
+            cg.place((int(item["cell"][1]) - 1) * 9 + int(item["cell"][3]) - 1, item["digit"])
+        for item in step["eliminations"]:
+            cg.eliminate((int(item["cell"][1]) - 1) * 9 + int(item["cell"][3]) - 1, item["digit"])
+    return cg
+
+
+def _marks(cg: Candidates) -> str:
+    return ",".join("" if cg.values[c] else "".join(map(str, DIGITS_OF[cg.cands[c]])) for c in range(81))
+
+
+@pytest.mark.parametrize(
+    "techniques",
+    [
+        pytest.param(("Naked Single", "Hidden Single", "Full House"), id="single"),
+        pytest.param(("Naked Pair", "Naked Triple", "Hidden Pair", "Hidden Triple"), id="subset"),
+        pytest.param(("X-Wing", "Swordfish", "Finned X-Wing"), id="fish"),
+        pytest.param(("X-Chain", "XY-Chain", "AIC", "Discontinuous Nice Loop"), id="chain"),
+    ],
+)
+async def test_the_hint_is_the_next_step_from_the_board_and_its_pencil_marks(
+    engine: httpx.AsyncClient, demo: list[dict[str, Any]], techniques: tuple[str, ...]
+) -> None:
+    record, index = next(
+        (r, i) for r in demo for i, step in enumerate(r["solve_path"]) if i > 0 and step["technique"] in techniques
+    )
+    cg = _state_before(record, index)
+    before = _remaining(await engine.get("/api/v2/health"))
+    response = await engine.get(
+        f"/api/v2/grids/{record['puzzle']}/hint", params={"board": cg.grid(), "candidates": _marks(cg)}
+    )
+    assert response.status_code == 200
+    assert _remaining(response) == before - Settings().cost_hint
+    assert response.json() == {"status": "step", "wrong": [], "conflicting": [], "step": record["solve_path"][index]}
+
+
+async def test_hints_name_mistakes_first_and_say_when_the_board_is_finished(
+    engine: httpx.AsyncClient, records: list[dict[str, Any]]
+) -> None:
+    record = records[6]
+    puzzle, solution, code = record["puzzle"], record["solution"], record["canonical_id"]
+    empty = [c for c in range(81) if puzzle[c] == "."]
+    # Two entries in one row: the first wrong, the second the same digit (a conflict).
+    first = empty[0]
+    second = next(c for c in empty[1:] if c // 9 == first // 9)
+    board = list(puzzle)
+    board[first] = solution[second]
+    board[second] = solution[second]
+    response = await engine.get(f"/api/v2/puzzles/{code}/hint", params={"board": "".join(board)})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "fix"
+    assert body["wrong"] == [f"r{first // 9 + 1}c{first % 9 + 1}"]
+    assert body["conflicting"] == [f"r{c // 9 + 1}c{c % 9 + 1}" for c in (first, second)]
+    assert body["step"] is None
+    response = await engine.get(f"/api/v2/puzzles/{code}/hint", params={"board": solution})
+    assert response.json() == {"status": "finished", "wrong": [], "conflicting": [], "step": None}
+
+
+async def test_hints_refuse_boards_without_the_givens_and_marks_that_erase_a_needed_digit(
+    engine: httpx.AsyncClient, records: list[dict[str, Any]]
+) -> None:
+    record = records[7]
+    puzzle, solution, code = record["puzzle"], record["solution"], record["canonical_id"]
+    given = next(c for c in range(81) if puzzle[c] != ".")
+    response = await engine.get(
+        f"/api/v2/puzzles/{code}/hint", params={"board": puzzle[:given] + "." + puzzle[given + 1 :]}
+    )
+    assert response.status_code == 400
+    assert "must hold the puzzle's given" in response.json()["error"]
+    response = await engine.get(f"/api/v2/puzzles/{code}/hint")
+    assert response.status_code == 400
+    assert response.json()["error"].startswith("board is required")
+    cg = Candidates.from_puzzle(puzzle)
+    cell = next(c for c in range(81) if not cg.values[c] and len(DIGITS_OF[cg.cands[c]]) > 1)
+    fields = _marks(cg).split(",")
+    fields[cell] = fields[cell].replace(solution[cell], "")
+    response = await engine.get(
+        f"/api/v2/puzzles/{code}/hint", params={"board": puzzle, "candidates": ",".join(fields)}
+    )
+    assert response.status_code == 422
+    name = f"r{cell // 9 + 1}c{cell % 9 + 1}"
+    assert response.json() == {
+        "error": f"candidates: the pencil marks of {name} leave out a digit it needs",
+        "cells": [name],
+    }
+    response = await engine.get("/api/v2/puzzles/0000000000000/hint", params={"board": puzzle})
+    assert response.status_code == 404
+
+
+async def test_a_tiny_time_budget_gives_a_503_and_the_service_keeps_answering(
+    pool: Pool, records: list[dict[str, Any]]
+) -> None:
+    async for client in _client(pool, Settings(work_budget_seconds=0.001)):
+        response = await client.get(f"/api/v2/grids/{HARD[1]}")
+        assert response.status_code == 503
+        assert int(response.headers["retry-after"]) >= 1
+        assert "longer than the server allows" in response.json()["error"]
+        # Lookups never queue, and the pool takes the next job in a fresh process.
+        grid = Transform(transpose=True).apply(records[0]["puzzle"])
+        assert (await client.get(f"/api/v2/grids/{grid}")).status_code == 200
+
+
+async def test_past_the_queue_bound_a_live_grade_is_a_503_with_retry_after(pool: Pool) -> None:
+    async for client in _client(pool, Settings(work_processes=1, work_queue=0)):
+        answers = await asyncio.gather(*(client.get(f"/api/v2/grids/{grid}") for grid in HARD))
+        statuses = sorted(response.status_code for response in answers)
+        assert statuses[0] == 200
+        assert 503 in statuses
+        busy = next(response for response in answers if response.status_code == 503)
+        assert int(busy.headers["retry-after"]) >= 1
+
+
+def test_the_serving_worker_never_imports_the_grader() -> None:
+    # The finders are 2 MB of a worker's private memory: only the work processes that grade load them.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, sudokupool.app, sudokupool.api.engine; "
+        "heavy = ('sudokupool.sudoku.techniques', 'sudokupool.sudoku.grader'); "
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_engine_reads_as_much_pencil_marks_as_the_hint() -> None:
+    from sudokupool.api import engine
+    from sudokupool.sudoku import hint
+
+    assert engine.MAX_CANDIDATES_TEXT == hint.MAX_CANDIDATES_TEXT == 809

@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+import gzip
+import random
+from typing import Any
+
+import orjson
+import pytest
+
+from sudokupool.config import BUNDLED_SNAPSHOTS
+from sudokupool.sudoku.canonical import canonical_transform
+from sudokupool.sudoku.grid import is_complete_solution
+from sudokupool.sudoku.relayout import between, from_transform
+from sudokupool.sudoku.replay import replay
+from sudokupool.sudoku.transform import Transform, random_transform
+
+# Transpose, swap rows 1 and 2 of that grid, swap digits 1 and 2: r4c7 -> r7c4, r1c2 -> r1c1, r1c1 -> r2c1.
+MOVE = from_transform(Transform(True, (1, 0, 2, 3, 4, 5, 6, 7, 8), tuple(range(9)), (2, 1, 3, 4, 5, 6, 7, 8, 9)))
+
+
+@pytest.fixture(scope="module")
+def demo() -> list[dict[str, Any]]:
+    exports = sorted(BUNDLED_SNAPSHOTS.glob("pool-*.ndjson.gz"))
+    assert exports, f"no demo export in {BUNDLED_SNAPSHOTS}"
+    with gzip.open(exports[-1]) as handle:
+        return [orjson.loads(line) for line in handle]
+
+
+def test_a_demo_record_moved_to_any_layout_replays_there(demo: list[dict[str, Any]]) -> None:
+    rng = random.Random(43)
+    techniques: set[str] = set()
+    for record in demo[::6]:
+        asked = random_transform(rng).apply(record["puzzle"])
+        _, there = canonical_transform(record["puzzle"])
+        _, here = canonical_transform(asked)
+        move = between(there, here)
+        assert move.grid(record["puzzle"]) == asked
+        solution = move.grid(record["solution"])
+        assert is_complete_solution(solution)
+        path = move.path(record["solve_path"])
+        assert replay(asked, solution, path) == []
+        assert move.inverse().path(path) == record["solve_path"]
+        techniques.update(step["technique"] for step in path)
+    assert len(techniques) >= 30  # the sample covers most of the grader's techniques
+
+
+def test_relayout_agrees_with_the_transform() -> None:
+    move = Transform(True, (2, 0, 1, 6, 7, 8, 3, 4, 5), (8, 7, 6, 0, 2, 1, 4, 3, 5), (9, 1, 2, 3, 4, 5, 6, 7, 8))
+    grid = "".join(random.Random(1).choice(".123456789") for _ in range(81))
+    assert from_transform(move).grid(grid) == move.apply(grid)
+    assert from_transform(move).inverse().grid(move.apply(grid)) == grid
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            "The row, column and box of r4c7 already hold every digit except 1, so r4c7 = 1.",
+            "The row, column and box of r7c4 already hold every digit except 2, so r7c4 = 2.",
+            id="naked-single",
+        ),
+        pytest.param(
+            "Column 7 has only r9c7 left empty and misses only 7, so r9c7 = 7.",
+            "Row 7 has only r7c9 left empty and misses only 7, so r7c9 = 7.",
+            id="capitalised-house",
+        ),
+        pytest.param(
+            "In rows 1 and 5, 1 fits only in columns 3 and 4, so those columns need their 1 from these rows: "
+            "remove 1 from r2c3.",
+            "In columns 1 and 5, 2 fits only in rows 3 and 4, so those rows need their 2 from these columns: "
+            "remove 2 from r3c2.",
+            id="fish-lines",
+        ),
+        pytest.param(
+            "Where row 1 crosses box 1, r1c1 and r1c2 hold 4/6/7/8; with r1c7 (4/7) in the row and r2c3 and "
+            "r3c3 (6/8/9) in the box, 5 cells hold 5 digits and none can repeat, so each is there once: "
+            "remove 7 from r1c8; 8 from r3c1.",
+            "Where column 1 crosses box 1, r2c1 and r1c1 hold 4/6/7/8; with r7c1 (4/7) in the column and r3c2 and "
+            "r3c3 (6/8/9) in the box, 5 cells hold 5 digits and none can repeat, so each is there once: "
+            "remove 7 from r8c1; 8 from r2c3.",
+            id="sue-de-coq-counts",
+        ),
+        pytest.param(
+            "The loop 7r2c3=7r2c9-8r4c9 closes on itself: remove 1 from r2c3.",
+            "The loop 7r3c2=7r9c2-8r9c4 closes on itself: remove 2 from r3c2.",
+            id="loop-digits-glued-to-cells",
+        ),
+    ],
+)
+def test_explanations_name_the_moved_cells_houses_and_digits(text: str, expected: str) -> None:
+    assert MOVE.text(text) == expected
+    assert MOVE.inverse().text(expected) == text
+
+
+def test_a_step_moves_every_field() -> None:
+    step = {
+        "technique": "Hidden Single",
+        "score": 14,
+        "placements": [{"cell": "r1c2", "digit": 1}],
+        "eliminations": [{"cell": "r2c5", "digit": 3}, {"cell": "r1c3", "digit": 2}],
+        "cells": ["r1c2"],
+        "houses": ["row 1", "box 2"],
+        "digits": [1],
+        "explanation": "In row 1, 1 fits only in r1c2, so r1c2 = 1.",
+    }
+    assert MOVE.step(step) == {
+        "technique": "Hidden Single",
+        "score": 14,
+        "placements": [{"cell": "r1c1", "digit": 2}],
+        "eliminations": [{"cell": "r3c1", "digit": 1}, {"cell": "r5c2", "digit": 3}],
+        "cells": ["r1c1"],
+        "houses": ["column 1", "box 4"],
+        "digits": [2],
+        "explanation": "In column 1, 2 fits only in r1c1, so r1c1 = 2.",
+    }
