@@ -4,7 +4,9 @@ One HTML page laid out for paper (``static/print.css``): sheets of up to six gri
 down, each grid with its number, code and difficulty, and after them the answer sheets in the same order.
 The grids are the image endpoint's SVGs, inline (vector in a PDF, from the same render cache), sized in
 millimetres so six fit the printable area of A4 and of US Letter alike; a sheet ends with a page break and
-no grid is split across pages. The page loads its stylesheet and nothing else, and runs no script.
+no grid is split across pages. Screen readers get each grid as a table of its digits instead of the
+picture (shown on screen to them only, never printed). The page loads its stylesheet and nothing else, and
+runs no script.
 
 Bad input is a JSON 400 (or 404 for unknown codes) naming what is allowed, as the API's errors are.
 """
@@ -100,8 +102,29 @@ def choose(pool: Pool, params: dict[str, str]) -> list[Entry]:
     return [_entry(pool, index) for index in chosen]
 
 
+def grid_table(number: int, grid: str, *, answer: bool) -> str:
+    """The digits of ``grid`` (81 characters, ``.`` or ``0`` for an empty cell) as a table for screen readers,
+    a row of the grid to a table row, headed by row and column numbers."""
+    what = "Answer" if answer else "Puzzle"
+    head = "".join(f'<th scope="col">Column {c}</th>' for c in range(1, 10))
+    rows = []
+    for r in range(9):
+        cells = "".join(f"<td>{d if d in '123456789' else 'empty'}</td>" for d in grid[r * 9 : r * 9 + 9])
+        rows.append(f'<tr><th scope="row">Row {r + 1}</th>{cells}</tr>')
+    return (
+        f'<table class="sr-only"><caption>{what} {number}, row by row</caption>'
+        f"<thead><tr><td></td>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
 def _sheets(
-    title: str, entries: list[Entry], pictures: list[bytes], *, answers: bool, first_number: int = 1
+    title: str,
+    entries: list[Entry],
+    pictures: list[bytes],
+    grids: list[str],
+    *,
+    answers: bool,
+    first_number: int = 1,
 ) -> list[str]:
     total = (len(entries) + PER_SHEET - 1) // PER_SHEET
     out = []
@@ -109,22 +132,31 @@ def _sheets(
         page = start // PER_SHEET + 1
         count = f" ({page} of {total})" if total > 1 else ""
         figures = []
-        for offset, (entry, svg) in enumerate(
-            zip(entries[start : start + PER_SHEET], pictures[start : start + PER_SHEET], strict=True)
-        ):
+        chunk = slice(start, start + PER_SHEET)
+        for offset, (entry, svg, grid) in enumerate(zip(entries[chunk], pictures[chunk], grids[chunk], strict=True)):
             number = first_number + start + offset
             caption = f'<span class="number">{number}</span> <span class="code">{html.escape(entry.code)}</span>' + (
                 f' <span class="difficulty">{html.escape(entry.difficulty)}</span>' if entry.difficulty else ""
             )
-            figures.append(f"<figure>{svg.decode()}<figcaption>{caption}</figcaption></figure>")
+            figures.append(
+                f'<figure><div class="picture" aria-hidden="true">{svg.decode()}</div>'
+                f"{grid_table(number, grid, answer=answers)}<figcaption>{caption}</figcaption></figure>"
+            )
         kind = "answers" if answers else "puzzles"
-        grids = "".join(figures)
-        out.append(f'<section class="sheet {kind}"><h2>{title}{count}</h2><div class="grids">{grids}</div></section>')
+        shown = "".join(figures)
+        out.append(f'<section class="sheet {kind}"><h2>{title}{count}</h2><div class="grids">{shown}</div></section>')
     return out
 
 
-def page(entries: list[Entry], puzzles: list[bytes], solutions: list[bytes], version: str) -> bytes:
-    """The sheet's HTML: instructions for the screen, the puzzle sheets, then the answer sheets."""
+def page(
+    entries: list[Entry],
+    puzzles: list[bytes],
+    solutions: list[bytes],
+    version: str,
+    grids: tuple[list[str], list[str]],
+) -> bytes:
+    """The sheet's HTML: instructions for the screen, the puzzle sheets, then the answer sheets; ``grids`` holds
+    the puzzles' and the solutions' digits (81 characters each), for the tables screen readers read."""
     n = len(entries)
     codes = ", ".join(e.code for e in entries)
     head = (
@@ -137,8 +169,8 @@ def page(entries: list[Entry], puzzles: list[bytes], solutions: list[bytes], ver
         f"It holds {n} puzzle{'s' if n != 1 else ''}, six to a page, then their answers; "
         "A4 and US Letter paper both fit.</p></header><main>"
     )
-    body = _sheets("Sudoku puzzles", entries, puzzles, answers=False) + _sheets(
-        "Answers", entries, solutions, answers=True
+    body = _sheets("Sudoku puzzles", entries, puzzles, grids[0], answers=False) + _sheets(
+        "Answers", entries, solutions, grids[1], answers=True
     )
     return (head + "".join(body) + "</main></body></html>").encode()
 
@@ -167,10 +199,11 @@ class PrintSheet:
             return Response(body, status_code=exc.status, headers=headers)
         puzzles = [await self.picture(pool, e.at, "puzzle") for e in entries]
         solutions = [await self.picture(pool, e.at, "solution") for e in entries]
+        grids = ([pool.puzzle(e.at) for e in entries], [pool.solution(e.at) for e in entries])
         # Chosen codes print the same every time; a random sheet is new on every visit.
         cache = "no-store" if "ids" not in params else f"public, max-age={self.runtime.settings.cache_max_age}"
         return Response(
-            page(entries, puzzles, solutions, self.version),
+            page(entries, puzzles, solutions, self.version, grids),
             media_type="text/html; charset=utf-8",
             headers={**PAGE_HEADERS, "cache-control": cache},
         )
