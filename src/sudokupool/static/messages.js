@@ -63,6 +63,7 @@ export function confirmFirst(button, question, action) {
   button.dataset.label ??= button.textContent;
   button.dataset.confirming = "yes";
   button.textContent = question;
+  announce(`${question}: press it again within 4 seconds to confirm.`);
   confirmTimer = setTimeout(() => {
     button.dataset.confirming = "";
     button.textContent = button.dataset.label;
