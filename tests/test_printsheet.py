@@ -55,7 +55,7 @@ async def test_screen_readers_get_each_grid_as_a_table_of_its_digits_instead_of_
     html = response.text
     # Every picture is hidden from screen readers; a table of its digits stands beside it.
     assert html.count('<div class="picture" aria-hidden="true"><svg ') == 4
-    tables = re.findall(r'<table class="sr-only"><caption>(.*?)</caption>(.*?)</table>', html, re.DOTALL)
+    tables = re.findall(r'<div class="sr-only"><table><caption>(.*?)</caption>(.*?)</table></div>', html, re.DOTALL)
     expected = [(f"Puzzle {n}, row by row", r["puzzle"]) for n, r in enumerate(chosen, 1)]
     expected += [(f"Answer {n}, row by row", r["solution"]) for n, r in enumerate(chosen, 1)]
     assert [caption for caption, _ in tables] == [caption for caption, _ in expected]

@@ -111,9 +111,10 @@ def grid_table(number: int, grid: str, *, answer: bool) -> str:
     for r in range(9):
         cells = "".join(f"<td>{d if d in '123456789' else 'empty'}</td>" for d in grid[r * 9 : r * 9 + 9])
         rows.append(f'<tr><th scope="row">Row {r + 1}</th>{cells}</tr>')
+    # The table sits in a box that hides it: a table itself grows to its content whatever its width.
     return (
-        f'<table class="sr-only"><caption>{what} {number}, row by row</caption>'
-        f"<thead><tr><td></td>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f'<div class="sr-only"><table><caption>{what} {number}, row by row</caption>'
+        f"<thead><tr><td></td>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 
