@@ -248,9 +248,11 @@ def test_letter_shortcuts_act_on_the_board_only_and_can_be_turned_off(page: Page
     expect(page.locator("#pencil")).to_have_attribute("aria-pressed", "false")
 
     # Turned off (by keyboard), P and H do nothing even in the grid; digits still do. The choice is kept.
+    expect(page.locator("#hint")).to_have_attribute("aria-keyshortcuts", "H")
     tab_to(page, "#shortcuts", limit=60)
     page.keyboard.press("Space")
     expect(page.locator("#shortcuts")).not_to_be_checked()
+    expect(page.locator("#pencil")).not_to_have_attribute("aria-keyshortcuts", "P")
     expect(page.locator("#message")).to_have_text("Letter shortcuts off.")
     page.reload()
     expect(page.locator("#shortcuts")).not_to_be_checked()

@@ -136,7 +136,16 @@ export function createPlayer({ texts, onValuesChanged = () => {}, solutionError,
   function toggleLetters(on) {
     state.letters = on;
     setLetters(storage, on);
+    showLetters();
     say(on ? "Letter shortcuts on: P switches pencil marks, H shows a hint." : "Letter shortcuts off.");
+  }
+
+  /** The buttons that have a letter shortcut name it to screen readers while the shortcuts are on. */
+  function showLetters() {
+    for (const [id, key] of [["pencil", "P"], ["hint", "H"]]) {
+      if (state.letters) $(id)?.setAttribute("aria-keyshortcuts", key);
+      else $(id)?.removeAttribute("aria-keyshortcuts");
+    }
   }
 
   function startTimer() {
@@ -247,6 +256,7 @@ export function createPlayer({ texts, onValuesChanged = () => {}, solutionError,
     if (i >= 0 && i !== state.selected && state.record && !state.solved) select(i, false);
   });
   document.addEventListener("keydown", onKey);
+  showLetters();
   const letters = $("shortcuts");
   if (letters) {
     letters.checked = state.letters;
