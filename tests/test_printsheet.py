@@ -47,6 +47,25 @@ async def test_codes_print_six_to_a_sheet_then_their_answers(
     assert "<script" not in response.text
 
 
+async def test_screen_readers_get_each_grid_as_a_table_of_its_digits_instead_of_the_picture(
+    client: httpx.AsyncClient, records: list[dict[str, Any]]
+) -> None:
+    chosen = records[:2]
+    response = await client.get("/print", params={"ids": ",".join(r["canonical_id"] for r in chosen)})
+    html = response.text
+    # Every picture is hidden from screen readers; a table of its digits stands beside it.
+    assert html.count('<div class="picture" aria-hidden="true"><svg ') == 4
+    tables = re.findall(r'<div class="sr-only"><table><caption>(.*?)</caption>(.*?)</table></div>', html, re.DOTALL)
+    expected = [(f"Puzzle {n}, row by row", r["puzzle"]) for n, r in enumerate(chosen, 1)]
+    expected += [(f"Answer {n}, row by row", r["solution"]) for n, r in enumerate(chosen, 1)]
+    assert [caption for caption, _ in tables] == [caption for caption, _ in expected]
+    for (_, table), (_, grid) in zip(tables, expected, strict=True):
+        heads = re.findall(r'<th scope="(row|col)">([^<]+)</th>', table)
+        assert heads == [("col", f"Column {c}") for c in range(1, 10)] + [("row", f"Row {r}") for r in range(1, 10)]
+        cells = re.findall(r"<td>([^<]+)</td>", table)
+        assert cells == [ch if ch != "." else "empty" for ch in grid]
+
+
 async def test_codes_are_read_as_the_api_reads_them(client: httpx.AsyncClient, records: list[dict[str, Any]]) -> None:
     code = records[2]["canonical_id"]
     response = await client.get("/print", params={"ids": f" {code.lower()} "})

@@ -4,7 +4,9 @@ One HTML page laid out for paper (``static/print.css``): sheets of up to six gri
 down, each grid with its number, code and difficulty, and after them the answer sheets in the same order.
 The grids are the image endpoint's SVGs, inline (vector in a PDF), sized in
 millimetres so six fit the printable area of A4 and of US Letter alike; a sheet ends with a page break and
-no grid is split across pages. The page loads its stylesheet and nothing else, and runs no script.
+no grid is split across pages. Screen readers get each grid as a table of its digits instead of the
+picture (shown on screen to them only, never printed). The page loads its stylesheet and nothing else, and
+runs no script.
 
 Bad input is a JSON 400 (or 404 for unknown codes) naming what is allowed, as the API's errors are.
 
@@ -107,8 +109,30 @@ def choose(pool: Pool, params: dict[str, str]) -> list[int]:
     return list(chosen)
 
 
+def grid_table(number: int, grid: str, *, answer: bool) -> str:
+    """The digits of ``grid`` (81 characters, ``.`` or ``0`` for an empty cell) as a table for screen readers,
+    a row of the grid to a table row, headed by row and column numbers."""
+    what = "Answer" if answer else "Puzzle"
+    head = "".join(f'<th scope="col">Column {c}</th>' for c in range(1, 10))
+    rows = []
+    for r in range(9):
+        cells = "".join(f"<td>{d if d in '123456789' else 'empty'}</td>" for d in grid[r * 9 : r * 9 + 9])
+        rows.append(f'<tr><th scope="row">Row {r + 1}</th>{cells}</tr>')
+    # The table sits in a box that hides it: a table itself grows to its content whatever its width.
+    return (
+        f'<div class="sr-only"><table><caption>{what} {number}, row by row</caption>'
+        f"<thead><tr><td></td>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
 def _sheets(
-    title: str, entries: list[Entry], pictures: list[bytes], *, answers: bool, first_number: int = 1
+    title: str,
+    entries: list[Entry],
+    pictures: list[bytes],
+    grids: list[str],
+    *,
+    answers: bool,
+    first_number: int = 1,
 ) -> list[str]:
     total = (len(entries) + PER_SHEET - 1) // PER_SHEET
     out = []
@@ -116,22 +140,31 @@ def _sheets(
         page = start // PER_SHEET + 1
         count = f" ({page} of {total})" if total > 1 else ""
         figures = []
-        for offset, (entry, svg) in enumerate(
-            zip(entries[start : start + PER_SHEET], pictures[start : start + PER_SHEET], strict=True)
-        ):
+        chunk = slice(start, start + PER_SHEET)
+        for offset, (entry, svg, grid) in enumerate(zip(entries[chunk], pictures[chunk], grids[chunk], strict=True)):
             number = first_number + start + offset
             caption = f'<span class="number">{number}</span> <span class="code">{html.escape(entry.code)}</span>' + (
                 f' <span class="difficulty">{html.escape(entry.difficulty)}</span>' if entry.difficulty else ""
             )
-            figures.append(f"<figure>{svg.decode()}<figcaption>{caption}</figcaption></figure>")
+            figures.append(
+                f'<figure><div class="picture" aria-hidden="true">{svg.decode()}</div>'
+                f"{grid_table(number, grid, answer=answers)}<figcaption>{caption}</figcaption></figure>"
+            )
         kind = "answers" if answers else "puzzles"
-        grids = "".join(figures)
-        out.append(f'<section class="sheet {kind}"><h2>{title}{count}</h2><div class="grids">{grids}</div></section>')
+        shown = "".join(figures)
+        out.append(f'<section class="sheet {kind}"><h2>{title}{count}</h2><div class="grids">{shown}</div></section>')
     return out
 
 
-def page(entries: list[Entry], puzzles: list[bytes], solutions: list[bytes], version: str) -> bytes:
-    """The sheet's HTML: instructions for the screen, the puzzle sheets, then the answer sheets."""
+def page(
+    entries: list[Entry],
+    puzzles: list[bytes],
+    solutions: list[bytes],
+    version: str,
+    grids: tuple[list[str], list[str]],
+) -> bytes:
+    """The sheet's HTML: instructions for the screen, the puzzle sheets, then the answer sheets; ``grids`` holds
+    the puzzles' and the solutions' digits (81 characters each), for the tables screen readers read."""
     n = len(entries)
     codes = ", ".join(e.code for e in entries)
     head = (
@@ -144,8 +177,8 @@ def page(entries: list[Entry], puzzles: list[bytes], solutions: list[bytes], ver
         f"It holds {n} puzzle{'s' if n != 1 else ''}, six to a page, then their answers; "
         "A4 and US Letter paper both fit.</p></header><main>"
     )
-    body = _sheets("Sudoku puzzles", entries, puzzles, answers=False) + _sheets(
-        "Answers", entries, solutions, answers=True
+    body = _sheets("Sudoku puzzles", entries, puzzles, grids[0], answers=False) + _sheets(
+        "Answers", entries, solutions, grids[1], answers=True
     )
     return (head + "".join(body) + "</main></body></html>").encode()
 
@@ -164,7 +197,7 @@ def make_sheet(grids: list[Grid], version: str) -> bytes:
     entries = [_entry(grid.at, grid.body) for grid in grids]
     puzzles = [render_svg(g.puzzle, g.solution, "puzzle", size=DEFAULT_SIZE) for g in grids]
     solutions = [render_svg(g.puzzle, g.solution, "solution", size=DEFAULT_SIZE) for g in grids]
-    return page(entries, puzzles, solutions, version)
+    return page(entries, puzzles, solutions, version, ([g.puzzle for g in grids], [g.solution for g in grids]))
 
 
 class PrintSheet:

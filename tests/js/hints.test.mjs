@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { hintView, legend } from "../../src/sudokupool/static/hints.js";
+import { hintNews, hintView, legend } from "../../src/sudokupool/static/hints.js";
 
 const PAIR = {
   technique: "Pointing pair",
@@ -51,4 +51,9 @@ test("the legend lists only the parts a step has", () => {
   const single = { technique: "Naked single", cells: ["r1c3"], placements: [{ cell: "r1c3", digit: 4 }] };
   assert.deepEqual(legend(single), [["hint-place", "to fill"]]);
   assert.deepEqual(legend({ technique: "Nothing to show" }), []);
+});
+
+test("a hint is announced by its title, then its text", () => {
+  const view = hintView({ kind: "step", index: 2, step: PAIR }, 30);
+  assert.equal(hintNews(view), `Hint: Step 3 of 30: Pointing pair. ${PAIR.explanation}`);
 });

@@ -5,7 +5,7 @@ import { test } from "node:test";
 import { digitOf, keyAction } from "../../src/sudokupool/static/keys.js";
 
 const press = (key, extra = {}) => ({ key, code: "", altKey: false, ctrlKey: false, metaKey: false, shiftKey: false, ...extra });
-const inGrid = { selected: 10, inField: false, inGrid: true };
+const inGrid = { selected: 10, inField: false, inBoard: true, inGrid: true };
 
 test("digits come from the key or, whatever the layout, the physical key", () => {
   assert.equal(digitOf(press("7")), 7);
@@ -29,7 +29,7 @@ test("a digit fills the selected cell; Shift pencils; 0 erases", () => {
 test("arrows move only in the grid; Backspace and Delete erase a selected cell", () => {
   assert.deepEqual(keyAction(press("ArrowUp"), inGrid), { action: "move", dr: -1, dc: 0, prevent: true });
   assert.deepEqual(keyAction(press("ArrowRight"), inGrid), { action: "move", dr: 0, dc: 1, prevent: true });
-  assert.equal(keyAction(press("ArrowUp"), { ...inGrid, inGrid: false }), null);
+  assert.equal(keyAction(press("ArrowUp"), { ...inGrid, inGrid: false }), null); // on a pad button
   assert.deepEqual(keyAction(press("Delete"), inGrid), { action: "erase", prevent: true });
   assert.equal(keyAction(press("Backspace"), { ...inGrid, selected: -1 }), null);
 });
@@ -41,12 +41,28 @@ test("Ctrl+Z or Cmd+Z undoes; other shortcuts stay the browser's", () => {
   assert.equal(keyAction(press("5", { ctrlKey: true }), inGrid), null);
 });
 
-test("P and H work anywhere but in a text field, and not with Alt", () => {
-  const nowhere = { selected: -1, inField: false, inGrid: false };
-  assert.deepEqual(keyAction(press("p"), nowhere), { action: "pencil", prevent: false });
-  assert.deepEqual(keyAction(press("H"), nowhere), { action: "hint", prevent: false });
-  assert.equal(keyAction(press("h"), { ...nowhere, inField: true }), null);
+test("P and H work on the board or the page itself, not in a text field, and not with Alt", () => {
+  const onPage = { selected: -1, inField: false, inBoard: true, inGrid: false };
+  assert.deepEqual(keyAction(press("p"), onPage), { action: "pencil", prevent: false });
+  assert.deepEqual(keyAction(press("H"), onPage), { action: "hint", prevent: false });
+  assert.deepEqual(keyAction(press("h"), inGrid), { action: "hint", prevent: false });
+  assert.equal(keyAction(press("h"), { ...onPage, inField: true }), null);
   assert.equal(keyAction(press("5"), { ...inGrid, inField: true }), null);
-  assert.equal(keyAction(press("h", { altKey: true }), nowhere), null);
-  assert.equal(keyAction(press("x"), nowhere), null);
+  assert.equal(keyAction(press("h", { altKey: true }), onPage), null);
+  assert.equal(keyAction(press("x"), onPage), null);
+});
+
+test("keys pressed on a control beside the board (Copy link, Check) are the control's", () => {
+  const beside = { selected: 10, inField: false, inBoard: false, inGrid: false };
+  for (const key of ["h", "p", "5", "Backspace", "ArrowDown"]) assert.equal(keyAction(press(key), beside), null, key);
+  assert.equal(keyAction(press("z", { ctrlKey: true }), beside), null);
+});
+
+test("with the letter shortcuts off, P and H do nothing; digits, arrows and erasing still work", () => {
+  const off = { ...inGrid, letters: false };
+  assert.equal(keyAction(press("p"), off), null);
+  assert.equal(keyAction(press("H"), off), null);
+  assert.deepEqual(keyAction(press("4"), off), { action: "input", digit: 4, pencil: false, prevent: true });
+  assert.deepEqual(keyAction(press("ArrowLeft"), off), { action: "move", dr: 0, dc: -1, prevent: true });
+  assert.deepEqual(keyAction(press("Backspace"), off), { action: "erase", prevent: true });
 });

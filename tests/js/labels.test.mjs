@@ -9,20 +9,44 @@ import {
   detailRows,
   embedSnippet,
   embeddedId,
+  entryNews,
   hasPuzzles,
   loadFailure,
+  markNews,
   puzzleCode,
   requestedId,
   statsLine,
+  stepNews,
   successText,
   techniqueOptions,
 } from "../../src/sudokupool/static/labels.js";
 
-test("a cell's label says where it is, what it holds and what is flagged", () => {
-  assert.equal(cellLabel(0, 5, true, 0, []), "Row 1, column 1, given 5");
-  assert.equal(cellLabel(13, 7, false, 0, ["conflict"]), "Row 2, column 5, 7, conflict");
-  assert.equal(cellLabel(80, 0, false, (1 << 1) | (1 << 4), []), "Row 9, column 9, empty, pencil marks 1 4");
-  assert.equal(cellLabel(80, 0, false, 0, []), "Row 9, column 9, empty");
+test("a cell's label names it as the solve path does, says what it holds and what is flagged", () => {
+  assert.equal(cellLabel(0, 5, true, 0, []), "r1c1, given 5");
+  assert.equal(cellLabel(13, 7, false, 0, ["conflict"]), "r2c5, 7, conflict");
+  assert.equal(cellLabel(80, 0, false, (1 << 1) | (1 << 4), []), "r9c9, empty, pencil marks 1 4");
+  assert.equal(cellLabel(80, 0, false, 0, []), "r9c9, empty");
+});
+
+test("the news of a move names the cell the same way, with the cells a digit clashes with", () => {
+  assert.equal(entryNews(13, 7, []), "r2c5: 7.");
+  assert.equal(entryNews(13, 7, [9, 40]), "r2c5: 7. Conflict with r2c1, r5c5.");
+  assert.equal(markNews(0, 3, true), "r1c1: pencil mark 3 added.");
+  assert.equal(markNews(0, 3, false), "r1c1: pencil mark 3 removed.");
+});
+
+test("an applied step's news lists what it placed and, by digit, the candidates it removed", () => {
+  assert.equal(stepNews({ placements: [{ cell: "r5c2", digit: 7 }], eliminations: [] }), "Step applied: r5c2 is 7.");
+  const removal = {
+    placements: [],
+    eliminations: [
+      { cell: "r1c7", digit: 2 },
+      { cell: "r3c4", digit: 5 },
+      { cell: "r1c8", digit: 2 },
+    ],
+  };
+  assert.equal(stepNews(removal), "Step applied: 2 removed from r1c7, r1c8; 5 removed from r3c4.");
+  assert.equal(stepNews({}), "Step applied: nothing to change.");
 });
 
 test("the details list what the record has", () => {

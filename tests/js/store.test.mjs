@@ -2,7 +2,19 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { KEEP_GAMES, STORE, Timer, formatTime, loadGame, parseGame, prune, saveGame } from "../../src/sudokupool/static/store.js";
+import {
+  KEEP_GAMES,
+  LETTERS,
+  STORE,
+  Timer,
+  formatTime,
+  lettersOn,
+  loadGame,
+  parseGame,
+  prune,
+  saveGame,
+  setLetters,
+} from "../../src/sudokupool/static/store.js";
 
 /** The part of the Storage interface the store uses; its keys are own properties, as localStorage's are. */
 class MemoryStorage {
@@ -95,4 +107,22 @@ test("times read as minutes and seconds, hours from an hour on", () => {
   assert.equal(formatTime(187_000), "03:07");
   assert.equal(formatTime(3_599_000), "59:59");
   assert.equal(formatTime(3_723_000), "1:02:03");
+});
+
+test("the letter shortcuts are on until turned off, and the choice is kept apart from the games", () => {
+  const storage = new MemoryStorage();
+  assert.equal(lettersOn(storage), true);
+  setLetters(storage, false);
+  assert.equal(lettersOn(storage), false);
+  assert.equal(storage.getItem(LETTERS), "off");
+  prune(storage, 0);
+  assert.equal(lettersOn(storage), false);
+  setLetters(storage, true);
+  assert.equal(lettersOn(storage), true);
+  assert.equal(storage.getItem(LETTERS), null);
+  // Without storage (or where it throws) they stay on, and turning them off does not fail.
+  assert.equal(lettersOn(null), true);
+  const broken = { getItem: () => { throw new Error("denied"); }, setItem: () => { throw new Error("full"); } };
+  assert.equal(lettersOn(broken), true);
+  setLetters(broken, false);
 });

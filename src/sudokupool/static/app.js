@@ -15,14 +15,14 @@ const [player, sudoku, game, api, labels, hints, panels, messages] = await Promi
   ),
 );
 const { $, createPlayer, savedGame } = player;
-const { cellName, nextHint } = sudoku;
+const { cellIndex, cellName, nextHint } = sudoku;
 const { fetchPuzzle, fetchStats, fetchTechniques, imageUrl, printUrl } = api;
 const { detailRows, hasPuzzles, loadFailure, puzzleCode, requestedId, statsLine } = labels;
-const { embedSnippet, techniqueOptions } = labels;
-const { hintView } = hints;
-const { say, showError, hideError, confirmFirst } = messages;
+const { embedSnippet, stepNews, techniqueOptions } = labels;
+const { hintNews, hintView } = hints;
+const { announce, say, showError, hideError, confirmFirst } = messages;
 
-const { state, render, commit, needSolution, check, begin: beginGame, save } = createPlayer({
+const { state, render, focusBoard, commit, needSolution, check, begin: beginGame, save } = createPlayer({
   texts: {
     selectFirst: "Select a cell first (click it, or move there with the arrow keys).",
     pencilOn: "Pencil marks on: digits toggle small marks.",
@@ -81,7 +81,10 @@ function showHint() {
   state.hint = hint;
   if (hint.kind === "step" && !hint.step.placements?.length) state.hintSeen.add(hint.index);
   if (hint.kind === "mistake") state.wrong = new Set(hint.cells);
-  panels.showHint(hintView(hint, record.solve_path?.length ?? 0));
+  const view = hintView(hint, record.solve_path?.length ?? 0);
+  say("");
+  panels.showHint(view);
+  announce(hintNews(view));
   render();
 }
 
@@ -90,11 +93,24 @@ function hideHint() {
   panels.hideHint();
 }
 
+/** Carries out the hint's step; focus goes to the cell it filled (else the selected one) and the news says
+ *  what changed, since the panel, and the button that had focus, go away. */
 function applyHint() {
   const hint = state.hint;
   if (hint?.kind !== "step" || state.solved) return;
+  const filled = cellIndex(hint.step.placements?.[0]?.cell ?? "");
   game.followStep(state, hint.step);
+  say("");
+  announce(stepNews(hint.step));
   commit({ valuesChanged: true });
+  focusBoard(filled >= 0 ? filled : state.selected);
+}
+
+function closeHint() {
+  hideHint();
+  render();
+  focusBoard();
+  announce("Hint hidden.");
 }
 
 // ---- loading a puzzle ------------------------------------------------------------------------------
@@ -195,9 +211,11 @@ function wire() {
   $("restart").addEventListener("click", (e) => confirmFirst(e.currentTarget, "Sure? Restart", restart));
   $("automarks").addEventListener("click", autoMarks);
   $("hint-apply").addEventListener("click", applyHint);
-  $("hint-close").addEventListener("click", () => {
-    hideHint();
-    render();
+  $("hint-close").addEventListener("click", closeHint);
+  // The skip link lands on the grid's cell that Tab reaches, which selects it.
+  document.querySelector(".skip").addEventListener("click", (event) => {
+    event.preventDefault();
+    focusBoard();
   });
   $("copy-link").addEventListener("click", copyLink);
   $("copy-embed").addEventListener("click", copyEmbed);

@@ -26,6 +26,13 @@ export class Board {
         el.tabIndex = i === 0 ? 0 : -1;
         el.dataset.cell = cellName(i);
         el.dataset.index = String(i);
+        // The cell's name is its text for screen readers; what it shows is hidden from them.
+        const name = document.createElement("span");
+        name.className = "sr-only";
+        const shown = document.createElement("span");
+        shown.className = "shown";
+        shown.setAttribute("aria-hidden", "true");
+        el.append(name, shown);
         row.append(el);
         this.cells.push(el);
       }
@@ -52,6 +59,11 @@ export class Board {
     for (const el of this.cells) el.tabIndex = -1;
     this.cells[i].tabIndex = 0;
     if (focus) this.cells[i].focus();
+  }
+
+  /** The cell that Tab reaches. */
+  tabbable() {
+    return Math.max(0, this.cells.findIndex((el) => el.tabIndex === 0));
   }
 
   /** Redraws the cells, the tools and the pad from the game state. */
@@ -94,11 +106,13 @@ export class Board {
       const shownMarks = v ? 0 : marks[i];
       const struck = v ? 0 : (elimBits.get(i) ?? 0);
       const key = `${v}|${shownMarks}|${struck}`;
+      const [name, shown] = el.children;
       if (el.dataset.key !== key) {
         el.dataset.key = key;
-        el.replaceChildren(v ? valueNode(v) : marksNode(shownMarks, struck));
+        shown.replaceChildren(v ? valueNode(v) : marksNode(shownMarks, struck));
       }
-      el.setAttribute("aria-label", cellLabel(i, v, isGiven, shownMarks, notes));
+      const label = cellLabel(i, v, isGiven, shownMarks, notes);
+      if (name.textContent !== label) name.textContent = label;
       el.setAttribute("aria-selected", String(i === selected));
       el.setAttribute("aria-readonly", String(isGiven));
       if (clash.has(i) || state.wrong.has(i)) el.setAttribute("aria-invalid", "true");
@@ -115,8 +129,9 @@ export class Board {
     }
     for (const button of document.querySelectorAll(".pad .digits button")) {
       const d = Number(button.dataset.digit);
-      const placed = values.filter((v) => v === d).length;
-      button.classList.toggle("complete", placed >= 9);
+      const complete = values.filter((v) => v === d).length >= 9;
+      button.classList.toggle("complete", complete);
+      button.setAttribute("aria-label", complete ? `Digit ${d}, all nine placed` : `Digit ${d}`);
       button.disabled = state.solved;
     }
   }
@@ -132,7 +147,6 @@ function valueNode(v) {
 function marksNode(mask, struck) {
   const box = document.createElement("span");
   box.className = "marks";
-  box.setAttribute("aria-hidden", "true");
   for (let d = 1; d <= 9; d++) {
     const span = document.createElement("span");
     const bit = 1 << d;

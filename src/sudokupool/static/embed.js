@@ -26,6 +26,7 @@ async function load(request) {
     const code = $("status-code");
     code.textContent = record.canonical_id;
     code.href = `/p/${encodeURIComponent(record.canonical_id)}`;
+    $("embed-title").textContent = `Sudoku puzzle ${record.canonical_id}`;
     render();
     hideError();
   } catch (error) {

@@ -42,6 +42,9 @@ export function hintView(hint, steps) {
   };
 }
 
+/** What a screen reader hears when the panel appears: its title, then its text. */
+export const hintNews = (view) => `Hint: ${view.technique}. ${view.text}`;
+
 /** The keys to the colours the board gives a step, as [class, label] pairs, for the parts the step has. */
 export function legend(step) {
   const keys = [];

@@ -12,12 +12,15 @@ export const MOVES = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], 
  * The action for a key press, or null to let the browser have it.
  *
  * `event` needs `key`, `code`, `altKey`, `ctrlKey`, `metaKey` and `shiftKey`; `where` says whether a cell is
- * selected (`selected`, -1 for none), whether focus is in a text field (`inField`) and in the grid (`inGrid`).
+ * selected (`selected`, -1 for none), whether focus is in a text field (`inField`), on the board (`inBoard`:
+ * the grid, the pad and the status bar, or the page itself with nothing focused) and in the grid (`inGrid`),
+ * and whether the letter shortcuts are on (`letters`). Keys act only on the board, so a letter typed on a
+ * button beside it ("Copy link") does nothing.
  * The answer is `{ action, ... }` with `prevent` true when the browser's own handling must be stopped:
  * "undo"; "input" with `digit` and `pencil`; "erase"; "move" with `dr`, `dc`; "pencil"; "hint".
  */
-export function keyAction(event, { selected, inField, inGrid }) {
-  if (inField || event.altKey) return null;
+export function keyAction(event, { selected, inField, inBoard, inGrid, letters = true }) {
+  if (inField || event.altKey || !(inBoard || inGrid)) return null;
   if (event.ctrlKey || event.metaKey) {
     return event.key.toLowerCase() === "z" ? { action: "undo", prevent: true } : null;
   }
@@ -32,6 +35,7 @@ export function keyAction(event, { selected, inField, inGrid }) {
     return { action: "move", dr, dc, prevent: true };
   }
   if ((event.key === "Backspace" || event.key === "Delete") && selected >= 0) return { action: "erase", prevent: true };
+  if (!letters) return null;
   if (event.key === "p" || event.key === "P") return { action: "pencil", prevent: false };
   if (event.key === "h" || event.key === "H") return { action: "hint", prevent: false };
   return null;

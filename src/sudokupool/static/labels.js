@@ -2,16 +2,36 @@
 // failed load, the pool's counts).
 
 // Load the grid logic with this file's own ?v= so the page's modules are cached (and replaced) together.
-const { colOf, digitsOf, rowOf } = await import(`./sudoku.js${new URL(import.meta.url).search}`);
+const { cellIndex, cellName, digitsOf } = await import(`./sudoku.js${new URL(import.meta.url).search}`);
 
-/** "Row 1, column 2, given 5", "..., empty, pencil marks 1 4", then any notes ("conflict", ...). */
+/** "r1c2, given 5", "r9c9, empty, pencil marks 1 4", then any notes ("conflict", ...). Cells are named as the
+ *  solve path's explanations name them (r1c1 top left to r9c9), everywhere the page names one. */
 export function cellLabel(i, v, isGiven, marks, notes) {
-  const where = `Row ${rowOf(i) + 1}, column ${colOf(i) + 1}`;
   let what = "empty";
   if (isGiven) what = `given ${v}`;
   else if (v) what = String(v);
   else if (marks) what = `empty, pencil marks ${digitsOf(marks).join(" ")}`;
-  return [where, what, ...notes].join(", ");
+  return [cellName(i), what, ...notes].join(", ");
+}
+
+/** What a screen reader hears after a digit goes in cell i: the digit, and the cells it clashes with. */
+export function entryNews(i, digit, clashes) {
+  const clash = clashes.length ? ` Conflict with ${clashes.map(cellName).join(", ")}.` : "";
+  return `${cellName(i)}: ${digit}.${clash}`;
+}
+
+/** What a screen reader hears after a pencil mark is toggled in cell i. */
+export const markNews = (i, digit, on) => `${cellName(i)}: pencil mark ${digit} ${on ? "added" : "removed"}.`;
+
+/** What a screen reader hears after a hint's step is applied: the digits it placed and the candidates it removed. */
+export function stepNews(step) {
+  const placed = (step.placements ?? []).map(({ cell, digit }) => `${cell} is ${digit}`);
+  const removed = new Map();
+  for (const { cell, digit } of step.eliminations ?? []) {
+    if (cellIndex(cell) >= 0) removed.set(digit, [...(removed.get(digit) ?? []), cell]);
+  }
+  const struck = [...removed].map(([digit, cells]) => `${digit} removed from ${cells.join(", ")}`);
+  return `Step applied: ${[...placed, ...struck].join("; ") || "nothing to change"}.`;
 }
 
 /** The details card of a record as [term, value, aria-label?] rows; `clues` counts the givens when the record does not. */

@@ -37,9 +37,19 @@ export function showDetails(record, rows) {
     const dt = document.createElement("dt");
     dt.textContent = term;
     const dd = document.createElement("dd");
-    dd.textContent = value;
     dd.dataset.field = term.toLowerCase().replaceAll(" ", "-");
-    if (label) dd.setAttribute("aria-label", label);
+    if (label) {
+      // A value drawn in symbols (the stars) is read as its label instead.
+      const shown = document.createElement("span");
+      shown.setAttribute("aria-hidden", "true");
+      shown.textContent = value;
+      const read = document.createElement("span");
+      read.className = "sr-only";
+      read.textContent = label;
+      dd.append(shown, read);
+    } else {
+      dd.textContent = value;
+    }
     list.append(dt, dd);
   }
 }
@@ -80,7 +90,8 @@ async function copyField(fieldId, buttonId, label) {
     field.select();
     copied = document.execCommand?.("copy") ?? false;
   }
-  button.textContent = copied ? "Copied ✓" : label;
+  button.textContent = copied ? "Copied" : label;
+  if (copied) button.insertAdjacentHTML("beforeend", ' <span aria-hidden="true">✓</span>');
   setTimeout(() => (button.textContent = label), 2000);
   return copied;
 }

@@ -2,7 +2,8 @@
 // `createPlayer` and add their own parts around it. It keeps the grid in `state`; every change goes through
 // `commit`, which saves, re-renders and checks for a solved grid. It wires what both pages have under the
 // same ids (the board and pad, the pencil, erase and undo buttons, the clock, the error banner's button) and
-// keeps the progress of each puzzle in this browser.
+// keeps the progress of each puzzle in this browser. Keys act on the board only: a cell that takes focus
+// (by Tab, a click or an arrow) is the selected one, and every move is announced through a live region.
 
 // The modules come with this file's own ?v=, as app.js loads them (a static `import` cannot carry it).
 const version = new URL(import.meta.url).search;
@@ -11,10 +12,10 @@ const [sudoku, game, boardModule, api, store, keys, labels, messages] = await Pr
     import(`./${name}.js${version}`),
   ),
 );
-const { cellName, isSolved, parseGrid, solutionFromPath } = sudoku;
-const { Timer, formatTime, loadGame, saveGame } = store;
-const { checkMessage, successText } = labels;
-const { say } = messages;
+const { PEERS, cellName, isSolved, parseGrid, solutionFromPath } = sudoku;
+const { Timer, formatTime, lettersOn, loadGame, saveGame, setLetters } = store;
+const { checkMessage, entryNews, markNews, successText } = labels;
+const { announce, say } = messages;
 
 export const $ = (id) => document.getElementById(id);
 // Saved games live in localStorage; where it is disabled (reading it throws), nothing is kept.
@@ -50,6 +51,7 @@ export function createPlayer({ texts, onValuesChanged = () => {}, solutionError,
     timer: new Timer(),
     undo: [],
     hint: null,
+    letters: lettersOn(storage),
   };
 
   function render() {
@@ -60,6 +62,19 @@ export function createPlayer({ texts, onValuesChanged = () => {}, solutionError,
     state.selected = i;
     board.tabTo(i, focus);
     render();
+  }
+
+  /** Puts focus back on the board (cell `i`, else the selected cell, else the one Tab reaches), so that
+   *  focus never falls to the page when the control that had it is hidden or disabled. */
+  function focusBoard(i = state.selected) {
+    if (i >= 0 && !state.solved) select(i);
+    else board.tabTo(i >= 0 ? i : board.tabbable(), true);
+  }
+
+  /** Whether focus went nowhere, or sits on a control that is now hidden or disabled. */
+  function focusLost() {
+    const el = document.activeElement;
+    return !el || el === document.body || el.disabled || Boolean(el.closest("[hidden]"));
   }
 
   /** Every change ends here: it forgets stale marks of wrong cells, saves, renders and checks for a win. */
@@ -73,33 +88,64 @@ export function createPlayer({ texts, onValuesChanged = () => {}, solutionError,
     render();
   }
 
+  /** A move's news: the status line's earlier message goes, and screen readers hear `news`. */
+  function moved(news) {
+    say("");
+    announce(news);
+  }
+
   function input(digit, forcePencil) {
     const i = state.selected;
     if (!state.record || state.solved) return;
     if (i < 0) return say(texts.selectFirst);
     if (state.givens[i]) return say(`${cellName(i)} is a given: it cannot change.`);
     if (forcePencil || state.pencil) {
-      if (game.toggleMark(state, i, digit)) commit({ valuesChanged: false });
+      if (game.toggleMark(state, i, digit)) {
+        moved(markNews(i, digit, Boolean(state.marks[i] & (1 << digit))));
+        commit({ valuesChanged: false });
+      }
       return;
     }
     game.enterDigit(state, i, digit);
+    moved(entryNews(i, digit, PEERS[i].filter((j) => state.values[j] === digit)));
     commit({ valuesChanged: true });
   }
 
   function erase() {
     const i = state.selected;
     if (!state.record || state.solved || i < 0 || state.givens[i]) return;
-    if (game.eraseCell(state, i)) commit({ valuesChanged: true });
+    if (game.eraseCell(state, i)) {
+      moved(`${cellName(i)} erased.`);
+      commit({ valuesChanged: true });
+    }
   }
 
   function undo() {
-    if (game.undo(state)) commit({ valuesChanged: true });
+    if (game.undo(state)) {
+      moved("Undone.");
+      commit({ valuesChanged: true });
+    }
   }
 
   function togglePencil() {
     state.pencil = !state.pencil;
     say(state.pencil ? texts.pencilOn : texts.pencilOff);
     render();
+  }
+
+  function toggleLetters(on) {
+    state.letters = on;
+    setLetters(storage, on);
+    showLetters();
+    say(on ? "Letter shortcuts on: P switches pencil marks, H shows a hint." : "Letter shortcuts off.");
+  }
+
+  /** The buttons that have a letter shortcut name it to screen readers while the shortcuts are on. */
+  function showLetters() {
+    for (const [id, key] of [["pencil", "P"], ["hint", "H"]]) {
+      if (state.letters) $(id)?.setAttribute("aria-keyshortcuts", key);
+      else $(id)?.removeAttribute("aria-keyshortcuts");
+    }
   }
 
   function startTimer() {
@@ -137,13 +183,19 @@ export function createPlayer({ texts, onValuesChanged = () => {}, solutionError,
     render();
   }
 
-  function finish() {
+  /** The grid is solved: the clock stops, the banner says so, and focus stays on the board (on the last
+   *  cell played) when the button that had it is now disabled. */
+  function finish({ keepFocus = true } = {}) {
+    const last = state.selected;
     state.solved = true;
     state.timer.stop();
     tick();
     state.selected = -1;
     const { revealedAll, revealed } = state;
+    say("");
     messages.showSuccess(successText({ revealedAll, revealed: revealed.size, time: formatTime(state.timer.read()) }));
+    render();
+    if (keepFocus && focusLost()) focusBoard(last);
   }
 
   function save() {
@@ -168,7 +220,7 @@ export function createPlayer({ texts, onValuesChanged = () => {}, solutionError,
     state.solution = null;
     const empty = state.givens.findIndex((v) => !v);
     board.tabTo(empty >= 0 ? empty : 0);
-    if (isSolved(state.values)) finish();
+    if (isSolved(state.values)) finish({ keepFocus: false });
     else startTimer();
     tick();
   }
@@ -177,22 +229,39 @@ export function createPlayer({ texts, onValuesChanged = () => {}, solutionError,
     undo,
     erase,
     input: (key) => input(key.digit, key.pencil),
-    move: (key) => select(game.moveFrom(state.selected, key.dr, key.dc)),
+    move: (key) => select(game.moveFrom(key.from ?? state.selected, key.dr, key.dc)),
     pencil: togglePencil,
     ...keyActions,
   };
 
   function onKey(event) {
-    const inField = Boolean(event.target.closest?.("input, textarea, select"));
-    const inGrid = Boolean(event.target.closest?.(".grid"));
-    const key = keys.keyAction(event, { selected: state.selected, inField, inGrid });
+    const target = event.target;
+    const inField = Boolean(target.closest?.("input, textarea, select"));
+    const inGrid = Boolean(target.closest?.(".grid"));
+    const inBoard = target === document.body || target === document.documentElement || Boolean(target.closest?.(".board"));
+    const key = keys.keyAction(event, { selected: state.selected, inField, inBoard, inGrid, letters: state.letters });
     if (!key) return;
     if (key.prevent) event.preventDefault();
+    // Arrows move from the cell that has focus.
+    const cell = target.closest?.(".cell");
+    if (cell) key.from = Number(cell.dataset.index);
     actions[key.action]?.(key);
   }
 
   const board = new boardModule.Board({ onSelect: (i) => select(i), onDigit: (d) => input(d, false) });
+  // A cell that takes focus (Tab, the skip link, a click) is the selected one: typing acts on it at once.
+  $("grid").addEventListener("focusin", (event) => {
+    const cell = event.target.closest(".cell");
+    const i = cell ? Number(cell.dataset.index) : -1;
+    if (i >= 0 && i !== state.selected && state.record && !state.solved) select(i, false);
+  });
   document.addEventListener("keydown", onKey);
+  showLetters();
+  const letters = $("shortcuts");
+  if (letters) {
+    letters.checked = state.letters;
+    letters.addEventListener("change", () => toggleLetters(letters.checked));
+  }
   $("pencil").addEventListener("click", togglePencil);
   $("erase").addEventListener("click", erase);
   $("undo").addEventListener("click", undo);
@@ -206,5 +275,5 @@ export function createPlayer({ texts, onValuesChanged = () => {}, solutionError,
   // The timer survives a reload: save it now and then, not only on moves.
   setInterval(() => state.record && !state.solved && save(), 5000);
 
-  return { state, render, select, commit, needSolution, check, finish, save, begin };
+  return { state, render, select, focusBoard, focusLost, commit, needSolution, check, finish, save, begin };
 }

@@ -63,6 +63,27 @@ export function prune(storage, keep = KEEP_GAMES) {
   for (const [, key] of oldest.slice(0, keys.length - keep)) storage.removeItem(key);
 }
 
+export const LETTERS = "sudokupool:letter-shortcuts";
+
+/** Whether the letter shortcuts (P, H) are on: they are unless turned off in this browser. */
+export function lettersOn(storage) {
+  try {
+    return storage?.getItem(LETTERS) !== "off";
+  } catch {
+    return true;
+  }
+}
+
+/** Turns the letter shortcuts on or off for every page of the site in this browser (kept where storage works). */
+export function setLetters(storage, on) {
+  try {
+    if (on) storage?.removeItem(LETTERS);
+    else storage?.setItem(LETTERS, "off");
+  } catch {
+    // Storage full or disabled: the choice holds for this page only.
+  }
+}
+
 /** The game clock: time played so far, paused while the page is hidden or the puzzle is solved. */
 export class Timer {
   constructor(elapsed = 0) {
