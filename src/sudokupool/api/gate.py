@@ -113,7 +113,7 @@ class RateLimiter:
         # hashes are equal, which tells a guesser nothing about how much of a key was right.
         self._issued: dict[bytes, tuple[str, int, str]] = {}
         # The process-local store counts synchronously: no coroutine per request.
-        self._hit_now: Callable[[str, int], Decision] | None = getattr(store, "hit_now", None)
+        self._hit_now: Callable[[str, int, int], Decision] | None = getattr(store, "hit_now", None)
         self.synchronous = self._hit_now is not None
         #: Requests decided so far, by outcome and then tier, while ``counting`` (metrics on):
         #: ``decisions["limited"]["pro"]``. Off, the request path does not even count.
@@ -143,17 +143,18 @@ class RateLimiter:
         self._issued[key] = issued
         return issued
 
-    def admit_now(self, scope: Scope) -> list[Header] | Refusal:
+    def admit_now(self, scope: Scope, cost: int = 1) -> list[Header] | Refusal:
         """:meth:`admit` for a ``synchronous`` store, without a coroutine."""
         identity, limit, tier = self.classify(scope)
         assert self._hit_now is not None
-        return self._outcome(self._hit_now(identity, limit), tier)
+        return self._outcome(self._hit_now(identity, limit, cost), tier)
 
-    async def admit(self, scope: Scope) -> list[Header] | Refusal:
-        """Count the request; the limit headers for its response, or the response that refuses it."""
+    async def admit(self, scope: Scope, cost: int = 1) -> list[Header] | Refusal:
+        """Count the request as ``cost`` requests (a set of many puzzles costs more than one); the limit
+        headers for its response, or the response that refuses it."""
         identity, limit, tier = self.classify(scope)
         try:
-            decision = await self.store.hit(identity, limit)
+            decision = await self.store.hit(identity, limit, cost)
         except LimiterUnavailable:
             if self.counting:
                 self.decisions["unavailable"][_TIER_OF.get(tier, tier)] += 1
