@@ -63,6 +63,9 @@ def client_config(settings: Settings) -> AioConfig:
         read_timeout=READ_TIMEOUT,
         retries={"mode": "standard", "total_max_attempts": MAX_ATTEMPTS},
         s3={"addressing_style": settings.s3_addressing_style},
+        # Signature V4 also for presigned URLs (an export's download): botocore presigns with V2 by default,
+        # which AWS refuses in newer regions, and V2 cannot say how long a URL lasts (X-Amz-Expires).
+        signature_version="s3v4",
         # botocore >= 1.36 computes CRC checksums on every upload and validates them on downloads by
         # default. R2, SeaweedFS, older MinIO and other S3-compatible servers reject or mishandle those
         # headers (XAmzContentSHA256Mismatch, "Unsupported header 'x-amz-sdk-checksum-algorithm'"), so
