@@ -1,4 +1,5 @@
-"""The print sheet: ``/print?ids=A,B,...`` or ``/print?difficulty=&count=N``, puzzles to print, then their answers.
+"""The print sheet: ``/print?ids=A,B,...`` or ``/print?difficulty=&count=N&seed=S``, puzzles to print, then their
+answers.
 
 One HTML page laid out for paper (``static/print.css``): sheets of up to six grids, two across and three
 down, each grid with its number, code and difficulty, and after them the answer sheets in the same order.
@@ -6,22 +7,30 @@ The grids are the image endpoint's SVGs, inline (vector in a PDF, from the same 
 millimetres so six fit the printable area of A4 and of US Letter alike; a sheet ends with a page break and
 no grid is split across pages. The page loads its stylesheet and nothing else, and runs no script.
 
+Puzzles by difficulty are the first ``count`` of the order ``seed`` gives them (as ``/api/v2/puzzles`` takes
+them): the same seed prints the same sheet again. Without a seed one is drawn, and the sheet shows the link
+that prints it again.
+
 Bad input is a JSON 400 (or 404 for unknown codes) naming what is allowed, as the API's errors are.
 """
 
 from __future__ import annotations
 
 import html
+import secrets
 from functools import partial
 from typing import Final, NamedTuple
+from urllib.parse import urlencode
 
 import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from sudokupool.api.endpoints import MAX_SEED
 from sudokupool.api.errors import error_body, error_headers
 from sudokupool.images.render import DEFAULT_SIZE, Variant, render
+from sudokupool.loading.choose import Filters
 from sudokupool.loading.pool import Pool
 from sudokupool.site import PAGE_HEADERS, VERSION_MARK
 from sudokupool.state import Runtime
@@ -31,8 +40,7 @@ MAX_PUZZLES: Final = 12
 DEFAULT_COUNT: Final = 6
 PER_SHEET: Final = 6
 DIFFICULTY_BY_FILTER: Final = {name.lower(): name for name in DIFFICULTIES}
-# A random pick may repeat a puzzle; this many picks per puzzle asked are tried for distinct ones.
-_PICK_TRIES: Final = 8
+SEED_ERROR: Final = f"seed must be a whole number from 0 to {MAX_SEED}"
 
 
 class PrintError(Exception):
@@ -58,12 +66,13 @@ def _entry(pool: Pool, index: int) -> Entry:
 
 
 def choose(pool: Pool, params: dict[str, str]) -> list[Entry]:
-    """The puzzles the query asks for: the codes of ``ids`` in their order, or ``count`` random ones
-    (default 6) of ``difficulty`` (any case; absent or empty for any). Raises :class:`PrintError`."""
+    """The puzzles the query asks for: the codes of ``ids`` in their order, or the first ``count`` (default 6)
+    of ``difficulty`` (any case; absent or empty for any) in the order of ``seed`` (drawn when absent: see
+    :func:`seed_of`). Raises :class:`PrintError`."""
     ids = params.get("ids")
     if ids is not None:
-        if "difficulty" in params or "count" in params:
-            raise PrintError("give either ids, or difficulty and count, not both")
+        if "difficulty" in params or "count" in params or "seed" in params:
+            raise PrintError("give either ids, or difficulty, count and seed, not both")
         codes = [code.strip() for code in ids.split(",")]
         if not all(codes):
             raise PrintError("ids must be puzzle codes separated by commas, with none empty")
@@ -89,15 +98,23 @@ def choose(pool: Pool, params: dict[str, str]) -> list[Entry]:
         difficulty = DIFFICULTY_BY_FILTER.get(raw_difficulty.lower())
         if difficulty is None:
             raise PrintError("difficulty must be one of easy, medium, hard, expert (or empty for any)")
-    chosen: dict[int, None] = {}
-    for _ in range(count * _PICK_TRIES):
-        index = pool.pick(difficulty)
-        if index is None:
-            raise PrintError(f"no {difficulty} puzzle in the pool" if difficulty else "the pool has no puzzle", 404)
-        chosen[index] = None
-        if len(chosen) == count:
-            break
+    level = None if difficulty is None else DIFFICULTIES.index(difficulty) + 1
+    chosen, _ = pool.deal(Filters(level), seed_of(params), 0, count)
+    if not chosen:
+        raise PrintError(f"no {difficulty} puzzle in the pool" if difficulty else "the pool has no puzzle", 404)
     return [_entry(pool, index) for index in chosen]
+
+
+def seed_of(params: dict[str, str]) -> int:
+    """The sheet's ``seed``: the one asked for, else one drawn and put in ``params`` (for the reprint link)."""
+    raw = params.get("seed")
+    if raw is None:
+        seed = secrets.randbelow(MAX_SEED + 1)
+        params["seed"] = str(seed)
+        return seed
+    if not (0 < len(raw) <= 16 and raw.isascii() and raw.isdigit()) or int(raw) > MAX_SEED:
+        raise PrintError(SEED_ERROR)
+    return int(raw)
 
 
 def _sheets(
@@ -123,8 +140,11 @@ def _sheets(
     return out
 
 
-def page(entries: list[Entry], puzzles: list[bytes], solutions: list[bytes], version: str) -> bytes:
-    """The sheet's HTML: instructions for the screen, the puzzle sheets, then the answer sheets."""
+def page(
+    entries: list[Entry], puzzles: list[bytes], solutions: list[bytes], version: str, again: str | None = None
+) -> bytes:
+    """The sheet's HTML: instructions for the screen (with ``again``, the link that prints the same sheet), the
+    puzzle sheets, then the answer sheets."""
     n = len(entries)
     codes = ", ".join(e.code for e in entries)
     head = (
@@ -135,7 +155,9 @@ def page(entries: list[Entry], puzzles: list[bytes], solutions: list[bytes], ver
         '<header class="screen-only"><h1>Sudoku puzzles to print</h1>'
         "<p>Print this page, or save it as a PDF, with your browser's Print command (Ctrl+P, or ⌘P on a Mac). "
         f"It holds {n} puzzle{'s' if n != 1 else ''}, six to a page, then their answers; "
-        "A4 and US Letter paper both fit.</p></header><main>"
+        "A4 and US Letter paper both fit.</p>"
+        + (f'<p>The same sheet again: <a href="{html.escape(again)}">{html.escape(again)}</a></p>' if again else "")
+        + "</header><main>"
     )
     body = _sheets("Sudoku puzzles", entries, puzzles, answers=False) + _sheets(
         "Answers", entries, solutions, answers=True
@@ -167,10 +189,12 @@ class PrintSheet:
             return Response(body, status_code=exc.status, headers=headers)
         puzzles = [await self.picture(pool, e.at, "puzzle") for e in entries]
         solutions = [await self.picture(pool, e.at, "solution") for e in entries]
-        # Chosen codes print the same every time; a random sheet is new on every visit.
-        cache = "no-store" if "ids" not in params else f"public, max-age={self.runtime.settings.cache_max_age}"
+        # Chosen codes, or a seed asked for, print the same every time; a drawn seed is new on every visit.
+        fixed = "ids" in params or "seed" in request.query_params
+        cache = f"public, max-age={self.runtime.settings.cache_max_age}" if fixed else "no-store"
+        again = None if "ids" in params else "/print?" + urlencode(params)
         return Response(
-            page(entries, puzzles, solutions, self.version),
+            page(entries, puzzles, solutions, self.version, again),
             media_type="text/html; charset=utf-8",
             headers={**PAGE_HEADERS, "cache-control": cache},
         )
