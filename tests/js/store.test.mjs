@@ -96,3 +96,17 @@ test("times read as minutes and seconds, hours from an hour on", () => {
   assert.equal(formatTime(3_599_000), "59:59");
   assert.equal(formatTime(3_723_000), "1:02:03");
 });
+
+test("a set kept for offline play is taken one record at a time, then runs out", async () => {
+  const { keepSet, takeFromSet, setSize, SET_KEY } = await import("../../src/sudokupool/static/store.js");
+  const storage = new MemoryStorage();
+  assert.equal(takeFromSet(storage), null);
+  keepSet(storage, [{ canonical_id: "A" }, { canonical_id: "B" }]);
+  assert.equal(setSize(storage), 2);
+  assert.deepEqual(takeFromSet(storage), { canonical_id: "A" });
+  assert.deepEqual(takeFromSet(storage), { canonical_id: "B" });
+  assert.equal(takeFromSet(storage), null);
+  storage.setItem(SET_KEY, "not json");
+  assert.equal(takeFromSet(storage), null);
+  assert.equal(setSize(storage), 0);
+});
