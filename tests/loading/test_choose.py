@@ -511,6 +511,24 @@ def test_the_filter_sections_are_checked(records: list[dict[str, Any]]) -> None:
     bad[offset + length - 4 : offset + length] = b"\xff" * 4
     with pytest.raises(pack.PackError, match="section schedule: a record number is past the last record"):
         validated(bytes(bad))
+    for section, value, message in (
+        ("clues", 82, "section clues: a clue count above 81"),
+        ("symmetries", 10, "section symmetries: a symmetry code of 10 or more"),
+    ):
+        offset, _ = header.sections[section]
+        bad = bytearray(data)
+        bad[offset + 3] = value
+        with pytest.raises(pack.PackError, match=message):
+            validated(bytes(bad))
+    offset, length = header.sections["clue_choices"]
+    bad = bytearray(data)
+    bad[offset + length - 4 : offset + length] = len(pool).to_bytes(4, "little")
+    with pytest.raises(pack.PackError, match="section clue_choices: a record number is past the last record"):
+        validated(bytes(bad))
+    bad = bytearray(data)
+    bad[offset] += 1
+    with pytest.raises(pack.PackError, match="section clue_choices's lengths do not add up"):
+        validated(bytes(bad))
     offset, _ = header.sections["technique_table"]
     for damage in (b"\xff\xfe", b"\t\t", b"Fu"):
         bad = bytearray(data)
