@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "redis-capacity": ("service", "redis_capacity_main", "the Redis limiter store's capacity"),
     "swap-pack": ("service", "swap_pack_main", "p99 while the service swaps packs back to back"),
     "filters": ("service", "filters_main", "filtered random against plain random on one service"),
+    "sets": ("service", "sets_main", "a set of 10 or 50 with a seed against 10 random calls, beside a baseline"),
     "images": ("service", "images_main", "image answers through the service, and the render cache under a flood"),
     "engine": ("engine", "engine_main", "grid lookups and live grades through the service; the canonical form"),
     "app-cost": ("inprocess", "app_cost_main", "the app's CPU per request in process"),

@@ -726,12 +726,17 @@ def queries(base: str) -> dict[str, str]:
     record = json.loads(get(base + f"/api/v2/puzzles/random?technique={name}", KEYED)[2])
     stars, score, difficulty = record["stars"], record["score"], str(record["difficulty"]).lower()
     low, high = score - score // 10, score + score // 10
+    clues, symmetry = record["clue_count"], record["symmetry"]
+    four = f"difficulty={difficulty}&technique={name}&stars={stars}&min_score={low}&max_score={high}"
     return {
         "technique, whole pool": f"technique={broad}",
         "technique": f"technique={name}",
         "stars": f"stars={stars}",
         "score range": f"min_score={low}&max_score={high}",
-        "all four": f"difficulty={difficulty}&technique={name}&stars={stars}&min_score={low}&max_score={high}",
+        "all four": four,
+        "clue range": f"min_clues={clues - 1}&max_clues={clues + 1}",
+        "symmetry": f"symmetry={symmetry}",
+        "all four, clues, symmetry": f"{four}&min_clues={clues - 2}&max_clues={clues + 2}&symmetry={symmetry}",
     }
 
 
@@ -766,4 +771,55 @@ def filters_main(argv: list[str] | None = None) -> int:
     for name, s in summary.items():
         print(f"  {name:22s} {s['rps']:8,.0f}  {s['rps'] / plain['rps']:5.3f}  {s['cpu_us']:13.1f} us  "
               f"{s['cpu_us'] / plain['cpu_us']:6.3f}  {handler[name]:10,.0f} ns  ?{found[name]}")  # fmt: skip
+    return 0
+
+
+# --- sets ----------------------------------------------------------------------------------------------------------
+
+
+def sets_main(argv: list[str] | None = None) -> int:
+    """A set of 10 (and of 50) with a seed against 10 random calls: puzzles per second and server CPU per puzzle.
+
+    Two services of the pool, this checkout and ``--baseline`` (a git revision's src/; it has no sets), side by
+    side. wrk loads v2 with a key and gzip: random on each (one puzzle a request), and this checkout's
+    ``/api/v2/puzzles?count=N&seed=S`` with a seed drawn per request from a file of seeds, for N = 10 and 50.
+    Rotated rounds, medians. Then the set handler's CPU per call in a process of its own (no HTTP): the server
+    time of a set.
+    """
+    parser = options(sets_main.__doc__, pool="snapshots", rounds=5, seconds=4.0, connections=True)
+    parser.add_argument("--baseline", default="main", help="git revision whose random is the baseline")
+    parser.add_argument("--settle", type=float, default=0.0, help="seconds to wait once the services answer")
+    args = parser.parse_args(argv)
+    directory = pool_dir(args.pool)
+    seeds = OUT / "sets-seeds.txt"
+    seeds.write_text("\n".join(str(random.randrange(2**53)) for _ in range(20_000)) + "\n")
+    gzip = {**KEYED, "Accept-Encoding": "gzip"}
+    with baseline_src(args.baseline) as src, contextlib.ExitStack() as stack:
+        this = stack.enter_context(service(directory, OUT / "sets-this.log"))
+        base = stack.enter_context(service(directory, OUT / "sets-baseline.log", env={"PYTHONPATH": str(src)}))
+        time.sleep(args.settle)
+        targets = [
+            Target("baseline: random", base.base, "/api/v2/puzzles/random", gzip),
+            Target("this: random", this.base, "/api/v2/puzzles/random", gzip),
+            Target("this: set of 10", this.base, "/api/v2/puzzles?count=10&seed={id}", gzip, seeds),
+            Target("this: set of 50", this.base, "/api/v2/puzzles?count=50&seed={id}", gzip, seeds),
+        ]
+        meters = {t.name: {"cpu_us": cpu_meter(this if t.base == this.base else base)} for t in targets}
+        summary = rounds(targets, count=args.rounds, seconds=args.seconds, connections=args.connections, meters=meters)
+    cases = json.dumps({"set of 10": ["set", "count=10&seed=7"], "set of 50": ["set", "count=50&seed=7"],
+                        "random": ["random", ""]})  # fmt: skip
+    with Children({"this": (ROOT / "src", {})}, "handlers", str(directory), "2000") as child:
+        calls = [child.ask("this", cases) for _ in range(args.rounds)]
+    handler = {name: statistics.median(r[name] for r in calls) for name in json.loads(cases)}
+    per = {"baseline: random": 1, "this: random": 1, "this: set of 10": 10, "this: set of 50": 50}
+    plain = summary["baseline: random"]
+    print(f"baseline {args.baseline}, pool {directory.name}, {args.rounds} rounds x {args.seconds:g} s, "
+          f"{args.connections} connections, median")  # fmt: skip
+    print("  target               req/s   puzzles/s  ratio   server CPU/puzzle  ratio")
+    for name, found in summary.items():
+        puzzles, cpu = found["rps"] * per[name], found["cpu_us"] / per[name]
+        print(f"  {name:18s} {found['rps']:8,.0f}  {puzzles:10,.0f}  {puzzles / plain['rps']:5.2f}  "
+              f"{cpu:12.1f} us  {cpu / plain['cpu_us']:6.3f}")  # fmt: skip
+    for name, ns in handler.items():
+        print(f"  handler CPU per call, {name}: {ns / 1000:,.1f} us (goal for a set of 50: < 2,000 us on the 1M pool)")
     return 0

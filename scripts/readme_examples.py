@@ -60,6 +60,10 @@ COMMANDS: list[tuple[str, str]] = [
     ("curl -s localhost:8000/api/v2/pool-exports", ""),
     ("curl -s localhost:8000/api/v2/stats/activity", ""),
     ("curl -s localhost:8000/api/v2/health", ""),
+    ("curl -s 'localhost:8000/api/v2/puzzles?count=5&seed=42&max_clues=26'", "a set, in seed 42's order"),
+    ("curl -s 'localhost:8000/api/v2/puzzles/daily/archive?from=2026-11-23&to=2026-11-25'", "past dailies"),
+    ("curl -s -i 'localhost:8000/api/v2/puzzles/daily/image?date=2026-11-25&tz=Asia/Tokyo&format=svg'", "for <img>"),
+    ("curl -s -I localhost:8000/api/v2/pool-exports/pool-20261126T041007Z.ndjson.gz", "download an export"),
     ("curl -s -o puzzle.png 'localhost:8000/api/v2/puzzles/{id}/image?variant=solution'", ""),
     ("curl -s localhost:8000/api/v2/openapi.json | head -c 60", ""),
 ]

@@ -21,9 +21,10 @@ EXPORT_NAME = "pool-20261122T100000Z.ndjson.gz"
 
 
 @cache
-def make_record(seed: int) -> dict[str, Any] | None:
-    """The export record of the puzzle the generator makes for ``seed``; None if the grader cannot solve it."""
-    made = generate(seed)
+def make_record(seed: int, symmetry: str | None = None) -> dict[str, Any] | None:
+    """The export record of the puzzle the generator makes for ``seed`` (with a clue pattern of ``symmetry``,
+    default the generator's); None if the grader cannot solve it."""
+    made = generate(seed) if symmetry is None else generate(seed, symmetry)
     graded = grade(made.puzzle)
     if not graded.solved or graded.difficulty is None or graded.difficulty_level is None:
         return None
@@ -57,12 +58,12 @@ def make_record(seed: int) -> dict[str, Any] | None:
     }
 
 
-def make_records(count: int, *, start: int = 1) -> list[dict[str, Any]]:
+def make_records(count: int, *, start: int = 1, symmetry: str | None = None) -> list[dict[str, Any]]:
     """``count`` graded records from consecutive seeds (skipping puzzles the grader cannot solve)."""
     records: list[dict[str, Any]] = []
     seed = start
     while len(records) < count:
-        record = make_record(seed)
+        record = make_record(seed, symmetry)
         if record is not None:
             records.append(dict(record))
         seed += 1

@@ -420,3 +420,26 @@ def test_settings_and_serve_refuse_a_value_past_its_bound_alike(
     # serve stops at the same check, before any server or pool.
     assert main(["serve"]) == 2
     assert capsys.readouterr().err.startswith(line)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param(v, id=v or "empty")
+        for v in ("", "CC0-1.0", "CC-BY-4.0", "ODbL-1.0", "MIT OR Apache-2.0", "(MIT AND CC-BY-4.0)")
+    ],
+)
+def test_the_export_licence_takes_spdx_expressions(value: str) -> None:
+    assert Settings.from_environ({"SUDOKUPOOL_EXPORT_LICENSE": value}).export_license == value
+
+
+@pytest.mark.parametrize("value", [pytest.param(v, id=v) for v in ("public domain", "<script>", "MIT OR", "(MIT")])
+def test_the_export_licence_refuses_other_text(value: str) -> None:
+    with pytest.raises(SettingsError, match="SUDOKUPOOL_EXPORT_LICENSE"):
+        Settings.from_environ({"SUDOKUPOOL_EXPORT_LICENSE": value})
+
+
+@pytest.mark.parametrize("value", ["0", "3601", "x"])
+def test_a_presigned_url_lasts_at_most_an_hour(value: str) -> None:
+    with pytest.raises(SettingsError, match="SUDOKUPOOL_EXPORT_URL_SECONDS"):
+        Settings.from_environ({"SUDOKUPOOL_EXPORT_URL_SECONDS": value})

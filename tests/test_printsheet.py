@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import xml.etree.ElementTree as ET
 from typing import Any
@@ -86,6 +87,28 @@ async def test_a_random_sheet_has_the_count_asked_of_the_difficulty_asked(
     assert {by_code[c]["difficulty"] for c in codes} == {"Easy"}
 
 
+async def test_a_seed_prints_the_same_sheet_again(client: httpx.AsyncClient) -> None:
+    query = {"difficulty": "medium", "count": "5", "seed": "31337"}
+    first = await client.get("/print", params=query)
+    second = await client.get("/print", params=query)
+
+    assert first.status_code == 200
+    assert first.headers["cache-control"].startswith("public, max-age=")
+    assert sheets(first.text)[0][1] == sheets(second.text)[0][1]
+    set_ = (await client.get("/api/v1/puzzles", params=query)).json()
+    assert sheets(first.text)[0][1] == [p["canonical_id"] for p in set_["puzzles"]]
+
+
+async def test_a_random_sheet_links_to_itself_with_its_seed(client: httpx.AsyncClient) -> None:
+    response = await client.get("/print", params={"count": "4"})
+
+    link = re.search(r'The same sheet again: <a href="([^"]+)"', response.text)
+    assert link is not None
+    again = await client.get(html.unescape(link.group(1)))
+    assert again.headers["cache-control"].startswith("public")
+    assert sheets(again.text)[0][1] == sheets(response.text)[0][1]
+
+
 async def test_no_parameters_give_six_random_puzzles(client: httpx.AsyncClient) -> None:
     response = await client.get("/print")
     assert response.status_code == 200
@@ -100,11 +123,13 @@ async def test_no_parameters_give_six_random_puzzles(client: httpx.AsyncClient) 
         pytest.param("ids=" + ",".join(["X"] * 13), 400, "at most 12 puzzles fit a print sheet, got 13", id="13"),
         pytest.param("ids=NOSUCHPUZZLE0", 404, "no puzzle has the code NOSUCHPUZZLE0", id="unknown"),
         pytest.param("ids=NOPE1,NOPE2", 404, "no puzzle has the codes NOPE1, NOPE2", id="unknowns"),
-        pytest.param("ids=X&count=2", 400, "give either ids, or difficulty and count, not both", id="both"),
+        pytest.param("ids=X&count=2", 400, "give either ids, or difficulty, count and seed, not both", id="both"),
         pytest.param("count=0", 400, "count must be a whole number from 1 to 12", id="count-0"),
         pytest.param("count=13", 400, "count must be a whole number from 1 to 12", id="count-13"),
         pytest.param("count=two", 400, "count must be a whole number from 1 to 12", id="count-word"),
         pytest.param("count=", 400, "count must be a whole number from 1 to 12", id="count-empty"),
+        pytest.param("seed=", 400, "seed must be a whole number from 0 to 9007199254740991", id="seed-empty"),
+        pytest.param("seed=-2", 400, "seed must be a whole number from 0 to 9007199254740991", id="seed-negative"),
         pytest.param(
             "difficulty=insane",
             400,

@@ -27,7 +27,7 @@ from sudokupool.api.errors import JsonErrors, error_body, error_headers
 from sudokupool.api.front import Front
 from sudokupool.api.gate import RateLimiter
 from sudokupool.api.router import ApiRouter
-from sudokupool.api.routes import UNLIMITED_PATHS, api_routes, openapi_body, puzzle_routes
+from sudokupool.api.routes import UNLIMITED_PATHS, api_costs, api_routes, openapi_body, puzzle_routes
 from sudokupool.api.tally import RequestTally
 from sudokupool.config import Settings, SettingsError, listen_port
 from sudokupool.heap import one_heap
@@ -233,7 +233,9 @@ def _build(settings: Settings, pool: Pool | None, clock: Callable[[], float] | N
     limiter.counting = tally is not None
     # The limiter is asked before the handler: 404, 405 and 500 count and carry the limit headers too.
     cors = CORS(expose=EXPOSED_HEADERS, allow_headers=["X-API-Key", "If-None-Match"])
-    v2 = ApiRouter("/api/v2", api_routes(endpoints), limiter=limiter, tally=tally, headers=cors.headers)
+    v2 = ApiRouter(
+        "/api/v2", api_routes(endpoints), limiter=limiter, tally=tally, headers=cors.headers, costs=api_costs()
+    )
     routes = [*web_routes(STATIC_DIR), *print_routes(runtime, asset_version(STATIC_DIR), limiter)]
     site = Starlette(routes=routes, exception_handlers={HTTPException: _http_error})
     # Answer the path that was asked, not a redirect to a neighbouring one.

@@ -117,6 +117,19 @@ def _text(text: str) -> str:
     return text.strip()
 
 
+#: An SPDX licence expression: identifiers (``CC0-1.0``, ``LicenseRef-x``, ``GPL-2.0+``) joined by AND, OR or
+#: WITH, with brackets.
+_SPDX_ID: Final = r"\(*[A-Za-z0-9][A-Za-z0-9.+-]*\)*"
+_SPDX: Final = re.compile(rf"{_SPDX_ID}(?: (?:AND|OR|WITH) {_SPDX_ID})*")
+
+
+def _licence(text: str) -> str:
+    value = text.strip()
+    if value and (len(value) > 200 or not _SPDX.fullmatch(value) or value.count("(") != value.count(")")):
+        raise ValueError("is not an SPDX licence expression such as CC0-1.0, CC-BY-4.0 or ODbL-1.0")
+    return value
+
+
 def _host(text: str) -> str:
     value = text.strip()
     if not value:
@@ -526,6 +539,21 @@ SETTINGS: tuple[Setting, ...] = (
         bounded_int(1, 10**6),
     ),
     Setting(
+        "export_license",
+        "",
+        (
+            "The licence of the exports, an SPDX expression such as `CC0-1.0`, stated in `pool-exports` "
+            "(empty: none stated, `null`)."
+        ),
+        _licence,
+    ),
+    Setting(
+        "export_url_seconds",
+        "900",
+        "How long the presigned S3 URL a download of an export redirects to stays valid (at most an hour).",
+        bounded_int(1, 3600),
+    ),
+    Setting(
         "image_cache_bytes",
         "67108864",
         "Byte budget of the rendered image cache (LRU; one budget over every format and size; 0 to 1 TiB).",
@@ -548,7 +576,7 @@ SETTINGS: tuple[Setting, ...] = (
         "work_budget_seconds",
         "10",
         "Seconds a job may run in a work process; a longer one is stopped (its process replaced) and answered 503.",
-        _float(0.001),
+        _float(0.001, 3600),
     ),
     Setting(
         "work_niceness",
@@ -658,6 +686,8 @@ class Settings:
     max_bad_lines: BadLineLimit = STRICT_BAD_LINES
     exports_list_cache_seconds: float = 60.0
     exports_list_max: int = 1000
+    export_license: str = ""
+    export_url_seconds: int = 900
     image_cache_bytes: int = 64 * 1024 * 1024
     cache_max_age: int = 3600
     work_processes: int = 1

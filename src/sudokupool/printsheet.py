@@ -1,4 +1,5 @@
-"""The print sheet: ``/print?ids=A,B,...`` or ``/print?difficulty=&count=N``, puzzles to print, then their answers.
+"""The print sheet: ``/print?ids=A,B,...`` or ``/print?difficulty=&count=N&seed=S``, puzzles to print, then their
+answers.
 
 One HTML page laid out for paper (``static/print.css``): sheets of up to six grids, two across and three
 down, each grid with its number, code and difficulty, and after them the answer sheets in the same order.
@@ -7,6 +8,10 @@ millimetres so six fit the printable area of A4 and of US Letter alike; a sheet 
 no grid is split across pages. Screen readers get each grid as a table of its digits instead of the
 picture (shown on screen to them only, never printed). The page loads its stylesheet and nothing else, and
 runs no script.
+
+Puzzles by difficulty are the first ``count`` of the order ``seed`` gives them (as ``/api/v2/puzzles`` takes
+them): the same seed prints the same sheet again. Without a seed one is drawn, and the sheet shows the link
+that prints it again.
 
 Bad input is a JSON 400 (or 404 for unknown codes) naming what is allowed, as the API's errors are.
 
@@ -18,8 +23,10 @@ grids drawn and the page written by one job of the work pool (:func:`make_sheet`
 from __future__ import annotations
 
 import html
+import secrets
 from functools import partial
 from typing import Final, NamedTuple
+from urllib.parse import urlencode
 
 import orjson
 from starlette.requests import Request
@@ -27,9 +34,11 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from sudokupool.api.computed import client_left, work_error
+from sudokupool.api.endpoints import MAX_SEED
 from sudokupool.api.errors import ApiError, error_body, error_headers
 from sudokupool.api.gate import RateLimiter, Refusal
 from sudokupool.images.render import DEFAULT_SIZE, render_svg
+from sudokupool.loading.choose import Filters
 from sudokupool.loading.pool import Pool
 from sudokupool.site import PAGE_HEADERS, VERSION_MARK
 from sudokupool.state import Runtime
@@ -40,8 +49,7 @@ MAX_PUZZLES: Final = 12
 DEFAULT_COUNT: Final = 6
 PER_SHEET: Final = 6
 DIFFICULTY_BY_FILTER: Final = {name.lower(): name for name in DIFFICULTIES}
-# A random pick may repeat a puzzle; this many picks per puzzle asked are tried for distinct ones.
-_PICK_TRIES: Final = 8
+SEED_ERROR: Final = f"seed must be a whole number from 0 to {MAX_SEED}"
 
 
 class PrintError(Exception):
@@ -67,12 +75,13 @@ def _entry(index: int, body: bytes) -> Entry:
 
 
 def choose(pool: Pool, params: dict[str, str]) -> list[int]:
-    """The pool indexes of the puzzles the query asks for: the codes of ``ids`` in their order, or ``count``
-    random ones (default 6) of ``difficulty`` (any case; absent or empty for any). Raises :class:`PrintError`."""
+    """The pool indexes of the puzzles the query asks for: the codes of ``ids`` in their order, or the first
+    ``count`` (default 6) of ``difficulty`` (any case; absent or empty for any) in the order of ``seed`` (drawn
+    when absent: see :func:`seed_of`). Raises :class:`PrintError`."""
     ids = params.get("ids")
     if ids is not None:
-        if "difficulty" in params or "count" in params:
-            raise PrintError("give either ids, or difficulty and count, not both")
+        if "difficulty" in params or "count" in params or "seed" in params:
+            raise PrintError("give either ids, or difficulty, count and seed, not both")
         codes = [code.strip() for code in ids.split(",")]
         if not all(codes):
             raise PrintError("ids must be puzzle codes separated by commas, with none empty")
@@ -98,15 +107,11 @@ def choose(pool: Pool, params: dict[str, str]) -> list[int]:
         difficulty = DIFFICULTY_BY_FILTER.get(raw_difficulty.lower())
         if difficulty is None:
             raise PrintError("difficulty must be one of easy, medium, hard, expert (or empty for any)")
-    chosen: dict[int, None] = {}
-    for _ in range(count * _PICK_TRIES):
-        index = pool.pick(difficulty)
-        if index is None:
-            raise PrintError(f"no {difficulty} puzzle in the pool" if difficulty else "the pool has no puzzle", 404)
-        chosen[index] = None
-        if len(chosen) == count:
-            break
-    return list(chosen)
+    level = None if difficulty is None else DIFFICULTIES.index(difficulty) + 1
+    chosen, _ = pool.deal(Filters(level), seed_of(params), 0, count)
+    if not chosen:
+        raise PrintError(f"no {difficulty} puzzle in the pool" if difficulty else "the pool has no puzzle", 404)
+    return chosen
 
 
 def grid_table(number: int, grid: str, *, answer: bool) -> str:
@@ -123,6 +128,18 @@ def grid_table(number: int, grid: str, *, answer: bool) -> str:
         f'<div class="sr-only"><table><caption>{what} {number}, row by row</caption>'
         f"<thead><tr><td></td>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
+
+
+def seed_of(params: dict[str, str]) -> int:
+    """The sheet's ``seed``: the one asked for, else one drawn and put in ``params`` (for the reprint link)."""
+    raw = params.get("seed")
+    if raw is None:
+        seed = secrets.randbelow(MAX_SEED + 1)
+        params["seed"] = str(seed)
+        return seed
+    if not (0 < len(raw) <= 16 and raw.isascii() and raw.isdigit()) or int(raw) > MAX_SEED:
+        raise PrintError(SEED_ERROR)
+    return int(raw)
 
 
 def _sheets(
@@ -162,9 +179,11 @@ def page(
     solutions: list[bytes],
     version: str,
     grids: tuple[list[str], list[str]],
+    again: str | None = None,
 ) -> bytes:
-    """The sheet's HTML: instructions for the screen, the puzzle sheets, then the answer sheets; ``grids`` holds
-    the puzzles' and the solutions' digits (81 characters each), for the tables screen readers read."""
+    """The sheet's HTML: instructions for the screen (with ``again``, the link that prints the same sheet), the
+    puzzle sheets, then the answer sheets; ``grids`` holds the puzzles' and the solutions' digits (81 characters
+    each), for the tables screen readers read."""
     n = len(entries)
     codes = ", ".join(e.code for e in entries)
     head = (
@@ -175,7 +194,9 @@ def page(
         '<header class="screen-only"><h1>Sudoku puzzles to print</h1>'
         "<p>Print this page, or save it as a PDF, with your browser's Print command (Ctrl+P, or ⌘P on a Mac). "
         f"It holds {n} puzzle{'s' if n != 1 else ''}, six to a page, then their answers; "
-        "A4 and US Letter paper both fit.</p></header><main>"
+        "A4 and US Letter paper both fit.</p>"
+        + (f'<p>The same sheet again: <a href="{html.escape(again)}">{html.escape(again)}</a></p>' if again else "")
+        + "</header><main>"
     )
     body = _sheets("Sudoku puzzles", entries, puzzles, grids[0], answers=False) + _sheets(
         "Answers", entries, solutions, grids[1], answers=True
@@ -192,12 +213,13 @@ class Grid(NamedTuple):
     solution: str
 
 
-def make_sheet(grids: list[Grid], version: str) -> bytes:
+def make_sheet(grids: list[Grid], version: str, again: str | None = None) -> bytes:
     """The sheet's HTML for ``grids`` (a job of the work pool: module-level, its arguments picklable)."""
     entries = [_entry(grid.at, grid.body) for grid in grids]
     puzzles = [render_svg(g.puzzle, g.solution, "puzzle", size=DEFAULT_SIZE) for g in grids]
     solutions = [render_svg(g.puzzle, g.solution, "solution", size=DEFAULT_SIZE) for g in grids]
-    return page(entries, puzzles, solutions, version, ([g.puzzle for g in grids], [g.solution for g in grids]))
+    digits = ([g.puzzle for g in grids], [g.solution for g in grids])
+    return page(entries, puzzles, solutions, version, digits, again)
 
 
 class PrintSheet:
@@ -224,9 +246,10 @@ class PrintSheet:
         try:
             chosen = choose(pool, params)
             grids = [Grid(at, pool.body(at), pool.puzzle(at), pool.solution(at)) for at in chosen]
+            again = None if "ids" in params else "/print?" + urlencode(params)
             left = partial(client_left, request.receive)
             try:
-                body = await self.runtime.work.submit(make_sheet, grids, self.version, kind="print", left=left)
+                body = await self.runtime.work.submit(make_sheet, grids, self.version, again, kind="print", left=left)
             except (WorkQueueFull, WorkBudgetExceeded, WorkDropped) as exc:
                 raise work_error(exc) from None
         except (PrintError, ApiError) as exc:
@@ -235,8 +258,9 @@ class PrintSheet:
             headers.update(getattr(exc, "headers", {}))
             headers.update(_text(limit_headers))
             return Response(error, status_code=exc.status, headers=headers)
-        # Chosen codes print the same every time; a random sheet is new on every visit.
-        cache = "no-store" if "ids" not in params else f"public, max-age={self.runtime.settings.cache_max_age}"
+        # Chosen codes, or a seed asked for, print the same every time; a drawn seed is new on every visit.
+        fixed = "ids" in params or "seed" in request.query_params
+        cache = f"public, max-age={self.runtime.settings.cache_max_age}" if fixed else "no-store"
         return Response(
             body,
             media_type="text/html; charset=utf-8",

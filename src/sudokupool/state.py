@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from collections.abc import Sequence
 from datetime import UTC
 from typing import Any
 
@@ -17,13 +18,17 @@ from sudokupool.listing import ExportsListing
 from sudokupool.loading.pool import Pool
 from sudokupool.loading.status import SyncStatus
 from sudokupool.outages import storage_outages
-from sudokupool.storage.base import ExportListing, ExportStore
+from sudokupool.storage.base import ExportListing, ExportObject, ExportStore
 from sudokupool.work import WorkPool
 from sudokupool.work.cache import CacheTally, ResultCache
 
 #: How long a swap waits for the requests that still use the old pool before dropping it anyway (a
 #: request that holds it longer lets it go on the event loop when it ends).
 RETIRE_SECONDS = 5.0
+#: Where an export is downloaded: this and its file name.
+EXPORT_DOWNLOADS = "/api/v2/pool-exports/"
+#: Checksums a listing asks the store for at once (an S3 HEAD each, the first time).
+CHECKSUMS_AT_ONCE = 8
 
 
 class Runtime:
@@ -102,11 +107,23 @@ class Runtime:
         return await self.listing.body()
 
     async def _list_exports(self) -> bytes:
+        checksums: list[str | None] = []
         if self.store is None:
             listing = ExportListing((), truncated=False)
         else:
-            listing = await self.store.list_exports(self.settings.exports_list_max)
-        return orjson.dumps(listing_json(listing))
+            store = self.store
+            listing = await store.list_exports(self.settings.exports_list_max)
+            # Each store keeps what it found (a file's hash, an object's HEAD), so a listing asks once per export.
+            gate = asyncio.Semaphore(CHECKSUMS_AT_ONCE)
+
+            async def checksum(export: ExportObject) -> str | None:
+                async with gate:
+                    return await store.checksum(export)
+
+            checksums = await asyncio.gather(*(checksum(export) for export in listing.objects))
+        body = listing_json(listing, checksums)
+        body["license"] = self.settings.export_license or None
+        return orjson.dumps(body)
 
 
 def _release(old: list[Pool]) -> None:
@@ -115,16 +132,19 @@ def _release(old: list[Pool]) -> None:
     old.clear()
 
 
-def listing_json(listing: ExportListing) -> dict[str, Any]:
-    """A PoolExportsResponse."""
+def listing_json(listing: ExportListing, checksums: Sequence[str | None] = ()) -> dict[str, Any]:
+    """A PoolExportsResponse: each export with where to download it (``EXPORT_DOWNLOADS`` and its file name)
+    and its SHA-256 (from ``checksums``, in the listing's order; None where unknown)."""
     return {
         "objects": [
             {
                 "key": item.key,
                 "size": item.size,
                 "uploaded": item.uploaded.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "url": EXPORT_DOWNLOADS + item.key.rsplit("/", 1)[-1],
+                "sha256": checksums[k] if k < len(checksums) else None,
             }
-            for item in listing.objects
+            for k, item in enumerate(listing.objects)
         ],
         "truncated": listing.truncated,
     }

@@ -130,7 +130,11 @@ def test_the_generated_python_client_calls_every_operation(
     assert seen["activity"]["scope"] == "instance"
     assert seen["activity"]["plays"] >= 4
     assert seen["activity"]["images"] >= 1
-    assert seen["openapi"] == {"openapi": "3.0.3", "version": "2.0.0", "paths": 11}
+    assert seen["openapi"] == {"openapi": "3.0.3", "version": "2.0.0", "paths": 16}
+    assert seen["download"]["status"] == 200 and seen["download"]["checksum"] == seen["download"]["listed"]
+    assert len(set(seen["set"]["codes"])) == 10 and seen["set"]["next"] == 5 and seen["set"]["total"] == 40
+    assert len(seen["archive"]) == 3
+    assert [status for status, _ in seen["redirects"]] == [302, 302]
     assert seen["unknown_key"] == "unknown API key"
     limited = seen["limited"]
     assert limited["error"] == "rate limit exceeded"
@@ -250,6 +254,10 @@ def test_the_typescript_client_compiles_strictly_and_calls_every_operation(
     assert seen["exports"] == {"keys": [EXPORT_NAME]}
     assert seen["activity"]["plays"] >= 3
     assert seen["openapi"] == {"openapi": "3.0.3", "version": "2.0.0"}
+    assert seen["download"]["status"] == 200 and seen["download"]["checksum"] == seen["download"]["sha256"]
+    assert len(set(seen["set"]["codes"])) == 4 and seen["set"]["next"] == 4
+    assert seen["archive"] == ["2026-01-02", "2026-01-01"]
+    assert seen["redirects"] == [302, 302]
 
 
 def test_redocly_recommended_rules_leave_only_the_explained_warning(
@@ -264,6 +272,11 @@ def test_redocly_recommended_rules_leave_only_the_explained_warning(
     )
     report = json.loads(done.stdout)
     problems = [(p["ruleId"], p["location"][0]["pointer"]) for p in report["problems"]]
-    # docs/api.md explains it: fetching this document never answers 4xx (no key check, no limit).
-    assert problems == [("operation-4xx-response", "#/paths/~1api~1v2~1openapi.json/get/responses")]
+    # docs/api.md explains them: fetching this document never answers 4xx (no key check, no limit), and the
+    # image redirects' success is their 302.
+    assert sorted(problems) == [
+        ("operation-2xx-response", "#/paths/~1api~1v2~1puzzles~1daily~1image/get/responses"),
+        ("operation-2xx-response", "#/paths/~1api~1v2~1puzzles~1random~1image/get/responses"),
+        ("operation-4xx-response", "#/paths/~1api~1v2~1openapi.json/get/responses"),
+    ]
     assert report["totals"]["errors"] == 0

@@ -13,19 +13,24 @@ import sys
 from typing import Any
 
 from sudokupool_sudoku_puzzle_pool_api_client import AuthenticatedClient, Client
-from sudokupool_sudoku_puzzle_pool_api_client.api.exports import pool_exports
+from sudokupool_sudoku_puzzle_pool_api_client.api.exports import download_pool_export, pool_exports
 from sudokupool_sudoku_puzzle_pool_api_client.api.puzzles import (
+    daily_archive,
     daily_puzzle,
+    daily_puzzle_image,
     get_puzzle,
     get_puzzle_image,
     get_solution,
+    list_puzzles,
     list_techniques,
     random_puzzle,
+    random_puzzle_image,
 )
 from sudokupool_sudoku_puzzle_pool_api_client.api.service import health, openapi
 from sudokupool_sudoku_puzzle_pool_api_client.api.stats import activity, stats
 from sudokupool_sudoku_puzzle_pool_api_client.models import (
     ActivityStats,
+    DailyArchive,
     DifficultyFilter,
     Error,
     GetPuzzleImageFormat,
@@ -35,6 +40,7 @@ from sudokupool_sudoku_puzzle_pool_api_client.models import (
     OpenApiDocument,
     PoolExportsResponse,
     PuzzlePublicRecord,
+    PuzzleSet,
     RateLimitError,
     SolutionResponse,
     TechniqueCatalogue,
@@ -159,6 +165,32 @@ def main(base_url: str, key: str) -> dict[str, Any]:
     exports = pool_exports.sync(client=client)
     assert isinstance(exports, PoolExportsResponse)
     seen["exports"] = {"keys": [item.key for item in exports.objects], "truncated": exports.truncated}
+    name = exports.objects[0].url.rsplit("/", 1)[-1]
+    download = download_pool_export.sync_detailed(name, client=client)
+    seen["download"] = {
+        "status": download.status_code.value,
+        "size": len(download.content),
+        "checksum": download.headers["x-checksum-sha256"],
+        "listed": exports.objects[0].sha256,
+    }
+
+    first = list_puzzles.sync(client=client, count=5, seed=7)
+    assert isinstance(first, PuzzleSet)
+    following = list_puzzles.sync(client=client, count=5, seed=7, offset=5, max_clues=81)
+    assert isinstance(following, PuzzleSet)
+    seen["set"] = {
+        "codes": [p.canonical_id for p in first.puzzles] + [p.canonical_id for p in following.puzzles],
+        "next": first.next_offset,
+        "total": first.total,
+    }
+    archive = daily_archive.sync(client=client, from_=datetime.date(2026, 1, 1), to=datetime.date(2026, 1, 3))
+    assert isinstance(archive, DailyArchive)
+    seen["archive"] = [day.canonical_id for day in archive.days]
+    pictures = [
+        random_puzzle_image.sync_detailed(client=client, difficulty=DifficultyFilter.EASY),
+        daily_puzzle_image.sync_detailed(client=client, tz="Asia/Tokyo"),
+    ]
+    seen["redirects"] = [[p.status_code.value, p.headers["location"]] for p in pictures]
 
     counters = activity.sync(client=client)
     assert isinstance(counters, ActivityStats)

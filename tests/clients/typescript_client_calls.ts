@@ -87,6 +87,19 @@ async function main(baseUrl: string, key: string): Promise<Record<string, unknow
 
   const exports = await client.GET("/api/v2/pool-exports");
   seen.exports = { keys: exports.data?.objects.map((item) => item.key) };
+  const sha256: string | null | undefined = exports.data?.objects[0]?.sha256;
+  const exportName = exports.data?.objects[0]?.url.split("/").pop() ?? "";
+  const download = await client.GET("/api/v2/pool-exports/{key}", { params: { path: { key: exportName } }, parseAs: "arrayBuffer" });
+  seen.download = { status: download.response.status, checksum: download.response.headers.get("x-checksum-sha256"), sha256 };
+
+  const set = await client.GET("/api/v2/puzzles", { params: { query: { count: 4, seed: 11, symmetry: "rotational-180" } } });
+  const next: number | null | undefined = set.data?.next_offset;
+  seen.set = { codes: set.data?.puzzles.map((puzzle) => puzzle.canonical_id), next };
+  const archive = await client.GET("/api/v2/puzzles/daily/archive", { params: { query: { from: "2026-01-01", to: "2026-01-02" } } });
+  seen.archive = archive.data?.days.map((day) => day.date);
+  const picture = await client.GET("/api/v2/puzzles/daily/image", { params: { query: { tz: "Europe/Paris" } }, redirect: "manual" });
+  const random = await client.GET("/api/v2/puzzles/random/image", { params: { query: { seed: 3 } }, redirect: "manual" });
+  seen.redirects = [picture.response.status, random.response.status];
 
   const activity = await client.GET("/api/v2/stats/activity");
   const plays: number | undefined = activity.data?.plays.total;

@@ -93,3 +93,18 @@ test("the technique catalogue comes from /api/v1/techniques", async () => {
   await rejects(api.fetchTechniques(answering(200, { techniques: "none" }).fetchImpl), unreadable, 0);
   await rejects(api.fetchTechniques(answering(429, { error: "rate limit exceeded" }).fetchImpl), "rate limit exceeded", 429);
 });
+
+test("a set is asked for in one request and its records checked", async () => {
+  const { fetchSet } = await import("../../src/sudokupool/static/api.js");
+  const asked = [];
+  const record = { canonical_id: "X", puzzle: ".".repeat(81) };
+  const fake = async (path) => {
+    asked.push(path);
+    return new Response(JSON.stringify({ seed: 1, puzzles: [record] }), { status: 200 });
+  };
+  const body = await fetchSet(20, "hard", fake);
+  assert.deepEqual(asked, ["/api/puzzles?count=20&difficulty=hard"]);
+  assert.deepEqual(body.puzzles, [record]);
+  const bad = async () => new Response(JSON.stringify({ puzzles: [{ canonical_id: 1 }] }), { status: 200 });
+  await assert.rejects(fetchSet(10, "", bad), /cannot read/);
+});

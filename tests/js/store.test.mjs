@@ -126,3 +126,17 @@ test("the letter shortcuts are on until turned off, and the choice is kept apart
   assert.equal(lettersOn(broken), true);
   setLetters(broken, false);
 });
+
+test("a set kept for offline play is taken one record at a time, then runs out", async () => {
+  const { keepSet, takeFromSet, setSize, SET_KEY } = await import("../../src/sudokupool/static/store.js");
+  const storage = new MemoryStorage();
+  assert.equal(takeFromSet(storage), null);
+  keepSet(storage, [{ canonical_id: "A" }, { canonical_id: "B" }]);
+  assert.equal(setSize(storage), 2);
+  assert.deepEqual(takeFromSet(storage), { canonical_id: "A" });
+  assert.deepEqual(takeFromSet(storage), { canonical_id: "B" });
+  assert.equal(takeFromSet(storage), null);
+  storage.setItem(SET_KEY, "not json");
+  assert.equal(takeFromSet(storage), null);
+  assert.equal(setSize(storage), 0);
+});

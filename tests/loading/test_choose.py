@@ -25,8 +25,9 @@ from sudokupool.loading.choose import Filters
 from sudokupool.loading.pool import Pool
 from sudokupool.loading.validate import validate
 from sudokupool.sudoku import DIFFICULTIES
+from sudokupool.sudoku.symmetry import SYMMETRIES
 from sudokupool.sudoku.technique_table import LEVEL, SCORES
-from tests.factories import build_pool, write_export
+from tests.factories import build_pool, make_records, write_export
 from tests.servers import run_server
 
 pytestmark = pytest.mark.anyio
@@ -48,7 +49,46 @@ def matches(record: dict[str, Any], query: dict[str, Any]) -> bool:
     score = record["score"]
     if "min_score" in query and (score is None or score < int(query["min_score"])):
         return False
+    if "min_clues" in query and record["clue_count"] < int(query["min_clues"]):
+        return False
+    if "max_clues" in query and record["clue_count"] > int(query["max_clues"]):
+        return False
+    if "symmetry" in query and record["symmetry"] != query["symmetry"].lower():
+        return False
     return not ("max_score" in query and (score is None or score > int(query["max_score"])))
+
+
+def clue_queries(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Clue ranges and symmetries over ``records``' own values, alone and with the other filters."""
+    clues = sorted(r["clue_count"] for r in records)
+    low, middle, high = clues[len(clues) // 4], clues[len(clues) // 2], clues[3 * len(clues) // 4]
+    symmetries = sorted({r["symmetry"] for r in records})
+    found: list[dict[str, Any]] = []
+    for base in queries(records)[::5]:
+        found += [
+            {**base, "min_clues": low},
+            {**base, "max_clues": middle},
+            {**base, "min_clues": low, "max_clues": high},
+            {**base, "min_clues": middle, "max_clues": middle},
+        ]
+        found += [{**base, "symmetry": s, "min_clues": low} for s in symmetries]
+    found += [{"symmetry": s} for s in symmetries]
+    return found
+
+
+def filters_of(query: dict[str, Any]) -> Filters:
+    """``query``'s filters as the API parses them."""
+    levels = {name.lower(): level for level, name in enumerate(DIFFICULTIES, 1)}
+    return Filters(
+        levels[query["difficulty"]] if "difficulty" in query else None,
+        query.get("stars"),
+        query["technique"].lower() if "technique" in query else None,
+        query.get("min_score"),
+        query.get("max_score"),
+        query.get("min_clues"),
+        query.get("max_clues"),
+        SYMMETRIES.index(query["symmetry"]) if "symmetry" in query else None,
+    )
 
 
 def queries(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -101,6 +141,64 @@ def test_each_combination_counts_exactly_the_matching_records(pool: Pool, record
         assert pool.choices.count(filters) == len(expected), query
         plan = pool.choices.plan(filters)
         assert sorted(n for part in plan.parts for n in part) == expected, query
+
+
+@pytest.fixture(scope="module")
+def mixed_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The session's records (all rotational-180) and some of three other symmetries."""
+    return [
+        *records,
+        *make_records(4, start=500, symmetry="none"),
+        *make_records(4, start=600, symmetry="mirror-vertical"),
+        *make_records(3, start=700, symmetry="diagonal-main"),
+    ]
+
+
+@pytest.fixture(scope="module")
+def mixed_pool(mixed_records: list[dict[str, Any]]) -> Pool:
+    return build_pool(mixed_records)
+
+
+def test_clue_and_symmetry_combinations_count_exactly_the_matching_records(
+    mixed_pool: Pool, mixed_records: list[dict[str, Any]]
+) -> None:
+    pool, records = mixed_pool, mixed_records
+    asked = clue_queries(records)
+    assert len({r["symmetry"] for r in records}) > 1 and len({r["clue_count"] for r in records}) > 3
+    for query in asked:
+        expected = sorted(i for i, r in enumerate(records) if matches(r, query))
+        plan = pool.choices.plan(filters_of(query))
+        assert plan.total == len(expected), query
+        assert sorted(n for part in plan.parts for n in part) == expected, query
+    # Most of them match something, and some match neither everything nor nothing.
+    sizes = [pool.choices.count(filters_of(query)) for query in asked]
+    assert sum(0 < size < len(records) for size in sizes) > len(asked) // 4
+
+
+def test_a_deal_pages_through_every_match_exactly_once(mixed_pool: Pool, mixed_records: list[dict[str, Any]]) -> None:
+    pool, records = mixed_pool, mixed_records
+    for query in [{}, *clue_queries(records)[::9]]:
+        filters = filters_of(query)
+        expected = sorted(i for i, r in enumerate(records) if matches(r, query))
+        seen: list[int] = []
+        offset = 0
+        while True:
+            dealt, total = pool.deal(filters, 1234, offset, 3)
+            assert total == len(expected)
+            seen += dealt
+            offset += len(dealt)
+            if len(dealt) < 3 or offset >= total:
+                break
+        assert sorted(seen) == expected, query
+        assert pool.deal(filters, 1234, 0, 50)[0] == seen[:50]
+        assert pool.deal(filters, 1234, len(expected), 5)[0] == []
+
+
+def test_seeds_order_the_matches_differently(pool: Pool) -> None:
+    orders = {tuple(pool.deal(Filters(), seed, 0, 40)[0]) for seed in range(20)}
+
+    assert len(orders) == 20
+    assert all(sorted(order) == list(range(40)) for order in orders)
 
 
 @pytest.mark.parametrize("prefix", PREFIXES)
@@ -412,6 +510,24 @@ def test_the_filter_sections_are_checked(records: list[dict[str, Any]]) -> None:
     bad = bytearray(data)
     bad[offset + length - 4 : offset + length] = b"\xff" * 4
     with pytest.raises(pack.PackError, match="section schedule: a record number is past the last record"):
+        validated(bytes(bad))
+    for section, value, message in (
+        ("clues", 82, "section clues: a clue count above 81"),
+        ("symmetries", 10, "section symmetries: a symmetry code of 10 or more"),
+    ):
+        offset, _ = header.sections[section]
+        bad = bytearray(data)
+        bad[offset + 3] = value
+        with pytest.raises(pack.PackError, match=message):
+            validated(bytes(bad))
+    offset, length = header.sections["clue_choices"]
+    bad = bytearray(data)
+    bad[offset + length - 4 : offset + length] = len(pool).to_bytes(4, "little")
+    with pytest.raises(pack.PackError, match="section clue_choices: a record number is past the last record"):
+        validated(bytes(bad))
+    bad = bytearray(data)
+    bad[offset] += 1
+    with pytest.raises(pack.PackError, match="section clue_choices's lengths do not add up"):
         validated(bytes(bad))
     offset, _ = header.sections["technique_table"]
     for damage in (b"\xff\xfe", b"\t\t", b"Fu"):

@@ -86,3 +86,12 @@ def test_decisions_are_those_of_the_window_arithmetic(hits: list[tuple[float, st
         newest = max(newest, window_index(clock.now))
         counts[newest, identity] += 1
         assert store.hit_now(identity, limit) == decide(counts[newest, identity], limit, clock.now)
+
+
+def test_a_request_that_costs_more_counts_as_that_many() -> None:
+    store = MemoryStore(clock=FakeClock(MINUTE + 10))
+
+    decisions = [store.hit_now("ip:a", 10, cost) for cost in (5, 1, 5)]
+
+    assert [(d.allowed, d.remaining) for d in decisions] == [(True, 5), (True, 4), (False, 0)]
+    assert store.hit_now("ip:b", 10).remaining == 9

@@ -278,3 +278,16 @@ async def test_a_cluster_node_failing_affects_only_its_identities(
     assert len(lines) == 2
     assert lines[0].startswith(f"Redis 127.0.0.1:{victim.port} unreachable: rate limiter: ")
     assert lines[1].startswith(f"Redis 127.0.0.1:{victim.port} is reachable again after ")
+
+
+@pytest.mark.anyio
+async def test_a_request_that_costs_more_counts_as_that_many(valkey: ValkeyServer) -> None:
+    store = RedisStore.from_url(valkey.url, timeout=1.0, clock=FakeClock(MINUTE + 20))
+    try:
+        decisions = [await store.hit("ip:192.0.2.9", 10, cost) for cost in (5, 1, 5)]
+        # Another identity's hits in the same batch are not counted against it.
+        together = await asyncio.gather(store.hit("ip:192.0.2.10", 10, 5), store.hit("ip:192.0.2.11", 10, 1))
+    finally:
+        await store.aclose()
+    assert [(d.allowed, d.remaining) for d in decisions] == [(True, 5), (True, 4), (False, 0)]
+    assert [d.remaining for d in together] == [5, 9]

@@ -15,9 +15,8 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Awaitable, Callable
-from datetime import date
 from functools import lru_cache
-from typing import Final, NamedTuple, TypeVar
+from typing import Final, NamedTuple, NoReturn, TypeVar
 from urllib.parse import unquote_plus
 from zlib import crc32
 
@@ -27,6 +26,7 @@ from starlette.types import Scope
 from sudokupool.api.compression import accepts_gzip
 from sudokupool.api.computed import charge, left_of, work_error
 from sudokupool.api.conditional import etag_matches
+from sudokupool.api.days import day_number, today, zone
 from sudokupool.api.errors import ApiError, BadRequest, NotFound
 from sudokupool.images.render import DEFAULT_SIZE, FORMATS, MAX_SIZE, MEDIA_TYPES, MIN_SIZE, VARIANTS, Format, render
 from sudokupool.listing import ListingUnavailable
@@ -36,6 +36,7 @@ from sudokupool.loading.pool import DamagedRecord, Pool
 from sudokupool.naming import export_order
 from sudokupool.state import Runtime
 from sudokupool.sudoku import DIFFICULTIES
+from sudokupool.sudoku.symmetry import SYMMETRIES
 from sudokupool.work import WorkBudgetExceeded, WorkDropped, WorkQueueFull
 
 Header = tuple[bytes, bytes]
@@ -54,15 +55,31 @@ IMAGE_TYPES: Final[dict[Format, Header]] = {fmt: (b"content-type", t.encode()) f
 NO_PUZZLE: Final = "no puzzle has that id"
 DIFFICULTY_LEVEL_BY_FILTER: Final = {name.lower(): level for level, name in enumerate(DIFFICULTIES, 1)}
 #: The query parameters of ``random``; any other (``api_key`` among them) is not a filter.
-RANDOM_FILTERS: Final = ("difficulty", "technique", "stars", "min_score", "max_score")
+RANDOM_FILTERS: Final = (
+    "difficulty",
+    "technique",
+    "stars",
+    "min_score",
+    "max_score",
+    "min_clues",
+    "max_clues",
+    "symmetry",
+)
+#: What the puzzle of the day reads of its query string.
+_DAILY_PARAMS: Final = ("difficulty", "min_clues", "max_clues", "symmetry", "date", "tz")
+#: What ``random`` reads of its query string: the filters and ``seed``.
+_RANDOM_PARAMS: Final = (*RANDOM_FILTERS, "seed")
+SYMMETRY_BY_FILTER: Final = {name: code for code, name in enumerate(SYMMETRIES)}
+SYMMETRY_ERROR: Final = f"symmetry must be one of {', '.join(SYMMETRIES)}"
+CLUES_ERROR: Final = "{} must be a whole number from 0 to 81"
+#: The largest seed: every seed a JavaScript number holds exactly.
+MAX_SEED: Final = 2**53 - 1
+SEED_ERROR: Final = f"seed must be a whole number from 0 to {MAX_SEED}"
 TECHNIQUE_ERROR: Final = "unknown technique {!r}: the names are listed at /api/v2/techniques"
 STARS_ERROR: Final = "stars must be an integer from 1 to 5"
 _INTEGER: Final = re.compile(r"-?[0-9]{1,15}")
-_DATE: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-DATE_ERROR: Final = "date must be a calendar date as YYYY-MM-DD"
 #: ``max-age`` of the puzzle of a day that is over: nothing schedules a past day any more.
 PAST_DAY_MAX_AGE: Final = 86_400
-_EPOCH_DAY: Final = date(1970, 1, 1).toordinal()
 DAMAGED: Final = "this puzzle's record is damaged in the served pack"
 
 
@@ -131,13 +148,51 @@ def _integer(params: dict[str, str], name: str) -> int | None:
     return int(value)
 
 
+def _clues(params: dict[str, str], name: str) -> int | None:
+    value = params.get(name)
+    if value is None:
+        return None
+    if not (0 < len(value) <= 2 and value.isascii() and value.isdigit()) or int(value) > 81:
+        raise BadRequest(CLUES_ERROR.format(name))
+    return int(value)
+
+
+def clue_filters(params: dict[str, str]) -> tuple[int | None, int | None, int | None]:
+    """``min_clues``, ``max_clues`` and ``symmetry`` (its position in ``SYMMETRIES``) of ``params``, checked."""
+    fewest, most = _clues(params, "min_clues"), _clues(params, "max_clues")
+    if fewest is not None and most is not None and fewest > most:
+        raise BadRequest("min_clues must not be above max_clues")
+    symmetry = None
+    named = params.get("symmetry")
+    if named is not None:
+        symmetry = SYMMETRY_BY_FILTER.get(named.lower())
+        if symmetry is None:
+            raise BadRequest(SYMMETRY_ERROR)
+    return fewest, most, symmetry
+
+
+def seed_of(value: str | None) -> int | None:
+    """The ``seed`` parameter: ASCII digits, 0 to :data:`MAX_SEED`; None when absent. Else :class:`BadRequest`."""
+    if value is None:
+        return None
+    if not (0 < len(value) <= 16 and value.isascii() and value.isdigit()) or int(value) > MAX_SEED:
+        raise BadRequest(SEED_ERROR)
+    return int(value)
+
+
 class RandomQuery(NamedTuple):
     """``random``'s query string, checked: the difficulty's name, the filters (None when only a difficulty
-    or nothing is asked for), and the filters as asked, for the messages."""
+    or nothing is asked for), the filters as asked, for the messages, the difficulty's level and the seed."""
 
     difficulty: str | None
     filters: Filters | None
     asked: tuple[tuple[str, str], ...]
+    level: int | None = None
+    seed: int | None = None
+
+    def every_filter(self) -> Filters:
+        """The filters, the difficulty alone included, as :class:`Filters`."""
+        return self.filters if self.filters is not None else Filters(self.level)
 
 
 def random_query(raw: bytes) -> RandomQuery:
@@ -154,7 +209,7 @@ KEPT_QUERY_BYTES: Final = 256
 
 
 def _random_query(raw: bytes) -> RandomQuery:
-    params = queries(raw, RANDOM_FILTERS)
+    params = queries(raw, _RANDOM_PARAMS)
     difficulty = level = None
     value = params.get("difficulty")
     if value is not None:
@@ -168,12 +223,16 @@ def _random_query(raw: bytes) -> RandomQuery:
     low, high = _integer(params, "min_score"), _integer(params, "max_score")
     if low is not None and high is not None and low > high:
         raise BadRequest("min_score must not be above max_score")
+    fewest, most, symmetry = clue_filters(params)
+    seed = seed_of(params.get("seed"))
     technique = params.get("technique")
     asked = tuple((name, params[name]) for name in RANDOM_FILTERS if name in params)
-    if technique is None and stars is None and low is None and high is None:
-        return RandomQuery(difficulty, None, asked)
-    filters = Filters(level, None if stars is None else int(stars), technique and technique.lower(), low, high)
-    return RandomQuery(difficulty, filters, asked)
+    if all(value is None for value in (technique, stars, low, high, fewest, most, symmetry)):
+        return RandomQuery(difficulty, None, asked, level, seed)
+    filters = Filters(
+        level, None if stars is None else int(stars), technique and technique.lower(), low, high, fewest, most, symmetry
+    )
+    return RandomQuery(difficulty, filters, asked, level, seed)
 
 
 _kept_query: Final = lru_cache(maxsize=1024)(_random_query)
@@ -222,9 +281,12 @@ class Endpoints:
         self.openapi_gzip = compress(openapi_body)
         self.cache_control: Header = (b"cache-control", f"public, max-age={runtime.settings.cache_max_age}".encode())
 
-    def cacheable(self, scope: Scope, body: bytes, etag: str, content_type: Header = JSON) -> Reply:
-        """A reply that caches may keep, or 304 when the client already has it."""
-        headers = [(b"etag", etag.encode()), self.cache_control]
+    def cacheable(
+        self, scope: Scope, body: bytes, etag: str, content_type: Header = JSON, cache_control: Header | None = None
+    ) -> Reply:
+        """A reply that caches may keep (``cache_control``, default the setting's), or 304 when the client
+        already has it."""
+        headers = [(b"etag", etag.encode()), cache_control or self.cache_control]
         if_none_match = header(scope, b"if-none-match")
         if if_none_match is not None and etag_matches(if_none_match, etag):
             return Reply(304, headers, b"")
@@ -297,14 +359,7 @@ class Endpoints:
         raw: bytes = scope["query_string"]
         asked = random_query(raw) if raw else None
         pool = self.runtime.current()
-        index: int | None
-        if asked is not None and asked.filters is not None:
-            index = self.choose(pool, asked.filters, asked.asked)
-        else:
-            difficulty = None if asked is None else asked.difficulty
-            index = pool.pick(difficulty)
-            if index is None:
-                raise NotFound(f"no {difficulty} puzzle in the pool" if difficulty else "the pool has no puzzle")
+        index = self.random_index(pool, asked)
         self.runtime.activity.record("random")
         try:
             if gzip_accepted(scope):
@@ -313,20 +368,45 @@ class Endpoints:
         except DamagedRecord:  # logged once by the pool
             raise ApiError(DAMAGED, status=500) from None
 
+    def random_index(self, pool: Pool, asked: RandomQuery | None) -> int:
+        """The puzzle ``random`` answers ``asked`` with: at random, or the first of the seed's order."""
+        index: int | None
+        if asked is not None and asked.seed is not None:
+            chosen, _ = pool.deal(asked.every_filter(), asked.seed, 0, 1)
+            if not chosen:
+                self.nothing_matches(pool, asked.every_filter(), asked.asked)
+            index = chosen[0]
+        elif asked is not None and asked.filters is not None:
+            index = self.choose(pool, asked.filters, asked.asked)
+        else:
+            difficulty = None if asked is None else asked.difficulty
+            index = pool.pick(difficulty)
+            if index is None:
+                raise NotFound(f"no {difficulty} puzzle in the pool" if difficulty else "the pool has no puzzle")
+        return index
+
     def choose(self, pool: Pool, filters: Filters, asked: tuple[tuple[str, str], ...]) -> int:
         """A puzzle of ``pool`` matching ``filters`` (``asked``: as the query spelt them), uniformly at random.
         Raise :class:`BadRequest` for a technique the pool does not know, :class:`NotFound` when nothing
         matches."""
         index = pool.choose(filters)
         if index is None:
-            named = dict(asked)
-            if filters.technique is not None:
-                group = pool.choices.groups.get(filters.technique)
-                if group is None:
-                    raise BadRequest(TECHNIQUE_ERROR.format(named["technique"]))
-                named["technique"] = pool.choices.names[group - 1]
-            raise NotFound(f"no puzzle matches {', '.join(f'{name}={value}' for name, value in named.items())}")
+            self.nothing_matches(pool, filters, asked)
         return index
+
+    @staticmethod
+    def nothing_matches(pool: Pool, filters: Filters, asked: tuple[tuple[str, str], ...]) -> NoReturn:
+        """Raise :class:`BadRequest` for a technique the pool does not know, else :class:`NotFound` naming the
+        filters (``asked``: as the query spelt them), for a query that nothing matches."""
+        named = dict(asked)
+        if filters.technique is not None:
+            group = pool.choices.groups.get(filters.technique)
+            if group is None:
+                raise BadRequest(TECHNIQUE_ERROR.format(named["technique"]))
+            named["technique"] = pool.choices.names[group - 1]
+        if not named:
+            raise NotFound("the pool has no puzzle")
+        raise NotFound(f"no puzzle matches {', '.join(f'{name}={value}' for name, value in named.items())}")
 
     def techniques(self, scope: Scope, param: str | None) -> Reply:
         """The technique catalogue: each technique the grader knows, with the pool's count of puzzles using it."""
@@ -338,9 +418,16 @@ class Endpoints:
         return self.cacheable(scope, catalogue[1], catalogue[2])
 
     def daily(self, scope: Scope, param: str | None) -> Reply:
-        """The puzzle of the day (``date``, default today in UTC; up to one day ahead), cached until that
-        day ends."""
-        params = queries(scope["query_string"], ("difficulty", "date")) if scope["query_string"] else {}
+        """The puzzle of the day (``date``, default today in UTC or in the zone ``tz``; up to one day ahead),
+        cached until that day ends (in that zone)."""
+        pool, index, max_age = self.daily_choice(scope)
+        self.runtime.activity.record("daily")
+        return self.record(scope, pool, index, (b"cache-control", b"public, max-age=%d" % max_age))
+
+    def daily_choice(self, scope: Scope) -> tuple[Pool, int, int]:
+        """The pool, the puzzle of the day the query asks for, and the seconds its answer may be cached."""
+        raw: bytes = scope["query_string"]
+        params = queries(raw, _DAILY_PARAMS) if raw else {}
         level = None
         difficulty = params.get("difficulty")
         if difficulty is not None:
@@ -348,29 +435,35 @@ class Endpoints:
             if level is None:
                 raise BadRequest(DIFFICULTY_ERROR)
         now = self.clock()
-        today = int(now // DAY)
-        day = today
+        current = today(now, zone(params.get("tz")))
+        utc_today = int(now // DAY)
+        day = current.day
         asked = params.get("date")
         if asked is not None:
-            try:
-                if not _DATE.fullmatch(asked):
-                    raise ValueError
-                day = date.fromisoformat(asked).toordinal() - _EPOCH_DAY
-            except ValueError:
-                raise BadRequest(DATE_ERROR) from None
-            if day > today + 1:
+            day = day_number(asked)
+            if day > utc_today + 1:
                 raise NotFound(
                     f"no puzzle of the day for {asked} yet: dates up to one day after today (UTC) are served"
                 )
+        fewest, most, symmetry = clue_filters(params)
         pool = self.runtime.current()
-        index = pool.daily(day, level)
+        if fewest is None and most is None and symmetry is None:
+            index = pool.daily(day, level)
+        else:
+            index = pool.daily_matching(day, Filters(level, min_clues=fewest, max_clues=most, symmetry=symmetry))
+            if index is None:
+                named = ", ".join(f"{name}={params[name]}" for name in _DAILY_PARAMS[:4] if name in params)
+                raise NotFound(f"no puzzle matches {named}")
         if index is None:
             name = DIFFICULTIES[level - 1] if level is not None else None
             raise NotFound(f"no {name} puzzle in the pool" if name else "the pool has no puzzle")
-        self.runtime.activity.record("daily")
-        # Today's and tomorrow's until the end of their day (a new day is another puzzle); a past day's long.
-        max_age = int((day + 1) * DAY - now) if day >= today else PAST_DAY_MAX_AGE
-        return self.record(scope, pool, index, (b"cache-control", b"public, max-age=%d" % max_age))
+        # Today's (in the zone) and later days' until the end of their day (a new day is another puzzle); a
+        # past day's long.
+        if day >= current.day:
+            max_age = max(1, int(current.ends_at + (day - current.day) * DAY - now))
+        else:
+            max_age = PAST_DAY_MAX_AGE
+        return pool, index, max_age
 
     def puzzle(self, scope: Scope, param: str | None) -> Reply:
         pool, index = self.find(param)

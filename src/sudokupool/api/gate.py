@@ -13,7 +13,6 @@ anonymous use, and the guess after the limit is a 429.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from collections.abc import Callable, Collection
 from typing import NamedTuple
@@ -123,7 +122,7 @@ class RateLimiter:
         # hashes are equal, which tells a guesser nothing about how much of a key was right.
         self._issued: dict[bytes, tuple[str, int, str]] = {}
         # The process-local store counts synchronously: no coroutine per request.
-        self._hit_now: Callable[[str, int], Decision] | None = getattr(store, "hit_now", None)
+        self._hit_now: Callable[[str, int, int], Decision] | None = getattr(store, "hit_now", None)
         self.synchronous = self._hit_now is not None
         #: Requests decided so far, by outcome and then tier, while ``counting`` (metrics on):
         #: ``decisions["limited"]["pro"]``. Off, the request path does not even count.
@@ -153,17 +152,18 @@ class RateLimiter:
         self._issued[key] = issued
         return issued
 
-    def admit_now(self, scope: Scope) -> list[Header] | Refusal:
+    def admit_now(self, scope: Scope, cost: int = 1) -> list[Header] | Refusal:
         """:meth:`admit` for a ``synchronous`` store, without a coroutine."""
         identity, limit, tier = self.classify(scope)
         assert self._hit_now is not None
-        return self._outcome(self._hit_now(identity, limit), tier)
+        return self._outcome(self._hit_now(identity, limit, cost), tier)
 
-    async def admit(self, scope: Scope) -> list[Header] | Refusal:
-        """Count the request; the limit headers for its response, or the response that refuses it."""
+    async def admit(self, scope: Scope, cost: int = 1) -> list[Header] | Refusal:
+        """Count the request as ``cost`` requests (a set of many puzzles costs more than one); the limit
+        headers for its response, or the response that refuses it."""
         identity, limit, tier = self.classify(scope)
         try:
-            decision = await self.store.hit(identity, limit)
+            decision = await self.store.hit(identity, limit, cost)
         except LimiterUnavailable:
             if self.counting:
                 self.decisions["unavailable"][_TIER_OF.get(tier, tier)] += 1
@@ -202,16 +202,14 @@ class RateLimiter:
         identity, limit, tier = self.classify(scope)
         try:
             if self._hit_now is not None:
-                decisions = [self._hit_now(identity, limit) for _ in range(extra)]
+                decision = self._hit_now(identity, limit, extra)
             else:
-                # Gathered, so a shared store counts them all in one round trip.
-                decisions = list(await asyncio.gather(*(self.store.hit(identity, limit) for _ in range(extra))))
+                decision = await self.store.hit(identity, limit, extra)
         except LimiterUnavailable:
             reset = _SECONDS[seconds_to_reset(wall_clock())]
             limit_headers = [self._limit_header(limit), (_REMAINING, b"0"), (_RESET, reset)]
             return Refusal(503, _UNAVAILABLE, error_headers(_UNAVAILABLE) + limit_headers)
-        # A refused decision first, else the one with the least left: the last count.
-        allowed, limit, remaining, reset_seconds, retry = min(decisions, key=lambda d: (d.allowed, d.remaining))
+        allowed, limit, remaining, reset_seconds, retry = decision
         limit_headers = [
             self._limit_header(limit),
             (_REMAINING, str(remaining).encode()),

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from time import perf_counter
-from typing import Final, cast
+from typing import Any, Final, cast
 
 from starlette.types import Receive, Scope, Send
 
 from sudokupool.api.computed import CHARGE, RECEIVE
+from sudokupool.api.downloads import Streamed
 from sudokupool.api.endpoints import NO_PUZZLE, AsyncHandler, Handler
 from sudokupool.api.errors import ApiError, send_error
 from sudokupool.api.gate import RateLimiter, Refusal, Refused
@@ -29,8 +30,12 @@ ALLOW: Final = {"Allow": "GET, HEAD"}
 _METHODS: Final = frozenset({"GET", "HEAD"})
 SURFACES: Final = {"/api/v2": "v2", "/api/v1": "v1", "/api": "unversioned"}
 
-#: A route: its handler, whether that is a coroutine function, and its metrics labels.
-Entry = tuple[Handler | AsyncHandler, bool, Route]
+#: What a request costs of the rate limit, from its scope (1 for a route without one).
+Cost = Callable[[Scope], int]
+#: A route: its handler, whether that is a coroutine function, its metrics labels and its cost.
+Entry = tuple[Handler | AsyncHandler, bool, Route, Cost | None]
+#: Paths with a parameter that are not a puzzle's (``/pool-exports/{key}``): their fixed start, up to the parameter.
+_KEYED: Final = "{key}"
 # An int: `37 in raw` took 60 ns where `b"%" in raw` took 650 ns (CPython 3.11, timeit).
 _PERCENT: Final = ord("%")
 
@@ -59,6 +64,7 @@ class ApiRouter:
         limiter: RateLimiter | None = None,
         tally: RequestTally | None = None,
         headers: Sequence[tuple[bytes, bytes]] = (),
+        costs: Mapping[str, Cost] | None = None,
     ) -> None:
         self.prefix = prefix
         # Added to every answer, the limiter's refusals and errors too (CORS's: cheaper here than
@@ -76,12 +82,17 @@ class ApiRouter:
         self.by_id: dict[str, Entry] = {}
         # Paths of the form /grids/{grid}/<tail>, the same way.
         self.by_grid: dict[str, Entry] = {}
+        # Paths of the form <start>{key}, keyed by their start (which ends with a slash).
+        self.keyed: dict[str, Entry] = {}
+        costs = costs or {}
         for path, handler in routes.items():
-            entry = (handler, inspect.iscoroutinefunction(handler), (surface, prefix + path))
+            entry = (handler, inspect.iscoroutinefunction(handler), (surface, prefix + path), costs.get(path))
             if path.startswith("/puzzles/{id}"):
                 self.by_id[path.removeprefix("/puzzles/{id}").removeprefix("/")] = entry
             elif path.startswith("/grids/{grid}"):
                 self.by_grid[path.removeprefix("/grids/{grid}").removeprefix("/")] = entry
+            elif path.endswith(_KEYED):
+                self.keyed[path.removesuffix(_KEYED)] = entry
             else:
                 self.fixed[path] = entry
 
@@ -109,6 +120,11 @@ class ApiRouter:
             if grid and not (slash and not tail):
                 entry = self.by_grid.get(tail)
                 return entry, grid if entry is not None else None
+        for start, entry in self.keyed.items():
+            if path.startswith(start):
+                # One path segment: a key with a slash (or an encoded one, decoded) is no key.
+                key = path[len(start) :]
+                return (entry, key) if key and "/" not in key else (None, None)
         return None, None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -132,7 +148,8 @@ class ApiRouter:
                 limited = False
             else:
                 limited = True
-                admitted = limiter.admit_now(scope) if limiter.synchronous else await limiter.admit(scope)
+                cost = 1 if entry is None or entry[3] is None else entry[3](scope)
+                admitted = limiter.admit_now(scope, cost) if limiter.synchronous else await limiter.admit(scope, cost)
                 if isinstance(admitted, Refusal):
                     status = admitted.status
                     headers = [*admitted.headers, *self.headers]
@@ -153,13 +170,15 @@ class ApiRouter:
                 if raw is not None and _PERCENT in raw and _encoded_slash(raw):
                     # `%2F` in an id is part of the id, not a separator: no id has a slash, so none matches.
                     status = 404
-                    await send_error(send, 404, NO_PUZZLE, extra=extra)
+                    await send_error(
+                        send, 404, NO_PUZZLE if path.startswith("/puzzles/", self.cut) else "not found", extra=extra
+                    )
                     return
             if scope["method"] not in _METHODS:
                 status = 405
                 await send_error(send, 405, "method not allowed", ALLOW, extra=extra)
                 return
-            handler, is_async, _ = entry
+            handler, is_async, _, _ = entry
             try:
                 if is_async:
                     # What computed work needs: the client's disconnect (a waiting job is dropped when it
@@ -170,6 +189,10 @@ class ApiRouter:
                     reply = await cast(AsyncHandler, handler)(scope, param)
                 else:
                     reply = cast(Handler, handler)(scope, param)
+                if isinstance(reply, Streamed):
+                    status = reply.status
+                    await self._stream(scope, send, reply, extra)
+                    return
             except ApiError as exc:
                 status = exc.status
                 await send_error(send, exc.status, exc.message, exc.headers, extra=extra)
@@ -193,3 +216,17 @@ class ApiRouter:
         finally:
             if tally is not None:
                 tally.observe(route, scope["method"], status, perf_counter() - start)
+
+    @staticmethod
+    async def _stream(scope: Scope, send: Send, reply: Streamed, extra: list[tuple[bytes, bytes]]) -> None:
+        """Send ``reply``'s body as its chunks come (none for HEAD); the client's leaving ends the reading."""
+        headers = [*reply.headers, (b"content-length", str(reply.length).encode()), *extra]
+        chunks = reply.chunks
+        try:
+            await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+            if scope["method"] != "HEAD":
+                async for chunk in chunks:
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
+        finally:
+            await cast(Any, chunks).aclose()

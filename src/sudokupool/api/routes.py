@@ -19,7 +19,9 @@ import orjson
 from starlette.types import Scope
 
 from sudokupool.api import engine
-from sudokupool.api.endpoints import AsyncHandler, Endpoints, Handler, Reply
+from sudokupool.api.archive import MAX_DAYS, daily_archive
+from sudokupool.api.downloads import Streamed, export_download
+from sudokupool.api.endpoints import MAX_SEED, AsyncHandler, Endpoints, Handler, Reply
 from sudokupool.api.openapi import (
     CACHE_HEADERS,
     ENCODING_HEADERS,
@@ -33,8 +35,11 @@ from sudokupool.api.openapi import (
     query_param,
     rate_headers,
 )
+from sudokupool.api.redirects import daily_image, random_image
 from sudokupool.api.schemas import ref
+from sudokupool.api.sets import DEFAULT_COUNT, MAX_COUNT, MAX_OFFSET, PUZZLES_PER_REQUEST, puzzle_set, set_cost
 from sudokupool.images.render import DEFAULT_SIZE, FORMATS, MAX_SIZE, MEDIA_TYPES, MIN_SIZE, VARIANTS
+from sudokupool.sudoku.symmetry import SYMMETRIES
 
 #: Where the versioned API is served; ``/api/v1`` is its alias.
 V2: Final = "/api/v2"
@@ -45,12 +50,14 @@ class ApiRoute(NamedTuple):
 
     #: Relative to ``/api/v2`` (and ``/api/v1``).
     path: str
-    handler: Callable[[Endpoints, Scope, str | None], Reply | Awaitable[Reply]]
+    handler: Callable[[Endpoints, Scope, str | None], Reply | Streamed | Awaitable[Reply | Streamed]]
     operation: dict[str, Any]
     #: Also served under the unversioned ``/api`` (the puzzle paths, for the web page).
     unversioned: bool = False
     #: Counted and checked by the limiter under ``/api/v2``; the document lists no 401 or 429 for one that is not.
     limited: bool = True
+    #: What a request costs of the rate limit, from its scope (None: one request).
+    cost: Callable[[Scope], int] | None = None
 
 
 #: A score bound: an integer of at most 15 digits.
@@ -87,6 +94,42 @@ _FILTERS = [
         _SCORE_BOUND,
     ),
 ]
+_CLUE_FILTERS = [
+    query_param(
+        "min_clues",
+        "Only puzzles with at least this many givens (inclusive).",
+        {"type": "integer", "minimum": 0, "maximum": 81},
+    ),
+    query_param(
+        "max_clues",
+        "Only puzzles with at most this many givens (inclusive; not below `min_clues`: a 400).",
+        {"type": "integer", "minimum": 0, "maximum": 81},
+    ),
+    query_param(
+        "symmetry",
+        "Only puzzles whose clue pattern has this symmetry (a record's `symmetry`; any case).",
+        {"type": "string", "enum": list(SYMMETRIES)},
+    ),
+]
+_FILTERS += _CLUE_FILTERS
+_SEED = query_param(
+    "seed",
+    (
+        "Fixes the order the matching puzzles are taken in: the same seed and filters give the same puzzles on "
+        "every instance serving the same export."
+    ),
+    {"type": "integer", "minimum": 0, "maximum": MAX_SEED},
+    example=42,
+)
+_TZ = query_param(
+    "tz",
+    (
+        "An IANA time zone (such as `America/New_York`): today is that zone's date, and the answer may be cached "
+        "until its midnight there. A date is the same puzzle in every zone. An unknown or empty name is a 400."
+    ),
+    {"type": "string", "minLength": 1},
+    example="Europe/Paris",
+)
 _DAY = query_param(
     "date",
     (
@@ -114,7 +157,12 @@ _IMAGE_SIZE = query_param(
     "The edge in pixels: a PNG or WebP is exactly size x size; an SVG declares it as its width and height.",
     {"type": "integer", "minimum": MIN_SIZE, "maximum": MAX_SIZE, "default": DEFAULT_SIZE},
 )
+_IMAGE_PARAMS = [_VARIANT, _IMAGE_FORMAT, _IMAGE_SIZE]
 _BINARY = {"schema": {"type": "string", "format": "binary"}}
+_CHECKSUM_HEADERS = {
+    "X-Checksum-SHA256": {"description": "The file's SHA-256, hex.", "schema": {"type": "string"}},
+    "Repr-Digest": {"description": "The same SHA-256 as RFC 9530 writes it.", "schema": {"type": "string"}},
+}
 _IMAGE = {
     "description": (
         "The grid in the format asked: image/png (the default), image/webp or image/svg+xml. Each "
@@ -168,6 +216,19 @@ _COMPUTED = (
     "with Retry-After. The same question always gives the same bytes, with an ETag and a long public Cache-Control."
 )
 
+
+def _redirect(op: dict[str, Any], description: str, cached: bool) -> dict[str, Any]:
+    """``op`` answering with a redirect (302, ``Location``) in place of its 200."""
+    responses = op["get"]["responses"]
+    del responses["200"]
+    headers = {**rate_headers(), "Location": {"description": "Where the image is.", "schema": {"type": "string"}}}
+    if cached:
+        headers["Cache-Control"] = {"$ref": "#/components/headers/Cache-Control"}
+    responses["302"] = {"description": description, "headers": headers}
+    op["get"]["responses"] = dict(sorted(responses.items()))
+    return op
+
+
 ROUTES: Final[tuple[ApiRoute, ...]] = (
     ApiRoute(
         "/health",
@@ -201,10 +262,126 @@ ROUTES: Final[tuple[ApiRoute, ...]] = (
             json_response("PuzzlePublicRecord", "A puzzle (never cached).", **ENCODING_HEADERS),
             400,
             404,
-            params=[_DIFFICULTY, *_FILTERS],
+            params=[_DIFFICULTY, *_FILTERS, _SEED],
             description=(
                 "Uniformly at random among the puzzles that match every filter given (all of them when none is). "
-                "Nothing matching is a 404 whose error names the filters."
+                "With `seed`, the first puzzle of that seed's order (`listPuzzles`' first). Nothing matching is a "
+                "404 whose error names the filters."
+            ),
+        ),
+        unversioned=True,
+    ),
+    ApiRoute(
+        "/puzzles",
+        puzzle_set,
+        operation(
+            "listPuzzles",
+            "puzzles",
+            "A set of distinct puzzles, optionally filtered, in a seeded order that pages without repeats",
+            json_response("PuzzleSet", "The set (cacheable only when a seed was given).", **ENCODING_HEADERS),
+            400,
+            404,
+            params=[
+                query_param(
+                    "count",
+                    "How many puzzles (fewer at the end of the matches).",
+                    {"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "default": DEFAULT_COUNT},
+                ),
+                _SEED,
+                query_param(
+                    "offset",
+                    "Where in the seed's order to start (needs `seed`): the last answer's `next_offset`.",
+                    {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET, "default": 0},
+                ),
+                _DIFFICULTY,
+                *_FILTERS,
+            ],
+            description=(
+                "`count` distinct puzzles matching every filter given (those of `randomPuzzle`): positions `offset` "
+                "to `offset + count - 1` of one order of the matches fixed by `seed`, the same on every instance "
+                "serving the export. Paging on with `next_offset` gives every match exactly once. Without a seed "
+                "one is drawn, and named in the body. It counts as ceil(count / "
+                f"{PUZZLES_PER_REQUEST}) requests against the rate limit (1 for up to {PUZZLES_PER_REQUEST}, "
+                f"{-(-MAX_COUNT // PUZZLES_PER_REQUEST)} for {MAX_COUNT}). Nothing matching is a 404."
+            ),
+        ),
+        unversioned=True,
+        cost=set_cost,
+    ),
+    ApiRoute(
+        "/puzzles/random/image",
+        random_image,
+        _redirect(
+            operation(
+                "randomPuzzleImage",
+                "puzzles",
+                "A redirect to the image of a random puzzle",
+                {},
+                400,
+                404,
+                params=[_DIFFICULTY, *_FILTERS, _SEED, *_IMAGE_PARAMS],
+                description=(
+                    "Picks as `randomPuzzle` does and redirects to that puzzle's `getPuzzleImage` with the image "
+                    "parameters given: one URL for an `<img src>`. Not cacheable (`no-store`)."
+                ),
+            ),
+            "Found: the image of the puzzle picked (Location).",
+            cached=False,
+        ),
+        unversioned=True,
+    ),
+    ApiRoute(
+        "/puzzles/daily/image",
+        daily_image,
+        _redirect(
+            operation(
+                "dailyPuzzleImage",
+                "puzzles",
+                "A redirect to the image of the puzzle of the day",
+                {},
+                400,
+                404,
+                params=[_DIFFICULTY, *_CLUE_FILTERS, _DAY, _TZ, *_IMAGE_PARAMS],
+                description=(
+                    "Redirects to the `getPuzzleImage` of the puzzle `dailyPuzzle` gives for the same query, with "
+                    "the image parameters given; cacheable until that day ends (in `tz` when given)."
+                ),
+            ),
+            "Found: the image of the day's puzzle (Location).",
+            cached=True,
+        ),
+        unversioned=True,
+    ),
+    ApiRoute(
+        "/puzzles/daily/archive",
+        daily_archive,
+        operation(
+            "dailyArchive",
+            "puzzles",
+            f"The puzzles of the day of up to {MAX_DAYS} past days",
+            json_response("DailyArchive", "The days, newest first.", **CACHE_HEADERS),
+            304,
+            400,
+            params=[
+                query_param(
+                    "from",
+                    f"The first day (default: {MAX_DAYS - 1} days before `to`).",
+                    {"type": "string", "format": "date"},
+                    example="2026-11-01",
+                ),
+                query_param(
+                    "to",
+                    "The last day, today (UTC) or earlier (default: today).",
+                    {"type": "string", "format": "date"},
+                    example="2026-11-26",
+                ),
+                _DIFFICULTY,
+                IF_NONE_MATCH,
+            ],
+            description=(
+                f"Each day from `from` to `to` (at most {MAX_DAYS} days; a longer span, or `to` after today, is a "
+                "400) with its puzzle's share code, difficulty and stars, as `dailyPuzzle` gives them (of that "
+                "difficulty, when given). Cacheable: until today ends when it lists today, else for a day."
             ),
         ),
         unversioned=True,
@@ -220,12 +397,12 @@ ROUTES: Final[tuple[ApiRoute, ...]] = (
             304,
             400,
             404,
-            params=[_DIFFICULTY, _DAY, IF_NONE_MATCH],
+            params=[_DIFFICULTY, *_CLUE_FILTERS, _DAY, _TZ, IF_NONE_MATCH],
             description=(
-                "The puzzle whose `used_at` falls earliest on that UTC day (of that difficulty, when given); on a "
-                "day the export schedules none, a pick keyed by the export and the day, the same on every "
-                "instance. Today's and tomorrow's are cacheable until the end of their day, an earlier day's for "
-                "a day."
+                "The puzzle whose `used_at` falls earliest on that day (of that difficulty, clue range and "
+                "symmetry, when given); on a day the export schedules none, a pick keyed by the export and the "
+                "day, the same on every instance. Today (UTC, or in `tz`) and later days are cacheable until the "
+                "end of their day (in `tz`), an earlier day's for a day."
             ),
         ),
         unversioned=True,
@@ -371,6 +548,42 @@ ROUTES: Final[tuple[ApiRoute, ...]] = (
         ),
     ),
     ApiRoute(
+        "/pool-exports/{key}",
+        export_download,
+        operation(
+            "downloadPoolExport",
+            "exports",
+            "Download one export (an NDJSON file, gzip-compressed when its name ends in .gz)",
+            {
+                "description": (
+                    "The file (from a local directory), with Content-Length and its SHA-256 (the listing's `sha256`)."
+                ),
+                "headers": {**rate_headers(), **_CHECKSUM_HEADERS},
+                "content": {
+                    "application/gzip": _BINARY,
+                    "application/x-ndjson": _BINARY,
+                    "application/octet-stream": _BINARY,
+                },
+            },
+            404,
+            503,
+            params=[
+                {
+                    "name": "key",
+                    "in": "path",
+                    "required": True,
+                    "description": "An export's file name, as `poolExports` lists it (without any prefix).",
+                    "schema": {"type": "string"},
+                }
+            ],
+            description=(
+                "From object storage, a redirect (302) to a presigned URL valid for at most an hour "
+                "(`SUDOKUPOOL_EXPORT_URL_SECONDS`). A name that is not one of the exports' (a pack, a path) is "
+                "a 404."
+            ),
+        ),
+    ),
+    ApiRoute(
         "/openapi.json",
         Endpoints.openapi,
         {
@@ -402,6 +615,11 @@ UNLIMITED_PATHS: Final = frozenset(V2 + route.path for route in ROUTES if not ro
 def _bound(route: ApiRoute, endpoints: Endpoints) -> Handler | AsyncHandler:
     """The route's handler as ``endpoints``' bound method (what ``endpoints.<name>`` gives)."""
     return cast(Handler | AsyncHandler, MethodType(route.handler, endpoints))
+
+
+def api_costs() -> dict[str, Callable[[Scope], int]]:
+    """The paths that cost more than one request of the rate limit, with what they cost."""
+    return {route.path: route.cost for route in ROUTES if route.cost is not None}
 
 
 def api_routes(endpoints: Endpoints) -> dict[str, Handler | AsyncHandler]:

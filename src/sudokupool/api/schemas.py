@@ -202,13 +202,32 @@ SCHEMAS: dict[str, Any] = {
         "The last look for a newer export.",
     ),
     "PoolExportsResponse": _object(
-        {"objects": {"type": "array", "items": ref("PoolExport")}, "truncated": {"type": "boolean"}}
+        {
+            "objects": {"type": "array", "items": ref("PoolExport")},
+            "truncated": {"type": "boolean"},
+            "license": _nullable(
+                "string",
+                description="The exports' licence as the operator states it (an SPDX expression); null: none stated.",
+                example="CC0-1.0",
+            ),
+        }
     ),
     "PoolExport": _object(
         {
             "key": {"type": "string", "example": "pool-20261122T100000Z.ndjson.gz"},
             "size": {"type": "integer", "minimum": 0},
             "uploaded": {"type": "string", "format": "date-time"},
+            "url": {
+                "type": "string",
+                "description": "Where to download it (`downloadPoolExport`), relative to this service.",
+                "example": "/api/v2/pool-exports/pool-20261122T100000Z.ndjson.gz",
+            },
+            "sha256": _nullable(
+                "string",
+                description="The file's SHA-256 in hex, as the download's X-Checksum-SHA256 gives it; null when "
+                "storage does not know it (an object uploaded other than by `sudokupool publish`).",
+                pattern="^[0-9a-f]{64}$",
+            ),
         },
         "One export snapshot in object storage.",
     ),
@@ -277,6 +296,42 @@ SCHEMAS: dict[str, Any] = {
             "cells": {"type": "array", "items": {"type": "string"}},
         },
     },
+    "PuzzleSet": _object(
+        {
+            "seed": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": 2**53 - 1,
+                "description": "The seed of the order: the one asked for, or the one drawn when none was.",
+            },
+            "offset": {"type": "integer", "minimum": 0, "description": "The position of the first puzzle."},
+            "next_offset": _nullable(
+                "integer",
+                minimum=0,
+                description="The offset of the next page (with the same seed); null when this one reaches the end.",
+            ),
+            "total": {"type": "integer", "minimum": 1, "description": "How many puzzles match the filters."},
+            "puzzles": {"type": "array", "items": ref("PuzzlePublicRecord"), "maxItems": 50},
+        },
+        "Distinct puzzles: positions offset to offset + count - 1 of the seed's order of the matching puzzles.",
+    ),
+    "DailyArchive": _object(
+        {
+            "from": {"type": "string", "format": "date"},
+            "to": {"type": "string", "format": "date"},
+            "days": {"type": "array", "items": ref("DailyArchiveDay"), "maxItems": 31},
+        },
+        "The puzzles of the days from `from` to `to`, newest first.",
+    ),
+    "DailyArchiveDay": _object(
+        {
+            "date": {"type": "string", "format": "date"},
+            "canonical_id": {"type": "string", "pattern": CODE_PATTERN},
+            "difficulty": ref("Difficulty"),
+            "stars": _nullable("integer", minimum=1, maximum=5),
+        },
+        "One day's puzzle.",
+    ),
     "Error": _object({"error": {"type": "string"}}),
     "RateLimitError": _object(
         {

@@ -33,7 +33,7 @@ from sudokupool.config import S3Location, Settings, SettingsError, parse_s3_url
 from sudokupool.loading.loader import LoadError, LoadLimits
 from sudokupool.loading.pack import restamp
 from sudokupool.naming import export_filename, pack_key
-from sudokupool.storage.base import StorageError
+from sudokupool.storage.base import SHA256_METADATA, StorageError, file_sha256
 
 if TYPE_CHECKING:
     from types_aiobotocore_s3 import S3Client
@@ -78,13 +78,15 @@ def _gzip_copy(source: Path, target: Path) -> None:
 async def _upload(client: S3Client, bucket: str, key: str, path: Path) -> None:
     kind = "application/octet-stream" if key.endswith(".pack") else "application/x-ndjson"
     size = (await asyncio.to_thread(path.stat)).st_size
+    # The SHA-256 the export's listing and download give (docs/api.md, "Exports"), kept as the object's metadata.
+    metadata = {SHA256_METADATA: await asyncio.to_thread(file_sha256, path)}
     handle = await asyncio.to_thread(path.open, "rb")
     try:
         if size <= PART_SIZE:
             body = await asyncio.to_thread(handle.read)
-            await client.put_object(Bucket=bucket, Key=key, Body=body, ContentType=kind)
+            await client.put_object(Bucket=bucket, Key=key, Body=body, ContentType=kind, Metadata=metadata)
             return
-        upload = await client.create_multipart_upload(Bucket=bucket, Key=key, ContentType=kind)
+        upload = await client.create_multipart_upload(Bucket=bucket, Key=key, ContentType=kind, Metadata=metadata)
         upload_id = upload["UploadId"]
         try:
             parts: list[CompletedPartTypeDef] = []

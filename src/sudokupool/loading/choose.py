@@ -8,6 +8,14 @@ binary search at each end of a slice finds it, and a pick is one random number o
 So a filtered pick is exactly uniform over the matching records, with no scan and no rejection, and
 nothing is built per record when a pool is mapped. The slices of a combination (its :class:`Plan`) are
 kept in a bounded LRU, so a repeated combination costs one dict lookup before its pick.
+
+A combination with a clue range or a symmetry reads the ``clue_choices`` section instead: the same groups,
+their lists also split by symmetry (240 a group) and each ascending by clue count, then by score. A clue
+range is then one contiguous slice of each list; with a score range as well, each clue count in the range is
+its own run of the list, cut by score as above.
+
+A set (:meth:`Choices.deal`) is a run of positions of a plan in a seeded order (``shuffle.py``): the same on
+every instance that serves the export, as the lists are.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
+from array import array
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -22,10 +31,14 @@ from itertools import accumulate
 from typing import Final, NamedTuple
 
 from sudokupool.loading import pack
+from sudokupool.loading.shuffle import Shuffle
 from sudokupool.sudoku import DIFFICULTIES
+from sudokupool.sudoku.symmetry import SYMMETRIES
 
 #: Filter combinations whose slices are kept (a plan holds up to 24 small views: a few KB each).
 PLANS_KEPT: Final = 1024
+#: Slices the kept plans may hold in all: a plan of a clue range and a score range can hold hundreds.
+PARTS_KEPT: Final = 32_768
 #: Dates whose puzzle of the day is kept, per difficulty filter.
 DAYS_KEPT: Final = 64
 #: Tries of the daily hash for a puzzle no day scheduled before it settles for a scheduled one.
@@ -33,6 +46,7 @@ DAILY_TRIES: Final = 16
 DAY: Final = 86_400
 _LEVELS: Final = tuple(range(1, len(DIFFICULTIES) + 1))
 _STARS: Final = tuple(range(pack.STAR_SLOTS))
+_SYMMETRY_CODES: Final = tuple(range(len(SYMMETRIES)))
 _FAR: Final = 1 << 53
 
 
@@ -43,13 +57,22 @@ def _bound(score: int) -> float:
 
 class Filters(NamedTuple):
     """What a pick must match; None is no condition. ``level`` is a difficulty level (1-4), ``technique`` a
-    technique's name in lower case (:attr:`Choices.groups`), the scores inclusive bounds."""
+    technique's name in lower case (:attr:`Choices.groups`), the scores and clue counts inclusive bounds,
+    ``symmetry`` a symmetry's position in ``SYMMETRIES``."""
 
     level: int | None = None
     stars: int | None = None
     technique: str | None = None
     min_score: int | None = None
     max_score: int | None = None
+    min_clues: int | None = None
+    max_clues: int | None = None
+    symmetry: int | None = None
+
+    @property
+    def by_clues(self) -> bool:
+        """Whether a clue count or a symmetry is asked for (the plan reads ``clue_choices``)."""
+        return self.min_clues is not None or self.max_clues is not None or self.symmetry is not None
 
 
 class Plan(NamedTuple):
@@ -89,10 +112,19 @@ class Choices:
         self._schedule = [everything[starts[i] : starts[i + 1]] for i in range(len(DIFFICULTIES))]
         self._scores = items("scores").cast("d")
         self._used = items("used_at").cast("q")
+        self._clues = items("clues")
+        self._symmetries = items("symmetries")
+        clue_lists = (1 + len(self.names)) * pack.CLUE_LISTS_PER_GROUP
+        clue_choices = items("clue_choices")
+        self._clue_starts = array("Q", [0, *accumulate(clue_choices[: 4 * clue_lists].cast("I"))])
+        self._clue_numbers = clue_choices[4 * clue_lists :].cast("I")
         # The daily hash's key: the export's name, so every instance serving one export agrees.
         self._daily_key = hashlib.blake2b(header.export_name.encode()).digest()
+        # A set's order's key, with its seed: also the export's name.
+        self._set_key = hashlib.blake2b(header.export_name.encode(), person=b"sudokupool-set").digest()
+        self._parts = 0
         self._plans: dict[Filters, Plan] = {}
-        self._days: OrderedDict[tuple[int, int | None], int | None] = OrderedDict()
+        self._days: OrderedDict[tuple[int, int | None] | tuple[int, Filters], int | None] = OrderedDict()
 
     def technique_count(self, group: int) -> int:
         """How many records use the technique of ``group``."""
@@ -115,8 +147,9 @@ class Choices:
         plan = self._plans.get(filters)
         if plan is None:
             plan = self._plans[filters] = self._make_plan(filters)
-            if len(self._plans) > PLANS_KEPT:
-                del self._plans[next(iter(self._plans))]
+            self._parts += len(plan.parts)
+            while len(self._plans) > PLANS_KEPT or (self._parts > PARTS_KEPT and len(self._plans) > 1):
+                self._parts -= len(self._plans.pop(next(iter(self._plans))).parts)
         return plan
 
     def _make_plan(self, filters: Filters) -> Plan:
@@ -128,31 +161,68 @@ class Choices:
             if found is None:
                 return Plan(0, [], [])
             group = found
-        low, high = filters.min_score, filters.max_score
+        try:
+            if filters.by_clues:
+                parts = self._clue_parts(group, levels, stars, filters)
+            else:
+                parts = []
+                for level in levels:
+                    for star in stars:
+                        numbers = self._scored(self._list(group, level, star), filters.min_score, filters.max_score)
+                        if len(numbers):
+                            parts.append(numbers)
+        except IndexError:
+            raise pack.PackError("a choices list holds a record number out of range") from None
+        ends = list(accumulate(len(part) for part in parts))
+        return Plan(ends[-1] if ends else 0, ends, parts)
+
+    def _scored(self, numbers: memoryview, low: int | None, high: int | None) -> memoryview:
+        """The slice of ``numbers`` (ascending by score) whose scores are within ``low`` and ``high``."""
+        if low is None and high is None:
+            return numbers
         scores = self._scores
 
         def key(number: int) -> float:
             return float(scores[number])
 
+        # Records without a score hold -inf: below every bound, so outside every range.
+        start = bisect_right(numbers, -math.inf, key=key) if low is None else bisect_left(numbers, _bound(low), key=key)
+        end = len(numbers) if high is None else bisect_right(numbers, _bound(high), lo=start, key=key)
+        return numbers[start:end]
+
+    def _clue_parts(
+        self, group: int, levels: Sequence[int], stars: Sequence[int], filters: Filters
+    ) -> list[memoryview]:
+        """The slices of ``clue_choices`` matching ``filters``: per list, the run of its clue range, and with a
+        score range the part of each clue count's run within it."""
+        symmetries = _SYMMETRY_CODES if filters.symmetry is None else (filters.symmetry,)
+        kinds = len(SYMMETRIES)
+        clue = self._clues.__getitem__
+        low, high = filters.min_clues, filters.max_clues
+        scored = filters.min_score is not None or filters.max_score is not None
+        starts, everything = self._clue_starts, self._clue_numbers
         parts: list[memoryview] = []
         for level in levels:
             for star in stars:
-                numbers = self._list(group, level, star)
-                if low is not None or high is not None:
-                    try:
-                        # Records without a score hold -inf: below every bound, so outside every range.
-                        if low is None:
-                            start = bisect_right(numbers, -math.inf, key=key)
-                        else:
-                            start = bisect_left(numbers, _bound(low), key=key)
-                        end = len(numbers) if high is None else bisect_right(numbers, _bound(high), lo=start, key=key)
-                    except IndexError:
-                        raise pack.PackError("a choices list holds a record number out of range") from None
-                    numbers = numbers[start:end]
-                if len(numbers):
-                    parts.append(numbers)
-        ends = list(accumulate(len(part) for part in parts))
-        return Plan(ends[-1] if ends else 0, ends, parts)
+                for symmetry in symmetries:
+                    at = group * pack.CLUE_LISTS_PER_GROUP + ((level - 1) * pack.STAR_SLOTS + star) * kinds + symmetry
+                    first, last = starts[at], starts[at + 1]
+                    if first == last:
+                        continue
+                    numbers = everything[first:last]
+                    start = 0 if low is None else bisect_left(numbers, low, key=clue)
+                    end = len(numbers) if high is None else bisect_right(numbers, high, lo=start, key=clue)
+                    if not scored:
+                        if end > start:
+                            parts.append(numbers[start:end])
+                        continue
+                    while start < end:
+                        stop = bisect_right(numbers, clue(numbers[start]), lo=start, hi=end, key=clue)
+                        cut = self._scored(numbers[start:stop], filters.min_score, filters.max_score)
+                        if len(cut):
+                            parts.append(cut)
+                        start = stop
+        return parts
 
     def pick(self, filters: Filters) -> int | None:
         """A record matching ``filters``, uniformly at random; None when none does (or the technique is not
@@ -176,6 +246,21 @@ class Choices:
         """How many records match ``filters``."""
         return self.plan(filters).total
 
+    def deal(self, filters: Filters, seed: int, offset: int, count: int) -> tuple[list[int], int]:
+        """Positions ``offset`` to ``offset + count - 1`` of the order ``seed`` gives the records matching
+        ``filters`` (fewer where the matches run out), and how many match. Every seed orders every match
+        once, the same on every instance serving this export."""
+        plan = self.plan(filters)
+        total, ends, parts = plan
+        shuffle = Shuffle(self._set_key + seed.to_bytes(8, "little"), total)
+        records = []
+        for position in range(offset, min(total, offset + count)):
+            at = shuffle[position]
+            k = bisect_right(ends, at)
+            number = parts[k][at - ends[k - 1] if k else at]
+            records.append(self._record(number))
+        return records, total
+
     def daily(self, day: int, level: int | None, by_level: Sequence[Sequence[int]]) -> int | None:
         """The puzzle of day ``day`` (days since 1970-01-01, UTC) of difficulty ``level`` (None: any):
         the record whose ``used_at`` falls earliest on that day, else a keyed hash's pick among those
@@ -191,7 +276,46 @@ class Choices:
             self._days.popitem(last=False)
         return index
 
-    def _scheduled(self, day: int, level: int | None) -> int | None:
+    def daily_matching(self, day: int, filters: Filters) -> int | None:
+        """The puzzle of day ``day`` among those matching ``filters`` (a difficulty, a clue range, a symmetry):
+        the matching record whose ``used_at`` falls earliest on that day, else a keyed hash's pick among the
+        matches (one that no day scheduled, when one of :data:`DAILY_TRIES` is). None when nothing matches."""
+        key = (day, filters)
+        if key in self._days:
+            return self._days[key]
+        index = self._scheduled(day, filters.level, filters)
+        if index is None:
+            plan = self.plan(filters)
+            total, ends, parts = plan
+            first: int | None = None
+            for attempt in range(DAILY_TRIES if total else 0):
+                seed = (
+                    f"{day}/{filters.level or 0}/{filters.min_clues}/{filters.max_clues}/{filters.symmetry}/{attempt}"
+                )
+                digest = hashlib.blake2b(seed.encode(), key=self._daily_key, digest_size=8).digest()
+                at = int.from_bytes(digest, "little") % total
+                k = bisect_right(ends, at)
+                number = self._record(parts[k][at - ends[k - 1] if k else at])
+                if self._used[number] == pack.NO_USED_AT:
+                    first = number
+                    break
+                if first is None:
+                    first = number
+            index = first
+        self._days[key] = index
+        if len(self._days) > DAYS_KEPT:
+            self._days.popitem(last=False)
+        return index
+
+    def _matches(self, number: int, filters: Filters) -> bool:
+        clues = self._clues[number]
+        return (
+            (filters.min_clues is None or clues >= filters.min_clues)
+            and (filters.max_clues is None or clues <= filters.max_clues)
+            and (filters.symmetry is None or self._symmetries[number] == filters.symmetry)
+        )
+
+    def _scheduled(self, day: int, level: int | None, filters: Filters | None = None) -> int | None:
         start, end = day * DAY, (day + 1) * DAY
         used = self._used
         best: tuple[int, int] | None = None
@@ -199,11 +323,17 @@ class Choices:
             numbers = self._schedule[at - 1]
             try:
                 k = bisect_left(numbers, start, key=used.__getitem__)
-                if k < len(numbers):
+                # The first scheduled that day (that matches ``filters``): a day schedules a handful.
+                while k < len(numbers):
                     number = numbers[k]
                     when = used[number]
-                    if when < end and (best is None or (when, number) < best):
-                        best = (when, number)
+                    if when >= end:
+                        break
+                    if filters is None or self._matches(number, filters):
+                        if best is None or (when, number) < best:
+                            best = (when, number)
+                        break
+                    k += 1
             except IndexError:
                 raise pack.PackError("the schedule holds a record number out of range") from None
         return None if best is None else self._record(best[1])

@@ -51,6 +51,17 @@ def final_block(tail: bytes) -> bytes:
     return b"\x01" + struct.pack("<HH", len(tail), len(tail) ^ 0xFFFF) + tail
 
 
+#: The header of a member :func:`open_member` makes: 10 bytes, no optional fields (its flag byte, at 3, is 0).
+HEADER_SIZE: Final = 10
+HEADER: Final = compress(b"")[:HEADER_SIZE]
+
+
+def stored_block(data: bytes, *, final: bool = False) -> bytes:
+    """``data`` (at most 65,535 bytes) as a stored deflate block, to follow a sync flush or another stored
+    block (both end on a byte boundary)."""
+    return (b"\x01" if final else b"\x00") + struct.pack("<HH", len(data), len(data) ^ 0xFFFF) + data
+
+
 def trailer(crc: int, length: int) -> bytes:
     """A gzip trailer: the CRC-32 and the length (mod 2**32) of the whole identity body."""
     return struct.pack("<II", crc, length & 0xFFFFFFFF)

@@ -29,10 +29,11 @@ from isal import isal_zlib
 from sudokupool.loading.export import DIFFICULTY_LEVEL, Record
 from sudokupool.loading.gzip_member import open_member
 from sudokupool.sudoku import DIFFICULTIES
+from sudokupool.sudoku.symmetry import SYMMETRIES
 from sudokupool.sudoku.technique_table import TECHNIQUES
 
 MAGIC: Final = b"SUDOKUPK"
-VERSION: Final = 3
+VERSION: Final = 4
 HEADER_SIZE: Final = 1024
 #: Every section starts at a multiple of this, so a section can be cast to an array of its items.
 ALIGN: Final = 64
@@ -60,18 +61,35 @@ SECTIONS: Final = (
     "technique_table",
     "choices",
     "schedule",
+    "clues",
+    "symmetries",
+    "clue_choices",
 )
 #: The choices' lists of one group: one per difficulty and number of stars (0 for none, then 1 to 5).
 STAR_SLOTS: Final = 6
 LISTS_PER_GROUP: Final = len(DIFFICULTIES) * STAR_SLOTS
+#: The clue lists of one group: one per difficulty, number of stars and symmetry (``SYMMETRIES``' order).
+CLUE_LISTS_PER_GROUP: Final = LISTS_PER_GROUP * len(SYMMETRIES)
 #: ``used_at`` of a record that has none (never a time an export can hold: see :meth:`PackWriter.add`).
 NO_USED_AT: Final = -(1 << 63)
 #: A technique set is a u64 bitmask over the pack's technique table.
 MAX_TECHNIQUES: Final = 64
 #: The sections the filters of ``random`` and the puzzle of the day read.
-FILTER_SECTIONS: Final = ("stars", "scores", "technique_sets", "used_at", "technique_table", "choices", "schedule")
+FILTER_SECTIONS: Final = (
+    "stars",
+    "scores",
+    "technique_sets",
+    "used_at",
+    "technique_table",
+    "choices",
+    "schedule",
+    "clues",
+    "symmetries",
+    "clue_choices",
+)
 #: Bytes per record of ``checks``: the CRC-32 and length of the body the record's gzip member holds so far.
 CHECK_WIDTH: Final = 8
+_SYMMETRY_CODES: Final = {name: code for code, name in enumerate(SYMMETRIES)}
 #: magic, version, header size, records, table slots, solution width, export size, made at, the id table's
 #: key, the four difficulty counts, (offset, length) per section, export name length and name, then the
 #: two CRC-32s.
@@ -167,6 +185,8 @@ class PackWriter:
         self._scores = array("d")
         self._sets = array("Q")
         self._used = array("q")
+        self._clues = bytearray()
+        self._symmetries = bytearray()
         self.technique_table = technique_table()
         self._bits = {row.name: 1 << bit for bit, row in enumerate(self.technique_table)}
         self._checks = bytearray()
@@ -208,8 +228,11 @@ class PackWriter:
         return True
 
     def _add_filters(self, record: Record) -> None:
-        """Keep what the filters of ``random`` and the daily puzzle read: stars, score, technique set, used_at."""
+        """Keep what the filters of ``random`` and the daily puzzle read: stars, score, technique set, used_at,
+        clue count and symmetry."""
         self._stars.append(record.stars or 0)
+        self._clues.append(record.clue_count)
+        self._symmetries.append(_SYMMETRY_CODES[record.symmetry])
         score = record.score
         # -inf sorts a record without a score before every other, where no score range reaches it.
         self._scores.append(-math.inf if score is None else float(score))
@@ -241,6 +264,30 @@ class PackWriter:
         for i, numbers in enumerate(lists):
             if len(numbers) > 1:
                 lists[i] = array("I", sorted(numbers, key=self._scores.__getitem__))
+        return [array("I", (len(numbers) for numbers in lists)), *lists]
+
+    def _clue_choices(self) -> list[array[int]]:
+        """The ``clue_choices`` section (its lengths, then its lists): as ``choices``, with each group's lists
+        also split by symmetry, each list ascending by clue count, then by score."""
+        levels, stars, sets, symmetries = self._levels, self._stars, self._sets, self._symmetries
+        kinds = len(SYMMETRIES)
+        lists = [array("I") for _ in range((1 + len(self.technique_table)) * CLUE_LISTS_PER_GROUP)]
+        for number, level in enumerate(levels):
+            at = ((level - 1) * STAR_SLOTS + stars[number]) * kinds + symmetries[number]
+            lists[at].append(number)
+            mask = sets[number]
+            while mask:
+                low = mask & -mask
+                lists[CLUE_LISTS_PER_GROUP * low.bit_length() + at].append(number)
+                mask ^= low
+        clues, scores = self._clues, self._scores
+
+        def key(number: int) -> tuple[int, float]:
+            return clues[number], scores[number]
+
+        for i, numbers in enumerate(lists):
+            if len(numbers) > 1:
+                lists[i] = array("I", sorted(numbers, key=key))
         return [array("I", (len(numbers) for numbers in lists)), *lists]
 
     def _schedule(self) -> list[array[int]]:
@@ -296,6 +343,9 @@ class PackWriter:
             ).encode(),
             "choices": self._choices,
             "schedule": self._schedule,
+            "clues": self._clues,
+            "symmetries": self._symmetries,
+            "clue_choices": self._clue_choices,
         }
         sections = {"bodies": (HEADER_SIZE, self._offsets[-1])}
         for section, data in columns.items():
@@ -350,6 +400,8 @@ def read_header(data: bytes | mmap.mmap | memoryview, size: int) -> PackHeader:
         "scores": 8 * count,
         "technique_sets": 8 * count,
         "used_at": 8 * count,
+        "clues": count,
+        "symmetries": count,
     }
     for section, (offset, length) in sections.items():
         if offset % ALIGN or offset < HEADER_SIZE:

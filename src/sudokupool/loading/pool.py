@@ -38,7 +38,7 @@ from sudokupool.config import Settings
 from sudokupool.loading import pack
 from sudokupool.loading.cache import Checked, Copy
 from sudokupool.loading.choose import Choices, Filters
-from sudokupool.loading.gzip_member import final_block, trailer
+from sudokupool.loading.gzip_member import HEADER, HEADER_SIZE, final_block, stored_block, trailer
 from sudokupool.loading.validate import longest_run, validate
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.ids import normalise_id
@@ -123,6 +123,8 @@ class Pool:
         # u32 pairs, read as native integers: packs are little-endian, and so is every host that maps
         # one (pack.check refuses a pack on a big-endian host).
         self._checks = items("checks").cast("I")
+        self._levels = items("levels")
+        self._stars = items("stars")
         self._bodies_at = sections["bodies"][0]
         self._ids_at = sections["ids"][0]
         self._solutions_at = sections["solutions"][0]
@@ -320,6 +322,39 @@ class Pool:
             self._inflate(index, member)
         return member
 
+    def joined_member(self, indexes: list[int], head: bytes, separator: bytes, end: bytes) -> bytes:
+        """One gzip member of ``head``, the records ``indexes`` with ``separator`` between them, and ``end``
+        (each of these under 64 KiB): a set's body, made without inflating or deflating a record.
+
+        Each record's deflate blocks are copied from the pack as they are (they end on a sync flush, byte
+        aligned, and hold no final block), its tail and ``separator`` go in a stored block, and the CRC-32 of
+        the whole is combined from each record's (ISA-L's ``crc32_combine``). Each record is checked as
+        :meth:`gzip_body` checks it before it is first sent; one whose gzip header is not the plain 10 bytes
+        the pack writer makes raises :class:`DamagedRecord`."""
+        data, at, tail = self._data, self._bodies_at, self._tail
+        parts = [HEADER, stored_block(head)]
+        crc, length = isal_zlib.crc32(head), len(head)
+        last = len(indexes) - 1
+        for k, index in enumerate(indexes):
+            start, stop = at + self._offsets[index], at + self._offsets[index + 1]
+            if not self._verified[index >> 3] >> (index & 7) & 1:
+                self._inflate(index, self._member(index))
+            if data[start : start + HEADER_SIZE] != HEADER:
+                self._damaged.add(index)
+                raise DamagedRecord(index)
+            parts.append(data[start + HEADER_SIZE : stop])
+            between = tail if k == last else tail + separator
+            parts.append(stored_block(between))
+            record_crc, record_length = self._check(index)
+            crc = isal_zlib.crc32_combine(crc, record_crc, record_length)
+            length += record_length
+            if k != last:
+                crc = isal_zlib.crc32(separator, crc)
+                length += len(separator)
+        parts.append(stored_block(end, final=True))
+        parts.append(trailer(isal_zlib.crc32(end, crc), length + len(end)))
+        return b"".join(parts)
+
     def body(self, index: int) -> bytes:
         """The public record (JSON) of puzzle ``index``, inflated; raise :class:`DamagedRecord` (see
         :meth:`gzip_body`)."""
@@ -376,10 +411,32 @@ class Pool:
         """A uniformly random puzzle matching ``filters``, or None when none does."""
         return self.choices.pick(filters)
 
+    def deal(self, filters: Filters, seed: int, offset: int, count: int) -> tuple[list[int], int]:
+        """Puzzles ``offset`` to ``offset + count - 1`` of the order ``seed`` (0 to 2**64 - 1) gives those
+        matching ``filters``, and how many match (:meth:`Choices.deal`)."""
+        return self.choices.deal(filters, seed, offset, count)
+
+    def canonical_id(self, index: int) -> str:
+        """The share code of puzzle ``index``."""
+        start = self._ids_at + pack.ID_WIDTH * index
+        return self._data[start : start + pack.ID_WIDTH].decode()
+
+    def level(self, index: int) -> int:
+        """The difficulty level (1-4) of puzzle ``index``."""
+        return self._levels[index]
+
+    def stars(self, index: int) -> int | None:
+        """The stars of puzzle ``index`` (None when it has none)."""
+        return self._stars[index] or None
+
     def daily(self, day: int, level: int | None = None) -> int | None:
         """The puzzle of the day ``day`` (days since 1970-01-01, UTC), of difficulty ``level`` (1-4) or any:
         the same on every instance that serves this export (:meth:`Choices.daily`)."""
         return self.choices.daily(day, level, self._by_level)
+
+    def daily_matching(self, day: int, filters: Filters) -> int | None:
+        """The puzzle of the day ``day`` among those matching ``filters`` (:meth:`Choices.daily_matching`)."""
+        return self.choices.daily_matching(day, filters)
 
     def listed(self, difficulty: str) -> bytes:
         """The indexes of the puzzles of ``difficulty``, in order, as the pack holds them (``check``)."""

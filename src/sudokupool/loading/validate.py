@@ -7,7 +7,8 @@ file and apart (``pack.read_header``), body offsets inside the bodies section an
 recorded inflated length within ``SUDOKUPOOL_MAX_RECORD_BYTES`` and its compressed length within what
 deflate makes of that, id-table entries in range with a free slot and a bound on every probe, difficulty
 lists in range and as long as their counts, grids, solutions and ids of their alphabets, and the filter
-sections of ``choose.py`` (stars 0-5, the technique table, list lengths, every record number in range).
+sections of ``choose.py`` (stars 0-5, clue counts 0-81, symmetry codes, the technique table, list lengths,
+every record number in range).
 A body itself is inflated (no further than its recorded length) and checked before it is first sent,
 and all of them in the background once the pool is served (``Pool.verify``): inflating every body here
 would cost ~16 s for 1M records. Whether the pack holds what its export holds is ``sudokupool check``'s to prove
@@ -32,6 +33,7 @@ from typing import Final
 from sudokupool.loading import pack
 from sudokupool.loading.pack import PackError, PackHeader
 from sudokupool.sudoku import DIFFICULTIES
+from sudokupool.sudoku.symmetry import SYMMETRIES
 
 #: Records checked at a time (id-table slots and difficulty-list entries: four times as many): each step
 #: holds the GIL for about a millisecond (a live swap checks beside the serving loop, and sleeps between
@@ -53,6 +55,8 @@ TAIL_MAX: Final = 32
 _ID_ALPHABET: Final = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _LEVELS: Final = bytes(range(1, 5))
 _STARS: Final = bytes(range(pack.STAR_SLOTS))
+_CLUES: Final = bytes(range(pack.GRID_WIDTH + 1))
+_SYMMETRIES: Final = bytes(range(len(SYMMETRIES)))
 _SOLUTION_PREFIX: Final = b'{"canonical_id":"'
 _SOLUTION_MIDDLE: Final = b'","solution":"'
 _SOLUTION_AT: Final = len(_SOLUTION_PREFIX) + pack.ID_WIDTH + len(_SOLUTION_MIDDLE)
@@ -134,6 +138,16 @@ def _stars(p: _Pack, start: int, stop: int) -> None:
         raise PackError("section stars: a value above 5")
 
 
+def _clues(p: _Pack, start: int, stop: int) -> None:
+    if bytes(p.section("clues")[start:stop]).translate(None, _CLUES):
+        raise PackError("section clues: a clue count above 81")
+
+
+def _symmetries(p: _Pack, start: int, stop: int) -> None:
+    if bytes(p.section("symmetries")[start:stop]).translate(None, _SYMMETRIES):
+        raise PackError(f"section symmetries: a symmetry code of {len(SYMMETRIES)} or more")
+
+
 def _solutions(p: _Pack, start: int, stop: int) -> None:
     """Each solution body is ``{"canonical_id":"<its record's id>","solution":"<81 digits 1-9>"}``, checked
     column by column: a strided slice per column of the step's bodies (small enough to stay in the CPU's
@@ -169,6 +183,8 @@ SECTION_CHECKS: Final[dict[str, Callable[[_Pack, int, int], None]]] = {
     "puzzles": _puzzles,
     "solutions": _solutions,
     "stars": _stars,
+    "clues": _clues,
+    "symmetries": _symmetries,
 }
 
 
@@ -225,10 +241,21 @@ def _filters(p: _Pack, step: Callable[[], None]) -> None:
     for group in range(1, 1 + len(names)):
         if sum(lengths[group * pack.LISTS_PER_GROUP : (group + 1) * pack.LISTS_PER_GROUP]) > count:
             raise PackError(f"section choices: technique {names[group - 1]!r} lists more records than the pack holds")
+    clue_choices = (1 + len(names)) * pack.CLUE_LISTS_PER_GROUP
+    lengths = pack.list_lengths(p.section("clue_choices"), clue_choices, "clue_choices")
+    per_level = pack.CLUE_LISTS_PER_GROUP // len(DIFFICULTIES)
+    for level, expected in enumerate(header.counts):
+        if sum(lengths[level * per_level : (level + 1) * per_level]) != expected:
+            raise PackError(f"section clue_choices: {DIFFICULTIES[level]} lists do not hold {expected} records")
+    for group in range(1, 1 + len(names)):
+        if sum(lengths[group * pack.CLUE_LISTS_PER_GROUP : (group + 1) * pack.CLUE_LISTS_PER_GROUP]) > count:
+            raise PackError(
+                f"section clue_choices: technique {names[group - 1]!r} lists more records than the pack holds"
+            )
     scheduled = len(DIFFICULTIES)
     if sum(pack.list_lengths(p.section("schedule"), scheduled, "schedule")) > count:
         raise PackError("section schedule: lists more records than the pack holds")
-    for name, lists in (("choices", choices), ("schedule", scheduled)):
+    for name, lists in (("choices", choices), ("schedule", scheduled), ("clue_choices", clue_choices)):
         numbers = p.section(name)[4 * lists :].cast("I")
         for at in range(0, len(numbers), 4 * STEP):
             if not all_below(numbers[at : at + 4 * STEP], count):

@@ -45,8 +45,8 @@ class MemoryStore:
         """Identities counted exactly in the current window."""
         return len(self._counts)
 
-    def hit_now(self, identity: str, limit: int) -> Decision:
-        """Count one request of ``identity`` now and decide it against ``limit``.
+    def hit_now(self, identity: str, limit: int, cost: int = 1) -> Decision:
+        """Count one request of ``identity`` now, as ``cost`` requests, and decide it against ``limit``.
 
         The same decision as :func:`~sudokupool.ratelimit.window.decide`, inlined with the window and the
         seconds to its end worked out once per second of the clock: this runs on every request.
@@ -57,14 +57,14 @@ class MemoryStore:
         counts = self._counts
         count = counts.get(identity)
         if count is not None:
-            count += 1
+            count += cost
             counts[identity] = count
         elif len(counts) < self._max_identities:
-            count = 1
-            counts[identity] = 1
+            count = cost
+            counts[identity] = cost
         else:
             slot = hash(identity) & self._mask
-            count = min(self._overflow[slot] + 1, _COUNTER_MAX)
+            count = min(self._overflow[slot] + cost, _COUNTER_MAX)
             self._overflow[slot] = count
         if count <= limit:
             return _new(Decision, (True, limit, limit - count, self._reset, 0))
@@ -81,8 +81,8 @@ class MemoryStore:
             self._counts = {}
             self._overflow = array("I", bytes(4 * self._overflow_slots))
 
-    async def hit(self, identity: str, limit: int) -> Decision:
-        return self.hit_now(identity, limit)
+    async def hit(self, identity: str, limit: int, cost: int = 1) -> Decision:
+        return self.hit_now(identity, limit, cost)
 
     async def aclose(self) -> None:
         return None

@@ -123,8 +123,9 @@ class RedisStore:
         client = connect(url, timeout=timeout, mode=mode)
         return cls(client, failure_mode=failure_mode, server=server_name(url), **options)
 
-    async def hit(self, identity: str, limit: int) -> Decision:
-        """Count one request of ``identity`` in Redis; on failure apply the failure mode."""
+    async def hit(self, identity: str, limit: int, cost: int = 1) -> Decision:
+        """Count one request of ``identity`` in Redis, as ``cost`` requests (``cost`` hits of one batch; the
+        decision is the last one's); on failure apply the failure mode."""
         now = self._clock()
         window = window_index(now)
         if window != self._window:
@@ -132,20 +133,22 @@ class RedisStore:
             self._refused = set()
         elif identity in self._refused:
             return decide(limit + 1, limit, now)
-        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        futures: list[asyncio.Future[int]] = [loop.create_future() for _ in range(cost)]
+        future = futures[-1]
         key = f"{self._prefix}{window}:{identity}"
         waiting = self._batch.get(key)
         if waiting is None:
-            self._batch[key] = [future]
+            self._batch[key] = futures
         else:
-            waiting.append(future)
+            waiting.extend(futures)
         if self._sender is None:
             # The sender starts at the next turn of the event loop, after every request of this turn
             # has added its hit; while it waits for Redis, the hits of later turns gather for its next batch.
             self._sender = asyncio.create_task(self._send_batches())
         count = await future
         if count == _FAILED:
-            return self._unavailable(identity, limit)
+            return self._unavailable(identity, limit, cost)
         decision = decide(count, limit, now)
         if not decision.allowed and window == self._window and len(self._refused) < _MAX_REFUSED:
             self._refused.add(identity)
@@ -290,11 +293,11 @@ class RedisStore:
         self._outages.skipped(sum(map(len, batch.values())), server=server)
         _settle(batch, None)
 
-    def _unavailable(self, identity: str, limit: int) -> Decision:
+    def _unavailable(self, identity: str, limit: int, cost: int = 1) -> Decision:
         if self._closed_on_failure:
             raise LimiterUnavailable("rate limiter unavailable")
         self.fallbacks += 1
-        return self._fallback.hit_now(identity, limit)
+        return self._fallback.hit_now(identity, limit, cost)
 
     async def aclose(self) -> None:
         sender = self._sender

@@ -14,11 +14,11 @@ class LimiterUnavailable(Exception):
 class LimiterStore(Protocol):
     """Counts requests per identity in the current window.
 
-    ``hit`` counts one request of ``identity`` and decides it against ``limit``. It is atomic with
+    ``hit`` counts one request of ``identity`` as ``cost`` requests and decides it against ``limit``. It is atomic with
     respect to other ``hit`` calls for the same identity (also across processes for a shared store),
     which is what makes 200 concurrent requests at a limit of 60 admit exactly 60.
     """
 
-    async def hit(self, identity: str, limit: int) -> Decision: ...
+    async def hit(self, identity: str, limit: int, cost: int = 1) -> Decision: ...
 
     async def aclose(self) -> None: ...

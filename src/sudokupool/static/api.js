@@ -77,3 +77,14 @@ export const imageUrl = (id, variant, format) =>
 
 /** The print sheet of one puzzle: the puzzle, then its answer. */
 export const printUrl = (id) => `/print?ids=${encodeURIComponent(id)}`;
+
+/** `count` distinct puzzles (`difficulty` "" for any) in one request: `{ seed, puzzles: [record, ...] }`. */
+export async function fetchSet(count, difficulty, fetchImpl = globalThis.fetch) {
+  const query = new URLSearchParams({ count: String(count) });
+  if (difficulty) query.set("difficulty", difficulty);
+  const body = await getJson(`/api/puzzles?${query}`, fetchImpl);
+  if (!Array.isArray(body.puzzles) || !body.puzzles.every(validRecord)) {
+    throw new ApiError("The server sent a set this page cannot read.", 0);
+  }
+  return body;
+}

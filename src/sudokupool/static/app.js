@@ -9,14 +9,14 @@
 // Load the modules with this file's own ?v= so they are cached (and replaced) together with it. A static
 // `import` cannot carry the version, and an unversioned URL would be revalidated on every visit.
 const version = new URL(import.meta.url).search;
-const [player, sudoku, game, api, labels, hints, panels, messages] = await Promise.all(
-  ["player", "sudoku", "game", "api", "labels", "hints", "panels", "messages"].map((name) =>
+const [player, sudoku, game, api, labels, hints, panels, messages, store] = await Promise.all(
+  ["player", "sudoku", "game", "api", "labels", "hints", "panels", "messages", "store"].map((name) =>
     import(`./${name}.js${version}`),
   ),
 );
 const { $, createPlayer, savedGame } = player;
 const { cellIndex, cellName, nextHint } = sudoku;
-const { fetchPuzzle, fetchStats, fetchTechniques, imageUrl, printUrl } = api;
+const { fetchPuzzle, fetchSet, fetchStats, fetchTechniques, imageUrl, printUrl } = api;
 const { detailRows, hasPuzzles, loadFailure, puzzleCode, requestedId, statsLine } = labels;
 const { embedSnippet, stepNews, techniqueOptions } = labels;
 const { hintNews, hintView } = hints;
@@ -130,11 +130,42 @@ async function load(request) {
     }
     return true;
   } catch (error) {
+    // Offline (no answer at all): a random puzzle comes from the set kept for offline play, if any.
+    const kept = error?.status === 0 && !request.id && !request.daily ? takeKept() : null;
+    if (kept) {
+      hideError();
+      begin(kept, savedGame(kept.canonical_id));
+      say(`Offline: playing a kept puzzle (${store.setSize(localStorage)} left).`);
+      return true;
+    }
     reportLoadError(error, request);
     return false;
   } finally {
     $("main").setAttribute("aria-busy", "false");
     document.body.classList.remove("loading");
+  }
+}
+
+function takeKept() {
+  try {
+    return store.takeFromSet(localStorage);
+  } catch {
+    return null; // storage disabled
+  }
+}
+
+/** Fetch a set of the chosen size and keep it for offline play. */
+async function keepSetForOffline(event) {
+  event.preventDefault();
+  const count = Number($("set-count").value);
+  $("set-status").textContent = "Fetching…";
+  try {
+    const body = await fetchSet(count, "");
+    store.keepSet(localStorage, body.puzzles);
+    $("set-status").textContent =
+      `${body.puzzles.length} puzzles kept in this browser: New puzzle plays them while you are offline.`;
+  } catch (error) {
+    $("set-status").textContent = `Could not keep a set: ${error.message}`;
   }
 }
 
@@ -218,6 +249,7 @@ function wire() {
     focusBoard();
   });
   $("copy-link").addEventListener("click", copyLink);
+  $("set-form").addEventListener("submit", keepSetForOffline);
   $("copy-embed").addEventListener("click", copyEmbed);
   $("error-close").addEventListener("click", hideError);
   $("open-form").addEventListener("submit", (event) => {

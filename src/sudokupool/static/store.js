@@ -122,3 +122,35 @@ export function formatTime(ms) {
   const hours = Math.floor(s / 3600);
   return hours ? `${hours}:${pad(Math.floor(s / 60) % 60)}:${pad(s % 60)}` : `${pad(Math.floor(s / 60))}:${pad(s % 60)}`;
 }
+
+/** Where a set kept for offline play lives. */
+export const SET_KEY = "sudokupool:offline-set";
+
+/** Keep `records` (a set) for offline play, replacing any kept before. */
+export function keepSet(storage, records) {
+  storage.setItem(SET_KEY, JSON.stringify(records));
+}
+
+/** The next kept record (taken out of the set), or null when none is left or what is kept cannot be read. */
+export function takeFromSet(storage) {
+  let records;
+  try {
+    records = JSON.parse(storage.getItem(SET_KEY) ?? "[]");
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(records) || !records.length) return null;
+  const [first, ...rest] = records;
+  storage.setItem(SET_KEY, JSON.stringify(rest));
+  return first;
+}
+
+/** How many kept records are left. */
+export function setSize(storage) {
+  try {
+    const records = JSON.parse(storage.getItem(SET_KEY) ?? "[]");
+    return Array.isArray(records) ? records.length : 0;
+  } catch {
+    return 0;
+  }
+}

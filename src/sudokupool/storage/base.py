@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, replace
 from datetime import datetime
+from pathlib import Path
 from typing import Final, Protocol
 
 from sudokupool.naming import export_order, export_timestamp, pack_key
@@ -15,6 +17,14 @@ logger = logging.getLogger("sudokupool.storage")
 #: Bytes per chunk a store hands out: what a download (of a pack, or of an export to parse) writes at a
 #: time.
 CHUNK = 256 << 10
+#: The object metadata (``x-amz-meta-sha256``) ``publish`` stores an upload's SHA-256 in, as hex.
+SHA256_METADATA: Final = "sha256"
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of the file ``path``, as hex (read in chunks; hashlib lets go of the GIL as it hashes)."""
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 class StorageError(Exception):
@@ -95,6 +105,18 @@ class ExportListing:
         return self.objects[0] if self.objects else None
 
 
+@dataclass(frozen=True)
+class Download:
+    """How a client gets one export: its file name, size in bytes and SHA-256 (hex; None when storage does not
+    know it), and either the local file to stream (``path``) or a URL to send the client to (``url``)."""
+
+    name: str
+    size: int
+    sha256: str | None
+    path: Path | None = None
+    url: str | None = None
+
+
 class ExportStore(Protocol):
     """A place that holds exports. Implementations: ``local.LocalStore``, ``s3.S3Store``."""
 
@@ -116,6 +138,16 @@ class ExportStore(Protocol):
 
         Raise :class:`StorageError` when the object cannot be read; a stream cut short raises too.
         """
+        ...
+
+    async def checksum(self, export: ExportObject) -> str | None:
+        """The SHA-256 (hex) of the listed ``export``, or None when the store does not know it."""
+        ...
+
+    async def download(self, name: str, *, expires: int) -> Download | None:
+        """How to download the export named ``name`` (a file name, no prefix): None when the store holds no
+        export of that name; a URL, if any, is valid for ``expires`` seconds. Raise :class:`StorageError`
+        when the store cannot be asked."""
         ...
 
     async def close(self) -> None:

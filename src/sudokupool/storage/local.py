@@ -14,11 +14,22 @@ from stat import S_ISREG
 from typing import Final
 
 from sudokupool.naming import is_export_name, is_misdated, is_pack_name, pack_key
-from sudokupool.storage.base import CHUNK, ExportListing, ExportObject, Misdated, StorageError
+from sudokupool.storage.base import (
+    CHUNK,
+    Download,
+    ExportListing,
+    ExportObject,
+    Misdated,
+    StorageError,
+    file_sha256,
+)
 
 #: An export's name in a directory (``naming.EXPORT_NAME`` without a prefix).
 _LOCAL_EXPORT: Final = re.compile(r"pool-\d{8}T\d{6}Z\.ndjson(?:\.gz)?")
 
+
+#: Checksums kept, by file, size and modification time: about 200 bytes each.
+_CHECKSUMS_KEPT: Final = 4096
 
 #: Names past ``limit`` a listing takes in its first look.
 _SPARE: Final = 16
@@ -56,6 +67,7 @@ class LocalStore:
         self.name = name
         self.any_name = any_name
         self.misdated = Misdated(str(self.path))
+        self._checksums: dict[tuple[str, int, int], str] = {}
 
     @property
     def description(self) -> str:
@@ -156,6 +168,46 @@ class LocalStore:
             raise StorageError(f"{path}: {exc.strerror or exc}") from None
         finally:
             handle.close()
+
+    async def _sha256(self, path: Path, stat: os.stat_result) -> str:
+        """The file's SHA-256, hashed in a thread once per file, size and modification time."""
+        key = (str(path), stat.st_size, stat.st_mtime_ns)
+        found = self._checksums.get(key)
+        if found is None:
+            found = await asyncio.to_thread(file_sha256, path)
+            if len(self._checksums) >= _CHECKSUMS_KEPT:
+                self._checksums.clear()
+            self._checksums[key] = found
+        return found
+
+    def _export_file(self, name: str) -> tuple[Path, os.stat_result] | None:
+        """The regular file of the export ``name`` (a file name of an export's form), or None."""
+        if _LOCAL_EXPORT.fullmatch(name) is None or is_misdated(name):
+            return None
+        if self.path.is_file() and name != self.path.name:
+            return None
+        path = self.path if self.path.is_file() else self.path / name
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return None
+        return (path, stat) if S_ISREG(stat.st_mode) else None
+
+    async def checksum(self, export: ExportObject) -> str | None:
+        found = await asyncio.to_thread(self._export_file, Path(export.key).name)
+        return None if found is None else await self._sha256(*found)
+
+    async def download(self, name: str, *, expires: int) -> Download | None:
+        # Only a name of an export's form is looked up (no separator, no ``..``), and only in the directory.
+        found = await asyncio.to_thread(self._export_file, name)
+        if found is None:
+            return None
+        path, stat = found
+        try:
+            checksum = await self._sha256(path, stat)
+        except OSError as exc:
+            raise StorageError(f"{path}: {exc.strerror or exc}") from None
+        return Download(name, stat.st_size, checksum, path=path)
 
     async def close(self) -> None:
         return None

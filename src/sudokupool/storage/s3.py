@@ -22,7 +22,16 @@ from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
 
 from sudokupool.config import S3Location, Settings, parse_s3_url
 from sudokupool.naming import is_export_name, is_misdated, is_pack_name
-from sudokupool.storage.base import CHUNK, ExportListing, ExportObject, Misdated, StorageError, newest_first
+from sudokupool.storage.base import (
+    CHUNK,
+    SHA256_METADATA,
+    Download,
+    ExportListing,
+    ExportObject,
+    Misdated,
+    StorageError,
+    newest_first,
+)
 
 if TYPE_CHECKING:
     from types_aiobotocore_s3 import S3Client
@@ -54,6 +63,9 @@ def client_config(settings: Settings) -> AioConfig:
         read_timeout=READ_TIMEOUT,
         retries={"mode": "standard", "total_max_attempts": MAX_ATTEMPTS},
         s3={"addressing_style": settings.s3_addressing_style},
+        # Signature V4 also for presigned URLs (an export's download): botocore presigns with V2 by default,
+        # which AWS refuses in newer regions, and V2 cannot say how long a URL lasts (X-Amz-Expires).
+        signature_version="s3v4",
         # botocore >= 1.36 computes CRC checksums on every upload and validates them on downloads by
         # default. R2, SeaweedFS, older MinIO and other S3-compatible servers reject or mishandle those
         # headers (XAmzContentSHA256Mismatch, "Unsupported header 'x-amz-sdk-checksum-algorithm'"), so
@@ -118,6 +130,9 @@ class S3Store:
         self._exit_stack = contextlib.AsyncExitStack()
         self._opening = asyncio.Lock()
         self.misdated = Misdated(location.url)
+        # The SHA-256 publish stored with each object, by key, size and upload time (objects are replaced,
+        # not changed): one HEAD per export and process.
+        self._checksums: dict[tuple[str, int, str], str | None] = {}
 
     @classmethod
     def from_url(cls, url: str, settings: Settings) -> S3Store:
@@ -233,6 +248,48 @@ class S3Store:
             body.close()
         if expected is not None and received != expected:
             raise StorageError(f"{where}: stream cut short ({received} of {expected} bytes)")
+
+    async def _head(self, key: str) -> dict[str, Any] | None:
+        """The object's HEAD (size, metadata), or None when there is no such object."""
+        try:
+            client = await self.client()
+            head = await client.head_object(Bucket=self.location.bucket, Key=key)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+                return None
+            raise StorageError(f"s3://{self.location.bucket}/{key}: {describe_failure(exc)}") from None
+        except _FAILURES as exc:
+            raise StorageError(f"s3://{self.location.bucket}/{key}: {describe_failure(exc)}") from None
+        return dict(head)
+
+    async def checksum(self, export: ExportObject) -> str | None:
+        kept = (export.key, export.size, export.uploaded.isoformat())
+        if kept in self._checksums:
+            return self._checksums[kept]
+        head = await self._head(export.key)
+        found = None if head is None else head.get("Metadata", {}).get(SHA256_METADATA)
+        if len(self._checksums) >= 4096:
+            self._checksums.clear()
+        self._checksums[kept] = found
+        return found
+
+    async def download(self, name: str, *, expires: int) -> Download | None:
+        # Only a file name of an export's form is looked up, under the store's own prefix.
+        if "/" in name or not is_export_name(name):
+            return None
+        key = self.location.prefix + name
+        head = await self._head(key)
+        if head is None:
+            return None
+        try:
+            client = await self.client()
+            url = await client.generate_presigned_url(
+                "get_object", Params={"Bucket": self.location.bucket, "Key": key}, ExpiresIn=expires
+            )
+        except _FAILURES as exc:
+            raise StorageError(f"s3://{self.location.bucket}/{key}: {describe_failure(exc)}") from None
+        checksum = head.get("Metadata", {}).get(SHA256_METADATA)
+        return Download(name, int(head["ContentLength"]), checksum, url=url)
 
     async def close(self) -> None:
         self._client = None
