@@ -86,6 +86,12 @@ class Fleet:
 def fleet(image: str) -> Iterator[Fleet]:
     running = Fleet(image, f"sudokupool-test-{uuid.uuid4().hex[:8]}", free_port())
     try:
+        # The storage and its publish first, then the rest: docker compose orders them so by compose.yaml's
+        # `service_completed_successfully`, which podman-compose 1.0 does not wait for.
+        started = running.compose("up", "-d", "publish")
+        assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
+        published = podman("wait", running.container("publish"), timeout=180).stdout.strip()
+        assert published == "0", running.logs()
         started = running.compose("up", "-d")
         assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-3000:]
         yield running
@@ -94,8 +100,7 @@ def fleet(image: str) -> Iterator[Fleet]:
 
 
 def wait_for_the_published_pool(fleet: Fleet, timeout: float = 180) -> None:
-    """Until nginx answers and every instance serves the export published to S3 (an instance that started
-    before the publish serves the fallback until its next sync)."""
+    """Until nginx answers and every instance serves the export published to S3, not the fallback."""
     deadline = time.monotonic() + timeout
     waiting = set(INSTANCES)
     while waiting and time.monotonic() < deadline:
