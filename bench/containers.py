@@ -192,7 +192,19 @@ def build_image() -> str:
             result = podman(*build, timeout=1200, check=False)
             if result.returncode != 0:
                 raise AssertionError(f"podman build failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
+        prune_old_images()
     return tag
+
+
+#: Images of other sources this machine keeps (other checkouts' or earlier commits'), the newest first.
+KEEP_IMAGES = 3
+
+
+def prune_old_images() -> None:
+    """Remove all but the newest KEEP_IMAGES test images; one a container still uses stays (no --force)."""
+    listed = podman("images", "--format", "{{.Repository}}:{{.Tag}}", "localhost/sudokupool-test", check=False)
+    for old in listed.stdout.split()[KEEP_IMAGES:]:  # podman lists the newest first
+        podman("rmi", old, check=False)
 
 
 def wait_healthy(url: str, container: str, timeout: float = 60.0) -> float:
