@@ -34,6 +34,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "build-yield": ("grading", "build_yield_main", "how many generated puzzles a build keeps, by level"),
     "build-memory": ("grading", "build_memory_main", "peak RSS of sudokupool build"),
     "parse-steps": ("grading", "parse_steps_main", "the CPU of each step of parsing an export"),
+    "image": (
+        "containers",
+        "image_main",
+        "the container image: size, start to healthy, memory and req/s per worker count",
+    ),
     "hostile-exports": ("hostile", "hostile_exports_main", "hostile exports against check and serve"),
 }
 

@@ -529,3 +529,72 @@ def test_a_tag_no_record_may_carry_is_one_line_before_any_work(
         f"sudokupool build: --tag {tag!r}: a tag must be lower-case [a-z0-9-], 1 to 32 characters{hint}\n"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def _seeds(path: Path) -> list[int]:
+    return [parse_record(line).seed for line in read_export(path)]
+
+
+def test_shards_draw_on_disjoint_puzzles_of_one_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shards = []
+    for index in range(3):
+        monkeypatch.setenv("JOB_COMPLETION_INDEX", str(index))
+        code, path = build(tmp_path / f"env{index}", "--count", "3", "--seed", "5", "--shards", "3", "--jobs", "1")
+        assert code == 0
+        shards.append(_seeds(path))
+    monkeypatch.delenv("JOB_COMPLETION_INDEX")
+    # Shard I takes the build's puzzles I, I+3, I+6...: its seeds are those, in that order.
+    for index, seeds in enumerate(shards):
+        candidates = [puzzle_seed(5, k * 3 + index) for k in range(60)]
+        positions = [candidates.index(seed) for seed in seeds]
+        assert positions == sorted(positions)
+    assert len({seed for seeds in shards for seed in seeds}) == 9
+    # The flag gives the same shard as the Job's variable.
+    _, again = build(tmp_path / "flag1", "--count", "3", "--seed", "5", "--shards", "3", "--shard", "1", "--jobs", "2")
+    assert _seeds(again) == shards[1]
+
+
+def test_one_shard_is_the_whole_build(tmp_path: Path) -> None:
+    _, whole = build(tmp_path / "whole", "--count", "4", "--seed", "9", "--jobs", "1")
+    _, shard = build(tmp_path / "shard", "--count", "4", "--seed", "9", "--shards", "1", "--shard", "0", "--jobs", "1")
+    assert _seeds(whole) == _seeds(shard)
+
+
+@pytest.mark.parametrize(
+    ("args", "environ", "message"),
+    [
+        pytest.param(["--shard", "0", "--seed", "1"], {}, "--shard needs --shards", id="shard-without-shards"),
+        pytest.param(["--shards", "3", "--shard", "0"], {}, "--shards needs --seed", id="no-seed"),
+        pytest.param(
+            ["--shards", "3", "--seed", "1"], {}, "--shards needs --shard or JOB_COMPLETION_INDEX", id="no-index"
+        ),
+        pytest.param(
+            ["--shards", "3", "--seed", "1"], {"JOB_COMPLETION_INDEX": "x"}, "is not a shard number", id="bad-env"
+        ),
+        pytest.param(
+            ["--shards", "3", "--seed", "1"],
+            {"JOB_COMPLETION_INDEX": "3"},
+            "not between 0 and 2",
+            id="env-out-of-range",
+        ),
+        pytest.param(["--shards", "3", "--seed", "1", "--shard", "-1"], {}, "not between 0 and 2", id="negative"),
+        pytest.param(
+            ["--shards", "0", "--seed", "1", "--shard", "0"], {}, "--shards must be at least 1", id="zero-shards"
+        ),
+    ],
+)
+def test_bad_shards_are_refused_before_any_work(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    environ: dict[str, str],
+    message: str,
+) -> None:
+    monkeypatch.delenv("JOB_COMPLETION_INDEX", raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    assert main(["build", "--out", str(tmp_path / "out"), *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("sudokupool build:") and message in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()

@@ -18,11 +18,12 @@ import secrets
 import sys
 import time
 from collections import Counter
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sudokupool.commands.orders import Made, Order, Stats, ordered_results, technique_name
+from sudokupool.commands.orders import Made, Order, Shard, Stats, ordered_results, technique_name
 from sudokupool.commands.progress import Progress
 from sudokupool.commands.writer import ExportWriter, prepare_output
 from sudokupool.config import Settings, SettingsError
@@ -44,6 +45,8 @@ from sudokupool.sudoku.technique_table import LEVEL
 # steps as hard as the hardest, and the stars and tiers are recalibrated).
 BUILD_VERSION = "2.6.0"
 SOURCE = f"sudokupool-build/{BUILD_VERSION}"
+#: The variable a Kubernetes Indexed Job sets in each pod to its index: ``--shards`` takes the shard from it.
+SHARD_VARIABLE = "JOB_COMPLETION_INDEX"
 #: Appended to the output's name when a build misses its target: not an export name, so a service pointed at
 #: the directory does not load a short build as the newest export.
 PARTIAL = ".partial"
@@ -105,6 +108,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "slower, see docs/grading.md)",
     )
     parser.add_argument("--seed", type=int, help="build seed (default: random, printed so the build can be repeated)")
+    parser.add_argument(
+        "--shards",
+        type=int,
+        metavar="N",
+        help="build one of N shards of the build of --seed: shard I takes the build's puzzles I, I+N, I+2N..., so "
+        "shards never share a seed and each is the same wherever it runs; merge them (docs/grading.md). "
+        "--count or --per-difficulty is each shard's",
+    )
+    parser.add_argument(
+        "--shard",
+        type=int,
+        metavar="I",
+        help=f"which shard, 0 to N-1 (default: ${SHARD_VARIABLE}, set in each pod of a Kubernetes Indexed Job)",
+    )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: all CPUs)")
     parser.add_argument(
         "--time-limit",
@@ -136,6 +153,31 @@ def _quota_eta(quotas: dict[str, int] | None, kept_by: Counter[str], started: fl
                 return None
             eta = max(eta, (quota - kept_by[name]) * elapsed / kept_by[name])
     return eta
+
+
+def shard_of(args: argparse.Namespace, environ: Mapping[str, str]) -> Shard:
+    """The shard ``--shards`` and ``--shard`` (else ``$JOB_COMPLETION_INDEX``) ask for; ValueError saying what
+    is wrong."""
+    if args.shards is None:
+        if args.shard is not None:
+            raise ValueError("--shard needs --shards")
+        return Shard()
+    if args.shards < 1:
+        raise ValueError("--shards must be at least 1")
+    if args.seed is None:
+        raise ValueError("--shards needs --seed: the shards of one build share its seed")
+    index = args.shard
+    if index is None:
+        raw = environ.get(SHARD_VARIABLE, "").strip()
+        if not raw:
+            raise ValueError(f"--shards needs --shard or {SHARD_VARIABLE}")
+        try:
+            index = int(raw)
+        except ValueError:
+            raise ValueError(f"{SHARD_VARIABLE}={raw!r} is not a shard number") from None
+    if not 0 <= index < args.shards:
+        raise ValueError(f"shard {index} is not between 0 and {args.shards - 1}")
+    return Shard(index, args.shards)
 
 
 def parse_difficulties(text: str) -> tuple[str, ...]:
@@ -246,6 +288,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"sudokupool build: --tag {tag!r}: a tag must be {TAG_RULE}{hint}", file=sys.stderr)
             return 2
     try:
+        shard = shard_of(args, os.environ)
+    except ValueError as exc:
+        print(f"sudokupool build: {exc}", file=sys.stderr)
+        return 2
+    try:
         out = prepare_output(args.out)
     except ValueError as exc:
         print(f"sudokupool build: {exc}", file=sys.stderr)
@@ -261,7 +308,8 @@ def run(args: argparse.Namespace) -> int:
     order = Order(args.symmetry, levels, techniques, args.minimal, steer)
     extra = "".join(f", using {t}" for t in techniques) + (", minimal" if args.minimal else "")
     print(
-        f"sudokupool build: seed {build_seed}, {target} puzzles "
+        f"sudokupool build: seed {build_seed}{f', shard {shard.index} of {shard.count}' if shard.count > 1 else ''}, "
+        f"{target} puzzles "
         f"({', '.join(wanted)}{f', {args.per_difficulty} each' if quotas else ''}{extra}), "
         f"symmetry {args.symmetry}, {args.jobs} job(s)",
         file=sys.stderr,
@@ -280,7 +328,7 @@ def run(args: argparse.Namespace) -> int:
         with ExportWriter(directory, gzipped=gzipped, pack=packs) as writer:
             # Read when each chunk is sent: the order narrows as quotas fill.
             current = [order]
-            for made in ordered_results(build_seed, lambda: current[0], args.jobs):
+            for made in ordered_results(build_seed, lambda: current[0], args.jobs, shard):
                 stats.add(made)
                 difficulty = made.outcome
                 if made.grade is not None and (quotas is None or kept_by[difficulty] < quotas[difficulty]):

@@ -72,6 +72,19 @@ def puzzle_seed(build_seed: int, index: int) -> int:
 
 
 @dataclass(frozen=True, slots=True)
+class Shard:
+    """Shard ``index`` of ``count`` of a build: its puzzle ``i`` is the build's puzzle ``i * count + index``, so
+    the shards of one seed draw on disjoint puzzle indexes, together exactly the puzzles of an unsharded build
+    of that seed, and each shard is the same wherever and whenever it runs."""
+
+    index: int = 0
+    count: int = 1
+
+    def build_index(self, index: int) -> int:
+        return index * self.count + self.index
+
+
+@dataclass(frozen=True, slots=True)
 class Made:
     """One generated puzzle, as a worker returns it: with its grade and canonical form when it may be kept."""
 
@@ -108,19 +121,24 @@ def _make(index: int, seed: int, order: Order) -> Made:
     return Made(index, seed, puzzle, solution, outcome, g, form, t1 - t0, time.perf_counter() - t1)
 
 
-def make_chunk(task: tuple[int, int, int, Order]) -> list[Made]:
-    """Worker: generate and grade puzzles ``start .. start + size - 1`` of the build."""
+def make_chunk(task: tuple[int, int, int, Order], shard: Shard | None = None) -> list[Made]:
+    """Worker: generate and grade puzzles ``start .. start + size - 1`` of the build (of its shard)."""
     build_seed, start, size, order = task
-    return [_make(index, puzzle_seed(build_seed, index), order) for index in range(start, start + size)]
+    shard = shard or Shard()
+    return [
+        _make(index, puzzle_seed(build_seed, shard.build_index(index)), order) for index in range(start, start + size)
+    ]
 
 
-def ordered_results(build_seed: int, order: Callable[[], Order], jobs: int) -> Iterator[Made]:
-    """Every puzzle of the build in index order, computed ahead by ``jobs`` processes, each chunk to the
-    ``order()`` of when it is sent (a build narrows its levels as their quotas fill)."""
+def ordered_results(
+    build_seed: int, order: Callable[[], Order], jobs: int, shard: Shard | None = None
+) -> Iterator[Made]:
+    """Every puzzle of the build (of its shard) in index order, computed ahead by ``jobs`` processes, each chunk
+    to the ``order()`` of when it is sent (a build narrows its levels as their quotas fill)."""
     if jobs <= 1:
         start = 0
         while True:
-            yield from make_chunk((build_seed, start, CHUNK, order()))
+            yield from make_chunk((build_seed, start, CHUNK, order()), shard)
             start += CHUNK
     with worker_pool(jobs) as pool:
         window: deque[AsyncResult[list[Made]]] = deque()
@@ -128,7 +146,7 @@ def ordered_results(build_seed: int, order: Callable[[], Order], jobs: int) -> I
         while True:
             # Keep a bounded window of chunks in flight; results are taken from the left, in order.
             while len(window) < jobs * 4:
-                window.append(pool.apply_async(make_chunk, ((build_seed, start, CHUNK, order()),)))
+                window.append(pool.apply_async(make_chunk, ((build_seed, start, CHUNK, order()), shard)))
                 start += CHUNK
             yield from window.popleft().get()
 
