@@ -152,3 +152,16 @@ def test_the_rules_use_those_colours(selector: str, prop: str, custom: str) -> N
     declared = dict(re.findall(r"^\s*([\w-]+):\s*(.*?);", rule.group(1), re.MULTILINE))
     assert prop in declared, f"{selector} sets no {prop}"
     assert f"var({custom})" in declared[prop], f"{selector} {{ {prop}: {declared[prop]} }}"
+
+
+@pytest.mark.parametrize(("scheme", "least"), [("light", 2.4), ("dark", 1.95)])
+def test_givens_and_entries_differ_by_weight_and_ink(scheme: str, least: float) -> None:
+    # Both inks keep 4.5:1 on the selected cell, which bounds how far apart they can be (about 2.7:1 in the
+    # light scheme, 2.2:1 in the dark); the weight tells them apart as well.
+    colours = schemes()[scheme]
+    assert contrast(colours["--given"], colours["--entered"]) >= least
+    given = re.search(r"^\.cell\.given \{(.*?)^\}", CSS, re.MULTILINE | re.DOTALL)
+    entered = re.search(r"^\.cell\.entered \{(.*?)^\}", CSS, re.MULTILINE | re.DOTALL)
+    assert given and entered
+    assert "font-weight: 700;" in given.group(1)
+    assert "font-weight" not in entered.group(1)
