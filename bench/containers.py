@@ -3,8 +3,10 @@
 How containers run on these machines, in one place:
 - no image registry is reachable, so the image is built on a base made from Debian's packages (``mmdebstrap``,
   then ``podman import``) passed as the Containerfile's ``BASE``; the base is cached under
-  ``~/.cache/sudokupool-test-images/``, keyed by its package list and options, and stays in podman's storage;
-- the runtime is ``runc`` (``crun`` refuses the sandbox's cgroup layout), the network the host's;
+  ``~/.cache/sudokupool-test-images/``, keyed by its package list and options, and stays in podman's storage
+  (remove both to take in Debian's updates);
+- the runtime is ``runc`` (``crun`` refuses the sandbox's cgroup layout), a container's network the host's (the
+  compose fleet's own bridge network, with its names, works too);
 - ``--ulimit`` values are no higher than this process's own (the sandbox cannot raise a limit, and runc sets
   every one it is given: podman's defaults are higher), and the process count is capped lower still
   (runc here refuses to set ``nproc`` much above a few thousand);

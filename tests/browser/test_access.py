@@ -5,7 +5,7 @@ the control that had it goes away; what a screen reader is told (the live region
 turned off; reflow at 320 px and 200 % zoom; and axe-core on every page (the player at first load and in
 play, the embeddable player, the print sheet) in both schemes on a desktop and a phone, where a serious or
 critical violation fails. axe-core comes from npm at a pinned version into the shared test-tool cache
-(``tests/tool_cache.py``); it skips single characters, so the board's digits and highlights are checked by
+(``tests/tools.py``); it skips single characters, so the board's digits and highlights are checked by
 ``tests/test_contrast.py`` from the stylesheet instead.
 """
 
@@ -20,7 +20,7 @@ from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import DESKTOP, PHONE, Contexts
 from tests.browser.test_play import cell, first_with, name_of, open_puzzle, peers
-from tests.tool_cache import npm_tools
+from tests.tools import tools
 
 pytestmark = pytest.mark.browser
 
@@ -31,7 +31,7 @@ ARROWS = {(1, 0): "ArrowDown", (-1, 0): "ArrowUp", (0, 1): "ArrowRight", (0, -1)
 
 @pytest.fixture(scope="module")
 def axe_source() -> str:
-    return (npm_tools("axe-core", {"axe-core": AXE_VERSION}) / "axe-core" / "axe.min.js").read_text()
+    return (tools("axe-core", node={"axe-core": AXE_VERSION}).node_modules / "axe-core" / "axe.min.js").read_text()
 
 
 def axe(page: Page, source: str) -> list[str]:
