@@ -157,3 +157,25 @@ def test_an_oserror_the_command_left_is_one_line(
     monkeypatch.setattr(settings, "run", refused)
     assert main(["settings"]) == 1
     assert capsys.readouterr().err == "sudokupool settings: [Errno 13] Permission denied: 'x'\n"
+
+
+def test_one_version_the_packages_in_version_and_in_what_builds_make(capsys: pytest.CaptureFixture[str]) -> None:
+    import gzip
+    import importlib.metadata
+
+    import orjson
+
+    from sudokupool import __version__
+    from sudokupool.commands.build import SOURCE
+    from sudokupool.config import BUNDLED_SNAPSHOTS
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"sudokupool {__version__}\n"
+    assert importlib.metadata.version("sudokupool") == __version__
+    assert f"sudokupool-build/{__version__}" == SOURCE
+    # The demo pool was built by this version: its records say so truthfully.
+    [demo] = BUNDLED_SNAPSHOTS.glob("pool-*.ndjson.gz")
+    with gzip.open(demo) as lines:
+        assert {orjson.loads(line)["source"] for line in lines} == {SOURCE}

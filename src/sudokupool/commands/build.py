@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sudokupool import __version__
 from sudokupool.commands.orders import Made, Order, Stats, ordered_results, technique_name
 from sudokupool.commands.progress import Progress
 from sudokupool.commands.writer import ExportWriter, prepare_output
@@ -35,15 +36,8 @@ from sudokupool.sudoku.ids import canonical_id, puzzle_id
 from sudokupool.sudoku.symmetry import SYMMETRIES, symmetry_class
 from sudokupool.sudoku.technique_table import LEVEL
 
-# The builder's own version, in every record's `source`: bumped when the grading changes, so records
-# from different graders can be told apart (2.1.0: HoDoKu's order, levels and the full technique set;
-# 2.2.0: Sue de Coq, continuous nice loops, the hardest-step score and its tiers; 2.3.0: the score's
-# hardest step counts the length of a chain, net or ALS move; 2.4.0: the score adds the hard steps
-# instead of all step scores, and rates a W-Wing as an XY-Chain; 2.5.0: forcing chains and nets take the
-# first proof found, fewest-candidate cells first, rather than the shortest; 2.6.0: the score counts the
-# steps as hard as the hardest, and the stars and tiers are recalibrated).
-BUILD_VERSION = "2.6.0"
-SOURCE = f"sudokupool-build/{BUILD_VERSION}"
+#: What made a record: the builder at the package's version, raised when the grading changes.
+SOURCE = f"sudokupool-build/{__version__}"
 #: Appended to the output's name when a build misses its target: not an export name, so a service pointed at
 #: the directory does not load a short build as the newest export.
 PARTIAL = ".partial"
