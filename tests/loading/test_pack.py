@@ -528,7 +528,9 @@ def test_the_pack_command_refuses_a_file_that_is_not_an_export(
     ("make", "problem"),
     [
         pytest.param(lambda path: None, "no such file or directory", id="missing"),
-        pytest.param(lambda path: path.mkdir(), "not a regular file", id="a-directory"),
+        pytest.param(
+            lambda path: path.mkdir(), "no export in it (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz])", id="a-directory"
+        ),
     ],
 )
 def test_the_pack_command_needs_an_export_file(
