@@ -25,6 +25,7 @@ from typing import Any
 from sudokupool import __version__
 from sudokupool.commands.orders import Made, Order, Stats, ordered_results, technique_name
 from sudokupool.commands.progress import Progress
+from sudokupool.commands.suggest import closest
 from sudokupool.commands.writer import ExportWriter, prepare_output
 from sudokupool.config import Settings, SettingsError
 from sudokupool.loading.export import TAG_RULE, is_tag
@@ -71,7 +72,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--difficulty",
         metavar="LEVELS",
-        help="comma-separated difficulties to keep (default: every level); one level steers generation toward "
+        help=f"comma-separated difficulties to keep, of {', '.join(DIFFICULTIES)} (any case; default: every "
+        "level); one level steers generation toward "
         "it: clues are removed so as to reach that level and not pass it (docs/grading.md). Several are not "
         "steered: the work on a puzzle stops as soon as it cannot be one of them",
     )
@@ -139,7 +141,9 @@ def parse_difficulties(text: str) -> tuple[str, ...]:
     for part in text.split(","):
         name = by_name.get(part.strip().lower())
         if name is None:
-            raise ValueError(f"unknown difficulty {part.strip()!r} (choose from {', '.join(by_name)})")
+            close = closest(part, DIFFICULTIES)
+            hint = f"did you mean {close!r}?" if close else f"choose from {', '.join(by_name)}"
+            raise ValueError(f"unknown difficulty {part.strip()!r} ({hint})")
         if name not in wanted:
             wanted.append(name)
     return tuple(wanted)
