@@ -179,3 +179,30 @@ def test_one_version_the_packages_in_version_and_in_what_builds_make(capsys: pyt
     [demo] = BUNDLED_SNAPSHOTS.glob("pool-*.ndjson.gz")
     with gzip.open(demo) as lines:
         assert {orjson.loads(line)["source"] for line in lines} == {SOURCE}
+
+
+@pytest.mark.parametrize(
+    ("count", "noun", "words"),
+    [
+        pytest.param(0, "bad line", "0 bad lines", id="none"),
+        pytest.param(1, "bad line", "1 bad line", id="one"),
+        pytest.param(2, "duplicate", "2 duplicates", id="two"),
+        pytest.param(12_345, "puzzle", "12,345 puzzles", id="thousands"),
+    ],
+)
+def test_counts_take_the_noun_in_their_number(count: int, noun: str, words: str) -> None:
+    from sudokupool.plural import counted
+
+    assert counted(count, noun) == words
+
+
+def test_one_bad_line_is_said_in_the_singular(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.factories import make_records, write_export
+
+    path = write_export(tmp_path / "pool-20260101T000000Z.ndjson", make_records(1), extra_lines=(b"garbage",))
+    assert main(["check", str(path), "--fast"]) == 1
+    out, err = capsys.readouterr()
+    assert "line 2: invalid-json" in out
+    assert ": 1 bad line of 2 read, more than SUDOKUPOOL_MAX_BAD_LINES=0.1% allows" in err
+    assert main(["check", str(path), "--fast", "--max-bad-lines", "1"]) == 0
+    assert "loaded 1 puzzle, skipped 1 (invalid-json 1)" in capsys.readouterr().out

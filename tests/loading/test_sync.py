@@ -341,7 +341,7 @@ async def test_a_sync_applies_the_bound_on_bad_lines(
         return
     assert runtime.current().info.export_key == OLD
     assert runtime.sync.last_error == (
-        f"refused: cannot load export s3://flaky/exports/{NEW}: 1 bad lines of 8 read, more than "
+        f"refused: cannot load export s3://flaky/exports/{NEW}: 1 bad line of 8 read, more than "
         f"SUDOKUPOOL_MAX_BAD_LINES={bound} allows; the first is line 8: invalid-json: "
         "unexpected character, expected a string key: line 1 column 2 (char 1)"
     )
@@ -364,7 +364,7 @@ async def test_a_refused_export_at_startup_serves_the_fallback(
     assert fake.slept == []  # a refusal is not retried
     assert runtime.current().info.export_key == OLD
     assert runtime.sync.fallback is True
-    refusal = f"cannot load export s3://flaky/exports/{NEW}: 1 bad lines of 6 read"
+    refusal = f"cannot load export s3://flaky/exports/{NEW}: 1 bad line of 6 read"
     assert runtime.sync.last_error is not None and runtime.sync.last_error.startswith(refusal)
     assert "serving the FALLBACK export" in caplog.text
     # The refused export is not downloaded again; a good newer one replaces the fallback.

@@ -30,6 +30,7 @@ from sudokupool.commands.writer import ExportWriter, prepare_output
 from sudokupool.config import Settings, SettingsError
 from sudokupool.loading.export import TAG_RULE, is_tag
 from sudokupool.naming import export_filename, is_export_name
+from sudokupool.plural import counted
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.generator import DEFAULT_SYMMETRY
 from sudokupool.sudoku.grid import clue_count
@@ -259,9 +260,9 @@ def run(args: argparse.Namespace) -> int:
     order = Order(args.symmetry, levels, techniques, args.minimal, steer)
     extra = "".join(f", using {t}" for t in techniques) + (", minimal" if args.minimal else "")
     print(
-        f"sudokupool build: seed {build_seed}, {target} puzzles "
+        f"sudokupool build: seed {build_seed}, {counted(target, 'puzzle')} "
         f"({', '.join(wanted)}{f', {args.per_difficulty} each' if quotas else ''}{extra}), "
-        f"symmetry {args.symmetry}, {args.jobs} job(s)",
+        f"symmetry {args.symmetry}, {counted(args.jobs, 'job')}",
         file=sys.stderr,
     )
 
@@ -316,7 +317,7 @@ def run(args: argparse.Namespace) -> int:
     for line in stats.lines():
         print(line, file=sys.stderr)
     print(
-        f"wrote {writer.count} puzzles ({', '.join(f'{d} {kept_by[d]}' for d in wanted)}) to {path} "
+        f"wrote {counted(writer.count, 'puzzle')} ({', '.join(f'{d} {kept_by[d]}' for d in wanted)}) to {path} "
         f"in {elapsed:.1f} s ({path.stat().st_size / 1e6:.2f} MB)",
         file=sys.stderr,
     )

@@ -31,6 +31,7 @@ from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, export_
 from sudokupool.loading.pack import FILTER_SECTIONS, MAGIC, PackError, map_file
 from sudokupool.loading.pool import DamagedRecord, Pool, PoolInfo
 from sudokupool.naming import is_export_name
+from sudokupool.plural import counted
 from sudokupool.storage.base import ExportObject, StorageError
 from sudokupool.storage.local import LocalStore
 from sudokupool.sudoku import DIFFICULTIES
@@ -272,7 +273,7 @@ def print_problems(report: LoadReport, *, file: Any = None) -> None:
     for number, problem in report.problems:
         print(f"line {number}: {problem}", file=file)
     if report.skipped_total > len(report.problems):
-        print(f"... and {report.skipped_total - len(report.problems)} more bad lines", file=file)
+        print(f"... and {counted(report.skipped_total - len(report.problems), 'more bad line')}", file=file)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -305,5 +306,6 @@ def run(args: argparse.Namespace) -> int:
         )
     if pack is None:
         return 0
-    print(f"pack {pack.name}: {pack.problem or f'matches the export ({report.loaded} puzzles)'}")
+    matches = f"matches the export ({counted(report.loaded, 'puzzle')})"
+    print(f"pack {pack.name}: {pack.problem or matches}")
     return 1 if pack.problem else 0
