@@ -206,3 +206,30 @@ def test_one_bad_line_is_said_in_the_singular(tmp_path: Path, capsys: pytest.Cap
     assert ": 1 bad line of 2 read, more than SUDOKUPOOL_MAX_BAD_LINES=0.1% allows" in err
     assert main(["check", str(path), "--fast", "--max-bad-lines", "1"]) == 0
     assert "loaded 1 puzzle, skipped 1 (invalid-json 1)" in capsys.readouterr().out
+
+
+def _subcommands(parser: object, path: tuple[str, ...] = ()) -> list[tuple[str, object]]:
+    import argparse
+
+    found = []
+    for action in getattr(parser, "_actions", []):
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found.append((" ".join((*path, name)), sub))
+                found += _subcommands(sub, (*path, name))
+    return found
+
+
+def test_every_subcommands_own_help_opens_with_a_description(capsys: pytest.CaptureFixture[str]) -> None:
+    from sudokupool.cli import build_parser
+
+    found = _subcommands(build_parser())
+    assert {name for name, _ in found} >= {"serve", "check", "pack", "publish", "settings", "keys new", "keys check"}
+    for name, sub in found:
+        with pytest.raises(SystemExit):
+            main([*name.split(), "--help"])
+        usage, _, rest = capsys.readouterr().out.partition("\n\n")
+        assert usage.startswith(f"usage: sudokupool {name}"), name
+        first = rest.splitlines()[0]
+        assert first not in ("options:", "positional arguments:"), f"sudokupool {name} --help has no description"
+        assert getattr(sub, "description", None), name

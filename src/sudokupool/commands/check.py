@@ -38,7 +38,16 @@ from sudokupool.sudoku import DIFFICULTIES
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("check", help="validate an export file (exit 1 when the service would refuse it)")
+    parser = subparsers.add_parser(
+        "check",
+        help="validate an export file (exit 1 when the service would refuse it)",
+        description=(
+            "Validate an export as the service loads it, within its SUDOKUPOOL_MAX_* bounds, and more: each "
+            "puzzle has one solution, its solve path replays, its ids are its grid's (--canonical: worked out in "
+            "full). A pack beside the export must hold exactly what parsing the export gives. Exit 1, with one "
+            "line saying why, when the service would refuse the export; bad lines within the bound are listed."
+        ),
+    )
     parser.add_argument("file", type=Path, help="an export (.ndjson or .ndjson.gz), or a directory: its newest export")
     parser.add_argument(
         "--canonical", action="store_true", help="also recompute canonical forms, ids and symmetry (slower)"
