@@ -6,7 +6,8 @@ The grids are the image endpoint's SVGs, inline (vector in a PDF, from the same 
 millimetres so six fit the printable area of A4 and of US Letter alike; a sheet ends with a page break and
 no grid is split across pages. The page loads its stylesheet and nothing else, and runs no script.
 
-Bad input is a JSON 400 (or 404 for unknown codes) naming what is allowed, as the API's errors are.
+Bad input is a 400 (or 404 for unknown codes) naming what is allowed: a small HTML page for a browser (a
+request whose ``Accept`` prefers ``text/html``), else the API's JSON error body.
 """
 
 from __future__ import annotations
@@ -143,6 +144,48 @@ def page(entries: list[Entry], puzzles: list[bytes], solutions: list[bytes], ver
     return (head + "".join(body) + "</main></body></html>").encode()
 
 
+def _quality(accept: str, media: str) -> float:
+    """The q-value ``accept`` gives ``media`` (``type/subtype``): its own range's, else ``type/*``'s, else
+    ``*/*``'s, else 0 (RFC 9110, 12.5.1)."""
+    kind = media.split("/")[0]
+    found: dict[str, float] = {}
+    for element in accept.split(","):
+        name, *params = (part.strip() for part in element.split(";"))
+        q = 1.0
+        for param in params:
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        found.setdefault(name.lower(), q)
+    for name in (media, f"{kind}/*", "*/*"):
+        if name in found:
+            return found[name]
+    return 0.0
+
+
+def prefers_html(accept: str) -> bool:
+    """Whether a request with this ``Accept`` (every line joined) would rather have HTML than JSON: a browser
+    names ``text/html``; a client that takes anything (``*/*``, curl's) or asks for JSON gets JSON."""
+    return _quality(accept, "text/html") > _quality(accept, "application/json")
+
+
+def error_page(message: str, version: str) -> bytes:
+    """The small HTML page a browser gets for bad ``/print`` input: what is wrong, and where to go instead."""
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        "<title>Sudoku: no print sheet</title>"
+        f'<link rel="stylesheet" href="/static/print.css{VERSION_MARK.replace("dev", version)}"></head><body>'
+        '<main class="screen-only"><h1>No print sheet</h1>'
+        f"<p>{html.escape(message[:1].upper() + message[1:])}.</p>"
+        '<p><a href="/print">Print six random puzzles</a> or <a href="/">play a puzzle</a>.</p>'
+        "</main></body></html>"
+    ).encode()
+
+
 class PrintSheet:
     """The ``/print`` endpoint over the app's runtime (its pool and render cache)."""
 
@@ -162,8 +205,16 @@ class PrintSheet:
         try:
             entries = choose(pool, params)
         except PrintError as exc:
+            # The answer depends on Accept: a cache must keep the two forms apart.
+            if prefers_html(", ".join(request.headers.getlist("accept"))):
+                return Response(
+                    error_page(exc.message, self.version),
+                    status_code=exc.status,
+                    media_type="text/html; charset=utf-8",
+                    headers={**PAGE_HEADERS, "cache-control": "no-store", "vary": "Accept"},
+                )
             body = error_body(exc.message)
-            headers = {k.decode(): v.decode() for k, v in error_headers(body)}
+            headers = {k.decode(): v.decode() for k, v in error_headers(body, {"vary": "Accept"})}
             return Response(body, status_code=exc.status, headers=headers)
         puzzles = [await self.picture(pool, e.at, "puzzle") for e in entries]
         solutions = [await self.picture(pool, e.at, "solution") for e in entries]
