@@ -83,10 +83,12 @@ def limits_from(args: argparse.Namespace) -> LoadLimits:
     return LoadLimits(limits.max_record_bytes, limits.max_export_bytes, bound)
 
 
-def verifier(*, canonical: bool, replay: bool = True, time_limit: float | None = None) -> Any:
-    """The extra per-record checks of ``check``: the ids against the grid as far as that is cheap (always),
-    one solution and a sound solve path (``replay``), and with ``canonical`` the ids worked out in full; a
-    record whose checks take more than ``time_limit`` seconds is a bad line (``timed-out``)."""
+def verifier(*, canonical: bool, replay: bool = True, time_limit: float | None = None, share_codes: bool = True) -> Any:
+    """The extra per-record checks of ``check``: the ids against the grid as far as that is cheap (always;
+    without ``share_codes``, not that ``canonical_id`` is the share code of ``canonical``: a synthetic
+    benchmark pool gives its copies of one puzzle ids of their own), one solution and a sound solve path
+    (``replay``), and with ``canonical`` the ids worked out in full; a record whose checks take more than
+    ``time_limit`` seconds is a bad line (``timed-out``)."""
     from sudokupool.sudoku.canonical import canonical_form, invariants
     from sudokupool.sudoku.ids import canonical_id, puzzle_id
     from sudokupool.sudoku.replay import replay as replayed
@@ -103,7 +105,7 @@ def verifier(*, canonical: bool, replay: bool = True, time_limit: float | None =
         puzzle, solution = record.puzzle, record.solution
         # The ids dedupe the pool and share a puzzle: a few microseconds catch an id that is not its grid's
         # (``canonical`` below works out the form itself, about 16 ms).
-        if canonical_id(record.canonical) != record.canonical_id:
+        if share_codes and canonical_id(record.canonical) != record.canonical_id:
             raise LineError("wrong-canonical-id", "canonical_id is not the share code of canonical")
         if puzzle_id(puzzle) != record.puzzle_id:
             raise LineError("wrong-puzzle-id", "puzzle_id is not the id of puzzle")
@@ -143,13 +145,21 @@ async def check_file(
     keep: Path | None = None,
     fast: bool = False,
     time_limit: float | None = None,
+    share_codes: bool = True,
 ) -> LoadReport:
     """Validate ``path`` within ``limits``; raise :class:`LoadError` when the service would refuse it.
     With ``keep``, the pack of the records checked is written there (``publish`` uploads it). ``fast``:
     the service's checks and the cheap ones of the ids (no replay, no uniqueness). ``time_limit``: the
-    seconds a record's checks may take."""
+    seconds a record's checks may take; ``share_codes``: see :func:`verifier`."""
     report, _ = await check_export(
-        path, canonical=canonical, limits=limits, pack=False, keep=keep, fast=fast, time_limit=time_limit
+        path,
+        canonical=canonical,
+        limits=limits,
+        pack=False,
+        keep=keep,
+        fast=fast,
+        time_limit=time_limit,
+        share_codes=share_codes,
     )
     return report
 
@@ -171,6 +181,7 @@ async def check_export(
     keep: Path | None = None,
     fast: bool = False,
     time_limit: float | None = None,
+    share_codes: bool = True,
 ) -> tuple[LoadReport, PackCheck | None]:
     """:func:`check_file`, and with ``pack`` the export's pack if it has one: the report, and the pack's
     check (None when there is no pack)."""
@@ -189,7 +200,7 @@ async def check_export(
     export = listing.latest
     if export is None:
         raise LoadError(f"{path}: not an export")
-    verify = verifier(canonical=canonical, replay=not fast, time_limit=time_limit)
+    verify = verifier(canonical=canonical, replay=not fast, time_limit=time_limit, share_codes=share_codes)
     _, report = await parse_export(store, export, log_lines=False, verify=verify, limits=limits, keep=keep)
     if not pack or export.pack is None:
         return report, None

@@ -166,7 +166,7 @@ def _tally(counts: Counter[str]) -> str:
     if counts["bad"]:
         parts.append(f"{counted(counts['bad'], 'bad line')} skipped")
     if counts["wrong ids"]:
-        parts.append(f"{counted(counts['wrong ids'], 'record')} whose ids are not its grid's skipped")
+        parts.append(f"{counted(counts['wrong ids'], 'record')} with wrong ids skipped")
     return ", ".join(parts)
 
 
