@@ -122,7 +122,7 @@ def test_a_record_that_cannot_be_served_stops_startup_with_one_line(
     output = result.stdout + result.stderr
     assert "Traceback" not in output
     assert failure_lines(output) == [
-        f"sudokupool: cannot load export {tmp_path}/pool-20261122T100000Z.ndjson.gz: 1 bad lines of 41 read, more than "
+        f"sudokupool: cannot load export {tmp_path}/pool-20261122T100000Z.ndjson.gz: 1 bad line of 41 read, more than "
         "SUDOKUPOOL_MAX_BAD_LINES=0.1% allows; the first is line 41: bad-step: solve_path step 1 explanation: "
         "Expected `str`, got `array`"
     ]

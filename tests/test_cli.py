@@ -157,3 +157,79 @@ def test_an_oserror_the_command_left_is_one_line(
     monkeypatch.setattr(settings, "run", refused)
     assert main(["settings"]) == 1
     assert capsys.readouterr().err == "sudokupool settings: [Errno 13] Permission denied: 'x'\n"
+
+
+def test_one_version_the_packages_in_version_and_in_what_builds_make(capsys: pytest.CaptureFixture[str]) -> None:
+    import gzip
+    import importlib.metadata
+
+    import orjson
+
+    from sudokupool import __version__
+    from sudokupool.commands.build import SOURCE
+    from sudokupool.config import BUNDLED_SNAPSHOTS
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"sudokupool {__version__}\n"
+    assert importlib.metadata.version("sudokupool") == __version__
+    assert f"sudokupool-build/{__version__}" == SOURCE
+    # The demo pool was built by this version: its records say so truthfully.
+    [demo] = BUNDLED_SNAPSHOTS.glob("pool-*.ndjson.gz")
+    with gzip.open(demo) as lines:
+        assert {orjson.loads(line)["source"] for line in lines} == {SOURCE}
+
+
+@pytest.mark.parametrize(
+    ("count", "noun", "words"),
+    [
+        pytest.param(0, "bad line", "0 bad lines", id="none"),
+        pytest.param(1, "bad line", "1 bad line", id="one"),
+        pytest.param(2, "duplicate", "2 duplicates", id="two"),
+        pytest.param(12_345, "puzzle", "12,345 puzzles", id="thousands"),
+    ],
+)
+def test_counts_take_the_noun_in_their_number(count: int, noun: str, words: str) -> None:
+    from sudokupool.plural import counted
+
+    assert counted(count, noun) == words
+
+
+def test_one_bad_line_is_said_in_the_singular(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.factories import make_records, write_export
+
+    path = write_export(tmp_path / "pool-20260101T000000Z.ndjson", make_records(1), extra_lines=(b"garbage",))
+    assert main(["check", str(path), "--fast"]) == 1
+    out, err = capsys.readouterr()
+    assert "line 2: invalid-json" in out
+    assert ": 1 bad line of 2 read, more than SUDOKUPOOL_MAX_BAD_LINES=0.1% allows" in err
+    assert main(["check", str(path), "--fast", "--max-bad-lines", "1"]) == 0
+    assert "loaded 1 puzzle, skipped 1 (invalid-json 1)" in capsys.readouterr().out
+
+
+def _subcommands(parser: object, path: tuple[str, ...] = ()) -> list[tuple[str, object]]:
+    import argparse
+
+    found = []
+    for action in getattr(parser, "_actions", []):
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found.append((" ".join((*path, name)), sub))
+                found += _subcommands(sub, (*path, name))
+    return found
+
+
+def test_every_subcommands_own_help_opens_with_a_description(capsys: pytest.CaptureFixture[str]) -> None:
+    from sudokupool.cli import build_parser
+
+    found = _subcommands(build_parser())
+    assert {name for name, _ in found} >= {"serve", "check", "pack", "publish", "settings", "keys new", "keys check"}
+    for name, sub in found:
+        with pytest.raises(SystemExit):
+            main([*name.split(), "--help"])
+        usage, _, rest = capsys.readouterr().out.partition("\n\n")
+        assert usage.startswith(f"usage: sudokupool {name}"), name
+        first = rest.splitlines()[0]
+        assert first not in ("options:", "positional arguments:"), f"sudokupool {name} --help has no description"
+        assert getattr(sub, "description", None), name

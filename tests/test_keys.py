@@ -107,6 +107,6 @@ def test_keys_new_prints_a_key_and_its_entry(capsys: pytest.CaptureFixture[str],
 def test_keys_check(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SUDOKUPOOL_API_KEYS", f"{digest(KEY_A)},{digest(KEY_B)}:pro")
     assert main(["keys", "check"]) == 0
-    assert capsys.readouterr().out == "2 key(s): 1 keyed, 1 pro\n"
+    assert capsys.readouterr().out == "2 keys: 1 keyed, 1 pro\n"
     monkeypatch.setenv("SUDOKUPOOL_API_KEYS", "nonsense")
     assert main(["keys", "check"]) == 2

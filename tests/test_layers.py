@@ -18,9 +18,9 @@ PACKAGE = "sudokupool"
 LAYERS: tuple[tuple[str, ...], ...] = (
     # The puzzle itself: grids, solver, techniques, grader. Nothing else of ours.
     ("", "sudoku"),
-    # Settings, logging, export names, and small helpers with no knowledge of the pool: outage logs, the Redis
-    # client, the launcher's supervision, task cancelling, the heap trim.
-    ("config", "logs", "naming", "outages", "redisclient", "supervision", "tasks", "heap"),
+    # Settings, logging, export names, counts in words, and small helpers with no knowledge of the pool: outage
+    # logs, the Redis client, the launcher's supervision, task cancelling, the heap trim.
+    ("config", "logs", "naming", "plural", "outages", "redisclient", "supervision", "tasks", "heap"),
     ("storage",),
     # The export and pack formats (the gzip member with them), the loader, the pool, the sync.
     ("loading",),

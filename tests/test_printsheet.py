@@ -138,7 +138,7 @@ async def test_no_parameters_give_six_random_puzzles(client: httpx.AsyncClient) 
         ),
     ],
 )
-async def test_bad_input_is_a_json_error_saying_what_is_allowed(
+async def test_bad_input_is_an_error_saying_what_is_allowed(
     client: httpx.AsyncClient, records: list[dict[str, Any]], query: str, status: int, error: str
 ) -> None:
     response = await client.get(f"/print?{query}")
@@ -153,3 +153,62 @@ async def test_a_known_code_beside_unknown_ones_is_not_named(
     code = records[0]["canonical_id"]
     response = await client.get("/print", params={"ids": f"{code},NOSUCHPUZZLE0"})
     assert response.json() == {"error": "no puzzle has the code NOSUCHPUZZLE0"}
+
+
+BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8"
+
+
+@pytest.mark.parametrize(
+    ("query", "status", "text"),
+    [
+        pytest.param("ids=NOPE", 404, "No puzzle has the code NOPE.", id="unknown"),
+        pytest.param("count=13", 400, "Count must be a whole number from 1 to 12.", id="count"),
+        pytest.param("ids=%3Cb%3E", 404, "No puzzle has the code &lt;b&gt;.", id="escaped"),
+    ],
+)
+async def test_a_browser_gets_an_error_as_a_small_page(
+    client: httpx.AsyncClient, query: str, status: int, text: str
+) -> None:
+    response = await client.get(f"/print?{query}", headers={"accept": BROWSER})
+    assert response.status_code == status
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    assert response.headers["cache-control"] == "no-store"
+    assert response.headers["vary"] == "Accept"
+    assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+    assert f"<p>{text}</p>" in response.text
+    assert '<a href="/print">' in response.text and '<a href="/">' in response.text
+
+
+@pytest.mark.parametrize(
+    "accept",
+    [
+        pytest.param("application/json", id="json"),
+        pytest.param("*/*", id="anything"),
+        pytest.param("text/html;q=0.5, application/json", id="json-preferred"),
+    ],
+)
+async def test_a_client_that_asks_for_json_or_anything_gets_json(client: httpx.AsyncClient, accept: str) -> None:
+    response = await client.get("/print?ids=NOPE", headers={"accept": accept})
+    assert response.status_code == 404
+    assert response.headers["content-type"] == "application/json"
+    assert response.headers["vary"] == "Accept"
+    assert response.json() == {"error": "no puzzle has the code NOPE"}
+
+
+@pytest.mark.parametrize(
+    ("accept", "html"),
+    [
+        pytest.param(BROWSER, True, id="browser"),
+        pytest.param("text/html", True, id="html"),
+        pytest.param("text/*", True, id="any-text"),
+        pytest.param("", False, id="none"),
+        pytest.param("*/*", False, id="anything"),
+        pytest.param("application/json, text/html;q=0.9", False, id="json-first"),
+        pytest.param("text/html;q=0", False, id="html-refused"),
+        pytest.param("text/html;q=bad", False, id="bad-q"),
+    ],
+)
+def test_prefers_html(accept: str, html: bool) -> None:
+    from sudokupool.printsheet import prefers_html
+
+    assert prefers_html(accept) is html

@@ -13,7 +13,8 @@ Puzzles by difficulty are the first ``count`` of the order ``seed`` gives them (
 them): the same seed prints the same sheet again. Without a seed one is drawn, and the sheet shows the link
 that prints it again.
 
-Bad input is a JSON 400 (or 404 for unknown codes) naming what is allowed, as the API's errors are.
+Bad input is a 400 (or 404 for unknown codes) naming what is allowed: a small HTML page for a browser (a
+request whose ``Accept`` prefers ``text/html``), else the API's JSON error body.
 
 A sheet is computed work: the puzzles are chosen on the event loop (lookups), then the records are read, the
 grids drawn and the page written by one job of the work pool (:func:`make_sheet`), and the sheet counts as
@@ -222,6 +223,48 @@ def make_sheet(grids: list[Grid], version: str, again: str | None = None) -> byt
     return page(entries, puzzles, solutions, version, digits, again)
 
 
+def _quality(accept: str, media: str) -> float:
+    """The q-value ``accept`` gives ``media`` (``type/subtype``): its own range's, else ``type/*``'s, else
+    ``*/*``'s, else 0 (RFC 9110, 12.5.1)."""
+    kind = media.split("/")[0]
+    found: dict[str, float] = {}
+    for element in accept.split(","):
+        name, *params = (part.strip() for part in element.split(";"))
+        q = 1.0
+        for param in params:
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        found.setdefault(name.lower(), q)
+    for name in (media, f"{kind}/*", "*/*"):
+        if name in found:
+            return found[name]
+    return 0.0
+
+
+def prefers_html(accept: str) -> bool:
+    """Whether a request with this ``Accept`` (every line joined) would rather have HTML than JSON: a browser
+    names ``text/html``; a client that takes anything (``*/*``, curl's) or asks for JSON gets JSON."""
+    return _quality(accept, "text/html") > _quality(accept, "application/json")
+
+
+def error_page(message: str, version: str) -> bytes:
+    """The small HTML page a browser gets for bad ``/print`` input: what is wrong, and where to go instead."""
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        "<title>Sudoku: no print sheet</title>"
+        f'<link rel="stylesheet" href="/static/print.css{VERSION_MARK.replace("dev", version)}"></head><body>'
+        '<main class="screen-only"><h1>No print sheet</h1>'
+        f"<p>{html.escape(message[:1].upper() + message[1:])}.</p>"
+        '<p><a href="/print">Print six random puzzles</a> or <a href="/">play a puzzle</a>.</p>'
+        "</main></body></html>"
+    ).encode()
+
+
 class PrintSheet:
     """The ``/print`` endpoint over the app's runtime (its pool and work pool) and the ``/api/v2`` limiter."""
 
@@ -253,8 +296,16 @@ class PrintSheet:
             except (WorkQueueFull, WorkBudgetExceeded, WorkDropped) as exc:
                 raise work_error(exc) from None
         except (PrintError, ApiError) as exc:
+            # The answer depends on Accept: a cache must keep the two forms apart.
+            if isinstance(exc, PrintError) and prefers_html(", ".join(request.headers.getlist("accept"))):
+                return Response(
+                    error_page(exc.message, self.version),
+                    status_code=exc.status,
+                    media_type="text/html; charset=utf-8",
+                    headers={**PAGE_HEADERS, "cache-control": "no-store", "vary": "Accept", **_text(limit_headers)},
+                )
             error = error_body(exc.message)
-            headers = {k.decode(): v.decode() for k, v in error_headers(error)}
+            headers = {k.decode(): v.decode() for k, v in error_headers(error, {"vary": "Accept"})}
             headers.update(getattr(exc, "headers", {}))
             headers.update(_text(limit_headers))
             return Response(error, status_code=exc.status, headers=headers)

@@ -375,6 +375,18 @@ def test_without_minimal_a_symmetric_build_keeps_puzzles_with_a_clue_to_spare(tm
     ("args", "message"),
     [
         pytest.param(["--technique", "Wing It"], "unknown technique 'Wing It' (choose from Full House,", id="unknown"),
+        pytest.param(["--technique", "xwing"], "unknown technique 'xwing' (did you mean 'X-Wing'?)\n", id="close"),
+        pytest.param(
+            ["--technique", "hidden singel"],
+            "unknown technique 'hidden singel' (did you mean 'Hidden Single'?)\n",
+            id="typo",
+        ),
+        pytest.param(["--difficulty", "hrad"], "unknown difficulty 'hrad' (did you mean 'Hard'?)\n", id="difficulty"),
+        pytest.param(
+            ["--difficulty", "easy,zzz"],
+            "unknown difficulty 'zzz' (choose from easy, medium, hard, expert)\n",
+            id="far",
+        ),
         pytest.param(
             ["--technique", "X-Wing", "--difficulty", "easy,medium"],
             "a path with X-Wing is Hard or harder, but --difficulty keeps only Easy, Medium",

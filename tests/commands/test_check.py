@@ -150,4 +150,4 @@ def test_check_fast_catches_ids_that_are_not_the_grids(
     assert "line 2: wrong-canonical: canonical is not a form of puzzle (the clues differ)\n" in out
     assert "line 3: wrong-canonical-id: canonical_id is not the share code of canonical\n" in out
     assert "line 4: wrong-puzzle-id: puzzle_id is not the id of puzzle\n" in out
-    assert "loaded 1 puzzles, skipped 3" in out
+    assert "loaded 1 puzzle, skipped 3" in out

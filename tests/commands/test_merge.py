@@ -132,7 +132,7 @@ def test_puzzles_are_told_apart_by_their_grids_not_by_the_ids_they_claim(
     out = tmp_path / "merged.ndjson"
     assert main(["merge", str(odd), str(a), "--out", str(out), "--jobs", "1"]) == 0
     err = capsys.readouterr().err
-    assert f"{odd}: 2 kept, 0 duplicates dropped, 2 records whose ids are not its grid's skipped\n" in err
+    assert f"{odd}: 2 kept, 0 duplicates dropped, 2 records with wrong ids skipped\n" in err
     # The turned-over puzzle came first, so a's second record is the duplicate; a's first is new.
     assert f"{a}: {len(lines_of(a)) - 1} kept, 1 duplicate dropped\n" in err
     merged = [parse_record(line) for line in lines_of(out)]

@@ -92,7 +92,7 @@ def test_publish_refuses_an_export_that_fails_check(
     assert out.out == ""
     assert "line 4: missing-field" in out.err
     assert "sudokupool publish: not uploaded: cannot load export" in out.err
-    assert "1 bad lines of 4 read, more than SUDOKUPOOL_MAX_BAD_LINES=0.1% allows" in out.err
+    assert "1 bad line of 4 read, more than SUDOKUPOOL_MAX_BAD_LINES=0.1% allows" in out.err
     assert published(s3_settings, bucket, "") == {}
 
 

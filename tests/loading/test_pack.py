@@ -444,6 +444,25 @@ def test_check_on_a_directory_reports_the_newest_exports_pack(
     assert f"pack {pack_key(EXPORT)}: checksum mismatch" in capsys.readouterr().out
 
 
+def test_pack_takes_a_directory_as_check_does(
+    tmp_path: Path, records: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    older, newer = "pool-20250101T000000Z.ndjson.gz", EXPORT
+    write_export(tmp_path / older, records[:3])
+    write_export(tmp_path / newer, records[:6])
+    assert main(["pack", str(tmp_path)]) == 0
+    assert f"wrote {tmp_path / pack_key(newer)}" in capsys.readouterr().out
+    assert not (tmp_path / pack_key(older)).exists()
+    assert main(["check", str(tmp_path)]) == 0
+    assert f"pack {pack_key(newer)}: matches the export (6 puzzles)" in capsys.readouterr().out
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["pack", str(empty)]) == 1
+    assert capsys.readouterr().err == (
+        f"sudokupool pack: {empty}: no export in it (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz])\n"
+    )
+
+
 def test_check_on_a_pack_says_to_check_its_export(
     tmp_path: Path, records: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -509,7 +528,9 @@ def test_the_pack_command_refuses_a_file_that_is_not_an_export(
     ("make", "problem"),
     [
         pytest.param(lambda path: None, "no such file or directory", id="missing"),
-        pytest.param(lambda path: path.mkdir(), "not a regular file", id="a-directory"),
+        pytest.param(
+            lambda path: path.mkdir(), "no export in it (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz])", id="a-directory"
+        ),
     ],
 )
 def test_the_pack_command_needs_an_export_file(

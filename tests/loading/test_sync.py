@@ -20,7 +20,7 @@ import pytest
 from sudokupool import state
 from sudokupool.app import SudokuPool, create_app
 from sudokupool.commands.pack import write_pack
-from sudokupool.config import BadLineLimit, Settings
+from sudokupool.config import BUNDLED_SNAPSHOTS, BadLineLimit, Settings
 from sudokupool.loading import loader, sync
 from sudokupool.loading.export import record_line
 from sudokupool.loading.loader import LoadError
@@ -341,7 +341,7 @@ async def test_a_sync_applies_the_bound_on_bad_lines(
         return
     assert runtime.current().info.export_key == OLD
     assert runtime.sync.last_error == (
-        f"refused: cannot load export s3://flaky/exports/{NEW}: 1 bad lines of 8 read, more than "
+        f"refused: cannot load export s3://flaky/exports/{NEW}: 1 bad line of 8 read, more than "
         f"SUDOKUPOOL_MAX_BAD_LINES={bound} allows; the first is line 8: invalid-json: "
         "unexpected character, expected a string key: line 1 column 2 (char 1)"
     )
@@ -364,7 +364,7 @@ async def test_a_refused_export_at_startup_serves_the_fallback(
     assert fake.slept == []  # a refusal is not retried
     assert runtime.current().info.export_key == OLD
     assert runtime.sync.fallback is True
-    refusal = f"cannot load export s3://flaky/exports/{NEW}: 1 bad lines of 6 read"
+    refusal = f"cannot load export s3://flaky/exports/{NEW}: 1 bad line of 6 read"
     assert runtime.sync.last_error is not None and runtime.sync.last_error.startswith(refusal)
     assert "serving the FALLBACK export" in caplog.text
     # The refused export is not downloaded again; a good newer one replaces the fallback.
@@ -638,3 +638,33 @@ def test_a_listing_is_shared_only_by_the_workers_of_a_launcher(tmp_path: Path) -
     assert shared is not None and shared.path.name.startswith("sudokupool-listing-42-")
     other = SharedListing.for_instance({LAUNCHER_PID: "42", "WEB_CONCURRENCY": "2"}, "s3://other/", 300)
     assert other is not None and other.path != shared.path
+
+
+@pytest.mark.parametrize(
+    ("exports", "note"),
+    [
+        pytest.param("", "the DEMO pool (snapshots/, as SUDOKUPOOL_EXPORTS is not set): ", id="not-set"),
+        pytest.param(str(BUNDLED_SNAPSHOTS), "the DEMO pool (snapshots/): ", id="set-to-it"),
+    ],
+)
+async def test_the_load_line_of_the_demo_pool_names_it(
+    caplog: pytest.LogCaptureFixture, exports: str, note: str
+) -> None:
+    # SUDOKUPOOL_EXPORT (misspelt) leaves SUDOKUPOOL_EXPORTS unset: the demo pool is served, and said to be.
+    [demo] = BUNDLED_SNAPSHOTS.glob("pool-*.ndjson.gz")
+    with caplog.at_level(logging.INFO, logger="sudokupool.sync"):
+        app = create_app(Settings(exports=exports, sync_interval=0))
+        await app.startup()
+        await app.shutdown()
+    assert f"{note}{demo.name}: loaded 2400 puzzles" in caplog.text
+
+
+async def test_the_load_line_of_an_operators_pool_says_nothing_of_a_demo(
+    tmp_path: Path, records: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
+) -> None:
+    write_export(tmp_path / OLD, records[:5])
+    with caplog.at_level(logging.INFO, logger="sudokupool.sync"):
+        async with serving(tmp_path, sync_interval=0):
+            pass
+    assert f"{OLD}: loaded 5 puzzles, skipped 0" in caplog.text
+    assert "DEMO" not in caplog.text

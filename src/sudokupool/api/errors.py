@@ -73,11 +73,12 @@ _KEPT = frozenset({b"content-range", b"allow", b"retry-after"})
 
 
 class JsonErrors:
-    """Makes every error response of ``app`` (status 400 and up) the one ``{"error": ...}`` body.
+    """Makes every error response of ``app`` (status 400 and up) the one ``{"error": ...}`` body, but an HTML one.
 
     For apps whose errors are not ours to write: Starlette's static files answer a bad ``Range`` with
     plain text (400, 416). A short plain-text body becomes the message; otherwise the status's phrase.
-    Responses below 400 pass untouched.
+    Responses below 400 pass untouched, and so do HTML error pages: only the site's own handlers write
+    them, for a browser that asked for HTML (the print sheet's), as Starlette's own errors are plain text.
     """
 
     def __init__(self, app: ASGIApp) -> None:
@@ -94,8 +95,11 @@ class JsonErrors:
             nonlocal error
             if message["type"] == "http.response.start":
                 headers = message.get("headers", [])
-                json = any(k.lower() == b"content-type" and v.startswith(b"application/json") for k, v in headers)
-                if message["status"] >= 400 and not json:
+                ours = any(
+                    k.lower() == b"content-type" and v.startswith((b"application/json", b"text/html"))
+                    for k, v in headers
+                )
+                if message["status"] >= 400 and not ours:
                     error = message
                     return
             elif error is not None and message["type"] == "http.response.body":

@@ -23,12 +23,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sudokupool import __version__
 from sudokupool.commands.orders import Made, Order, Shard, Stats, ordered_results, technique_name
 from sudokupool.commands.progress import Progress
+from sudokupool.commands.suggest import closest
 from sudokupool.commands.writer import ExportWriter, prepare_output
 from sudokupool.config import Settings, SettingsError
 from sudokupool.loading.export import TAG_RULE, is_tag
 from sudokupool.naming import export_filename, is_export_name
+from sudokupool.plural import counted
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.generator import DEFAULT_SYMMETRY
 from sudokupool.sudoku.grid import clue_count
@@ -36,15 +39,8 @@ from sudokupool.sudoku.ids import canonical_id, puzzle_id
 from sudokupool.sudoku.symmetry import SYMMETRIES, symmetry_class
 from sudokupool.sudoku.technique_table import LEVEL
 
-# The builder's own version, in every record's `source`: bumped when the grading changes, so records
-# from different graders can be told apart (2.1.0: HoDoKu's order, levels and the full technique set;
-# 2.2.0: Sue de Coq, continuous nice loops, the hardest-step score and its tiers; 2.3.0: the score's
-# hardest step counts the length of a chain, net or ALS move; 2.4.0: the score adds the hard steps
-# instead of all step scores, and rates a W-Wing as an XY-Chain; 2.5.0: forcing chains and nets take the
-# first proof found, fewest-candidate cells first, rather than the shortest; 2.6.0: the score counts the
-# steps as hard as the hardest, and the stars and tiers are recalibrated).
-BUILD_VERSION = "2.6.0"
-SOURCE = f"sudokupool-build/{BUILD_VERSION}"
+#: What made a record: the builder at the package's version, raised when the grading changes.
+SOURCE = f"sudokupool-build/{__version__}"
 #: The variable a Kubernetes Indexed Job sets in each pod to its index: ``--shards`` takes the shard from it.
 SHARD_VARIABLE = "JOB_COMPLETION_INDEX"
 #: Appended to the output's name when a build misses its target: not an export name, so a service pointed at
@@ -80,7 +76,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--difficulty",
         metavar="LEVELS",
-        help="comma-separated difficulties to keep (default: every level); one level steers generation toward "
+        help=f"comma-separated difficulties to keep, of {', '.join(DIFFICULTIES)} (any case; default: every "
+        "level); one level steers generation toward "
         "it: clues are removed so as to reach that level and not pass it (docs/grading.md). Several are not "
         "steered: the work on a puzzle stops as soon as it cannot be one of them",
     )
@@ -187,7 +184,9 @@ def parse_difficulties(text: str) -> tuple[str, ...]:
     for part in text.split(","):
         name = by_name.get(part.strip().lower())
         if name is None:
-            raise ValueError(f"unknown difficulty {part.strip()!r} (choose from {', '.join(by_name)})")
+            close = closest(part, DIFFICULTIES)
+            hint = f"did you mean {close!r}?" if close else f"choose from {', '.join(by_name)}"
+            raise ValueError(f"unknown difficulty {part.strip()!r} ({hint})")
         if name not in wanted:
             wanted.append(name)
     return tuple(wanted)
@@ -309,9 +308,9 @@ def run(args: argparse.Namespace) -> int:
     extra = "".join(f", using {t}" for t in techniques) + (", minimal" if args.minimal else "")
     print(
         f"sudokupool build: seed {build_seed}{f', shard {shard.index} of {shard.count}' if shard.count > 1 else ''}, "
-        f"{target} puzzles "
+        f"{counted(target, 'puzzle')} "
         f"({', '.join(wanted)}{f', {args.per_difficulty} each' if quotas else ''}{extra}), "
-        f"symmetry {args.symmetry}, {args.jobs} job(s)",
+        f"symmetry {args.symmetry}, {counted(args.jobs, 'job')}",
         file=sys.stderr,
     )
 
@@ -366,7 +365,7 @@ def run(args: argparse.Namespace) -> int:
     for line in stats.lines():
         print(line, file=sys.stderr)
     print(
-        f"wrote {writer.count} puzzles ({', '.join(f'{d} {kept_by[d]}' for d in wanted)}) to {path} "
+        f"wrote {counted(writer.count, 'puzzle')} ({', '.join(f'{d} {kept_by[d]}' for d in wanted)}) to {path} "
         f"in {elapsed:.1f} s ({path.stat().st_size / 1e6:.2f} MB)",
         file=sys.stderr,
     )

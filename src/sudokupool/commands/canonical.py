@@ -8,6 +8,7 @@ import sys
 from sudokupool.sudoku.canonical import canonical_form
 from sudokupool.sudoku.grid import GridError, has_conflict, parse_grid
 from sudokupool.sudoku.ids import canonical_id, puzzle_id
+from sudokupool.sudoku.pasted import read_puzzles
 from sudokupool.sudoku.symmetry import symmetry_class
 
 
@@ -18,19 +19,28 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="print a puzzle's canonical form, canonical_id, puzzle_id and symmetry",
         description=(
             "Print the minlex canonical form of PUZZLE, its share code (canonical_id), the id of the exact "
-            "grid (puzzle_id) and the symmetry class of its clue pattern."
+            "grid (puzzle_id) and the symmetry class of its clue pattern. PUZZLE is read as `grade` reads one: "
+            "81 cells on a line ('0', '.' or '_' for empty), or a grid pasted over several lines with spaces, "
+            "'|', '-', '+' or box-drawing characters between cells; '-' reads it from standard input."
         ),
     )
     parser.add_argument(
-        "puzzle", metavar="PUZZLE", help="81 characters, row-major: 1-9 for givens, '.' or '0' for empty"
+        "puzzle",
+        metavar="PUZZLE",
+        help="81 cells, row-major: 1-9 for givens, '.', '0' or '_' for empty (a pasted grid too), or '-'",
     )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the four values, one ``name: value`` line each; exit 2 on a malformed grid."""
+    text = sys.stdin.read() if args.puzzle == "-" else args.puzzle
+    found = read_puzzles(text.splitlines())
+    if len(found) > 1:
+        print(f"sudokupool canonical: give one puzzle, not {len(found)}", file=sys.stderr)
+        return 2
     try:
-        puzzle = parse_grid(args.puzzle)
+        puzzle = parse_grid(found[0] if found else text)
     except GridError as exc:
         print(f"sudokupool canonical: {exc}", file=sys.stderr)
         return 2

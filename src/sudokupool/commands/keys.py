@@ -8,13 +8,25 @@ import sys
 
 from sudokupool.config import Settings, SettingsError
 from sudokupool.keys import Keyring, Tier, digest, entry, new_key
+from sudokupool.plural import counted
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("keys", help="issue API keys and check the configured ones")
+    parser = subparsers.add_parser(
+        "keys",
+        help="issue API keys and check the configured ones",
+        description=(
+            "Issue an API key (new: the key, to hand over, and its entry for SUDOKUPOOL_API_KEYS, a digest that "
+            "never holds the key) or check the configured entries (check)."
+        ),
+    )
     parser.set_defaults(func=run, keys_command=None)
     commands = parser.add_subparsers(dest="keys_command", metavar="ACTION")
-    new = commands.add_parser("new", help="print a fresh key and its configuration entry")
+    new = commands.add_parser(
+        "new",
+        help="print a fresh key and its configuration entry",
+        description="Print a fresh random API key and its SUDOKUPOOL_API_KEYS entry (its SHA-256 digest, and tier).",
+    )
     new.add_argument(
         "--tier",
         choices=[Tier.KEYED.value, Tier.PRO.value],
@@ -22,7 +34,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the key's rate-limit tier: keyed (SUDOKUPOOL_LIMIT_KEYED requests a minute, 600 by default) or pro "
         "(SUDOKUPOOL_LIMIT_PRO, 6000 by default); default keyed",
     )
-    commands.add_parser("check", help="parse SUDOKUPOOL_API_KEYS and SUDOKUPOOL_API_KEYS_FILE and count the keys")
+    commands.add_parser(
+        "check",
+        help="parse SUDOKUPOOL_API_KEYS and SUDOKUPOOL_API_KEYS_FILE and count the keys",
+        description="Parse the key entries of SUDOKUPOOL_API_KEYS and SUDOKUPOOL_API_KEYS_FILE as serve does, and "
+        "count the keys of each tier; exit 2 with one line on a bad entry.",
+    )
     parser.set_defaults(help_parser=parser)
 
 
@@ -54,5 +71,5 @@ def _check() -> int:
         print(f"sudokupool: {exc}", file=sys.stderr)
         return 2
     counts = {tier: sum(1 for value in keyring.tiers.values() if value is tier) for tier in (Tier.KEYED, Tier.PRO)}
-    print(f"{len(keyring)} key(s): {counts[Tier.KEYED]} keyed, {counts[Tier.PRO]} pro")
+    print(f"{counted(len(keyring), 'key')}: {counts[Tier.KEYED]} keyed, {counts[Tier.PRO]} pro")
     return 0

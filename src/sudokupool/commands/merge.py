@@ -26,12 +26,12 @@ from multiprocessing.pool import Pool
 from pathlib import Path
 
 from sudokupool.commands.build import output_path, warn_export_limit
-from sudokupool.commands.plural import counted
 from sudokupool.commands.workers import worker_pool
 from sudokupool.commands.writer import ExportWriter, prepare_output
 from sudokupool.config import Settings
 from sudokupool.loading.export import ExportError, LineError, numbered_lines, parse_record
 from sudokupool.naming import export_timestamp, is_export_name
+from sudokupool.plural import counted
 from sudokupool.sudoku.canonical import canonical_form
 from sudokupool.sudoku.ids import canonical_id, puzzle_id
 
@@ -166,7 +166,7 @@ def _tally(counts: Counter[str]) -> str:
     if counts["bad"]:
         parts.append(f"{counted(counts['bad'], 'bad line')} skipped")
     if counts["wrong ids"]:
-        parts.append(f"{counted(counts['wrong ids'], 'record')} whose ids are not its grid's skipped")
+        parts.append(f"{counted(counts['wrong ids'], 'record')} with wrong ids skipped")
     return ", ".join(parts)
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from multiprocessing.pool import AsyncResult
 
+from sudokupool.commands.suggest import closest
 from sudokupool.commands.workers import worker_pool
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.canonical import canonical_form
@@ -182,5 +183,9 @@ def technique_name(text: str) -> str:
     by_name = {name.lower(): name for name in SCORES}
     name = by_name.get(text.strip().lower())
     if name is None:
-        raise ValueError(f"unknown technique {text!r} (choose from {', '.join(SCORES)})")
+        close = closest(text, SCORES)
+        raise ValueError(
+            f"unknown technique {text!r} "
+            + (f"(did you mean {close!r}?)" if close else f"(choose from {', '.join(SCORES)})")
+        )
     return name

@@ -1,4 +1,5 @@
-"""``sudokupool pack EXPORT``: write the pack beside an export (``pool-<ts>.pack``), for fast loads."""
+"""``sudokupool pack EXPORT|DIR``: write the pack beside an export (``pool-<ts>.pack``), for fast loads; given a
+directory, beside its newest export, as ``check`` reads one."""
 
 from __future__ import annotations
 
@@ -17,8 +18,18 @@ from sudokupool.storage.local import LocalStore, export_name_problem
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("pack", help="write the pack beside an export (pool-<ts>.pack)")
-    parser.add_argument("export", type=Path, help="an export: pool-YYYYMMDDTHHMMSSZ.ndjson[.gz]")
+    parser = subparsers.add_parser(
+        "pack",
+        help="write the pack beside an export (pool-<ts>.pack)",
+        description=(
+            "Parse an export as the service loads it (within its SUDOKUPOOL_MAX_* bounds) and write its pack "
+            "beside it, pool-<timestamp>.pack, which a service maps instead of parsing the export. Given a "
+            "directory, the pack of its newest export."
+        ),
+    )
+    parser.add_argument(
+        "export", type=Path, help="an export, pool-YYYYMMDDTHHMMSSZ.ndjson[.gz], or a directory: its newest export"
+    )
     add_bad_lines_option(parser)
     parser.set_defaults(func=run)
 
@@ -27,8 +38,11 @@ async def write_pack(path: Path, limits: LoadLimits | None = None) -> tuple[Path
     """Parse the export at ``path`` as the service does (within ``limits``) and write its pack beside it
     (replacing any).
 
-    Raise :class:`LoadError` when the export cannot be used; the pack is then not written.
+    Given a directory, the export is its newest. Raise :class:`LoadError` when the export cannot be used; the
+    pack is then not written.
     """
+    if await asyncio.to_thread(path.is_dir):
+        path = await newest_export(path)
     packed = await asyncio.to_thread(_pack_path, path)
     store = LocalStore(path)
     try:
@@ -38,6 +52,19 @@ async def write_pack(path: Path, limits: LoadLimits | None = None) -> tuple[Path
     export = listing.objects[0]
     _, report = await parse_export(store, export, log_lines=False, keep=packed, limits=limits)
     return packed, report
+
+
+async def newest_export(directory: Path) -> Path:
+    """The file of the newest export in ``directory`` (as the service and ``check`` choose it); :class:`LoadError`
+    when it holds none."""
+    store = LocalStore(directory)
+    try:
+        latest = (await store.list_exports(limit=1)).latest
+    except StorageError as exc:
+        raise LoadError(str(exc)) from None
+    if latest is None:
+        raise LoadError(f"{directory}: no export in it (pool-YYYYMMDDTHHMMSSZ.ndjson[.gz])")
+    return store.path_of(latest.key)
 
 
 def _pack_path(export: Path) -> Path:

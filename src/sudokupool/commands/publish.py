@@ -50,7 +50,13 @@ class PublishError(Exception):
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "publish", help="check an export and upload it to s3://bucket/prefix/ under a time-stamped key"
+        "publish",
+        help="check an export and upload it to s3://bucket/prefix/ under a time-stamped key",
+        description=(
+            "Check an export as the service loads it (check --fast; --full for the whole check), then upload its "
+            "pack and the export to s3://bucket/prefix/ under a key named for the time it is published "
+            "(pool-YYYYMMDDTHHMMSSZ.ndjson.gz), where services syncing that prefix pick it up."
+        ),
     )
     parser.add_argument("file", type=Path, help="an export: .ndjson or .ndjson.gz")
     parser.add_argument("--to", required=True, metavar="s3://BUCKET/PREFIX/", help="where the service's exports live")

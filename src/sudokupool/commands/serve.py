@@ -16,7 +16,16 @@ logger = logging.getLogger(__name__)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("serve", help="serve the API (default: the demo pool in snapshots/)")
+    parser = subparsers.add_parser(
+        "serve",
+        help="serve the API (default: the demo pool in snapshots/)",
+        description=(
+            "Serve the API, the web page and the player: check the settings (SUDOKUPOOL_*, PORT, WEB_CONCURRENCY) "
+            "and the keys, then run the server (SUDOKUPOOL_SERVER) with its workers over the pool of the newest "
+            "export in SUDOKUPOOL_EXPORTS (default: the demo pool in snapshots/). This is what the Procfile runs; "
+            "see docs/operations.md."
+        ),
+    )
     parser.add_argument("--host", help="address to bind (default: SUDOKUPOOL_HOST or 127.0.0.1)")
     parser.add_argument("--port", type=_port, help="port to bind (default: PORT, SUDOKUPOOL_PORT or 8000)")
     parser.add_argument("--exports", help="export source (overrides SUDOKUPOOL_EXPORTS)")

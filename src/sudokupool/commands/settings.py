@@ -11,7 +11,13 @@ from sudokupool.config import SETTINGS, describe_unknown, markdown_table, unknow
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "settings", help="list the SUDOKUPOOL_* settings and their values here (exit 2 on a bad one)"
+        "settings",
+        help="list the SUDOKUPOOL_* settings and their values here (exit 2 on a bad one)",
+        description=(
+            "List every SUDOKUPOOL_* setting with the value in effect here (a secret's not shown), its default "
+            "and meaning, and any SUDOKUPOOL_* variable that is no setting. Checks them as serve does, PORT and "
+            "WEB_CONCURRENCY included: exit 2 with one line on a bad value."
+        ),
     )
     parser.add_argument(
         "--markdown", action="store_true", help="print docs/operations.md's settings table (the defaults)"

@@ -32,6 +32,7 @@ from sudokupool.loading.export import MIN_RECORD_BYTES, ExportError, LineError, 
 from sudokupool.loading.pack import PACE, PackError, map_file
 from sudokupool.loading.pool import Pool, PoolBuilder, PoolInfo
 from sudokupool.naming import export_timestamp, is_export_name, pack_key
+from sudokupool.plural import counted
 from sudokupool.storage.base import ExportObject, ExportStore, StorageError
 
 logger = logging.getLogger("sudokupool.loader")
@@ -120,8 +121,8 @@ class LoadReport:
         reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(self.skipped.items()))
         skipped = f"skipped {self.skipped_total} ({reasons})" if self.skipped else "skipped 0"
         if self.packed:
-            return f"{self.key}: loaded {self.loaded} puzzles from its pack in {self.seconds:.2f} s"
-        return f"{self.key}: loaded {self.loaded} puzzles, {skipped}, in {self.seconds:.2f} s"
+            return f"{self.key}: loaded {counted(self.loaded, 'puzzle')} from its pack in {self.seconds:.2f} s"
+        return f"{self.key}: loaded {counted(self.loaded, 'puzzle')}, {skipped}, in {self.seconds:.2f} s"
 
     def first_bad_line(self) -> str:
         """``line N: reason: detail`` for the first bad line, or an empty string."""
@@ -195,10 +196,10 @@ class _Parse:
 
     def refusal(self) -> LoadError:
         report = self.report
-        counted = f"{report.skipped_total} bad lines of {report.lines} read"
+        bad = f"{counted(report.skipped_total, 'bad line')} of {report.lines} read"
         bound = f"more than SUDOKUPOOL_MAX_BAD_LINES={self.limits.max_bad_lines} allows"
         return LoadError(
-            f"cannot load export {self.name}: {counted}, {bound}; the first is {report.first_bad_line()}", report
+            f"cannot load export {self.name}: {bad}, {bound}; the first is {report.first_bad_line()}", report
         )
 
 

@@ -185,9 +185,17 @@ class PoolSync:
         pool, report = await load_export(
             self.store, export, background=background, cache_dir=cache_dir, limits=self.limits
         )
-        logger.info("%s", report.summary(), extra=report.fields())
+        logger.info("%s%s", self._demo_note(), report.summary(), extra=report.fields())
         self.runtime.sync.last_load_seconds = time.perf_counter() - started
         return pool
+
+    def _demo_note(self) -> str:
+        """What a load line of the bundled demo pool starts with: it is not the operator's pool, and a
+        misspelt or missing ``SUDOKUPOOL_EXPORTS`` is the usual reason it is served."""
+        if not (isinstance(self.store, LocalStore) and self.store.demo):
+            return ""
+        unset = "" if self.runtime.settings.exports else ", as SUDOKUPOOL_EXPORTS is not set"
+        return f"the DEMO pool (snapshots/{unset}): "
 
     # -- live sync -----------------------------------------------------------------------------------
 

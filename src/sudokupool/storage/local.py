@@ -73,6 +73,13 @@ class LocalStore:
     def description(self) -> str:
         return self.name or str(self.path)
 
+    @property
+    def demo(self) -> bool:
+        """Whether this is the demo pool bundled with the package (``snapshots/``)."""
+        from sudokupool.config import BUNDLED_SNAPSHOTS
+
+        return self.path == BUNDLED_SNAPSHOTS
+
     def _object(self, path: Path) -> ExportObject:
         stat = path.stat()
         return ExportObject(key=path.name, size=stat.st_size, uploaded=datetime.fromtimestamp(stat.st_mtime, UTC))
