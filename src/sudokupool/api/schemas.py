@@ -259,7 +259,7 @@ SCHEMAS: dict[str, Any] = {
                 "items": {"type": "string"},
                 "description": "Entries whose digit repeats in a row, column or box.",
             },
-            "step": {"allOf": [ref("SolveStep")], "nullable": True},
+            "step": {"type": "object", "allOf": [ref("SolveStep")], "nullable": True},
         },
         "A hint for a player's board (docs/api.md, Hints).",
     ),
