@@ -36,6 +36,8 @@ The targets:
   as the live sync does (the 16 newest) and as ``pool-exports`` does (the 1,000 newest), then measures how
   late a 1 ms probe on the event loop wakes while a sync's listing runs in its thread ("loop lag max": the GIL
   the listing holds; "loop lag idle": the same probe for as long with nothing else to do); wall seconds.
+- ``work-flood``: v2 random, metrics scrapes and the worker's and the work pool's memory while clients ask for
+  distinct images at every size (``bench/work.py``).
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ from bench.harness import (
 )
 from bench.servers import free_port, get
 from bench.service import BOOTED, CHOOSING, boot_rounds, pack_of
+from bench.work import options as work_flood_options
+from bench.work import work_flood_target
 
 THIS = ROOT / "src"
 GZIP = {"Accept-Encoding": "gzip"}
@@ -317,6 +321,8 @@ def options(parser: argparse.ArgumentParser, target: str) -> None:
     if target == "boot":
         add("--workers", type=int, default=2)
         add("--seconds", type=float, default=3.0, help="of requests before memory is read")
+    if target == "work-flood":
+        work_flood_options(parser)
     if target == "many-exports":
         add("--files", type=int, default=200_000, help="exports in the directory")
         add("--no-misdated", action="store_true", help="no names with an impossible time (for an older baseline)")
@@ -334,6 +340,7 @@ TARGETS: dict[str, tuple[str, Callable[[argparse.Namespace, Path], None], int]] 
     "boot": ("boot time and worker memory, each side from its own pack", boot_target, 3),
     "pack-load": ("loading a pool's pack: map and checks, in process", pack_load_target, 5),
     "many-exports": ("a local listing of a directory of many exports, and the loop's lag", many_exports_target, 5),
+    "work-flood": ("v2 random, metrics scrapes and memory while clients flood distinct images", work_flood_target, 3),
 }
 
 

@@ -683,7 +683,12 @@ def images_main(argv: list[str] | None = None) -> int:
     image = "/api/v2/puzzles/{id}/image"
     with baseline_src(args.baseline) as src, contextlib.ExitStack() as stack:
         cold = stack.enter_context(
-            service(directory, OUT / "images-cold.log", env={"SUDOKUPOOL_IMAGE_CACHE_BYTES": "0"})
+            # A work queue deeper than wrk's 32 connections: every uncached request waits for its render, none is a 503.
+            service(
+                directory,
+                OUT / "images-cold.log",
+                env={"SUDOKUPOOL_IMAGE_CACHE_BYTES": "0", "SUDOKUPOOL_WORK_QUEUE": "64"},
+            )
         )
         this = stack.enter_context(service(directory, OUT / "images-this.log"))
         base = stack.enter_context(service(directory, OUT / "images-baseline.log", env={"PYTHONPATH": str(src)}))

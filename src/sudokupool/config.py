@@ -519,7 +519,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "work_process_bytes",
-        "201326592",
+        "134217728",
         "Resident bytes a work process may keep after a job (its heap trimmed); past them a fresh one replaces it.",
         bounded_int(16 << 20),
     ),
@@ -620,7 +620,7 @@ class Settings:
     work_budget_seconds: float = 10.0
     work_niceness: int = 10
     work_process_jobs: int = 1000
-    work_process_bytes: int = 192 << 20
+    work_process_bytes: int = 128 << 20
     cost_render: int = 5
     cost_print: int = 10
     cost_grade: int = 10

@@ -238,7 +238,7 @@ async def test_a_tiny_time_budget_gives_a_503_and_the_service_keeps_answering(
         response = await client.get(f"/api/v2/grids/{HARD[1]}")
         assert response.status_code == 503
         assert int(response.headers["retry-after"]) >= 1
-        assert "longer than the server allows" in response.json()["error"]
+        assert response.json() == {"error": "this grade or hint took longer than the server allows; retry later"}
         # Lookups never queue, and the pool takes the next job in a fresh process.
         grid = Transform(transpose=True).apply(records[0]["puzzle"])
         assert (await client.get(f"/api/v2/grids/{grid}")).status_code == 200
@@ -252,6 +252,9 @@ async def test_past_the_queue_bound_a_live_grade_is_a_503_with_retry_after(pool:
         assert 503 in statuses
         busy = next(response for response in answers if response.status_code == 503)
         assert int(busy.headers["retry-after"]) >= 1
+        assert busy.json() == {
+            "error": "the server is busy with other grades and hints; retry after the seconds in Retry-After"
+        }
 
 
 def test_the_serving_worker_never_imports_the_grader() -> None:

@@ -292,3 +292,33 @@ async def test_open_mode_keeps_serving_when_redis_is_down(valkey_restartable: Va
     assert before.status_code == 200
     assert [r.status_code for r in during] == [200, 200, 200]
     assert [r.headers["x-ratelimit-remaining"] for r in during] == ["59", "58", "57"]
+
+
+async def _charged(store: MemoryStore | RedisStore) -> list[object]:
+    limiter = RateLimiter(store=store, keyring=Keyring.from_settings(SETTINGS), limits=Limits(anonymous=10))
+    scope = {"headers": [], "query_string": b"", CLIENT_ID: "203.0.113.9"}
+    headers = await limiter.admit(scope)
+    assert isinstance(headers, list)
+    seen: list[object] = [dict(headers)[b"x-ratelimit-remaining"]]
+    # Work that costs 5 requests in all: 4 more; the headers the request got now say what is left.
+    assert await limiter.charge(scope, 4, headers) is None
+    seen.append(dict(headers)[b"x-ratelimit-remaining"])
+    refusal = await limiter.charge(scope, 6, headers)  # past the limit of 10
+    assert refusal is not None
+    seen += [refusal.status, dict(refusal.headers)[b"retry-after"] == dict(refusal.headers)[b"x-ratelimit-reset"]]
+    return seen
+
+
+@pytest.mark.anyio
+async def test_charging_work_counts_it_in_the_window_and_refuses_past_the_limit() -> None:
+    assert await _charged(MemoryStore(clock=FakeClock(MINUTE + 1))) == [b"9", b"5", 429, True]
+
+
+@pytest.mark.anyio
+async def test_charging_work_on_redis_counts_it_in_the_shared_window(valkey: ValkeyServer) -> None:
+    store = RedisStore.from_url(valkey.url, timeout=2.0, clock=FakeClock(3 * MINUTE + 1), key_prefix="charge:")
+    try:
+        assert await _charged(store) == [b"9", b"5", 429, True]
+        assert store.calls == 3  # the admission, then each charge in one round trip
+    finally:
+        await store.aclose()

@@ -265,3 +265,18 @@ def test_the_other_formats_check_their_input_as_the_png_does(fmt: Format) -> Non
 def test_an_unknown_format_is_refused() -> None:
     with pytest.raises(ValueError, match="format must be one of png, svg, webp"):
         render("gif", PUZZLE, SOLUTION, "puzzle")  # type: ignore[arg-type]
+
+
+def test_the_layouts_of_only_the_last_sizes_drawn_are_kept() -> None:
+    layout = render_module._layout
+    layout.cache_clear()
+    sizes = range(100, 2001, 50)
+    for size in sizes:
+        render_png(PUZZLE, SOLUTION, "puzzle", size=size)
+    assert layout.cache_info().currsize == render_module.LAYOUTS_KEPT
+    # The last sizes drawn are still there (hits); the first one is not (a miss).
+    for size in sizes[-render_module.LAYOUTS_KEPT :]:
+        layout(size)
+    assert layout.cache_info().misses == len(sizes)
+    layout(100)
+    assert layout.cache_info().misses == len(sizes) + 1

@@ -48,6 +48,8 @@ MAX_CANDIDATES_TEXT: Final = 81 * 10 - 1
 #: The longest grid or board text read (81 cells; a longer one is refused before any other work).
 MAX_GRID_TEXT: Final = 81
 _STATUS: Final = {"ok": b"200", "invalid": b"400", "unsolvable": b"422", "marks": b"422"}
+ENGINE_BUSY: Final = "the server is busy with other grades and hints; retry after the seconds in Retry-After"
+ENGINE_TOO_LONG: Final = "this grade or hint took longer than the server allows; retry later"
 BOARD_ERROR: Final = "board is required: the player's 81 cells (the givens and their entries, '.' or '0' for empty)"
 
 
@@ -127,7 +129,11 @@ async def _answer_of(
 
     try:
         data = await answers.get(key, produce)
-    except (WorkQueueFull, WorkBudgetExceeded, WorkDropped) as exc:
+    except WorkQueueFull as exc:
+        raise ApiError(ENGINE_BUSY, status=503, headers={"Retry-After": str(exc.retry_after)}) from None
+    except WorkBudgetExceeded as exc:
+        raise ApiError(ENGINE_TOO_LONG, status=503, headers={"Retry-After": str(exc.retry_after)}) from None
+    except WorkDropped as exc:
         raise work_error(exc) from None
     return _reply(endpoints, scope, data)
 

@@ -87,7 +87,7 @@ class WorkPool:
         budget: float = 10.0,
         niceness: int = 10,
         jobs_per_process: int = 1000,
-        process_bytes: int = 256 << 20,
+        process_bytes: int = 128 << 20,
     ) -> None:
         if processes < 1 or queue < 0 or budget <= 0:
             raise ValueError("a work pool needs processes >= 1, queue >= 0 and budget > 0")
