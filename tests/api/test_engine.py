@@ -10,15 +10,18 @@ import httpx
 import orjson
 import pytest
 
+import sudokupool.app
 from sudokupool.app import create_app
 from sudokupool.config import BUNDLED_SNAPSHOTS, Settings
 from sudokupool.loading.pool import Pool
+from sudokupool.ratelimit.memory import MemoryStore
 from sudokupool.sudoku.candidates import DIGITS_OF, Candidates
 from sudokupool.sudoku.grader import grade
 from sudokupool.sudoku.grid import agrees, is_complete_solution
 from sudokupool.sudoku.ids import puzzle_id
 from sudokupool.sudoku.replay import replay
 from sudokupool.sudoku.transform import IDENTITY_DIGITS, Transform, random_transform
+from tests.helpers import MINUTE, FakeClock
 
 pytestmark = pytest.mark.anyio
 
@@ -57,7 +60,10 @@ async def _client(pool: Pool, settings: Settings) -> AsyncIterator[httpx.AsyncCl
 
 
 @pytest.fixture
-async def engine(pool: Pool) -> AsyncIterator[httpx.AsyncClient]:
+async def engine(pool: Pool, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[httpx.AsyncClient]:
+    # The window's clock stands a second into a minute: the counts of a test never straddle a window's end.
+    clock = FakeClock(MINUTE + 1)
+    monkeypatch.setattr(sudokupool.app, "make_store", lambda settings, **_: MemoryStore(clock=clock))
     async for client in _client(pool, Settings(limit_anonymous=1000)):
         yield client
 
@@ -276,3 +282,20 @@ def test_the_engine_reads_as_much_pencil_marks_as_the_hint() -> None:
     from sudokupool.sudoku import hint
 
     assert engine.MAX_CANDIDATES_TEXT == hint.MAX_CANDIDATES_TEXT == 809
+
+
+def test_only_grids_with_the_givens_of_a_minimal_puzzle_are_looked_up(
+    pool: Pool, records: list[dict[str, Any]]
+) -> None:
+    from sudokupool.api.engine import lookup
+
+    record = records[1]
+    moved = Transform(transpose=True).apply(record["puzzle"])
+    found = lookup(pool, moved)
+    assert found is not None
+    index, move = found
+    assert pool.puzzle(index) == record["puzzle"] and move.grid(record["puzzle"]) == moved
+    # A full grid (the slowest canonical search there is) and a grid of 16 givens are never looked up.
+    assert lookup(pool, record["solution"]) is None
+    sparse = "".join(ch if i < 16 else "." for i, ch in enumerate(c for c in record["solution"]))
+    assert lookup(pool, sparse) is None

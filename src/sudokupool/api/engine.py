@@ -41,6 +41,9 @@ from sudokupool.work import WorkBudgetExceeded, WorkDropped, WorkQueueFull
 LOOKUP_LAYOUTS: Final = 256
 #: Fewer givens than this never have a single solution, so such a grid is in no pool.
 MIN_CLUES: Final = 17
+#: No minimal puzzle has more givens than this, and every puzzle ``sudokupool build`` makes is minimal: a grid with
+#: more is graded live rather than looked up (a full grid's canonical search is the slowest there is).
+MAX_CLUES: Final = 40
 IDENTITY: Final = Relayout(tuple(range(81)), tuple(range(1, 10)), False)
 #: The longest pencil-mark text read: 81 fields of up to nine digits and the commas between them (as the hint
 #: reads them; its module is not imported here, see sudokupool.sudoku.answers).
@@ -76,7 +79,7 @@ def _grid(param: str | None) -> tuple[str | None, bytes | None]:
 def lookup(pool: Pool, grid: str) -> tuple[int, Relayout] | None:
     """The pool's record of ``grid`` in any layout, and the move from the record's layout to ``grid``'s; None
     when the pool does not hold it (or its canonical search would take longer than a lookup may)."""
-    if clue_count(grid) < MIN_CLUES:
+    if not MIN_CLUES <= clue_count(grid) <= MAX_CLUES:
         return None
     here = canonical_transform_within(grid, LOOKUP_LAYOUTS)
     if here is None:

@@ -241,12 +241,16 @@ def _minimise(puzzle: str, most: int | None = None) -> tuple[str, _Layout] | Non
         # Layouts that reach the same rows (as a set), columns left free and labels have the same futures,
         # whatever order the rows came in, so they are merged; this keeps sparse grids tractable.
         survivors: dict[tuple[int, int, _Structure, tuple[int, ...]], _Layout] = {}
+        if most is not None and len(ties) > most:
+            return None
         for layout, r, rank in ties:
             for new in _extend(layout, r, grids[layout.transpose][r], rank):
                 survivors.setdefault((new.transpose, new.mask, new.structure, new.labels), new)
+            # Checked as the layouts grow, not once the row is done: a full grid's first row alone would make
+            # tens of thousands.
+            if most is not None and len(survivors) > most:
+                return None
         layouts = list(survivors.values())
-        if most is not None and len(layouts) > most:
-            return None
     return "".join(result), layouts[0]
 
 
