@@ -185,16 +185,19 @@ def _board(scope: Scope) -> tuple[str, str | None]:
     return board, candidates
 
 
+def _hint_key(puzzle: str, board: str, candidates: str | None) -> tuple[str, ...]:
+    return ("hint", puzzle, board, "" if candidates is None else "," + candidates)
+
+
 async def _hint(endpoints: Endpoints, scope: Scope, puzzle: str, solution: str | None) -> Reply:
     board, candidates = _board(scope)
     runtime = endpoints.runtime
     work = runtime.work
-    key = ("hint", puzzle, board, "" if candidates is None else "," + candidates)
     left = left_of(scope)
     return await _answer_of(
         endpoints,
         scope,
-        key,
+        _hint_key(puzzle, board, candidates),
         runtime.settings.cost_hint,
         lambda: work.submit(hint_answer, puzzle, solution, board, candidates, kind="hint", left=left),
     )
@@ -206,10 +209,13 @@ async def grid_hint(endpoints: Endpoints, scope: Scope, param: str | None) -> Re
     if asked is None:
         assert refusal is not None
         return _reply(endpoints, scope, refusal)
-    _board(scope)  # a malformed query is a 400 before any other work
-    pool = endpoints.runtime.current()
-    found = lookup(pool, asked)
-    solution = None if found is None else found[1].grid(pool.solution(found[0]))
+    board, candidates = _board(scope)  # a malformed query is a 400 before any other work
+    solution = None
+    if not endpoints.runtime.answers.covers(_hint_key(asked, board, candidates)):
+        # The pool's solution, when it holds the grid, spares the job a solve.
+        pool = endpoints.runtime.current()
+        found = lookup(pool, asked)
+        solution = None if found is None else found[1].grid(pool.solution(found[0]))
     return await _hint(endpoints, scope, asked, solution)
 
 
