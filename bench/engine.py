@@ -8,13 +8,28 @@ import json
 import random
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from bench.harness import OUT, ROOT, Target, latest_export, machine, options, pool_dir, pool_ids, rounds, service
+from bench.harness import (
+    OUT,
+    ROOT,
+    Target,
+    interleave,
+    latest_export,
+    machine,
+    options,
+    pool_dir,
+    pool_ids,
+    rounds,
+    service,
+    summarize,
+    wrk,
+)
 from bench.service import KEYED
 
 
@@ -96,6 +111,65 @@ def live_figures(base: str, grids: list[str]) -> None:
     print(f"  HTTP and work pool overhead at the median: {h50 - l50:.1f} ms")
 
 
+class Flood(threading.Thread):
+    """One client asking for live grades of distinct hard grids, one after another, until stopped."""
+
+    def __init__(self, base: str, grids: list[str]) -> None:
+        super().__init__(daemon=True)
+        self.base, self.grids = base, grids
+        self.stop = threading.Event()
+        self.statuses: dict[int, int] = {}
+
+    def run(self) -> None:
+        with httpx.Client(base_url=self.base, headers=KEYED, timeout=60) as client:
+            for grid in self.grids:
+                if self.stop.is_set():
+                    return
+                status = client.get(f"/api/v2/grids/{grid}").status_code
+                self.statuses[status] = self.statuses.get(status, 0) + 1
+
+
+def flood_figures(base: str, count: int, seconds: float, connections: int) -> None:
+    """``/puzzles/random`` alone and while 8 clients flood ``/grids/`` with distinct hard grids (the SE-rated
+    files of bench/data, each moved by a random transformation), alternating, ``count`` rounds of each."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from sudokupool.sudoku.transform import random_transform
+
+    hard = []
+    for name in ("sudoku-exchange-se-sample.txt", "sudoku-exchange-se-fresh.txt"):
+        lines = (ROOT / "bench" / "data" / name).read_text().split("\n")
+        hard += [line.split()[0] for line in lines if line.strip() and float(line.split()[1]) >= 7.0]
+    rng = random.Random(5)
+    target = Target("random", base, "/api/v2/puzzles/random", KEYED)
+    statuses: dict[int, int] = {}
+
+    def measure(name: str, n: int) -> Any:
+        if name == "alone":
+            return wrk(target, seconds=seconds if n >= 0 else 1, connections=connections)
+        flood = [Flood(base, [random_transform(rng).apply(rng.choice(hard)) for _ in range(500)]) for _ in range(8)]
+        for thread in flood:
+            thread.start()
+        time.sleep(1)  # the queue fills
+        try:
+            return wrk(target, seconds=seconds if n >= 0 else 1, connections=connections)
+        finally:
+            for thread in flood:
+                thread.stop.set()
+            for thread in flood:
+                thread.join()
+                for status, number in thread.statuses.items():
+                    statuses[status] = statuses.get(status, 0) + number
+
+    runs = interleave(["alone", "flooded"], count, measure, warm_up=True)
+    alone, flooded = summarize(runs["alone"]), summarize(runs["flooded"])
+    print(
+        f"/puzzles/random, {count} rounds x {seconds:g} s, {connections} connections, median; flood answers {statuses}"
+    )
+    print(f"  alone     {alone['rps']:8,.0f} req/s   p99 {alone['p99_ms']:7.2f} ms")
+    ratios = f"throughput {flooded['rps'] / alone['rps']:.3f}x, p99 {flooded['p99_ms'] / alone['p99_ms']:.3f}x"
+    print(f"  flooded   {flooded['rps']:8,.0f} req/s   p99 {flooded['p99_ms']:7.2f} ms   {ratios}")
+
+
 def engine_main(argv: list[str] | None = None) -> int:
     """Grid lookups and live grades through the service, and the canonical form that finds a grid in the pool.
 
@@ -104,14 +178,20 @@ def engine_main(argv: list[str] | None = None) -> int:
        ``/puzzles/{id}`` (the by-id lookup), ``/grids/{grid}`` with the pool's own grids, and with other layouts of
        them (distinct grids, each a random transformation): req/s and p99, and each ratio to by-id.
     3. Live grades of the SE-rated sample (bench/data) through the service, one at a time, against ``grade()``.
+    4. ``/puzzles/random`` alone and during a flood of live grades of distinct hard grids (``--flood``).
     """
     parser = options(engine_main.__doc__, pool="demo", rounds=3, seconds=5.0, connections=True)
     parser.add_argument("--canonical", type=int, default=400, help="pool puzzles for part 1")
     parser.add_argument("--live", type=int, default=40, help="SE-sample grids for part 3 (0: skip)")
+    parser.add_argument("--flood", action="store_true", help="part 4 only (parts 1-3 skipped)")
     args = parser.parse_args(argv)
     directory = pool_dir(args.pool)
     records = _records(directory)
     print(json.dumps(machine()))
+    if args.flood:
+        with service(directory, OUT / "engine-flood.log", env={"SUDOKUPOOL_ENGINE_CACHE_BYTES": "0"}) as server:
+            flood_figures(server.base, args.rounds, args.seconds, args.connections)
+        return 0
     canonical_figures(records, args.canonical)
     own, moved = grids_files(records, 20000)
     ids = pool_ids(directory)

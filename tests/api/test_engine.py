@@ -10,15 +10,18 @@ import httpx
 import orjson
 import pytest
 
+import sudokupool.app
 from sudokupool.app import create_app
 from sudokupool.config import BUNDLED_SNAPSHOTS, Settings
 from sudokupool.loading.pool import Pool
+from sudokupool.ratelimit.memory import MemoryStore
 from sudokupool.sudoku.candidates import DIGITS_OF, Candidates
 from sudokupool.sudoku.grader import grade
 from sudokupool.sudoku.grid import agrees, is_complete_solution
 from sudokupool.sudoku.ids import puzzle_id
 from sudokupool.sudoku.replay import replay
 from sudokupool.sudoku.transform import IDENTITY_DIGITS, Transform, random_transform
+from tests.helpers import MINUTE, FakeClock
 
 pytestmark = pytest.mark.anyio
 
@@ -57,7 +60,10 @@ async def _client(pool: Pool, settings: Settings) -> AsyncIterator[httpx.AsyncCl
 
 
 @pytest.fixture
-async def engine(pool: Pool) -> AsyncIterator[httpx.AsyncClient]:
+async def engine(pool: Pool, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[httpx.AsyncClient]:
+    # The window's clock stands a second into a minute: the counts of a test never straddle a window's end.
+    clock = FakeClock(MINUTE + 1)
+    monkeypatch.setattr(sudokupool.app, "make_store", lambda settings, **_: MemoryStore(clock=clock))
     async for client in _client(pool, Settings(limit_anonymous=1000)):
         yield client
 
@@ -195,9 +201,9 @@ async def test_hints_name_mistakes_first_and_say_when_the_board_is_finished(
     assert body["status"] == "fix"
     assert body["wrong"] == [f"r{first // 9 + 1}c{first % 9 + 1}"]
     assert body["conflicting"] == [f"r{c // 9 + 1}c{c % 9 + 1}" for c in (first, second)]
-    assert body["step"] is None
+    assert "step" not in body
     response = await engine.get(f"/api/v2/puzzles/{code}/hint", params={"board": solution})
-    assert response.json() == {"status": "finished", "wrong": [], "conflicting": [], "step": None}
+    assert response.json() == {"status": "finished", "wrong": [], "conflicting": []}
 
 
 async def test_hints_refuse_boards_without_the_givens_and_marks_that_erase_a_needed_digit(
@@ -238,7 +244,7 @@ async def test_a_tiny_time_budget_gives_a_503_and_the_service_keeps_answering(
         response = await client.get(f"/api/v2/grids/{HARD[1]}")
         assert response.status_code == 503
         assert int(response.headers["retry-after"]) >= 1
-        assert "longer than the server allows" in response.json()["error"]
+        assert response.json() == {"error": "this grade or hint took longer than the server allows; retry later"}
         # Lookups never queue, and the pool takes the next job in a fresh process.
         grid = Transform(transpose=True).apply(records[0]["puzzle"])
         assert (await client.get(f"/api/v2/grids/{grid}")).status_code == 200
@@ -252,6 +258,9 @@ async def test_past_the_queue_bound_a_live_grade_is_a_503_with_retry_after(pool:
         assert 503 in statuses
         busy = next(response for response in answers if response.status_code == 503)
         assert int(busy.headers["retry-after"]) >= 1
+        assert busy.json() == {
+            "error": "the server is busy with other grades and hints; retry after the seconds in Retry-After"
+        }
 
 
 def test_the_serving_worker_never_imports_the_grader() -> None:
@@ -273,3 +282,20 @@ def test_the_engine_reads_as_much_pencil_marks_as_the_hint() -> None:
     from sudokupool.sudoku import hint
 
     assert engine.MAX_CANDIDATES_TEXT == hint.MAX_CANDIDATES_TEXT == 809
+
+
+def test_only_grids_with_the_givens_of_a_minimal_puzzle_are_looked_up(
+    pool: Pool, records: list[dict[str, Any]]
+) -> None:
+    from sudokupool.api.engine import lookup
+
+    record = records[1]
+    moved = Transform(transpose=True).apply(record["puzzle"])
+    found = lookup(pool, moved)
+    assert found is not None
+    index, move = found
+    assert pool.puzzle(index) == record["puzzle"] and move.grid(record["puzzle"]) == moved
+    # A full grid (the slowest canonical search there is) and a grid of 16 givens are never looked up.
+    assert lookup(pool, record["solution"]) is None
+    sparse = "".join(ch if i < 16 else "." for i, ch in enumerate(c for c in record["solution"]))
+    assert lookup(pool, sparse) is None

@@ -109,6 +109,14 @@ def test_the_generated_python_client_calls_every_operation(
     assert daily["again"] == 304
     assert seen["puzzle"]["again"] == 304
     assert seen["solution"] == {"length": 81, "again": 304}
+    assert seen["grids"] == {
+        "in_pool": True,
+        "code": seen["puzzle"]["code"],
+        "again": 304,
+        "hint": "step",
+        "same_hint": True,
+        "several": "the givens allow more than one solution",
+    }
     for variant in ("puzzle", "solution"):
         image = seen["image"][variant]
         assert image["magic"] == b"\x89PNG\r\n\x1a\n".hex()
@@ -130,7 +138,7 @@ def test_the_generated_python_client_calls_every_operation(
     assert seen["activity"]["scope"] == "instance"
     assert seen["activity"]["plays"] >= 4
     assert seen["activity"]["images"] >= 1
-    assert seen["openapi"] == {"openapi": "3.0.3", "version": "2.0.0", "paths": 16}
+    assert seen["openapi"] == {"openapi": "3.0.3", "version": "2.0.0", "paths": 19}
     assert seen["download"]["status"] == 200 and seen["download"]["checksum"] == seen["download"]["listed"]
     assert len(set(seen["set"]["codes"])) == 10 and seen["set"]["next"] == 5 and seen["set"]["total"] == 40
     assert len(seen["archive"]) == 3
@@ -173,6 +181,9 @@ def _responses(server: Server) -> list[tuple[str, Any]]:
         ("OpenApiDocument", keyed.get("/api/v2/openapi.json").json()),
         ("Error", keyed.get("/api/v2/puzzles/UNKNOWN000000").json()),
         ("Error", keyed.get("/api/v2/puzzles/random", params={"difficulty": "nope"}).json()),
+        ("GridAnswer", keyed.get(f"/api/v2/grids/{record['puzzle']}").json()),
+        ("Hint", keyed.get(f"/api/v2/puzzles/{code}/hint", params={"board": record["puzzle"]}).json()),
+        ("GridError", keyed.get("/api/v2/grids/" + "." * 81).json()),
     ]
     for _ in range(20):
         limited = httpx.get(f"{server.url}/api/v2/stats")

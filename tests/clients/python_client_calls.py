@@ -14,11 +14,13 @@ from typing import Any
 
 from sudokupool_sudoku_puzzle_pool_api_client import AuthenticatedClient, Client
 from sudokupool_sudoku_puzzle_pool_api_client.api.exports import download_pool_export, pool_exports
+from sudokupool_sudoku_puzzle_pool_api_client.api.grids import get_grid, get_grid_hint
 from sudokupool_sudoku_puzzle_pool_api_client.api.puzzles import (
     daily_archive,
     daily_puzzle,
     daily_puzzle_image,
     get_puzzle,
+    get_puzzle_hint,
     get_puzzle_image,
     get_solution,
     list_puzzles,
@@ -36,7 +38,10 @@ from sudokupool_sudoku_puzzle_pool_api_client.models import (
     GetPuzzleImageFormat,
     GetPuzzleImageVariant,
     GlobalStats,
+    GridAnswer,
+    GridError,
     Health,
+    Hint,
     OpenApiDocument,
     PoolExportsResponse,
     PuzzlePublicRecord,
@@ -133,6 +138,24 @@ def main(base_url: str, key: str) -> dict[str, Any]:
     assert isinstance(solution.parsed, SolutionResponse)
     revalidated = get_solution.sync_detailed(code, client=client, if_none_match=solution.headers["etag"])
     seen["solution"] = {"length": len(solution.parsed.solution), "again": revalidated.status_code.value}
+
+    grid = get_grid.sync_detailed(record.puzzle, client=client)
+    assert isinstance(grid.parsed, GridAnswer)
+    regraded = get_grid.sync_detailed(record.puzzle, client=client, if_none_match=grid.headers["etag"])
+    by_id_hint = get_puzzle_hint.sync(code, client=client, board=record.puzzle)
+    assert isinstance(by_id_hint, Hint)
+    grid_hint = get_grid_hint.sync(record.puzzle, client=client, board=record.puzzle)
+    assert isinstance(grid_hint, Hint)
+    several = get_grid.sync("." * 81, client=client)
+    assert isinstance(several, GridError)
+    seen["grids"] = {
+        "in_pool": grid.parsed.in_pool,
+        "code": grid.parsed.canonical_id,
+        "again": regraded.status_code.value,
+        "hint": by_id_hint.status.value,
+        "same_hint": by_id_hint.to_dict() == grid_hint.to_dict(),
+        "several": several.error,
+    }
 
     images: dict[str, Any] = {}
     for variant in GetPuzzleImageVariant:

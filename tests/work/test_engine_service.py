@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -79,3 +80,55 @@ def test_the_engine_over_http_matches_the_pool_and_the_command_line(
         ("hint", 200, 43),
         ("several", 422, 33),
     ]
+
+
+HARD = (
+    "52...6.........7.13...........4..8..6......5...........418.........3..2...87.....",
+    "6.....8.3.4.7.................5.4.7.3..2.....1.6.......2.....5.....8.6......1....",
+    "4.....8.5.3..........7......2.....6.....8.4......1.......6.3.7.5..2.....1.4......",
+)
+
+
+def test_past_its_budget_or_its_queue_a_grade_is_a_503_and_lookups_go_on(
+    tmp_path: Path, exports: Path, records: list[dict[str, Any]]
+) -> None:
+    moved = random_transform(random.Random(8)).apply(records[3]["puzzle"])
+    settings = {
+        "SUDOKUPOOL_EXPORTS": str(exports),
+        "SUDOKUPOOL_METRICS_PORT": str(free_port()),
+        "SUDOKUPOOL_WORK_BUDGET_SECONDS": "0.001",
+    }
+    with (
+        run_server(settings, tmp_path / "budget.log") as server,
+        httpx.Client(base_url=server.url, timeout=60) as client,
+    ):
+        response = client.get(f"/api/v1/grids/{HARD[0]}")
+        assert response.status_code == 503
+        assert int(response.headers["retry-after"]) >= 1
+        assert response.json() == {"error": "this grade or hint took longer than the server allows; retry later"}
+        assert client.get(f"/api/v1/grids/{moved}").json()["in_pool"] is True
+    settings = {
+        "SUDOKUPOOL_EXPORTS": str(exports),
+        "SUDOKUPOOL_METRICS_PORT": str(free_port()),
+        "SUDOKUPOOL_WORK_QUEUE": "0",
+        "SUDOKUPOOL_WORK_PROCESSES": "1",
+    }
+    with run_server(settings, tmp_path / "queue.log") as server:
+        statuses: list[int] = []
+        busy: list[httpx.Response] = []
+
+        def ask(grid: str) -> None:
+            response = httpx.get(f"{server.url}/api/v1/grids/{grid}", timeout=120)
+            statuses.append(response.status_code)
+            if response.status_code == 503:
+                busy.append(response)
+
+        threads = [threading.Thread(target=ask, args=(grid,)) for grid in HARD]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert 200 in statuses and 503 in statuses
+        assert int(busy[0].headers["retry-after"]) >= 1
+        assert busy[0].json()["error"].startswith("the server is busy with other grades and hints")
+        assert httpx.get(f"{server.url}/api/v1/grids/{moved}", timeout=30).json()["in_pool"] is True

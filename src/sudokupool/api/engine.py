@@ -41,6 +41,9 @@ from sudokupool.work import WorkBudgetExceeded, WorkDropped, WorkQueueFull
 LOOKUP_LAYOUTS: Final = 256
 #: Fewer givens than this never have a single solution, so such a grid is in no pool.
 MIN_CLUES: Final = 17
+#: No minimal puzzle has more givens than this, and every puzzle ``sudokupool build`` makes is minimal: a grid with
+#: more is graded live rather than looked up (a full grid's canonical search is the slowest there is).
+MAX_CLUES: Final = 40
 IDENTITY: Final = Relayout(tuple(range(81)), tuple(range(1, 10)), False)
 #: The longest pencil-mark text read: 81 fields of up to nine digits and the commas between them (as the hint
 #: reads them; its module is not imported here, see sudokupool.sudoku.answers).
@@ -48,6 +51,8 @@ MAX_CANDIDATES_TEXT: Final = 81 * 10 - 1
 #: The longest grid or board text read (81 cells; a longer one is refused before any other work).
 MAX_GRID_TEXT: Final = 81
 _STATUS: Final = {"ok": b"200", "invalid": b"400", "unsolvable": b"422", "marks": b"422"}
+ENGINE_BUSY: Final = "the server is busy with other grades and hints; retry after the seconds in Retry-After"
+ENGINE_TOO_LONG: Final = "this grade or hint took longer than the server allows; retry later"
 BOARD_ERROR: Final = "board is required: the player's 81 cells (the givens and their entries, '.' or '0' for empty)"
 
 
@@ -74,7 +79,7 @@ def _grid(param: str | None) -> tuple[str | None, bytes | None]:
 def lookup(pool: Pool, grid: str) -> tuple[int, Relayout] | None:
     """The pool's record of ``grid`` in any layout, and the move from the record's layout to ``grid``'s; None
     when the pool does not hold it (or its canonical search would take longer than a lookup may)."""
-    if clue_count(grid) < MIN_CLUES:
+    if not MIN_CLUES <= clue_count(grid) <= MAX_CLUES:
         return None
     here = canonical_transform_within(grid, LOOKUP_LAYOUTS)
     if here is None:
@@ -127,7 +132,11 @@ async def _answer_of(
 
     try:
         data = await answers.get(key, produce)
-    except (WorkQueueFull, WorkBudgetExceeded, WorkDropped) as exc:
+    except WorkQueueFull as exc:
+        raise ApiError(ENGINE_BUSY, status=503, headers={"Retry-After": str(exc.retry_after)}) from None
+    except WorkBudgetExceeded as exc:
+        raise ApiError(ENGINE_TOO_LONG, status=503, headers={"Retry-After": str(exc.retry_after)}) from None
+    except WorkDropped as exc:
         raise work_error(exc) from None
     return _reply(endpoints, scope, data)
 
@@ -176,16 +185,19 @@ def _board(scope: Scope) -> tuple[str, str | None]:
     return board, candidates
 
 
+def _hint_key(puzzle: str, board: str, candidates: str | None) -> tuple[str, ...]:
+    return ("hint", puzzle, board, "" if candidates is None else "," + candidates)
+
+
 async def _hint(endpoints: Endpoints, scope: Scope, puzzle: str, solution: str | None) -> Reply:
     board, candidates = _board(scope)
     runtime = endpoints.runtime
     work = runtime.work
-    key = ("hint", puzzle, board, "" if candidates is None else "," + candidates)
     left = left_of(scope)
     return await _answer_of(
         endpoints,
         scope,
-        key,
+        _hint_key(puzzle, board, candidates),
         runtime.settings.cost_hint,
         lambda: work.submit(hint_answer, puzzle, solution, board, candidates, kind="hint", left=left),
     )
@@ -197,10 +209,13 @@ async def grid_hint(endpoints: Endpoints, scope: Scope, param: str | None) -> Re
     if asked is None:
         assert refusal is not None
         return _reply(endpoints, scope, refusal)
-    _board(scope)  # a malformed query is a 400 before any other work
-    pool = endpoints.runtime.current()
-    found = lookup(pool, asked)
-    solution = None if found is None else found[1].grid(pool.solution(found[0]))
+    board, candidates = _board(scope)  # a malformed query is a 400 before any other work
+    solution = None
+    if not endpoints.runtime.answers.covers(_hint_key(asked, board, candidates)):
+        # The pool's solution, when it holds the grid, spares the job a solve.
+        pool = endpoints.runtime.current()
+        found = lookup(pool, asked)
+        solution = None if found is None else found[1].grid(pool.solution(found[0]))
     return await _hint(endpoints, scope, asked, solution)
 
 

@@ -261,12 +261,18 @@ SCHEMAS: dict[str, Any] = {
             "solution": {"type": "string", "pattern": "^[1-9]{81}$"},
         },
     },
-    "Hint": _object(
-        {
+    "Hint": {
+        "type": "object",
+        "description": "A hint for a player's board (docs/api.md, Grids and hints).",
+        "required": ["status", "wrong", "conflicting"],
+        "properties": {
             "status": {
                 "type": "string",
                 "enum": ["fix", "finished", "step"],
-                "description": "fix: entries to fix first (`wrong`, `conflicting`); finished; step: the next step.",
+                "description": (
+                    "fix: entries to fix first (`wrong`, `conflicting`); finished; step: the next step, in `step` "
+                    "(present only then)."
+                ),
             },
             "wrong": {
                 "type": "array",
@@ -278,10 +284,9 @@ SCHEMAS: dict[str, Any] = {
                 "items": {"type": "string"},
                 "description": "Entries whose digit repeats in a row, column or box.",
             },
-            "step": {"allOf": [ref("SolveStep")], "nullable": True},
+            "step": ref("SolveStep"),
         },
-        "A hint for a player's board (docs/api.md, Hints).",
-    ),
+    },
     "GridError": {
         "type": "object",
         "description": (

@@ -195,14 +195,40 @@ def _extend(layout: _Layout, r: int, row: tuple[int, ...], rank: tuple[int, ...]
     return out
 
 
+def _first_rows(
+    grids: tuple[list[tuple[int, ...]], list[tuple[int, ...]]], starts: list[_Layout]
+) -> tuple[tuple[int, ...], list[tuple[_Layout, int, tuple[int, ...]]]]:
+    """The smallest first row and the (start, row) pairs that read it. Every digit of a first row is new, so its
+    smallest reading puts each stack's empty cells first and the stacks in order of their clue counts: the rows
+    that read smallest are those whose sorted clue counts are smallest, and no row needs reading in full."""
+    keyed = []
+    for layout in starts:
+        for r, row in enumerate(grids[layout.transpose]):
+            counts = tuple(sorted((row[s] > 0) + (row[s + 1] > 0) + (row[s + 2] > 0) for s in (0, 3, 6)))
+            keyed.append((counts, layout, r))
+    least = min(counts for counts, _, _ in keyed)
+    reading: list[int] = []
+    for count in least:
+        reading += [0] * (3 - count) + [_NEW] * count
+    label = 1
+    for i, value in enumerate(reading):
+        if value == _NEW:
+            reading[i] = label
+            label += 1
+    rank = (0,) + (_NEW,) * 9
+    return tuple(reading), [(layout, r, rank) for counts, layout, r in keyed if counts == least]
+
+
 def _minimise(puzzle: str, most: int | None = None) -> tuple[str, _Layout] | None:
     grids = (_rows_of(puzzle, False), _rows_of(puzzle, True))
     layouts = [_Layout(t, 0, (), _START, (0,) * 10, 1, None) for t in (0, 1)]
     result: list[str] = []
-    for _ in range(9):
+    for level in range(9):
         best: tuple[int, ...] | None = None
         ties: list[tuple[_Layout, int, tuple[int, ...]]] = []
-        for layout in layouts:
+        if level == 0:
+            best, ties = _first_rows(grids, layouts)
+        for layout in layouts if level else ():
             rows = grids[layout.transpose]
             rank = (0, *(label or _NEW for label in layout.labels[1:]))
             for r in _NEXT_ROWS[layout.mask]:
@@ -216,12 +242,16 @@ def _minimise(puzzle: str, most: int | None = None) -> tuple[str, _Layout] | Non
         # Layouts that reach the same rows (as a set), columns left free and labels have the same futures,
         # whatever order the rows came in, so they are merged; this keeps sparse grids tractable.
         survivors: dict[tuple[int, int, _Structure, tuple[int, ...]], _Layout] = {}
+        if most is not None and len(ties) > most:
+            return None
         for layout, r, rank in ties:
             for new in _extend(layout, r, grids[layout.transpose][r], rank):
                 survivors.setdefault((new.transpose, new.mask, new.structure, new.labels), new)
+            # Checked as the layouts grow, not once the row is done: a full grid's first row alone would make
+            # tens of thousands.
+            if most is not None and len(survivors) > most:
+                return None
         layouts = list(survivors.values())
-        if most is not None and len(layouts) > most:
-            return None
     return "".join(result), layouts[0]
 
 

@@ -47,16 +47,15 @@ class Hint:
     step: Step | None = None
 
     def to_dict(self) -> dict[str, object]:
-        """The hint as one JSON object (docs/api.md, "Hints")."""
+        """The hint as one JSON object (docs/api.md, "Grids and hints"); ``step`` only when there is one."""
         if self.kind == "fix":
             return {
                 "status": "fix",
                 "wrong": [cell_name(c) for c in self.wrong],
                 "conflicting": [cell_name(c) for c in self.conflicting],
-                "step": None,
             }
         if self.kind == "finished":
-            return {"status": "finished", "wrong": [], "conflicting": [], "step": None}
+            return {"status": "finished", "wrong": [], "conflicting": []}
         assert self.step is not None
         return {"status": "step", "wrong": [], "conflicting": [], "step": self.step.to_dict()}
 
