@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import settings
 
 from sudokupool.app import create_app
 from sudokupool.config import Settings
@@ -17,6 +18,11 @@ from sudokupool.loading.pool import Pool
 from tests.factories import EXPORT_NAME, build_pool, make_records, write_export
 
 pytest_plugins = ["tests.seaweed", "tests.valkey"]
+
+# No deadline for property tests: a deadline is a timing assertion, and a loaded machine misses it (timing goals
+# belong in bench/). Each test's own ``@settings`` starts from this profile.
+settings.register_profile("sudokupool", deadline=None)
+settings.load_profile("sudokupool")
 
 #: Fixtures that start a real server: valkey, a valkey cluster, SeaweedFS, the service the browser drives.
 #: A test that uses one, directly or through another fixture, is marked ``slow`` (tests that start the
@@ -39,10 +45,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if SERVER_FIXTURES.intersection(getattr(item, "fixturenames", ())) or item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.slow)
+    _refuse_ids_that_are_shared_or_made_up(items)
     if hasattr(config, "workerinput"):  # a pytest-xdist worker
         for item in items:
             if shares_fixtures_of_its_file(item):
                 item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
+def _refuse_ids_that_are_shared_or_made_up(items: list[pytest.Item]) -> None:
+    """Stop the run if two tests share a node id (pytest-xdist would run them as one, the others never) or a
+    parametrised test's id is pytest's made-up ``argname0`` (name such cases with ``pytest.param(..., id=)``)."""
+    shared = sorted(nodeid for nodeid, count in Counter(item.nodeid for item in items).items() if count > 1)
+    made_up = sorted(
+        item.nodeid
+        for item in items
+        if (callspec := getattr(item, "callspec", None)) is not None
+        and any(f"{name}{index}" in callspec.id.split("-") for name, index in callspec.indices.items())
+    )
+    if shared or made_up:
+        raise pytest.UsageError(
+            "tests need ids of their own and readable ones:\n"
+            + "".join(f"  shared: {nodeid}\n" for nodeid in shared)
+            + "".join(f"  made up: {nodeid}\n" for nodeid in made_up)
+        )
 
 
 def shares_fixtures_of_its_file(item: pytest.Item) -> bool:

@@ -6,6 +6,8 @@ query); each answer must be documented: its status, content type, headers and bo
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,8 @@ from tests.servers import run_server
 pytestmark = pytest.mark.slow
 
 schema = schemathesis.openapi.from_dict(document())
+#: The keys of an OpenAPI path item that are operations.
+VERBS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
 
 
 @pytest.fixture(scope="module")
@@ -61,3 +65,33 @@ def _number(query: Any, name: str) -> int | None:
         return int((query or {})[name])
     except (KeyError, TypeError, ValueError):
         return None
+
+
+def test_every_operation_of_the_document_is_fuzzed_under_an_id_of_its_own() -> None:
+    # pytest-xdist runs tests by node id: operations that shared one id would run as one, the rest never fuzzed.
+    # A collection of its own (in a child pytest) sees every fuzz test whatever ``-k`` or ``-m`` this run was given.
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            f"{__file__}::test_the_live_server_answers_as_its_document_says",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    ids = [line.split("::", 1)[1] for line in done.stdout.splitlines() if "::" in line]
+    operations = {
+        f"{verb.upper()} {path}" for path, item in document()["paths"].items() for verb in item if verb in VERBS
+    }
+
+    assert len(ids) == len(set(ids)) == len(operations)
+    assert set(ids) == {f"test_the_live_server_answers_as_its_document_says[{label}]" for label in operations}

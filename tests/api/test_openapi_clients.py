@@ -2,9 +2,10 @@
 
 The generators are test-only tools, installed at pinned versions into a throwaway environment (a venv
 and a node_modules folder) that is kept in the user's cache directory (``$XDG_CACHE_HOME`` or
-``~/.cache``, under ``sudokupool-test-tools``), so fresh clones on one machine share it, and is rebuilt
-when the pins change: openapi-python-client and datamodel-code-generator from PyPI, openapi-typescript,
-openapi-fetch, TypeScript and Redocly's CLI from the npm registry. Each test generates from the
+``~/.cache``, under ``sudokupool-test-tools``, built under a file lock: tests/tools.py), so fresh clones
+on one machine share it, and is rebuilt when the pins change: openapi-python-client and
+datamodel-code-generator from PyPI, openapi-typescript, openapi-fetch, TypeScript and Redocly's CLI
+from the npm registry. Each test generates from the
 document a real server serves, with no configuration file, then calls every operation through what
 was generated (tests/clients/), and type-checks the calling code strictly: nothing in it is a cast.
 """
@@ -18,7 +19,6 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,8 @@ from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.technique_table import LEVEL, SCORES
 from tests.factories import EXPORT_NAME
 from tests.servers import Server, run_server
+from tests.tools import QUIET, Tools, run
+from tests.tools import tools as cached_tools
 
 # Each test here starts the service (or drives one started for the module) as the Procfile does.
 pytestmark = pytest.mark.slow
@@ -43,58 +45,12 @@ NODE_TOOLS = {
 }
 CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 KEY = "openapi-clients-test-key"
-# No telemetry, update notices or funding messages from the npm tools.
-QUIET = {
-    "REDOCLY_TELEMETRY": "off",
-    "REDOCLY_SUPPRESS_UPDATE_NOTICE": "true",
-    "npm_config_update_notifier": "false",
-    "npm_config_fund": "false",
-    "npm_config_audit": "false",
-}
-
-
-@dataclass
-class Tools:
-    python: Path
-    bin: Path
-    node_modules: Path
-
-
-def _run(args: list[str | Path], *, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
-    """Run a command; on failure, fail the test with its output."""
-    done = subprocess.run(
-        [str(arg) for arg in args], cwd=cwd, env={**os.environ, **QUIET, **(env or {})}, capture_output=True, text=True
-    )
-    assert done.returncode == 0, f"{' '.join(map(str, args))} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
-
-
-def _tools_root() -> Path:
-    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    root = Path(cache) / "sudokupool-test-tools" / "openapi-clients"
-    root.mkdir(parents=True, exist_ok=True)
-    return root
 
 
 @pytest.fixture(scope="session")
 def tools() -> Tools:
-    """The generators, installed once per pin set (a first run downloads them: 40-100 s)."""
-    root = _tools_root()
-    pins = json.dumps({"python": PYTHON_TOOLS, "node": NODE_TOOLS, "interpreter": sys.version}, sort_keys=True)
-    stamp = root / "pins.json"
-    venv, node = root / "venv", root / "node"
-    if not stamp.exists() or stamp.read_text() != pins:
-        shutil.rmtree(venv, ignore_errors=True)
-        shutil.rmtree(node, ignore_errors=True)
-        stamp.unlink(missing_ok=True)
-        _run([sys.executable, "-m", "venv", venv])
-        _run([venv / "bin" / "python", "-m", "pip", "install", "-q", "--disable-pip-version-check", *PYTHON_TOOLS])
-        assert shutil.which("npm"), "these tests need Node.js and npm (Debian: apt-get install -y nodejs npm)"
-        node.mkdir()
-        (node / "package.json").write_text(json.dumps({"private": True, "dependencies": NODE_TOOLS}))
-        _run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=node)
-        stamp.write_text(pins)
-    return Tools(python=venv / "bin" / "python", bin=venv / "bin", node_modules=node / "node_modules")
+    """The generators, installed once per pin set under a file lock (a first run downloads them: 40-100 s)."""
+    return cached_tools("openapi-clients", python=PYTHON_TOOLS, node=NODE_TOOLS)
 
 
 @pytest.fixture(scope="module")
@@ -121,10 +77,10 @@ def _document(server: Server, path: Path) -> Path:
 def test_the_generated_python_client_calls_every_operation(
     tools: Tools, server: Server, tmp_path: Path, records: list[dict[str, Any]]
 ) -> None:
-    _run([tools.bin / "openapi-python-client", "generate", "--url", f"{server.url}/api/v2/openapi.json"], cwd=tmp_path)
+    run([tools.bin / "openapi-python-client", "generate", "--url", f"{server.url}/api/v2/openapi.json"], cwd=tmp_path)
     (package,) = tmp_path.iterdir()
     script = CLIENTS / "python_client_calls.py"
-    seen = json.loads(_run([tools.python, script, server.url, KEY], env={"PYTHONPATH": str(package)}))
+    seen = json.loads(run([tools.python, script, server.url, KEY], env={"PYTHONPATH": str(package)}))
 
     assert seen["health"] == {"ok": True, "export_key": EXPORT_NAME, "fallback": False}
     assert seen["stats"]["total"] == 40
@@ -231,19 +187,19 @@ def test_datamodel_code_generator_models_validate_real_responses(tools: Tools, s
     # --strict-nullable: without it the generator ignores OpenAPI 3.0's `nullable` (docs/api.md says so).
     document = _document(server, tmp_path / "openapi.json")
     models = tmp_path / "models.py"
-    _run(
+    run(
         [tools.bin / "datamodel-codegen", "--input", document, "--input-file-type", "openapi", "--output", models,
          "--output-model-type", "pydantic_v2.BaseModel", "--strict-nullable", "--formatters", "builtin"]
     )  # fmt: skip
     cases = _responses(server)
     (tmp_path / "cases.json").write_text(json.dumps(cases))
-    results = json.loads(_run([tools.python, CLIENTS / "datamodel_validate.py", tmp_path, tmp_path / "cases.json"]))
+    results = json.loads(run([tools.python, CLIENTS / "datamodel_validate.py", tmp_path, tmp_path / "cases.json"]))
     assert [name for name, _ in results] == [name for name, _ in cases]
     assert [error for _, error in results if error is not None] == []
     # A body that breaks its schema is refused, so the check above can fail.
     bad = [["PuzzlePublicRecord", {**cases[3][1], "difficulty": "Trivial"}], ["Health", {"ok": True}]]
     (tmp_path / "bad.json").write_text(json.dumps(bad))
-    refused = json.loads(_run([tools.python, CLIENTS / "datamodel_validate.py", tmp_path, tmp_path / "bad.json"]))
+    refused = json.loads(run([tools.python, CLIENTS / "datamodel_validate.py", tmp_path, tmp_path / "bad.json"]))
     assert all(error is not None for _, error in refused)
 
 
@@ -251,7 +207,7 @@ def test_the_typescript_client_compiles_strictly_and_calls_every_operation(
     tools: Tools, server: Server, tmp_path: Path
 ) -> None:
     bin_ = tools.node_modules / ".bin"
-    _run([bin_ / "openapi-typescript", f"{server.url}/api/v2/openapi.json", "-o", tmp_path / "schema.ts"])
+    run([bin_ / "openapi-typescript", f"{server.url}/api/v2/openapi.json", "-o", tmp_path / "schema.ts"])
     shutil.copy(CLIENTS / "typescript_client_calls.ts", tmp_path / "main.ts")
     (tmp_path / "node_modules").symlink_to(tools.node_modules)
     config = {
@@ -270,9 +226,9 @@ def test_the_typescript_client_compiles_strictly_and_calls_every_operation(
         "files": ["main.ts"],
     }
     (tmp_path / "tsconfig.json").write_text(json.dumps(config))
-    _run([bin_ / "tsc", "-p", tmp_path])
+    run([bin_ / "tsc", "-p", tmp_path])
     assert " as " not in (CLIENTS / "typescript_client_calls.ts").read_text()
-    seen = json.loads(_run(["node", tmp_path / "out" / "main.js", server.url, KEY]))
+    seen = json.loads(run(["node", tmp_path / "out" / "main.js", server.url, KEY]))
 
     assert seen["health"] == {"exportKey": EXPORT_NAME, "lastError": None}
     assert seen["stats"]["total"] == 40

@@ -151,10 +151,10 @@ def test_svg_references_nothing_outside_itself(http: httpx.Client, records: list
 @pytest.mark.parametrize(
     "query",
     [
-        {"format": "SVG"},
-        {"format": "Svg", "variant": "SOLUTION"},
-        {"format": "WebP", "variant": "Puzzle", "size": "250"},
-        {"format": "PNG", "variant": "Solution"},
+        pytest.param({"format": "SVG"}, id="SVG"),
+        pytest.param({"format": "Svg", "variant": "SOLUTION"}, id="Svg-SOLUTION"),
+        pytest.param({"format": "WebP", "variant": "Puzzle", "size": "250"}, id="WebP-Puzzle-250"),
+        pytest.param({"format": "PNG", "variant": "Solution"}, id="PNG-Solution"),
     ],
 )
 def test_format_and_variant_take_any_case(
