@@ -69,12 +69,14 @@ KEYED = {"X-API-Key": KEY}
 # --- boot ----------------------------------------------------------------------------------------------------------
 
 #: Paths only this checkout has, loaded after the others in a side-by-side boot (``python -m bench ab boot``): its
-#: private memory is then read with the filters' plans and the technique catalogue made.
+#: private memory is then read with the filters' plans, the technique catalogue, a set of 50 and a clue filter made.
 CHOOSING: Final = (
     "/api/v2/techniques",
     "/api/v2/puzzles/random?stars=3",
     "/api/v2/puzzles/random?technique=X-Wing&min_score=1000&max_score=1500",
     "/api/v2/puzzles/daily",
+    "/api/v2/puzzles?count=50&seed=1",
+    "/api/v2/puzzles/random?min_clues=24&max_clues=28&symmetry=rotational-180",
 )
 #: The loader's summary line in the service's log, with its seconds.
 LOADED = re.compile(r"loaded \d+ puzzles.* in ([0-9.]+) s")

@@ -387,6 +387,25 @@ def test_server_gone_mid_game_keeps_the_game(page: Page, records: list[Record]) 
     expect(page.locator("#message")).to_contain_text("Everything so far is correct")
 
 
+def test_a_set_kept_for_offline_play_is_played_while_the_server_is_gone(page: Page, records: list[Record]) -> None:
+    by_id = {r["canonical_id"]: r for r in records}
+    open_puzzle(page, records[0]["canonical_id"])
+    page.locator("#set-count").select_option("10")
+    page.get_by_role("button", name="Keep for offline play").click()
+    expect(page.locator("#set-status")).to_contain_text("10 puzzles kept in this browser")
+    kept = page.evaluate("JSON.parse(localStorage.getItem('sudokupool:offline-set')).map((r) => r.canonical_id)")
+    assert len(set(kept)) == 10 and set(kept) <= set(by_id)
+    page.route("**/api/**", lambda route: route.abort())
+
+    page.get_by_role("button", name="Any", exact=True).click()
+    expect(page.locator("#status-code")).to_have_text(kept[0])
+    expect(page.locator("#message")).to_contain_text("Offline: playing a kept puzzle (9 left)")
+    page.get_by_role("button", name="Any", exact=True).click()
+    expect(page.locator("#status-code")).to_have_text(kept[1])
+    # The links to the pictures are there for an <img>.
+    expect(page.locator("#daily-image")).to_have_attribute("href", "/api/v2/puzzles/daily/image")
+
+
 @pytest.mark.parametrize(
     ("viewport", "scheme", "name"),
     [

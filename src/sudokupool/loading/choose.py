@@ -116,7 +116,8 @@ class Choices:
         self._symmetries = items("symmetries")
         clue_lists = (1 + len(self.names)) * pack.CLUE_LISTS_PER_GROUP
         clue_choices = items("clue_choices")
-        self._clue_starts = array("Q", [0, *accumulate(clue_choices[: 4 * clue_lists].cast("I"))])
+        # An array filled as it is summed: no list of ten thousand ints made first.
+        self._clue_starts = array("Q", accumulate(clue_choices[: 4 * clue_lists].cast("I"), initial=0))
         self._clue_numbers = clue_choices[4 * clue_lists :].cast("I")
         # The daily hash's key: the export's name, so every instance serving one export agrees.
         self._daily_key = hashlib.blake2b(header.export_name.encode()).digest()
