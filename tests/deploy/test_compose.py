@@ -21,6 +21,7 @@ from bench import containers as images
 from bench.containers import ROOT, podman
 from bench.servers import free_port
 from bench.stores import weed_binary
+from tests.helpers import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -146,7 +147,14 @@ def test_the_fleet_answers_through_nginx_with_limits_exact_across_instances(flee
     assert time.time() // 60 == minute
     assert codes == {200: LIMIT, 429: 15}, codes
     # nginx spread the requests over the three instances, which counted them together in Valkey.
-    decisions = {service: limiter_decisions(fleet, service) for service in INSTANCES}
+    # (A worker's counts reach its instance's /metrics a moment after its answer: wait for the last ones.)
+    decisions: dict[str, Counter[str]] = {}
+
+    def counted() -> bool:
+        decisions.update({service: limiter_decisions(fleet, service) for service in INSTANCES})
+        return sum(counts["admitted"] + counts["limited"] for counts in decisions.values()) >= LIMIT + 15
+
+    wait_until(counted, "every decision in the instances' metrics", seconds=15, log=lambda: str(decisions))
     assert all(sum(counts.values()) > 0 for counts in decisions.values()), decisions
     assert sum(counts["admitted"] for counts in decisions.values()) == LIMIT, decisions
     assert sum(counts["limited"] for counts in decisions.values()) == 15, decisions

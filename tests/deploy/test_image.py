@@ -18,6 +18,7 @@ import pytest
 from bench import containers as images
 from bench.containers import ROOT, USER_ID, WRITABLE, podman, remove, run_detached, wait_healthy
 from bench.servers import free_port
+from sudokupool import __version__
 
 pytestmark = pytest.mark.slow
 
@@ -41,7 +42,7 @@ def test_the_image_is_labelled_and_runs_its_launcher_in_exec_form(image: str) ->
     inspected = json.loads(podman("image", "inspect", image).stdout)[0]
     config = inspected["Config"]
     labels = config["Labels"]
-    assert labels["org.opencontainers.image.version"] == "2.0.0"
+    assert labels["org.opencontainers.image.version"] == __version__
     assert labels["org.opencontainers.image.licenses"] == "MIT"
     assert "org.opencontainers.image.source" in labels
     assert config["User"] == f"{USER_ID}:{USER_ID}"

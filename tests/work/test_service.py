@@ -223,7 +223,7 @@ def flooding(url: str, code: str) -> Iterator[list[Flood]]:
 def test_a_scrape_and_a_sync_complete_during_a_render_flood(
     tmp_path: Path, exports: Path, records: list[dict[str, Any]]
 ) -> None:
-    context, port = serve(tmp_path, exports, SUDOKUPOOL_SYNC_INTERVAL="0.5")
+    context, port = serve(tmp_path, exports, SUDOKUPOOL_SYNC_INTERVAL="1")
     with context as server, flooding(server.url, some_id(server)) as flood:
         wait_until(lambda: metrics(port)["sudokupool_work_queue_depth"] > 0, "a queue of renders", seconds=30)
         assert metrics(port)["sudokupool_image_renders_total"] > 0  # a scrape, answered while renders wait
