@@ -66,6 +66,6 @@ def test_what_a_thread_frees_goes_back_with_one_heap() -> None:
         done = subprocess.run([sys.executable, "-c", THREAD_HEAP, how], capture_output=True, text=True, check=True)
         return float(done.stdout)
 
-    # A heap of the thread's own keeps its free top, trim or not (what the test shows can fail).
-    assert given_back("own") < 2
+    # With one heap, malloc_trim gives back what the thread freed. (What a heap of the thread's own keeps is glibc's
+    # to decide: it gave back 0-5 MB of the 10 from one run to another, so it is no premise to assert.)
     assert given_back("one") > 8
