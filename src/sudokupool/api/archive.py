@@ -16,11 +16,10 @@ from starlette.types import Scope
 
 from sudokupool.api.days import DAY_SECONDS, day_name, day_number
 from sudokupool.api.endpoints import (
-    DIFFICULTY_ERROR,
-    DIFFICULTY_LEVEL_BY_FILTER,
     JSON,
     PAST_DAY_MAX_AGE,
     Reply,
+    difficulty_level,
     queries,
 )
 from sudokupool.api.errors import BadRequest
@@ -37,12 +36,7 @@ def daily_archive(endpoints: Endpoints, scope: Scope, param: str | None) -> Repl
     """The puzzles of the days ``from`` to ``to`` (inclusive, newest first)."""
     raw: bytes = scope["query_string"]
     params = queries(raw, ("from", "to", "difficulty")) if raw else {}
-    level = None
-    difficulty = params.get("difficulty")
-    if difficulty is not None:
-        level = DIFFICULTY_LEVEL_BY_FILTER.get(difficulty.lower())
-        if level is None:
-            raise BadRequest(DIFFICULTY_ERROR)
+    level = difficulty_level(params)
     now = endpoints.clock()
     today = int(now // DAY_SECONDS)
     last = today if "to" not in params else day_number(params["to"], "to")

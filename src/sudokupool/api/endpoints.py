@@ -267,6 +267,17 @@ def image_size(value: str | None) -> int:
     return size
 
 
+def difficulty_level(params: dict[str, str]) -> int | None:
+    """The level of the query's ``difficulty`` (any case), None when it has none; a 400 for another name."""
+    difficulty = params.get("difficulty")
+    if difficulty is None:
+        return None
+    level = DIFFICULTY_LEVEL_BY_FILTER.get(difficulty.lower())
+    if level is None:
+        raise BadRequest(DIFFICULTY_ERROR)
+    return level
+
+
 class Endpoints:
     """The API's handlers, bound to the app's :class:`Runtime`."""
 
@@ -428,12 +439,7 @@ class Endpoints:
         """The pool, the puzzle of the day the query asks for, and the seconds its answer may be cached."""
         raw: bytes = scope["query_string"]
         params = queries(raw, _DAILY_PARAMS) if raw else {}
-        level = None
-        difficulty = params.get("difficulty")
-        if difficulty is not None:
-            level = DIFFICULTY_LEVEL_BY_FILTER.get(difficulty.lower())
-            if level is None:
-                raise BadRequest(DIFFICULTY_ERROR)
+        level = difficulty_level(params)
         now = self.clock()
         current = today(now, zone(params.get("tz")))
         utc_today = int(now // DAY)
