@@ -26,7 +26,7 @@ from sudokupool.api.conditional import etag_matches
 from sudokupool.api.endpoints import DAMAGED, JSON, Endpoints, Header, Reply, header, queries
 from sudokupool.api.errors import ApiError, BadRequest
 from sudokupool.loading.pool import DamagedRecord, Pool
-from sudokupool.sudoku.answers import Answer, grade_answer, grid_error, hint_answer, moved_record
+from sudokupool.sudoku.answers import Answer, grade_answer, grid_error, held_record, hint_answer, moved_record
 from sudokupool.sudoku.canonical import canonical_transform, canonical_transform_within
 from sudokupool.sudoku.check import conflicting_cells
 from sudokupool.sudoku.grid import GridError, clue_count, first_conflict, parse_grid
@@ -157,10 +157,13 @@ async def grid(endpoints: Endpoints, scope: Scope, param: str | None) -> Reply:
             # A lookup: moved in the loop (a millisecond or two), never queued, costs what a lookup costs.
             index, move = found
             try:
-                record = orjson.loads(pool.body(index))
+                body = pool.body(index)
             except DamagedRecord:  # logged once by the pool
                 raise ApiError(DAMAGED, status=500) from None
-            data = b"200" + moved_record(record, pool.solution(index), asked, move)
+            solution = pool.solution(index)
+            # In the layout the pool holds it, the record's prepared body needs no reading (a third of the time).
+            held = held_record(body, solution, asked) if move is IDENTITY else None
+            data = b"200" + (held or moved_record(orjson.loads(body), solution, asked, move))
             return _reply(endpoints, scope, await answers.get(key, _ready(data)))
     left = left_of(scope)
     return await _answer_of(
