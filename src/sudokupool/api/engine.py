@@ -1,7 +1,9 @@
 """The engine over HTTP: ``GET /grids/{grid}``, ``/grids/{grid}/hint`` and ``/puzzles/{id}/hint``.
 
-A grid the pool holds in any equivalent layout is a lookup, answered in the loop without queueing: its
-canonical form (bounded: :data:`LOOKUP_LAYOUTS`) finds the record, which is moved to the layout asked. Any
+A grid the pool holds in any equivalent layout is a lookup, answered in the loop without queueing. In the
+layout the pool holds it, the pool's grid index (``sudokupool.loading.grids``) finds the record, served from its
+prepared body; in any other, its canonical form (bounded: :data:`LOOKUP_LAYOUTS`) finds the record, which is
+moved to the layout asked. Any
 other grid is graded live, and every hint is found, as a job of the work pool (its queue bound, budget and
 dropping of jobs whose client left), and costs the client more of its ``/api/v2`` limit than a lookup
 (``SUDOKUPOOL_COST_GRADE``, ``SUDOKUPOOL_COST_HINT``). Answers and errors alike go into one byte-bounded
@@ -16,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from functools import lru_cache
 from typing import Final
+from weakref import WeakKeyDictionary
 from zlib import crc32
 
 import orjson
@@ -25,6 +28,7 @@ from sudokupool.api.computed import charge, left_of, work_error
 from sudokupool.api.conditional import etag_matches
 from sudokupool.api.endpoints import DAMAGED, JSON, Endpoints, Header, Reply, header, queries
 from sudokupool.api.errors import ApiError, BadRequest
+from sudokupool.loading.grids import GridIndex
 from sudokupool.loading.pool import DamagedRecord, Pool
 from sudokupool.sudoku.answers import Answer, grade_answer, grid_error, held_record, hint_answer, moved_record
 from sudokupool.sudoku.canonical import canonical_transform, canonical_transform_within
@@ -77,10 +81,14 @@ def _grid(param: str | None) -> tuple[str | None, bytes | None]:
 
 
 def lookup(pool: Pool, grid: str) -> tuple[int, Relayout] | None:
-    """The pool's record of ``grid`` in any layout, and the move from the record's layout to ``grid``'s; None
-    when the pool does not hold it (or its canonical search would take longer than a lookup may)."""
+    """The pool's record of ``grid`` in any layout, and the move from the record's layout to ``grid``'s
+    (:data:`IDENTITY` in the layout the pool holds it); None when the pool does not hold it (or its canonical
+    search would take longer than a lookup may)."""
     if not MIN_CLUES <= clue_count(grid) <= MAX_CLUES:
         return None
+    held_index = _grids(pool).find(grid)
+    if held_index is not None:
+        return held_index, IDENTITY
     here = canonical_transform_within(grid, LOOKUP_LAYOUTS)
     if here is None:
         return None
@@ -94,6 +102,17 @@ def lookup(pool: Pool, grid: str) -> tuple[int, Relayout] | None:
     if form != here[0]:
         return None
     return index, between(there, here[1])
+
+
+#: Each live pool's index of its grids as it holds them (an old pool's goes with it).
+_GRID_INDEXES: Final[WeakKeyDictionary[Pool, GridIndex]] = WeakKeyDictionary()
+
+
+def _grids(pool: Pool) -> GridIndex:
+    index = _GRID_INDEXES.get(pool)
+    if index is None:
+        index = _GRID_INDEXES[pool] = GridIndex(pool)
+    return index
 
 
 @lru_cache(maxsize=1024)
