@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import gzip
 import random
+import weakref
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -320,3 +322,14 @@ def test_a_grid_in_the_layout_the_pool_holds_is_answered_from_its_body_as_from_i
     flipped = body.replace(symmetric, b'"symmetric":false' if b"true" in symmetric else b'"symmetric":true', 1)
     assert held_record(flipped, solution, grid) is None
     assert held_record(body.replace(b'"puzzle_id":"', b'"puzzle_id":"0', 1)[:-1], solution, grid) is None
+
+
+def test_a_pool_whose_grids_were_looked_up_goes_once_it_is_swapped_out(records: list[dict[str, Any]]) -> None:
+    from sudokupool.api.engine import lookup
+
+    old = build_pool(records[:5])
+    assert lookup(old, records[2]["puzzle"]) is not None  # its grid index made
+    gone = weakref.ref(old)
+    del old
+    gc.collect()
+    assert gone() is None

@@ -3,12 +3,11 @@
 A grid the pool holds in any equivalent layout is a lookup, answered in the loop without queueing. In the
 layout the pool holds it, the pool's grid index (``sudokupool.loading.grids``) finds the record, served from its
 prepared body; in any other, its canonical form (bounded: :data:`LOOKUP_LAYOUTS`) finds the record, which is
-moved to the layout asked. Any
-other grid is graded live, and every hint is found, as a job of the work pool (its queue bound, budget and
-dropping of jobs whose client left), and costs the client more of its ``/api/v2`` limit than a lookup
-(``SUDOKUPOOL_COST_GRADE``, ``SUDOKUPOOL_COST_HINT``). Answers and errors alike go into one byte-bounded
-cache keyed by what was asked, so one grid asked by many is computed once; the same question always gives
-the same bytes, with an ETag and a long public ``Cache-Control``.
+moved to the layout asked. Any other grid is graded live, and every hint is found, as a job of the work pool
+(its queue bound, budget and dropping of jobs whose client left), and costs the client more of its ``/api/v2``
+limit than a lookup (``SUDOKUPOOL_COST_GRADE``, ``SUDOKUPOOL_COST_HINT``). Answers and errors alike go into one
+byte-bounded cache keyed by what was asked, so one grid asked by many is computed once; the same question always
+gives the same bytes, with an ETag and a long public ``Cache-Control``.
 
 In the cache an answer is its status as three ASCII digits followed by its body.
 """
@@ -86,7 +85,7 @@ def lookup(pool: Pool, grid: str) -> tuple[int, Relayout] | None:
     search would take longer than a lookup may)."""
     if not MIN_CLUES <= clue_count(grid) <= MAX_CLUES:
         return None
-    held_index = _grids(pool).find(grid)
+    held_index = _grids(pool).find(pool, grid)
     if held_index is not None:
         return held_index, IDENTITY
     here = canonical_transform_within(grid, LOOKUP_LAYOUTS)
@@ -104,14 +103,15 @@ def lookup(pool: Pool, grid: str) -> tuple[int, Relayout] | None:
     return index, between(there, here[1])
 
 
-#: Each live pool's index of its grids as it holds them (an old pool's goes with it).
+#: Each live pool's index of its grids as it holds them (an old pool's goes with it: the index holds no
+#: reference to its pool).
 _GRID_INDEXES: Final[WeakKeyDictionary[Pool, GridIndex]] = WeakKeyDictionary()
 
 
 def _grids(pool: Pool) -> GridIndex:
     index = _GRID_INDEXES.get(pool)
     if index is None:
-        index = _GRID_INDEXES[pool] = GridIndex(pool)
+        index = _GRID_INDEXES[pool] = GridIndex(len(pool))
     return index
 
 

@@ -29,11 +29,13 @@ class Grids(Protocol):
 
 
 class GridIndex:
-    """The records of ``pool`` by their grid as the pool holds it (see the module docstring)."""
+    """The records of a pool of ``count`` records by their grid as the pool holds it (see the module docstring).
 
-    def __init__(self, pool: Grids, *, chunk: int = CHUNK) -> None:
-        self._pool = pool
-        self._count = len(pool)
+    The pool is passed to each call rather than kept, so that an index kept beside its pool (in a weak mapping,
+    say) never keeps the pool alive."""
+
+    def __init__(self, count: int, *, chunk: int = CHUNK) -> None:
+        self._count = count
         slots = 1 << max(4, (2 * self._count).bit_length())
         self._mask = slots - 1
         self._table = array("I", bytes(4 * slots))
@@ -45,8 +47,8 @@ class GridIndex:
         """Whether every record is indexed."""
         return self._done == self._count
 
-    def _build(self) -> None:
-        pool, table, mask = self._pool, self._table, self._mask
+    def _build(self, pool: Grids) -> None:
+        table, mask = self._table, self._mask
         end = min(self._count, self._done + self._chunk)
         for index in range(self._done, end):
             slot = hash(pool.puzzle(index)) & mask
@@ -55,12 +57,13 @@ class GridIndex:
             table[slot] = index + 1
         self._done = end
 
-    def find(self, grid: str) -> int | None:
-        """The index of the record whose grid is ``grid`` (81 characters, ``.`` for empty), or None when there
-        is none among the records indexed so far (indexing the next chunk first)."""
+    def find(self, pool: Grids, grid: str) -> int | None:
+        """The index of the record of ``pool`` (the pool this index is of) whose grid is ``grid`` (81 characters,
+        ``.`` for empty), or None when there is none among the records indexed so far (indexing the next chunk
+        first)."""
         if self._done < self._count:
-            self._build()
-        pool, table, mask = self._pool, self._table, self._mask
+            self._build(pool)
+        table, mask = self._table, self._mask
         slot = hash(grid) & mask
         # The table is at most half full, so a run of filled slots ends.
         while number := table[slot]:
