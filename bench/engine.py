@@ -3,6 +3,7 @@ against the grader in process."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import random
@@ -19,6 +20,8 @@ from bench.harness import (
     OUT,
     ROOT,
     Target,
+    baseline_src,
+    cpu_meter,
     interleave,
     latest_export,
     machine,
@@ -176,7 +179,8 @@ def engine_main(argv: list[str] | None = None) -> int:
     1. The canonical form of pool puzzles: this checkout against main's algorithm, in process.
     2. wrk, side by side in rotated rounds on one service (its answer cache off, so every grid is computed):
        ``/puzzles/{id}`` (the by-id lookup), ``/grids/{grid}`` with the pool's own grids, and with other layouts of
-       them (distinct grids, each a random transformation): req/s and p99, and each ratio to by-id.
+       them (distinct grids, each a random transformation): req/s, p99 and server CPU per answer, and each ratio to
+       by-id; with ``--baseline``, the same on a service of that revision in the same rounds.
     3. Live grades of the SE-rated sample (bench/data) through the service, one at a time, against ``grade()``.
     4. ``/puzzles/random`` alone and during a flood of live grades of distinct hard grids (``--flood``).
     """
@@ -184,6 +188,7 @@ def engine_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--canonical", type=int, default=400, help="pool puzzles for part 1")
     parser.add_argument("--live", type=int, default=40, help="SE-sample grids for part 3 (0: skip)")
     parser.add_argument("--flood", action="store_true", help="part 4 only (parts 1-3 skipped)")
+    parser.add_argument("--baseline", help="part 2 also on this git revision (or sudokupool directory), same rounds")
     args = parser.parse_args(argv)
     directory = pool_dir(args.pool)
     records = _records(directory)
@@ -196,19 +201,39 @@ def engine_main(argv: list[str] | None = None) -> int:
     own, moved = grids_files(records, 20000)
     ids = pool_ids(directory)
     env = {"SUDOKUPOOL_ENGINE_CACHE_BYTES": "0"}
-    with service(directory, OUT / "engine.log", env=env) as server:
+    with contextlib.ExitStack() as stack:
+        trees = {"this": ROOT / "src"}
+        if args.baseline:
+            trees["baseline"] = stack.enter_context(baseline_src(args.baseline))
+        servers = {
+            side: stack.enter_context(
+                service(directory, OUT / f"engine-{side}.log", env={**env, "PYTHONPATH": str(tree)})
+            )
+            for side, tree in trees.items()
+        }
         targets = [
-            Target("by id", server.base, "/api/v2/puzzles/{id}", KEYED, ids),
-            Target("grid, pool's layout", server.base, "/api/v2/grids/{id}", KEYED, own),
-            Target("grid, other layouts", server.base, "/api/v2/grids/{id}", KEYED, moved),
+            Target(f"{side}: {name}", server.base, path, KEYED, found)
+            for side, server in servers.items()
+            for name, path, found in (
+                ("by id", "/api/v2/puzzles/{id}", ids),
+                ("grid, pool's layout", "/api/v2/grids/{id}", own),
+                ("grid, other layouts", "/api/v2/grids/{id}", moved),
+            )
         ]
-        summary = rounds(targets, count=args.rounds, seconds=args.seconds, connections=args.connections)
-        by_id = summary["by id"]
+        meters = {t.name: {"cpu_us": cpu_meter(servers[t.name.split(":")[0]])} for t in targets}
+        summary = rounds(targets, count=args.rounds, seconds=args.seconds, connections=args.connections, meters=meters)
         print(
-            f"pool {directory.name}, {args.rounds} rounds x {args.seconds:g} s, {args.connections} connections, median"
+            f"pool {directory.name}, {args.rounds} rounds x {args.seconds:g} s, {args.connections} connections, median;"
+            " ratios to the same side's by id"
         )
+        print(f"  {'':32} {'req/s':>8} {'ratio':>6} {'p99 ms':>8} {'CPU µs':>8} {'ratio':>6}")
         for name, s in summary.items():
-            print(f"  {name:22} {s['rps']:8,.0f} req/s  {s['rps'] / by_id['rps']:5.3f}x   p99 {s['p99_ms']:7.2f} ms")
+            by_id = summary[name.split(":")[0] + ": by id"]
+            print(
+                f"  {name:32} {s['rps']:8,.0f} {s['rps'] / by_id['rps']:6.3f} {s['p99_ms']:8.2f}"
+                f" {s['cpu_us']:8.0f} {by_id['cpu_us'] / s['cpu_us']:6.3f}"
+            )
+        server = servers["this"]
         if args.live:
             lines = (ROOT / "bench" / "data" / "sudoku-exchange-se-sample.txt").read_text().split("\n")
             live_figures(server.base, [line.split()[0] for line in lines if line.strip()][: args.live])

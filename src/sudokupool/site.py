@@ -1,10 +1,11 @@
 """The web page that plays the pool: ``/``, ``/p/{canonical_id}`` (a share link), ``/embed/{canonical_id}``
 (the embeddable player) and ``/static/...``.
 
-The page is static HTML, CSS and JavaScript with no build step; it calls only the unversioned
-``/api/puzzles/...`` paths. ``index.html`` names its assets as ``/static/<file>?v=dev``; the page is
-served with ``dev`` replaced by a hash of the assets, so browsers may keep a versioned asset for a year
-and still pick up a new release at once (the page itself is always revalidated).
+The page is static HTML, CSS and JavaScript with no build step; it calls the unversioned ``/api/puzzles/...``
+paths, and ``/api/v2/grids/...`` (rate limited as any client) for a pasted puzzle. ``index.html`` names its
+assets as ``/static/<file>?v=dev``; the page is served with ``dev`` replaced by a hash of the assets, so
+browsers may keep a versioned asset for a year and still pick up a new release at once (the page itself is
+always revalidated).
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import gzip
 import random
+import weakref
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,12 +17,14 @@ from sudokupool.app import create_app
 from sudokupool.config import BUNDLED_SNAPSHOTS, Settings
 from sudokupool.loading.pool import Pool
 from sudokupool.ratelimit.memory import MemoryStore
+from sudokupool.sudoku.answers import held_record, moved_record
 from sudokupool.sudoku.candidates import DIGITS_OF, Candidates
 from sudokupool.sudoku.grader import grade
 from sudokupool.sudoku.grid import agrees, is_complete_solution
 from sudokupool.sudoku.ids import puzzle_id
 from sudokupool.sudoku.replay import replay
 from sudokupool.sudoku.transform import IDENTITY_DIGITS, Transform, random_transform
+from tests.factories import build_pool
 from tests.helpers import MINUTE, FakeClock
 
 pytestmark = pytest.mark.anyio
@@ -34,6 +38,7 @@ HARD = (
 # Rows and columns reversed within bands and the bands reversed: with a transposition, a quarter turn.
 REVERSED = (8, 7, 6, 5, 4, 3, 2, 1, 0)
 LAYOUTS = [
+    pytest.param(Transform(), id="as-held"),
     pytest.param(Transform(True, REVERSED, tuple(range(9)), IDENTITY_DIGITS), id="rotated"),
     pytest.param(Transform(transpose=True), id="transposed"),
     pytest.param(Transform(digits=(9, 8, 7, 6, 5, 4, 3, 2, 1)), id="relabelled"),
@@ -299,3 +304,32 @@ def test_only_grids_with_the_givens_of_a_minimal_puzzle_are_looked_up(
     assert lookup(pool, record["solution"]) is None
     sparse = "".join(ch if i < 16 else "." for i, ch in enumerate(c for c in record["solution"]))
     assert lookup(pool, sparse) is None
+
+
+def test_a_grid_in_the_layout_the_pool_holds_is_answered_from_its_body_as_from_its_record(
+    demo: list[dict[str, Any]],
+) -> None:
+    from sudokupool.api.engine import IDENTITY
+
+    pool = build_pool(demo[::4])
+    for index in range(len(pool)):
+        body, solution, grid = pool.body(index), pool.solution(index), pool.puzzle(index)
+        assert held_record(body, solution, grid) == moved_record(orjson.loads(body), solution, grid, IDENTITY)
+    # A body that does not say what the grid's answer says is read instead.
+    body, solution, grid = pool.body(0), pool.solution(0), pool.puzzle(0)
+    assert held_record(body, solution, pool.puzzle(1)) is None
+    symmetric = b'"symmetric":true' if b'"symmetric":true' in body else b'"symmetric":false'
+    flipped = body.replace(symmetric, b'"symmetric":false' if b"true" in symmetric else b'"symmetric":true', 1)
+    assert held_record(flipped, solution, grid) is None
+    assert held_record(body.replace(b'"puzzle_id":"', b'"puzzle_id":"0', 1)[:-1], solution, grid) is None
+
+
+def test_a_pool_whose_grids_were_looked_up_goes_once_it_is_swapped_out(records: list[dict[str, Any]]) -> None:
+    from sudokupool.api.engine import lookup
+
+    old = build_pool(records[:5])
+    assert lookup(old, records[2]["puzzle"]) is not None  # its grid index made
+    gone = weakref.ref(old)
+    del old
+    gc.collect()
+    assert gone() is None

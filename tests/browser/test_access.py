@@ -2,9 +2,9 @@
 
 A whole game by keyboard alone, from the first Tab to the solved board; focus that stays on the board when
 the control that had it goes away; what a screen reader is told (the live region); the letter shortcuts
-turned off; reflow at 320 px and 200 % zoom; and axe-core on every page (the player at first load and in
-play, the embeddable player, the print sheet) in both schemes on a desktop and a phone, where a serious or
-critical violation fails. axe-core comes from npm at a pinned version into the shared test-tool cache
+turned off; reflow at 320 px and 200 % zoom; and axe-core on every page (the player at first load, in play
+and with a pasted puzzle, the embeddable player, the print sheet) in both schemes on a desktop and a phone,
+where a serious or critical violation fails. axe-core comes from npm at a pinned version into the shared test-tool cache
 (``tests/tools.py``); it skips single characters, so the board's digits and highlights are checked by
 ``tests/test_contrast.py`` from the stylesheet instead.
 """
@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
+from sudokupool.sudoku.transform import Transform
 from tests.browser.conftest import DESKTOP, PHONE, Contexts
 from tests.browser.test_play import cell, first_with, name_of, open_puzzle, peers
 from tests.tools import tools
@@ -345,9 +346,26 @@ def print_sheet(page: Page, record: Record) -> None:
     expect(page.locator("figure")).to_have_count(2)
 
 
+def pasted(page: Page, record: Record) -> None:
+    """A pool puzzle pasted in another layout with the server's hint showing, and a paste that is no puzzle
+    told under the field."""
+    page.goto("/")
+    grid = Transform(transpose=True).apply(record["puzzle"])
+    field = page.get_by_label("Any puzzle, row by row")
+    field.fill(grid)
+    page.get_by_role("button", name="Play this puzzle").click()
+    expect(page.locator("#message")).to_contain_text("Found in the pool")
+    page.get_by_role("button", name="Hint").click()
+    expect(page.locator("#hint-technique")).to_contain_text("Next step: ")
+    field.fill(grid[:80])
+    page.get_by_role("button", name="Play this puzzle").click()
+    expect(page.locator("#paste-error")).to_have_text("A puzzle has 81 cells; this one has 80.")
+
+
 PAGES: dict[str, Callable[[Page, Record], None]] = {
     "player": first_load,
     "in-play": in_play,
+    "pasted": pasted,
     "embed": embedded,
     "print": print_sheet,
 }

@@ -108,3 +108,54 @@ test("a set is asked for in one request and its records checked", async () => {
   const bad = async () => new Response(JSON.stringify({ puzzles: [{ canonical_id: 1 }] }), { status: 200 });
   await assert.rejects(fetchSet(10, "", bad), /cannot read/);
 });
+
+test("a pasted grid is asked for with zeros, its answer checked, and its errors keep their body and wait", async () => {
+  assert.equal(api.gridPath(`${PUZZLE.slice(0, 80)}.`), `/api/v2/grids/${PUZZLE.replaceAll(".", "0").slice(0, 80)}0`);
+  const solution = "5".repeat(81);
+  const { asked, fetchImpl } = answering(200, { canonical_id: "ABC", puzzle: PUZZLE, solution, in_pool: false });
+  assert.equal((await api.fetchGrid(PUZZLE, fetchImpl)).solution, solution);
+  assert.equal(asked[0][0], `/api/v2/grids/${PUZZLE.replaceAll(".", "0")}`);
+  await rejects(
+    api.fetchGrid(PUZZLE, answering(200, { canonical_id: "ABC", puzzle: PUZZLE }).fetchImpl),
+    "The server sent an answer this page cannot read.",
+    0,
+  );
+  const clash = { error: "the givens clash: digit 5 appears twice in row 1", status: "invalid", cells: ["r1c1", "r1c5"] };
+  await assert.rejects(api.fetchGrid(PUZZLE, answering(400, clash).fetchImpl), (error) => {
+    assert.equal(error.status, 400);
+    assert.deepEqual(error.body, clash);
+    assert.equal(error.retryAfter, null);
+    return true;
+  });
+  const busy = async () =>
+    new Response(JSON.stringify({ error: "busy" }), { status: 503, headers: { "Retry-After": "7" } });
+  await assert.rejects(api.fetchGrid(PUZZLE, busy), (error) => error.status === 503 && error.retryAfter === 7);
+  const limited = answering(429, { error: "rate limit exceeded", retry_after_seconds: 12 }).fetchImpl;
+  await assert.rejects(api.fetchGrid(PUZZLE, limited), (error) => error.status === 429 && error.retryAfter === 12);
+});
+
+test("a hint is asked for with the board and the empty cells' pencil marks", async () => {
+  const values = Array(81).fill(0);
+  values[0] = 5;
+  const marks = Array(81).fill(0);
+  marks[0] = 1 << 3; // under an entry: not sent
+  marks[2] = (1 << 2) | (1 << 7);
+  assert.equal(api.boardText(values), `5${"0".repeat(80)}`);
+  assert.equal(api.candidatesText(values, marks), `,,27${",".repeat(78)}`);
+  assert.equal(api.candidatesText(values, Array(81).fill(0)), null);
+  const step = { technique: "Naked Single", placements: [], eliminations: [] };
+  const { asked, fetchImpl } = answering(200, { status: "step", wrong: [], conflicting: [], step });
+  assert.deepEqual((await api.fetchGridHint(PUZZLE, values, marks, fetchImpl)).step, step);
+  const url = new URL(asked[0][0], "http://page");
+  assert.equal(url.pathname, `/api/v2/grids/${PUZZLE.replaceAll(".", "0")}/hint`);
+  assert.equal(url.searchParams.get("board"), api.boardText(values));
+  assert.equal(url.searchParams.get("candidates"), api.candidatesText(values, marks));
+  const plain = answering(200, { status: "finished", wrong: [], conflicting: [] });
+  await api.fetchGridHint(PUZZLE, values, Array(81).fill(0), plain.fetchImpl);
+  assert.equal(new URL(plain.asked[0][0], "http://page").searchParams.has("candidates"), false);
+  await rejects(
+    api.fetchGridHint(PUZZLE, values, marks, answering(200, { status: "step" }).fetchImpl),
+    "The server sent a hint this page cannot read.",
+    0,
+  );
+});

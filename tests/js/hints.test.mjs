@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { hintNews, hintView, legend } from "../../src/sudokupool/static/hints.js";
+import { apiHint, hintFailureView, hintNews, hintView, legend } from "../../src/sudokupool/static/hints.js";
 
 const PAIR = {
   technique: "Pointing pair",
@@ -56,4 +56,19 @@ test("the legend lists only the parts a step has", () => {
 test("a hint is announced by its title, then its text", () => {
   const view = hintView({ kind: "step", index: 2, step: PAIR }, 30);
   assert.equal(hintNews(view), `Hint: Step 3 of 30: Pointing pair. ${PAIR.explanation}`);
+});
+
+test("the server's hint for a pasted puzzle reads as the page's own", () => {
+  const fix = apiHint({ status: "fix", wrong: ["r2c1", "r1c3"], conflicting: ["r1c3", "r9c9"] });
+  assert.deepEqual(fix, { kind: "mistake", cells: [2, 9, 80] });
+  assert.equal(hintView(fix, 0).technique, "Fix a mistake first");
+  assert.deepEqual(apiHint({ status: "finished", wrong: [], conflicting: [] }), { kind: "done" });
+  const step = apiHint({ status: "step", wrong: [], conflicting: [], step: PAIR });
+  assert.deepEqual(step, { kind: "step", step: PAIR });
+  // Found from the board, not a place in a path: no "Step n of m".
+  assert.equal(hintView(step, 40).technique, "Next step: Pointing pair");
+  assert.equal(hintView(step, 40).apply, true);
+  const failed = hintFailureView("The server is busy with other puzzles. Try again in 3 seconds.");
+  assert.equal(failed.apply, false);
+  assert.equal(hintNews(failed), "Hint: No hint just now. The server is busy with other puzzles. Try again in 3 seconds.");
 });

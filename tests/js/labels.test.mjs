@@ -9,11 +9,15 @@ import {
   detailRows,
   embedSnippet,
   embeddedId,
+  engineFailure,
   entryNews,
+  gridUrl,
   hasPuzzles,
   loadFailure,
   markNews,
+  pastedNews,
   puzzleCode,
+  requestedGrid,
   requestedId,
   statsLine,
   stepNews,
@@ -192,4 +196,42 @@ test("the embed snippet is one iframe of the embedded player, with a title and n
   );
   // A code is never markup: quotes and angle brackets stay escaped.
   assert.ok(!embedSnippet("https://x", '"><script>').includes("<script>"));
+});
+
+test("a pasted puzzle has an address of its own, read back as the grid", () => {
+  const grid = `4.....8.5${".".repeat(72)}`;
+  assert.equal(gridUrl(grid), `/?grid=${grid}`);
+  assert.equal(requestedGrid(new URL(gridUrl(grid), "http://page").search), grid);
+  assert.equal(requestedGrid("?id=ABC"), null);
+  assert.equal(requestedGrid("?grid=%20"), null);
+});
+
+test("why the engine gave no grade or hint is said in a player's words, with how long to wait", () => {
+  const failure = (status, body, retryAfter = null, message = body?.error ?? "x") =>
+    engineFailure(Object.assign(new Error(message), { status, body, retryAfter }));
+  const clash = { error: "the givens clash: digit 5 appears twice in row 1", status: "invalid", cells: ["r1c1", "r1c5"] };
+  assert.equal(
+    failure(400, clash),
+    "This is not a puzzle that can be played: the givens clash: digit 5 appears twice in row 1 (r1c1, r1c5).",
+  );
+  assert.match(failure(422, { error: "no solution", status: "no-solution", cells: [] }), /^This puzzle has no solution/);
+  assert.match(
+    failure(422, { error: "several", status: "multiple-solutions", cells: [] }),
+    /^This puzzle has more than one solution/,
+  );
+  const marks = { error: "candidates: the pencil marks of r3c4 leave out a digit it needs", cells: ["r3c4"] };
+  assert.equal(failure(422, marks), "Your pencil marks (r3c4) leave out a digit that cell needs: fix them first.");
+  assert.equal(failure(503, { error: "busy" }, 7), "The server is busy with other puzzles. Try again in 7 seconds.");
+  assert.equal(failure(503, { error: "busy" }, 1), "The server is busy with other puzzles. Try again in 1 second.");
+  assert.equal(failure(503, null), "The server is busy with other puzzles. Try again in a moment.");
+  assert.equal(failure(429, { error: "rate limit exceeded" }, 12), "You have asked for a lot this minute. Try again in 12 seconds.");
+  assert.equal(failure(0, null, null, "Could not reach the server."), "Could not reach the server.");
+  assert.equal(failure(500, { error: "internal error" }), "The server could not answer (internal error).");
+});
+
+test("a pasted puzzle's news says whether the pool has it", () => {
+  const found = { in_pool: true, canonical_id: "ABC", difficulty: "Hard", solve_path: [] };
+  assert.equal(pastedNews(found), "Found in the pool (Hard, code ABC): the puzzle is as you pasted it.");
+  const graded = { in_pool: false, canonical_id: "XYZ", difficulty: "Expert", solve_path: [{}, {}] };
+  assert.equal(pastedNews(graded), "Graded: Expert, 2 steps. Hints come from the server.");
 });

@@ -40,6 +40,8 @@ def test_a_demo_record_moved_to_any_layout_replays_there(demo: list[dict[str, An
         path = move.path(record["solve_path"])
         assert replay(asked, solution, path) == []
         assert move.inverse().path(path) == record["solve_path"]
+        # The path's explanations, moved as one text, read as each step's moved on its own.
+        assert path == [move.step(step) for step in record["solve_path"]]
         techniques.update(step["technique"] for step in path)
     assert len(techniques) >= 30  # the sample covers most of the grader's techniques
 

@@ -2,24 +2,25 @@
 // reveals, puzzle choice and panels around it. Plain ES modules, no build step. Views: board.js draws the
 // grid and the pad, panels.js the hint, details and share cards, messages.js the status line and the
 // banners. Pure logic, unit-tested, no DOM: sudoku.js (grid and hints), game.js (the moves and undo), api.js
-// (the unversioned API), store.js (saved games and the clock), keys.js (key presses to actions), labels.js
-// and hints.js (what the page says). The grid lives in player.js's `state`; every change goes through its
+// (the unversioned API and the engine's grids), store.js (saved games and the clock), keys.js (key presses to
+// actions), pasted.js (a pasted puzzle read as `sudokupool grade` reads one), labels.js and hints.js (what the
+// page says). The grid lives in player.js's `state`; every change goes through its
 // `commit`. The board derives every class and label from `state`, so the DOM never holds game state.
 
 // Load the modules with this file's own ?v= so they are cached (and replaced) together with it. A static
 // `import` cannot carry the version, and an unversioned URL would be revalidated on every visit.
 const version = new URL(import.meta.url).search;
-const [player, sudoku, game, api, labels, hints, panels, messages, store] = await Promise.all(
-  ["player", "sudoku", "game", "api", "labels", "hints", "panels", "messages", "store"].map((name) =>
+const [player, sudoku, game, api, labels, hints, panels, messages, store, pasted] = await Promise.all(
+  ["player", "sudoku", "game", "api", "labels", "hints", "panels", "messages", "store", "pasted"].map((name) =>
     import(`./${name}.js${version}`),
   ),
 );
-const { $, createPlayer, savedGame } = player;
+const { $, createPlayer, gameKey, savedGame } = player;
 const { cellIndex, cellName, nextHint } = sudoku;
-const { fetchPuzzle, fetchSet, fetchStats, fetchTechniques, imageUrl, printUrl } = api;
+const { fetchGrid, fetchGridHint, fetchPuzzle, fetchSet, fetchStats, fetchTechniques, imageUrl, printUrl } = api;
 const { detailRows, hasPuzzles, loadFailure, puzzleCode, requestedId, statsLine } = labels;
-const { embedSnippet, stepNews, techniqueOptions } = labels;
-const { hintNews, hintView } = hints;
+const { embedSnippet, engineFailure, gridUrl, pastedNews, requestedGrid, stepNews, techniqueOptions } = labels;
+const { apiHint, hintFailureView, hintNews, hintView } = hints;
 const { announce, say, showError, hideError, confirmFirst } = messages;
 
 const { state, render, focusBoard, commit, needSolution, check, begin: beginGame, save } = createPlayer({
@@ -77,9 +78,37 @@ function restart() {
 function showHint() {
   const record = state.record;
   if (!record || state.solved) return;
+  if (record.pasted) return showServerHint(record);
   const hint = nextHint(record.puzzle, state.values, state.marks, record.solve_path, state.solution, state.hintSeen);
+  showFound(hint, record);
+}
+
+/** A pasted puzzle's hint comes from the server, found from the board and its pencil marks as they are. */
+async function showServerHint(record) {
+  const board = state.values.join("");
+  $("hint").setAttribute("aria-busy", "true");
+  let hint;
+  try {
+    hint = apiHint(await fetchGridHint(record.puzzle, state.values, state.marks));
+  } catch (error) {
+    if (state.record !== record) return;
+    state.hint = null;
+    const view = hintFailureView(engineFailure(error));
+    say("");
+    panels.showHint(view);
+    announce(hintNews(view));
+    return;
+  } finally {
+    $("hint").removeAttribute("aria-busy");
+  }
+  // A hint for a board the player has changed since asking is no use.
+  if (state.record !== record || state.values.join("") !== board || state.solved) return;
+  showFound(hint, record);
+}
+
+function showFound(hint, record) {
   state.hint = hint;
-  if (hint.kind === "step" && !hint.step.placements?.length) state.hintSeen.add(hint.index);
+  if (hint.kind === "step" && hint.index !== undefined && !hint.step.placements?.length) state.hintSeen.add(hint.index);
   if (hint.kind === "mistake") state.wrong = new Set(hint.cells);
   const view = hintView(hint, record.solve_path?.length ?? 0);
   say("");
@@ -115,6 +144,48 @@ function closeHint() {
 
 // ---- loading a puzzle ------------------------------------------------------------------------------
 
+/** Plays the puzzle pasted as `text` (pasted.js reads it): the pool's record in the layout pasted, or its live
+ *  grade; what went wrong is said under the field. True when it is on the board. */
+async function playPasted(text, { push = true } = {}) {
+  const field = $("paste-grid");
+  const read = pasted.readPasted(text);
+  if (read.error) return pasteError(read.error);
+  pasteError("");
+  $("paste-play").disabled = true;
+  say("Looking the puzzle up…");
+  $("main").setAttribute("aria-busy", "true");
+  try {
+    const record = { ...(await fetchGrid(read.grid)), pasted: true };
+    hideError();
+    begin(record, savedGame(gameKey(record)));
+    const url = gridUrl(record.puzzle);
+    if (location.pathname + location.search !== url) history[push ? "pushState" : "replaceState"]({}, "", url);
+    field.value = "";
+    say(pastedNews(record));
+    return true;
+  } catch (error) {
+    say("");
+    pasteError(engineFailure(error));
+    return false;
+  } finally {
+    $("paste-play").disabled = false;
+    $("main").setAttribute("aria-busy", "false");
+  }
+}
+
+/** Says under the paste field what is wrong with it (`text`; "" clears it), and keeps focus there. */
+function pasteError(text) {
+  const field = $("paste-grid");
+  $("paste-error").textContent = text;
+  if (text) {
+    field.setAttribute("aria-invalid", "true");
+    field.focus();
+  } else {
+    field.removeAttribute("aria-invalid");
+  }
+  return false;
+}
+
 /** Load the puzzle `request` asks for (api.js's `puzzlePath`); true when it is on the board. */
 async function load(request) {
   state.lastRequest = request;
@@ -123,7 +194,7 @@ async function load(request) {
   try {
     const record = await fetchPuzzle(request);
     hideError();
-    begin(record, savedGame(record.canonical_id));
+    begin(record, savedGame(gameKey(record)));
     const url = `/p/${record.canonical_id}`;
     if (location.pathname !== url || location.search) {
       history[request.push ? "pushState" : "replaceState"]({ id: record.canonical_id }, "", url);
@@ -184,9 +255,14 @@ function begin(record, saved) {
   beginGame(record, saved);
   panels.showDetails(record, detailRows(record, state.givens.filter(Boolean).length));
   const id = record.canonical_id;
-  panels.showShare(id, { puzzle: imageUrl(id, "puzzle"), solution: imageUrl(id, "solution") });
-  const snippet = embedSnippet(location.origin, id);
-  panels.showEmbed(id, { snippet, svg: imageUrl(id, "puzzle", "svg"), print: printUrl(id) });
+  if (record.pasted) {
+    // The pictures, print sheet and embed of a code show the pool's own layout, if the pool has it at all.
+    panels.showPastedShare(record.in_pool ? id : null, `${location.origin}${gridUrl(record.puzzle)}`);
+  } else {
+    panels.showShare(id, { puzzle: imageUrl(id, "puzzle"), solution: imageUrl(id, "solution") });
+    const snippet = embedSnippet(location.origin, id);
+    panels.showEmbed(id, { snippet, svg: imageUrl(id, "puzzle", "svg"), print: printUrl(id) });
+  }
   save();
   render();
   // Fetched now so Check and Reveal still work if the server goes away mid-game.
@@ -257,14 +333,26 @@ function wire() {
     const code = puzzleCode($("open-code").value);
     if (code) load({ id: code, push: true });
   });
+  $("paste-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    playPasted($("paste-grid").value);
+  });
   window.addEventListener("popstate", () => {
+    const grid = requestedGrid(location.search);
+    if (grid) {
+      if (!state.record?.pasted || state.record.puzzle !== pasted.readPasted(grid).grid) playPasted(grid, { push: false });
+      return;
+    }
     const id = requestedId(location.pathname, location.search);
-    if (id && id.toUpperCase() !== state.record?.canonical_id) load({ id });
+    if (id && (id.toUpperCase() !== state.record?.canonical_id || state.record?.pasted)) load({ id });
   });
 }
 
 wire();
+const grid = requestedGrid(location.search);
 const first = requestedId(location.pathname, location.search);
-load(first ? { id: first } : {});
+// A pasted puzzle's address plays it again; should it fail, a puzzle of the pool comes instead.
+if (grid) playPasted(grid, { push: false }).then((played) => played || load({}));
+else load(first ? { id: first } : {});
 showStats();
 showTechniques();

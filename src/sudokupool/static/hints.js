@@ -1,8 +1,24 @@
-// What the hint panel says about a hint from sudoku.js's `nextHint`: its title, its text, its legend and
-// whether the step can be applied. Pure: panels.js's `showHint` puts it on the page.
+// What the hint panel says about a hint from sudoku.js's `nextHint` (or the API's, for a pasted puzzle): its
+// title, its text, its legend and whether the step can be applied. Pure: panels.js's `showHint` puts it on the page.
 
 // Load the grid logic with this file's own ?v= so the page's modules are cached (and replaced) together.
-const { cellName } = await import(`./sudoku.js${new URL(import.meta.url).search}`);
+const { cellIndex, cellName } = await import(`./sudoku.js${new URL(import.meta.url).search}`);
+
+/** The API's Hint object (`/grids/{grid}/hint`) as a hint of `nextHint`'s shape: the wrong and conflicting
+ *  entries as mistakes, the next step (without a place in a path: the API finds it from the board), or done. */
+export function apiHint(answer) {
+  if (answer.status === "fix") {
+    const cells = new Set([...(answer.wrong ?? []), ...(answer.conflicting ?? [])].map(cellIndex));
+    return { kind: "mistake", cells: [...cells].filter((i) => i >= 0).sort((a, b) => a - b) };
+  }
+  if (answer.status === "step") return { kind: "step", step: answer.step };
+  return { kind: "done" };
+}
+
+/** The panel for a hint the server could not give, `text` saying why (labels.js's `engineFailure`). */
+export function hintFailureView(text) {
+  return { technique: "No hint just now", text, apply: false, legend: [] };
+}
 
 /** The panel for `hint`, in a puzzle whose solve path has `steps` steps:
  *  `{ technique, text, apply, legend }`, the legend as [class, label] pairs. */
@@ -20,7 +36,7 @@ export function hintView(hint, steps) {
   if (hint.kind === "step") {
     const { step, index } = hint;
     return {
-      technique: `Step ${index + 1} of ${steps}: ${step.technique}`,
+      technique: index === undefined ? `Next step: ${step.technique}` : `Step ${index + 1} of ${steps}: ${step.technique}`,
       text: step.explanation,
       apply: true,
       legend: legend(step),

@@ -139,3 +139,38 @@ export function techniqueOptions(techniques) {
 
 /** A code as typed or pasted ("htzy-pm3w fe49j") as the API spells it ("HTZYPM3WFE49J"). */
 export const puzzleCode = (text) => text.replace(/[\s-]+/g, "").toUpperCase();
+
+/** A pasted puzzle's address on this page, `/?grid=` and its 81 cells ("." for empty), so a reload or a shared
+ *  link plays it again. */
+export const gridUrl = (grid) => `/?grid=${grid}`;
+
+/** The grid a page address asks for (`?grid=`, as `gridUrl` writes it), or null. */
+export const requestedGrid = (search) => new URLSearchParams(search).get("grid")?.trim() || null;
+
+const wait = (seconds) => (seconds ? `in ${seconds} ${seconds === 1 ? "second" : "seconds"}` : "in a moment");
+
+/** What the page says when the engine (a pasted puzzle's grade, its hint) could not answer: `error` is api.js's
+ *  ApiError, whose `body` is the API's error object (`status`: why a grid has no answer; `cells`). */
+export function engineFailure(error) {
+  const body = error.body ?? {};
+  const cells = Array.isArray(body.cells) && body.cells.length ? ` (${body.cells.join(", ")})` : "";
+  if (body.status === "no-solution") {
+    return "This puzzle has no solution: some of its digits cannot all be right. Check what you pasted.";
+  }
+  if (body.status === "multiple-solutions") {
+    return "This puzzle has more than one solution, so it cannot be graded: a proper Sudoku has exactly one. A digit may be missing.";
+  }
+  if (body.status === "invalid") return `This is not a puzzle that can be played: ${error.message}${cells}.`;
+  if (error.status === 422 && cells) return `Your pencil marks${cells} leave out a digit that cell needs: fix them first.`;
+  if (error.status === 503) return `The server is busy with other puzzles. Try again ${wait(error.retryAfter)}.`;
+  if (error.status === 429) return `You have asked for a lot this minute. Try again ${wait(error.retryAfter)}.`;
+  if (!error.status) return error.message;
+  return `The server could not answer (${error.message}).`;
+}
+
+/** What the page says once a pasted puzzle is on the board. */
+export function pastedNews(record) {
+  const level = record.difficulty ? `${record.difficulty}, ` : "";
+  if (record.in_pool) return `Found in the pool (${level}code ${record.canonical_id}): the puzzle is as you pasted it.`;
+  return `Graded: ${level}${record.solve_path?.length ?? 0} steps. Hints come from the server.`;
+}

@@ -30,7 +30,7 @@ export function hideHint() {
 export function showDetails(record, rows) {
   $("status-difficulty").textContent = record.difficulty ?? "?";
   $("status-difficulty").dataset.level = String(record.difficulty_level ?? "");
-  $("status-code").textContent = record.canonical_id;
+  $("status-code").textContent = record.pasted && !record.in_pool ? "not in the pool" : record.canonical_id;
   const list = $("details");
   list.replaceChildren();
   for (const [term, value, label] of rows) {
@@ -54,8 +54,17 @@ export function showDetails(record, rows) {
   }
 }
 
+/** The share card of a pasted puzzle: its `code` when the pool holds it (else none), and `link`, its address on
+ *  this page; the pictures, print sheet and embed, which show a code's puzzle in the pool's layout, are hidden. */
+export function showPastedShare(code, link) {
+  $("share-code").textContent = code ?? "none: not in the pool";
+  $("share-link").value = link;
+  for (const id of ["share-images", "share-embed-row"]) $(id).hidden = true;
+}
+
 /** The share card of puzzle `id`: its code, its link and its two pictures (`images.puzzle`, `images.solution`). */
 export function showShare(id, images) {
+  for (const part of ["share-images", "share-embed-row"]) $(part).hidden = false;
   $("share-code").textContent = id;
   $("share-link").value = `${location.origin}/p/${id}`;
   $("download-puzzle").href = images.puzzle;

@@ -30,6 +30,10 @@ const storage = (() => {
 /** The saved progress of puzzle `id` in this browser, or null. */
 export const savedGame = (id) => loadGame(storage, id);
 
+/** What a record's progress is kept under: its code, or for a pasted puzzle its grid (the same code names
+ *  every layout of a puzzle, and progress in one layout is no use in another). */
+export const gameKey = (record) => (record.pasted ? `grid:${record.puzzle}` : record.canonical_id);
+
 /**
  * A player on this page. `texts` holds what it says when no cell is selected and when pencil marks go on
  * and off; `onValuesChanged` runs when a move changes the digits; `solutionError(text)` shows that the
@@ -201,7 +205,7 @@ export function createPlayer({ texts, onValuesChanged = () => {}, solutionError,
   function save() {
     if (!state.record) return;
     const { values, marks, revealed, revealedAll } = state;
-    saveGame(storage, state.record.canonical_id, { values, marks, revealed, revealedAll, elapsed: state.timer.read() });
+    saveGame(storage, gameKey(state.record), { values, marks, revealed, revealedAll, elapsed: state.timer.read() });
   }
 
   /** Puts `record` on the board, from its `saved` progress where there is one, and starts the clock. */
@@ -217,7 +221,8 @@ export function createPlayer({ texts, onValuesChanged = () => {}, solutionError,
     state.wrong = new Set();
     state.undo = [];
     state.selected = -1;
-    state.solution = null;
+    // A pasted puzzle's answer carries its solution (in its own layout); a pool record's is fetched when needed.
+    state.solution = record.solution ? parseGrid(record.solution) : null;
     const empty = state.givens.findIndex((v) => !v);
     board.tabTo(empty >= 0 ? empty : 0);
     if (isSolved(state.values)) finish({ keepFocus: false });

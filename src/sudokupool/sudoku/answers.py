@@ -12,6 +12,7 @@ that imports this module to submit them never holds the finders (2 MB of its pri
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final, Literal
 
 import orjson
@@ -25,6 +26,10 @@ from sudokupool.sudoku.symmetry import symmetry_class
 
 Kind = Literal["ok", "invalid", "unsolvable", "marks"]
 Answer = tuple[Kind, bytes]
+#: How a pool record's body starts (``sudokupool.loading.export.Record``'s first fields): its puzzle id and grid.
+_HEAD: Final = re.compile(rb'\{"canonical_id":"[0-9A-Z]{13}","puzzle_id":"([0-9A-Z]{13})","puzzle":"([1-9.]{81})",')
+#: A record's symmetry, the first of its fields to hold these names (every field before it is fixed).
+_SYMMETRY: Final = re.compile(rb',"symmetric":(true|false),"symmetry":"([a-z0-9-]+)",')
 #: The kind of answer for each verdict of :func:`~sudokupool.sudoku.check.check_grid` other than unique.
 _VERDICT_KIND: Final[dict[str, Kind]] = {
     "invalid": "invalid",
@@ -83,3 +88,19 @@ def moved_record(record: dict[str, Any], solution: str, grid: str, move: Relayou
         out["solve_path"] = move.path(record["solve_path"])
     out["solution"] = move.grid(solution)
     return orjson.dumps(out)
+
+
+def held_record(body: bytes, solution: str, grid: str) -> bytes | None:
+    """:func:`moved_record` for ``grid`` in the layout the pool holds it in, made from the record's ``body`` as
+    the pool serves it (with its ``solution``) without reading it as JSON; None when the body does not already
+    say what :func:`moved_record` would (its grid, puzzle id or symmetry), and it must be read."""
+    head = _HEAD.match(body)
+    symmetry = _SYMMETRY.search(body)
+    if head is None or symmetry is None or body[-1:] != b"}":
+        return None
+    if head[2] != grid.encode() or head[1] != puzzle_id(grid).encode():
+        return None
+    name = symmetry_class(grid)
+    if symmetry[2] != name.encode() or (symmetry[1] == b"true") != (name != "none"):
+        return None
+    return b'{"in_pool":true,' + body[1:-1] + b',"solution":"' + solution.encode() + b'"}'

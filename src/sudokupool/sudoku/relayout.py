@@ -20,8 +20,11 @@ _CELL_NAME: Final = re.compile(r"r([1-9])c([1-9])")
 _HOUSE_NAME: Final = re.compile(r"(row|column|box) ([1-9])")
 # The pieces of an explanation that name something a layout moves, longest first: cells, several lines
 # of one kind ("rows 1, 4 and 7"), a house, counts that are not digits, a phrase that names every kind of
-# house at once (true in any layout), the bare words for a kind of line, and lastly a bare digit.
+# house at once (true in any layout), the bare words for a kind of line, and lastly a bare digit. The lookahead
+# names every piece's first character, so that the regex engine skips to those (a third of the time to split a
+# path's explanations, measured on the demo pool).
 _PIECES: Final = re.compile(
+    r"(?=[rRcCbB0-9])"
     r"(r[1-9]c[1-9]"
     r"|(?:rows|columns) [1-9](?:, [1-9])*(?: and [1-9])?"
     r"|(?:[Rr]ow|[Cc]olumn|[Bb]ox) [1-9]"
@@ -31,6 +34,13 @@ _PIECES: Final = re.compile(
     r"|(?<![0-9])[1-9](?![0-9]))"
 )
 _SWAP: Final = {"row": "column", "column": "row", "rows": "columns", "columns": "rows"}
+_SAME: Final = {word: word for word in _SWAP}
+#: Between the explanations of a path while they are moved as one text (see :meth:`Names.path`).
+_SEPARATOR: Final = "\x00"
+_DIGITS: Final = "123456789"
+_CELL_NAMES: Final = tuple(cell_name(c) for c in range(81))
+_HOUSE_NAMES: Final = tuple(house_name(h) for h in range(27))
+_HOUSE_INDEX: Final = {frozenset(house): h for h, house in enumerate(HOUSES)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +58,8 @@ class Relayout:
     @property
     def houses(self) -> tuple[int, ...]:
         """Where each house (rows 0-8, columns 9-17, boxes 18-26) goes."""
-        index = {frozenset(house): h for h, house in enumerate(HOUSES)}
-        return tuple(index[frozenset(self.cells[c] for c in house)] for house in HOUSES)
+        cells = self.cells
+        return tuple(_HOUSE_INDEX[frozenset([cells[c] for c in house])] for house in HOUSES)
 
     def inverse(self) -> Relayout:
         cells = [0] * 81
@@ -62,23 +72,24 @@ class Relayout:
 
     def grid(self, grid: str) -> str:
         """``grid`` (81 characters, ``.`` for empty) in the other layout."""
+        relabelled = grid.translate(str.maketrans(_DIGITS, "".join(map(str, self.digits))))
         out = [EMPTY] * 81
-        for c, ch in enumerate(grid):
-            out[self.cells[c]] = ch if ch == EMPTY else str(self.digits[ord(ch) - 49])
+        for ch, to in zip(relabelled, self.cells, strict=True):
+            out[to] = ch
         return "".join(out)
 
     def names(self) -> Names:
         """The tables that move names (cells, houses, digits, words) to the other layout."""
         houses = self.houses
-        cells = {cell_name(c): cell_name(self.cells[c]) for c in range(81)}
+        cells = dict(zip(_CELL_NAMES, [_CELL_NAMES[to] for to in self.cells], strict=True))
         moved_houses: dict[str, str] = {}
-        for h in range(27):
-            name, to = house_name(h), house_name(houses[h])
+        for name, h in zip(_HOUSE_NAMES, houses, strict=True):
+            to = _HOUSE_NAMES[h]
             moved_houses[name] = to
             moved_houses[name.capitalize()] = to.capitalize()
         tokens: dict[str, str] = {**cells, **moved_houses, "row, column and box": "row, column and box"}
         tokens.update((str(d), str(self.digits[d - 1])) for d in range(1, 10))
-        tokens.update(_SWAP if self.transposes else {word: word for word in _SWAP})
+        tokens.update(_SWAP if self.transposes else _SAME)
         return Names(self, houses, cells, moved_houses, tokens)
 
     def cell_name(self, name: str) -> str:
@@ -106,8 +117,8 @@ class Relayout:
         return self.names().step(step)
 
     def path(self, path: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        names = self.names()
-        return [names.step(step) for step in path]
+        """A solve path in the other layout, step by step as :meth:`step` moves one."""
+        return self.names().path(path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,8 +153,22 @@ class Names:
         listed = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
         return f"{('rows', 'columns')[lines[0] // 9]} {listed}"
 
+    def path(self, path: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """:meth:`Relayout.path`. The explanations are moved as one text, a separator between them that no
+        explanation holds and no piece spans (it reads as a string's end to every piece): one split of the
+        regex for the whole path instead of one a step."""
+        texts = [step["explanation"] for step in path]
+        joined = _SEPARATOR.join(texts)
+        if joined.count(_SEPARATOR) != len(texts) - 1:
+            return [self.step(step) for step in path]
+        moved = self.text(joined).split(_SEPARATOR) if texts else []
+        return [self._step(step, text) for step, text in zip(path, moved, strict=True)]
+
     def step(self, step: dict[str, Any]) -> dict[str, Any]:
         """A solve-path step in the other layout (see :meth:`Relayout.step`)."""
+        return self._step(step, self.text(step["explanation"]))
+
+    def _step(self, step: dict[str, Any], explanation: str) -> dict[str, Any]:
         cells, digits = self.cells, self.relayout.digits
         eliminations = [
             {"cell": cells[item["cell"]], "digit": digits[item["digit"] - 1]} for item in step["eliminations"]
@@ -158,7 +183,7 @@ class Names:
         out["cells"] = [cells[name] for name in step["cells"]]
         out["houses"] = [self.house_names[name] for name in step["houses"]]
         out["digits"] = [digits[d - 1] for d in step["digits"]]
-        out["explanation"] = self.text(step["explanation"])
+        out["explanation"] = explanation
         return out
 
 
