@@ -41,12 +41,13 @@ import statistics
 import tempfile
 import threading
 import time
+import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.child import KEY
 from bench.harness import OUT, ROOT, Target, interleave, latest_export, pool_dir, pool_ids, service, wrk
-from bench.servers import Server, cpu_seconds, free_port, get, proc_status, process_tree
+from bench.servers import Server, cpu_seconds, free_port, proc_status, process_tree
 
 THIS = ROOT / "src"
 KEYED = {"X-API-Key": KEY}
@@ -185,9 +186,12 @@ class Scrapes:
 
 
 def gauge(port: int, name: str) -> float:
-    """A gauge's value in a scrape (NaN when the scrape has no such sample)."""
-    status, _, body = get(f"http://127.0.0.1:{port}/metrics")
-    assert status == 200, status
+    """A gauge's value in a scrape (NaN when the scrape has no such sample or no answer in 60 s)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=SCRAPE_TIMEOUT) as response:
+            body: bytes = response.read()
+    except (OSError, http.client.HTTPException):
+        return math.nan
     for line in body.decode().splitlines():
         if line.startswith(f"{name} "):
             return float(line.split()[1])

@@ -10,10 +10,10 @@ timeout, answered, and the connection closed. prometheus-client's own ``start_ht
 thread per worker and cannot share the port between workers.
 
 A scrape waits for nothing else the worker does. One worker's figures are in its memory: the body is written
-on the event loop itself (1-2 ms), since a hop to a thread and back costs two more turns of a busy loop and
-of busy cores, each one a wait behind the requests in flight. Several workers' figures are merged from their
-files: that runs in the metrics server's own thread, never in the loop's default executor, where the loader's
-file work (and its locks) may be waiting.
+on the event loop itself (1-5 ms of Python, which in a thread would hold the GIL, and so the loop, as long),
+since a hop to a thread and back costs two more turns of a busy loop and of busy cores, each a wait behind the
+requests in flight. Several workers' figures are merged from their files: that runs in the metrics server's
+own thread, never in the loop's default executor, where the loader's file work (and its locks) may be waiting.
 """
 
 from __future__ import annotations
