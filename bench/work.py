@@ -103,12 +103,14 @@ class Flood:
 
 
 class Memory:
-    """The worker's RSS and its children's (the work pool), read every 0.1 s: the peaks."""
+    """The worker's RSS, its children's (the work pool: a process being replaced and its successor both count)
+    and the largest child's, read every 0.1 s: the peaks."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.worker = 0
         self.pool = 0
+        self.process = 0
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
 
@@ -116,7 +118,9 @@ class Memory:
         while not self.stop.wait(0.1):
             with contextlib.suppress(OSError):
                 self.worker = max(self.worker, rss(self.pid))
-                self.pool = max(self.pool, sum(rss(p) for p in process_tree(self.pid) if p != self.pid))
+                children = [rss(p) for p in process_tree(self.pid) if p != self.pid]
+                self.pool = max(self.pool, sum(children))
+                self.process = max(self.process, *children, 0)
 
     def __enter__(self) -> Memory:
         self.thread.start()
@@ -308,6 +312,7 @@ def work_flood_target(args: argparse.Namespace, src: Path) -> None:
                 "worker RSS peak MB": memory.worker / MB,
                 "worker RSS after MB": rss(server.pid) / MB,
                 "pool RSS peak MB": memory.pool / MB,
+                "work process RSS peak MB": memory.process / MB,
                 "images answered": flood.answers.get("200", 0),
                 "503s": flood.answers.get("503", 0),
                 "load average (1 min)": os.getloadavg()[0],
