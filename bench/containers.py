@@ -51,7 +51,7 @@ MMDEBSTRAP_OPTIONS = (
 USER_ID = 10001
 WRITABLE = "/var/lib/sudokupool"
 #: What the image build's context holds: the Containerfile copies no more (.dockerignore).
-CONTEXT = ("Containerfile", ".dockerignore", "pyproject.toml", "README.md", "src", "snapshots")
+CONTEXT = ("Containerfile", ".dockerignore", "pyproject.toml", "constraints.txt", "README.md", "src", "snapshots")
 
 
 def missing_tools() -> list[str]:

@@ -20,7 +20,7 @@ import pytest
 from bench.servers import non_reading_clients, read_until_closed, tree_rss
 from sudokupool.cli import build_parser
 from sudokupool.config import Settings
-from sudokupool.server import BoundedHttpToolsProtocol, QuickHealthcheck, granian_argv, launch, uvicorn_options
+from sudokupool.server import BoundedHttpToolsProtocol, QuickHealthcheck, granian_argv, launch, serve, uvicorn_options
 from tests.helpers import free_port, wait_until
 from tests.servers import ROOT, Server, command, run_server
 
@@ -67,6 +67,19 @@ def test_a_port_in_use_is_refused_before_the_pool_loads(server: str) -> None:
         f"sudokupool: cannot listen on 127.0.0.1:{port} (--host or SUDOKUPOOL_HOST, and PORT or SUDOKUPOOL_PORT): "
         "Address already in use"
     ]
+
+
+def test_granian_not_installed_is_one_line_naming_the_extra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "granian", None)  # as where `sudokupool[granian]` was not installed
+    environ = {"SUDOKUPOOL_SERVER": "granian", "PORT": "1"}
+    assert serve(launch(Settings.from_environ(environ), environ, host="127.0.0.1")) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "sudokupool: SUDOKUPOOL_SERVER=granian, but granian is not installed: pip install 'sudokupool[granian]'\n"
+    )
 
 
 def test_granian_gets_the_same_bounds() -> None:

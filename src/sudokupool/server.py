@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import json
 import os
 import pickle
@@ -146,7 +147,7 @@ def serve(launch: Launch) -> int:
     A start that fails ends with one line, the reason, and :data:`~sudokupool.supervision.STARTUP_FAILED`;
     workers die with the launcher (see :mod:`sudokupool.supervision`).
     """
-    problem = port_problem(launch)
+    problem = server_problem(launch) or port_problem(launch)
     if problem is not None:
         print(f"sudokupool: {problem}", file=sys.stderr)
         return 2
@@ -231,6 +232,13 @@ def _run_granian(launch: Launch) -> None:
         json.dump(config, file)
         file.flush()
         cli.main(args=[*argv[1:-1], "--log-config", file.name, argv[-1]], prog_name="granian", standalone_mode=False)
+
+
+def server_problem(launch: Launch) -> str | None:
+    """Why the server ``SUDOKUPOOL_SERVER`` names cannot run here (one line), or None: granian is an extra."""
+    if launch.server == "granian" and importlib.util.find_spec("granian") is None:
+        return "SUDOKUPOOL_SERVER=granian, but granian is not installed: pip install 'sudokupool[granian]'"
+    return None
 
 
 def port_problem(launch: Launch) -> str | None:
