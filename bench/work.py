@@ -48,6 +48,7 @@ from pathlib import Path
 from bench.child import KEY
 from bench.harness import OUT, ROOT, Target, interleave, latest_export, pool_dir, pool_ids, service, wrk
 from bench.servers import Server, cpu_seconds, free_port, proc_status, process_tree
+from sudokupool.naming import pack_key
 
 THIS = ROOT / "src"
 KEYED = {"X-API-Key": KEY}
@@ -203,20 +204,24 @@ def gauge(port: int, name: str) -> float:
 
 
 def served_copy(directory: Path, scratch: Path) -> Path:
-    """A directory of ``directory``'s latest export (a hard link where it can), for a service to sync from."""
+    """A directory of ``directory``'s latest export and its pack if it has one (hard links where it can), for a
+    service to sync from."""
     exports = scratch / "exports"
     exports.mkdir()
     latest = latest_export(directory)
-    try:
-        os.link(latest, exports / latest.name)
-    except OSError:
-        shutil.copy2(latest, exports / latest.name)
+    for path in (latest, directory / pack_key(latest.name)):
+        if path.is_file():
+            try:
+                os.link(path, exports / path.name)
+            except OSError:
+                shutil.copy2(path, exports / path.name)
     return exports
 
 
 def sync_lag(port: int, exports: Path, limit: float = 60.0) -> float:
-    """Publish a newer export in ``exports`` (the latest's bytes under a name of now) and return the seconds
-    until the service's health names it (``limit`` if it never does)."""
+    """Publish a newer export in ``exports`` (the latest's bytes under a name of now, without a pack: the service
+    parses it, as it would a fresh export) and return the seconds until the service's health names it (``limit``
+    if it never does)."""
     latest = latest_export(exports)
     newer = exports / f"pool-{datetime.now(UTC):%Y%m%dT%H%M%SZ}{latest.name[len('pool-YYYYmmddTHHMMSSZ') :]}"
     assert newer.name > latest.name, f"{newer.name} does not sort after {latest.name}"
