@@ -1,18 +1,27 @@
-"""``python -m bench ab work-flood BASELINE``: lookups while clients flood the service with distinct images.
+"""``python -m bench ab work-flood BASELINE``: lookups, scrapes and a sync while clients flood the service with
+distinct images.
 
-Both sides are served as the harness serves them (one worker, a key whose limit never trips, metrics on) from
-the same pool, one after the other in rotated rounds, a fresh service a side a round. A round of a side:
+Both sides are served as the harness serves them (one worker, a key whose limit never trips, metrics on, a sync
+every ``--sync-interval`` s) from a copy of the same pool each, one after the other in rotated rounds, a fresh
+service a side a round. A round of a side:
 
 1. **quiet**: once the fresh service is idle, wrk on v2 random (keyed, ``--connections``) for ``--seconds``:
-   req/s and p99; three timed metrics scrapes.
-2. **flood**: ``--flood-clients`` clients (half of them abandon each request after 50 ms, half wait for it) ask
-   on ``/api/v1`` (unlimited) for one puzzle's image at every size from 100 to 2000 px, PNG and WebP in turn, a
-   puzzle of its own each round so nothing is cached; after 2 s of it, wrk again as in 1, then three timed
-   metrics scrapes (one not answered within 60 s counts as 60,000 ms). Meanwhile the worker's RSS and the RSS
-   of the processes under it (the work pool) are read every 0.1 s.
+   req/s and p99; five timed metrics scrapes.
+2. **flood**, ``--flood-seconds`` in all: ``--flood-clients`` clients (half of them abandon each request after
+   50 ms, half wait for it) ask on ``/api/v1`` (unlimited) for one puzzle's image at every size from 100 to
+   2000 px, PNG and WebP in turn, a puzzle of its own each round so nothing is cached. After 2 s of it, wrk again
+   as in 1; then a newer export is published in the service's directory and ``/api/v1/health`` asked every
+   50 ms until it serves it (the sync's lag, 60 s if never; and the load's own seconds, from the metrics). A
+   scrape every 0.5 s from 2 s to the end (one not answered within 60 s counts as 60,000 ms); the worker's RSS
+   and the RSS of the processes under it (the work pool) every 0.1 s throughout (its peak before the sync too:
+   the sync's swap holds two pools for a moment, and its heap may keep some of it after).
 3. **after**: the flood stops; how long the service stays busy (its processes above 5 % of a core: the backlog
    of abandoned requests it still renders), then the worker's RSS against its RSS at the round's start, and wrk
    as in 1 again ("quiet after": the quiet figure is the mean of the two, so drift over a round cancels out).
+
+A scrape is timed as Prometheus makes one (a new connection, gzip accepted) with a plain socket, from connecting
+to the answer's last byte: what the service takes, not a client library's setup (``httpx.get`` builds a client
+and its TLS context per call, 50-200 ms of the benchmark's own CPU on a loaded machine).
 
 Medians over the rounds, and the ratios the issue's targets name: random's p99 and req/s under the flood
 against quiet, on each side.
@@ -22,17 +31,24 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import http.client
+import json
+import math
+import os
+import shutil
 import socket
 import statistics
+import tempfile
 import threading
 import time
+import urllib.request
+from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
-
 from bench.child import KEY
-from bench.harness import OUT, ROOT, Target, interleave, pool_dir, pool_ids, service, wrk
+from bench.harness import OUT, ROOT, Target, interleave, latest_export, pool_dir, pool_ids, service, wrk
 from bench.servers import Server, cpu_seconds, free_port, proc_status, process_tree
+from sudokupool.naming import pack_key
 
 THIS = ROOT / "src"
 KEYED = {"X-API-Key": KEY}
@@ -88,12 +104,14 @@ class Flood:
 
 
 class Memory:
-    """The worker's RSS and its children's (the work pool), read every 0.1 s: the peaks."""
+    """The worker's RSS, its children's (the work pool: a process being replaced and its successor both count)
+    and the largest child's, read every 0.1 s: the peaks."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.worker = 0
         self.pool = 0
+        self.process = 0
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
 
@@ -101,7 +119,9 @@ class Memory:
         while not self.stop.wait(0.1):
             with contextlib.suppress(OSError):
                 self.worker = max(self.worker, rss(self.pid))
-                self.pool = max(self.pool, sum(rss(p) for p in process_tree(self.pid) if p != self.pid))
+                children = [rss(p) for p in process_tree(self.pid) if p != self.pid]
+                self.pool = max(self.pool, sum(children))
+                self.process = max(self.process, *children, 0)
 
     def __enter__(self) -> Memory:
         self.thread.start()
@@ -121,15 +141,110 @@ def rss(pid: int) -> int:
 
 #: Seconds a timed scrape waits; a scrape not answered by then counts as this long.
 SCRAPE_TIMEOUT = 60.0
+#: A scrape's request as Prometheus sends it.
+SCRAPE = (
+    b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: Prometheus/3\r\n"
+    b"Accept: text/plain;version=0.0.4;q=0.5,*/*;q=0.1\r\nAccept-Encoding: gzip\r\n\r\n"
+)
 
 
 def scrape_ms(port: int) -> float:
+    """Milliseconds from connecting to the metrics port to the last byte of its answer (the port closes it)."""
     started = time.perf_counter()
+    answer = b""
     try:
-        httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=SCRAPE_TIMEOUT).raise_for_status()
-    except httpx.TimeoutException:
+        with socket.create_connection(("127.0.0.1", port), timeout=SCRAPE_TIMEOUT) as sock:
+            sock.sendall(SCRAPE)
+            while chunk := sock.recv(65536):
+                answer += chunk
+                if time.perf_counter() - started > SCRAPE_TIMEOUT:
+                    return 1000 * SCRAPE_TIMEOUT
+    except TimeoutError:
         return 1000 * SCRAPE_TIMEOUT
+    if not answer.startswith(b"HTTP/1.1 200 "):
+        raise RuntimeError(f"a scrape answered {answer[:40]!r}")
     return 1000 * (time.perf_counter() - started)
+
+
+class Scrapes:
+    """A timed scrape every ``every`` seconds until stopped."""
+
+    def __init__(self, port: int, every: float = 0.5) -> None:
+        self.port, self.every = port, every
+        self.ms: list[float] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            began = time.perf_counter()
+            self.ms.append(scrape_ms(self.port))
+            self.stop.wait(max(0.0, self.every - (time.perf_counter() - began)))
+
+    def __enter__(self) -> Scrapes:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+def gauge(port: int, name: str) -> float:
+    """A gauge's value in a scrape (NaN when the scrape has no such sample or no answer in 60 s)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=SCRAPE_TIMEOUT) as response:
+            body: bytes = response.read()
+    except (OSError, http.client.HTTPException):
+        return math.nan
+    for line in body.decode().splitlines():
+        if line.startswith(f"{name} "):
+            return float(line.split()[1])
+    return math.nan
+
+
+def served_copy(directory: Path, scratch: Path) -> Path:
+    """A directory of ``directory``'s latest export and its pack if it has one (hard links where it can), for a
+    service to sync from."""
+    exports = scratch / "exports"
+    exports.mkdir()
+    latest = latest_export(directory)
+    for path in (latest, directory / pack_key(latest.name)):
+        if path.is_file():
+            try:
+                os.link(path, exports / path.name)
+            except OSError:
+                shutil.copy2(path, exports / path.name)
+    return exports
+
+
+def sync_lag(port: int, exports: Path, limit: float = 60.0) -> float:
+    """Publish a newer export in ``exports`` (the latest's bytes under a name of now, without a pack: the service
+    parses it, as it would a fresh export) and return the seconds until the service's health names it (``limit``
+    if it never does)."""
+    latest = latest_export(exports)
+    newer = exports / f"pool-{datetime.now(UTC):%Y%m%dT%H%M%SZ}{latest.name[len('pool-YYYYmmddTHHMMSSZ') :]}"
+    assert newer.name > latest.name, f"{newer.name} does not sort after {latest.name}"
+    staged = exports.parent / newer.name
+    shutil.copyfile(latest, staged)
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    published = time.perf_counter()
+    os.rename(staged, newer)  # whole at once, as storage shows an upload
+    try:
+        while time.perf_counter() - published < limit:
+            try:
+                connection.request("GET", "/api/v1/health")
+                key = json.loads(connection.getresponse().read())["export"]["key"]
+            except (OSError, http.client.HTTPException):
+                connection.close()
+                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                continue
+            if key.endswith(newer.name):
+                return time.perf_counter() - published
+            time.sleep(0.05)
+        return limit
+    finally:
+        connection.close()
 
 
 def idle_after(pid: int, limit: float = 60.0) -> float:
@@ -151,19 +266,33 @@ def work_flood_target(args: argparse.Namespace, src: Path) -> None:
 
     def measure(side: str, n: int) -> dict[str, float]:
         port = free_port()
-        env = {"PYTHONPATH": str(trees[side]), "SUDOKUPOOL_METRICS_PORT": str(port)}
-        with service(directory, OUT / f"ab-work-flood-{side}.log", env=env) as server:
+        env = {
+            "PYTHONPATH": str(trees[side]),
+            "SUDOKUPOOL_METRICS_PORT": str(port),
+            "SUDOKUPOOL_SYNC_INTERVAL": f"{args.sync_interval:g}",
+        }
+        with (
+            tempfile.TemporaryDirectory(dir=OUT, prefix="work-flood-") as scratch,
+            service(served_copy(directory, Path(scratch)), OUT / f"ab-work-flood-{side}.log", env=env) as server,
+        ):
+            exports = Path(scratch) / "exports"
             random = Target(f"{side}: v2 random", server.base, "/api/v2/puzzles/random", KEYED)
-            seconds = args.seconds if n >= 0 else 1
+            seconds = args.seconds
             wrk(random, seconds=1, connections=args.connections)  # connections and first answers
             idle_after(server.pid, 30)  # what a fresh service does in the background once it answers
             start = rss(server.pid)
             quiet = wrk(random, seconds=seconds, connections=args.connections)
-            quiet_scrape = max(scrape_ms(port) for _ in range(3))
+            quiet_scrapes = [scrape_ms(port) for _ in range(5)]
+            began = time.perf_counter()
             with Memory(server.pid) as memory, Flood(server, next(codes), args.flood_clients) as flood:
                 time.sleep(2)
-                flooded = wrk(random, seconds=seconds, connections=args.connections)
-                scrapes = [scrape_ms(port) for _ in range(3)]
+                with Scrapes(port) as scrapes:
+                    flooded = wrk(random, seconds=seconds, connections=args.connections)
+                    before_sync = memory.worker
+                    lag = sync_lag(server.port, exports)
+                    load = gauge(port, "sudokupool_sync_last_load_seconds")
+                    time.sleep(max(0.0, began + args.flood_seconds - time.perf_counter()))
+                flood_seconds = time.perf_counter() - began
             drain = idle_after(server.pid)
             after = wrk(random, seconds=seconds, connections=args.connections)
             found = {
@@ -173,16 +302,25 @@ def work_flood_target(args: argparse.Namespace, src: Path) -> None:
                 "quiet after p99 ms": after.p99_ms,
                 "flood req/s": flooded.rps,
                 "flood p99 ms": flooded.p99_ms,
-                "quiet scrape ms (max of 3)": quiet_scrape,
-                "flood scrape ms (max of 3)": max(scrapes),
-                "flood scrape ms (median)": statistics.median(scrapes),
+                "quiet scrape ms (median of 5)": statistics.median(quiet_scrapes),
+                "flood scrape ms (median)": statistics.median(scrapes.ms),
+                "flood scrape ms (p90)": statistics.quantiles(scrapes.ms, n=10)[-1],
+                "flood scrape ms (max)": max(scrapes.ms),
+                "flood scrapes over 100 ms %": 100 * sum(ms > 100 for ms in scrapes.ms) / len(scrapes.ms),
+                "flood scrapes": len(scrapes.ms),
+                "sync lag s": lag,
+                "sync's load s": load,
+                "flood s": flood_seconds,
                 "busy after the flood s": drain - 1,
                 "worker RSS start MB": start / MB,
+                "worker RSS peak before the sync MB": before_sync / MB,
                 "worker RSS peak MB": memory.worker / MB,
                 "worker RSS after MB": rss(server.pid) / MB,
                 "pool RSS peak MB": memory.pool / MB,
+                "work process RSS peak MB": memory.process / MB,
                 "images answered": flood.answers.get("200", 0),
                 "503s": flood.answers.get("503", 0),
+                "load average (1 min)": os.getloadavg()[0],
             }
         print(f"round {n + 1 if n >= 0 else 'warm-up'} {side:8s} "
               + "  ".join(f"{k} {v:,.1f}" for k, v in found.items()), flush=True)  # fmt: skip
@@ -190,7 +328,8 @@ def work_flood_target(args: argparse.Namespace, src: Path) -> None:
 
     results = interleave(["this", "baseline"], args.rounds, measure, warm_up=False)
     print(f"medians of {args.rounds} rounds, {args.seconds:g} s of wrk ({args.connections} connections) each phase, "
-          f"{args.flood_clients} flooding clients, a fresh service a side a round")  # fmt: skip
+          f"{args.flood_clients} flooding clients for {args.flood_seconds:g} s, a sync every {args.sync_interval:g} s, "
+          f"a fresh service a side a round; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")  # fmt: skip
     keys = list(results["this"][0])
     print("| figure | this | baseline |\n|---|---:|---:|")
     median = {side: {k: statistics.median(r[k] for r in runs) for k in keys} for side, runs in results.items()}
@@ -200,8 +339,10 @@ def work_flood_target(args: argparse.Namespace, src: Path) -> None:
         # Quiet: the mean of the runs before and after the flood, so that a drift over the round cancels out.
         rps, p99 = ((m[f"quiet {k}"] + m[f"quiet after {k}"]) / 2 for k in ("req/s", "p99 ms"))
         print(f"{side}: random under the flood / quiet: p99 {m['flood p99 ms'] / p99:.2f}x (goal <= 1.5), req/s "
-              f"{m['flood req/s'] / rps:.2f}x (goal >= 0.75); worker RSS after - start "
-              f"{m['worker RSS after MB'] - m['worker RSS start MB']:+.1f} MB")  # fmt: skip
+              f"{m['flood req/s'] / rps:.2f}x (goal >= 0.75); worker RSS peak {m['worker RSS peak MB']:.1f} MB (goal "
+              f"<= 150), after - start {m['worker RSS after MB'] - m['worker RSS start MB']:+.1f} MB (goal within 20); "
+              f"scrape median {m['flood scrape ms (median)']:,.1f} ms, max {m['flood scrape ms (max)']:,.1f} ms (goal "
+              f"< 100); sync lag {m['sync lag s']:.2f} s (goal <= {args.sync_interval + 1:g})")  # fmt: skip
 
 
 def options(parser: argparse.ArgumentParser) -> None:
@@ -210,3 +351,5 @@ def options(parser: argparse.ArgumentParser) -> None:
     add("--seconds", type=float, default=10.0, help="of each wrk run")
     add("--connections", type=int, default=8, help="of wrk")
     add("--flood-clients", type=int, default=8)
+    add("--flood-seconds", type=float, default=60.0, help="of the flood, from its first request to its last")
+    add("--sync-interval", type=float, default=1.0, help="the services' SUDOKUPOOL_SYNC_INTERVAL")

@@ -290,6 +290,8 @@ class PrintSheet:
             chosen = choose(pool, params)
             grids = [Grid(at, pool.body(at), pool.puzzle(at), pool.solution(at)) for at in chosen]
             again = None if "ids" in params else "/print?" + urlencode(params)
+            # Not held while the sheet waits: a sync's swap lets the old pool go once no request holds it.
+            del pool
             left = partial(client_left, request.receive)
             try:
                 body = await self.runtime.work.submit(make_sheet, grids, self.version, again, kind="print", left=left)

@@ -498,6 +498,8 @@ class Endpoints:
             return self.cacheable(scope, b"", etag)
         puzzle, solution = pool.puzzle(index), pool.solution(index)
         key = (pool.info.export_key, pool.info.loaded_at, index, variant, fmt, size)
+        # Not held while the render waits: a sync's swap lets the old pool go once no request holds it.
+        del pool
         runtime = self.runtime
         images, work = runtime.images, runtime.work
         if not images.covers(key):

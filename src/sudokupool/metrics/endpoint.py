@@ -8,6 +8,12 @@ same under uvicorn and granian, whose workers are spawned by the server itself.
 A few lines of HTTP/1.1 rather than a second web server: one path, read with a bounded head and a
 timeout, answered, and the connection closed. prometheus-client's own ``start_http_server`` runs a
 thread per worker and cannot share the port between workers.
+
+A scrape waits for nothing else the worker does. One worker's figures are in its memory: the body is written
+on the event loop itself (1-5 ms of Python, which in a thread would hold the GIL, and so the loop, as long),
+since a hop to a thread and back costs two more turns of a busy loop and of busy cores, each a wait behind the
+requests in flight. Several workers' figures are merged from their files: that runs in the metrics server's
+own thread, never in the loop's default executor, where the loader's file work (and its locks) may be waiting.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import asyncio
 import contextlib
 import gzip
 import logging
+from concurrent.futures import ThreadPoolExecutor
 
 from sudokupool.metrics.exporter import Exporter
 
@@ -35,6 +42,8 @@ class MetricsServer:
         self.port = port
         self.shared = shared
         self.server: asyncio.Server | None = None
+        #: The thread that merges several workers' files (one worker's scrape needs none).
+        self.thread: ThreadPoolExecutor | None = None
 
     async def start(self) -> None:
         """Listen; raise OSError when the port cannot be bound."""
@@ -47,6 +56,9 @@ class MetricsServer:
             self.server.close()
             await self.server.wait_closed()
             self.server = None
+        if self.thread is not None:
+            self.thread.shutdown(wait=False)
+            self.thread = None
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -84,13 +96,21 @@ class MetricsServer:
             name, _, value = line.partition(":")
             fields[name.strip().lower()] = value.strip()
         self.exporter.flush()
-        # Merging the workers' files reads the disk: off the event loop, which keeps serving the API.
-        body, content_type = await asyncio.to_thread(self.exporter.exposition, fields.get("accept", ""))
+        body, content_type = await self.exposition(fields.get("accept", ""))
         headers = [("content-type", content_type)]
         if "gzip" in fields.get("accept-encoding", ""):
             body = gzip.compress(body, 1)
             headers.append(("content-encoding", "gzip"))
         return 200, headers, body
+
+    async def exposition(self, accept: str) -> tuple[bytes, str]:
+        """The exporter's body: on the loop for one worker; merging several workers' files reads the disk, in
+        this server's own thread (the loop keeps serving the API meanwhile)."""
+        if not self.exporter.multiprocess_dir:
+            return self.exporter.exposition(accept)
+        if self.thread is None:
+            self.thread = ThreadPoolExecutor(1, "sudokupool-metrics")
+        return await asyncio.get_running_loop().run_in_executor(self.thread, self.exporter.exposition, accept)
 
 
 REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 500: "Internal Server Error"}

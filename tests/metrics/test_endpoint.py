@@ -1,0 +1,64 @@
+"""The metrics port answers a scrape without waiting for the loop's default executor, whose threads the loader's
+file work (and its file locks) may hold."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from sudokupool.metrics.endpoint import MetricsServer
+from tests.helpers import free_port
+
+pytestmark = pytest.mark.anyio
+
+BODY = b"# TYPE figures gauge\nfigures 1.0\n"
+
+
+class Figures:
+    """What the metrics port asks of its exporter: a flush, then the body (``multiprocess_dir``: several workers'
+    files to merge). Records the thread each body was written in."""
+
+    def __init__(self, multiprocess_dir: str | None) -> None:
+        self.multiprocess_dir = multiprocess_dir
+        self.threads: list[str] = []
+
+    def flush(self) -> None:
+        pass
+
+    def exposition(self, accept: str = "") -> tuple[bytes, str]:
+        self.threads.append(threading.current_thread().name)
+        return BODY, "text/plain; version=0.0.4; charset=utf-8"
+
+
+async def scrape(port: int) -> bytes:
+    # A numeric address: opening the connection asks no thread to resolve a name.
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"GET /metrics HTTP/1.1\r\nHost: metrics\r\n\r\n")
+    answer = await reader.read()
+    writer.close()
+    return answer
+
+
+@pytest.mark.parametrize("directory", [None, "several-workers"], ids=["one worker", "several workers"])
+async def test_a_scrape_is_answered_while_every_thread_of_the_default_executor_is_taken(directory: str | None) -> None:
+    loop = asyncio.get_running_loop()
+    loop.set_default_executor(ThreadPoolExecutor(2, "default"))
+    release = threading.Event()
+    held = [loop.run_in_executor(None, release.wait) for _ in range(2)]
+    figures = Figures(directory)
+    server = MetricsServer(figures, "127.0.0.1", free_port())  # type: ignore[arg-type]
+    await server.start()
+    try:
+        answer = await asyncio.wait_for(scrape(server.port), 30)
+        assert answer.startswith(b"HTTP/1.1 200 OK\r\n")
+        assert answer.endswith(b"\r\n\r\n" + BODY)
+        assert not any(future.done() for future in held), "the default executor was free after all"
+        assert len(figures.threads) == 1
+        assert not figures.threads[0].startswith("default")
+    finally:
+        release.set()
+        await asyncio.gather(*held)
+        await server.stop()
