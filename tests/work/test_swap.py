@@ -63,3 +63,19 @@ async def test_a_print_sheet_waiting_for_the_work_pool_does_not_hold_the_pool_a_
     code = records[0]["canonical_id"]
     async with running(app) as client:
         await swap_while_held(app, lambda: client.get(f"/print?ids={code}"), monkeypatch)
+
+
+@pytest.mark.parametrize("ask", ["grade", "grid-hint", "puzzle-hint"])
+async def test_a_grade_or_hint_waiting_for_the_work_pool_does_not_hold_the_pool_a_swap_lets_go(
+    records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch, ask: str
+) -> None:
+    app = create_app(Settings(), pool=build_pool(records[:5]))
+    code, held = records[0]["canonical_id"], records[0]["puzzle"]
+    other = records[10]["puzzle"]  # a grid this pool does not hold: graded live
+    path = {
+        "grade": f"/api/v1/grids/{other}",
+        "grid-hint": f"/api/v1/grids/{held}/hint?board={held}",
+        "puzzle-hint": f"/api/v1/puzzles/{code}/hint?board={held}",
+    }[ask]
+    async with running(app) as client:
+        await swap_while_held(app, lambda: client.get(path), monkeypatch)

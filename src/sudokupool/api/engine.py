@@ -170,20 +170,10 @@ async def grid(endpoints: Endpoints, scope: Scope, param: str | None) -> Reply:
     answers, work = runtime.answers, runtime.work
     key = ("grid", asked)
     if not answers.covers(key):
-        pool = runtime.current()
-        found = lookup(pool, asked)
-        if found is not None:
+        held = _held(runtime.current(), asked)
+        if held is not None:
             # A lookup: moved in the loop (a millisecond or two), never queued, costs what a lookup costs.
-            index, move = found
-            try:
-                body = pool.body(index)
-            except DamagedRecord:  # logged once by the pool
-                raise ApiError(DAMAGED, status=500) from None
-            solution = pool.solution(index)
-            # In the layout the pool holds it, the record's prepared body needs no reading (a third of the time).
-            held = held_record(body, solution, asked) if move is IDENTITY else None
-            data = b"200" + (held or moved_record(orjson.loads(body), solution, asked, move))
-            return _reply(endpoints, scope, await answers.get(key, _ready(data)))
+            return _reply(endpoints, scope, await answers.get(key, _ready(held)))
     left = left_of(scope)
     return await _answer_of(
         endpoints,
@@ -192,6 +182,29 @@ async def grid(endpoints: Endpoints, scope: Scope, param: str | None) -> Reply:
         runtime.settings.cost_grade,
         lambda: work.submit(grade_answer, asked, kind="grade", left=left),
     )
+
+
+def _held(pool: Pool, asked: str) -> bytes | None:
+    """The cached form of the pool's record of ``asked`` moved to its layout, or None where the pool holds no such
+    grid. A function of its own, so that no frame waiting for a live grade keeps the pool (a swap waits for those)."""
+    found = lookup(pool, asked)
+    if found is None:
+        return None
+    index, move = found
+    try:
+        body = pool.body(index)
+    except DamagedRecord:  # logged once by the pool
+        raise ApiError(DAMAGED, status=500) from None
+    solution = pool.solution(index)
+    # In the layout the pool holds it, the record's prepared body needs no reading (a third of the time).
+    held = held_record(body, solution, asked) if move is IDENTITY else None
+    return b"200" + (held or moved_record(orjson.loads(body), solution, asked, move))
+
+
+def _held_solution(pool: Pool, asked: str) -> str | None:
+    """The pool's solution of ``asked`` in its layout, or None (the pool not kept: see :func:`_held`)."""
+    found = lookup(pool, asked)
+    return None if found is None else found[1].grid(pool.solution(found[0]))
 
 
 def _board(scope: Scope) -> tuple[str, str | None]:
@@ -235,16 +248,20 @@ async def grid_hint(endpoints: Endpoints, scope: Scope, param: str | None) -> Re
     solution = None
     if not endpoints.runtime.answers.covers(_hint_key(asked, board, candidates)):
         # The pool's solution, when it holds the grid, spares the job a solve.
-        pool = endpoints.runtime.current()
-        found = lookup(pool, asked)
-        solution = None if found is None else found[1].grid(pool.solution(found[0]))
+        solution = _held_solution(endpoints.runtime.current(), asked)
     return await _hint(endpoints, scope, asked, solution)
 
 
 async def puzzle_hint(endpoints: Endpoints, scope: Scope, param: str | None) -> Reply:
     """``GET /puzzles/{id}/hint?board=&candidates=``: a hint for the player's board in a pool puzzle."""
+    puzzle, solution = _puzzle_and_solution(endpoints, param)
+    return await _hint(endpoints, scope, puzzle, solution)
+
+
+def _puzzle_and_solution(endpoints: Endpoints, param: str | None) -> tuple[str, str]:
+    """The puzzle ``param`` names and its solution (the pool not kept: see :func:`_held`)."""
     pool, index = endpoints.find(param)
-    return await _hint(endpoints, scope, pool.puzzle(index), pool.solution(index))
+    return pool.puzzle(index), pool.solution(index)
 
 
 def _ready(data: bytes) -> Callable[[], Awaitable[bytes]]:
