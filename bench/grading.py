@@ -26,7 +26,7 @@ from typing import Any
 
 from bench.harness import options
 from bench.servers import proc_status, process_tree
-from sudokupool.commands.orders import Order, is_minimal, make_chunk
+from sudokupool.exporting.orders import Order, is_minimal, make_chunk
 from sudokupool.loading import export
 from sudokupool.loading.pool import PoolBuilder
 from sudokupool.sudoku import DIFFICULTIES
@@ -474,7 +474,7 @@ def scale_figures_main() -> None:
 BUILD_CPU = """
 import sys, tempfile, time
 from sudokupool.cli import build_parser, main
-from sudokupool.commands import orders
+from sudokupool.exporting import orders
 build_parser()
 orders.make_chunk((0, 0, 1, orders.Order("none")))
 with tempfile.TemporaryDirectory() as out:

@@ -107,7 +107,7 @@ def make_pool(count: int, out: Path, *, lean: bool, workers: int) -> Path:
 def verify_sample(count: int, sample: int) -> bool:
     """Regenerate ``sample`` random records of the pool and check them as ``sudokupool check`` does, plus
     canonical form, puzzle_id and symmetry. Needs the templates loaded (after :func:`make_pool`)."""
-    from sudokupool.commands.check import check_file
+    from sudokupool.loading.verify import check_file
     from sudokupool.sudoku.canonical import canonical_form
 
     picks = sorted(random.Random(1).sample(range(count), min(sample, count)))

@@ -28,6 +28,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ratelimit", "activity", "keys"),
     # Renders, and the bounded pool that runs computed work (renders, print sheets, grades) with its result cache.
     ("images", "work"),
+    # Making exports: build orders and their workers, the export writer, build and merge, publishing.
+    ("exporting",),
     # The live pool reference with its caches, and the cached export listing.
     ("state", "listing"),
     # The HTTP surface: front, gate, routes with their operations, handlers.

@@ -47,6 +47,7 @@ from uvicorn.supervisors.multiprocess import Process as WorkerHandle
 
 from sudokupool import supervision
 from sudokupool.config import Settings, listen_port, parse_value, parse_workers
+from sudokupool.keys import Keyring
 from sudokupool.logs import granian_log_config, json_line, log_config
 from sudokupool.metrics.workers import cleanup, prepare
 
@@ -96,6 +97,19 @@ def launch(settings: Settings, environ: Mapping[str, str], *, host: str | None =
         metrics_host=settings.metrics_host,
         log_format=settings.log_format,
     )
+
+
+def checked_settings(environ: Mapping[str, str]) -> Settings:
+    """The settings ``serve`` starts with, checked as it checks them before any server starts: every
+    ``SUDOKUPOOL_*`` value, the API key entries (and their file), ``PORT`` and ``WEB_CONCURRENCY``. A bad one
+    raises :class:`~sudokupool.config.SettingsError`, which the CLI reports as one line (exit status 2).
+    ``sudokupool settings`` checks through here too, so it accepts exactly what ``serve`` accepts."""
+    settings = Settings.from_environ(environ)
+    # The app factory checks the key entries again, but a server may run it in a worker process whose
+    # exit it reports in its own words.
+    Keyring.from_settings(settings)
+    launch(settings, environ)
+    return settings
 
 
 def uvicorn_options(launch: Launch) -> dict[str, Any]:

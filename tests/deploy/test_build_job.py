@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from bench.containers import ROOT
-from sudokupool.commands.orders import puzzle_seed
+from sudokupool.exporting.orders import puzzle_seed
 from sudokupool.loading.export import parse_record
 from tests.seaweed import SeaweedS3
 

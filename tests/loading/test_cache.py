@@ -14,9 +14,9 @@ from typing import Any
 import orjson
 import pytest
 
-from sudokupool.commands.pack import write_pack
 from sudokupool.loading import cache, pack
 from sudokupool.loading.loader import load_export
+from sudokupool.loading.packing import write_pack
 from sudokupool.loading.pool import Pool
 from sudokupool.naming import pack_key
 from sudokupool.storage.local import LocalStore

@@ -19,11 +19,11 @@ import pytest
 
 from sudokupool import state
 from sudokupool.app import SudokuPool, create_app
-from sudokupool.commands.pack import write_pack
 from sudokupool.config import BUNDLED_SNAPSHOTS, BadLineLimit, Settings
 from sudokupool.loading import loader, sync
 from sudokupool.loading.export import record_line
 from sudokupool.loading.loader import LoadError
+from sudokupool.loading.packing import write_pack
 from sudokupool.loading.shared import SharedListing
 from sudokupool.loading.sync import Backoff, PoolSync
 from sudokupool.naming import export_order

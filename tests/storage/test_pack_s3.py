@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from sudokupool.commands.pack import write_pack
 from sudokupool.config import Settings
 from sudokupool.loading import cache as pack_cache
 from sudokupool.loading.loader import load_export, parse_export
+from sudokupool.loading.packing import write_pack
 from sudokupool.naming import pack_key
 from sudokupool.state import listing_json
 from sudokupool.storage.base import StorageError
