@@ -253,8 +253,8 @@ def memory(directory: str) -> None:
     import resource
 
     from bench.servers import proc_status
-    from sudokupool.heap import release_free_memory
     from sudokupool.loading.loader import load_latest
+    from sudokupool.serving.heap import release_free_memory
     from sudokupool.storage.local import LocalStore
 
     def cpu() -> float:

@@ -19,8 +19,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # The puzzle itself: grids, solver, techniques, grader. Nothing else of ours.
     ("", "sudoku"),
     # Settings, logging, export names, counts in words, and small helpers with no knowledge of the pool: outage
-    # logs, the Redis client, the launcher's supervision, task cancelling, the heap trim.
-    ("config", "logs", "naming", "plural", "outages", "redisclient", "supervision", "tasks", "heap"),
+    # logs, the Redis client, task cancelling; and the parts of serving/ the workers use below the app: the
+    # launcher's supervision and the heap trim.
+    ("config", "logs", "naming", "plural", "outages", "redisclient", "tasks", "serving.supervision", "serving.heap"),
     ("storage",),
     # The export and pack formats (the gzip member with them), the loader, the pool, the sync.
     ("loading",),
@@ -36,8 +37,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("api",),
     # Observes the layers below.
     ("metrics",),
-    # The app's assembly, the web page (with its print sheet), the server launcher.
-    ("app", "site", "printsheet", "server"),
+    # The app's assembly, the web page (with its print sheet); serving/: the launcher and its bounded protocol.
+    ("app", "site", "printsheet", "serving"),
     ("commands", "cli", "__main__"),
 )
 

@@ -13,11 +13,11 @@ import orjson
 
 from sudokupool.activity.counters import Activity
 from sudokupool.config import Settings
-from sudokupool.heap import release_free_memory
 from sudokupool.listing import ExportsListing
 from sudokupool.loading.pool import Pool
 from sudokupool.loading.status import SyncStatus
 from sudokupool.outages import storage_outages
+from sudokupool.serving.heap import release_free_memory
 from sudokupool.storage.base import ExportListing, ExportObject, ExportStore
 from sudokupool.work import WorkPool
 from sudokupool.work.cache import CacheTally, ResultCache

@@ -1,4 +1,5 @@
-"""``sudokupool serve``: run the API on the configured server (what the Procfile runs; see sudokupool.server)."""
+"""``sudokupool serve``: run the API on the configured server (what the Procfile runs; see
+:mod:`sudokupool.serving.launcher`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 
 from sudokupool.config import describe_unknown, listen_port, parse_port, unknown_variables
 from sudokupool.logs import configure_service_logging
-from sudokupool.server import APP, checked_settings, launch, serve
+from sudokupool.serving.launcher import APP, checked_settings, launch, serve
 
 logger = logging.getLogger(__name__)
 

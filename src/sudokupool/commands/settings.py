@@ -6,7 +6,7 @@ import argparse
 import os
 
 from sudokupool.config import SETTINGS, describe_unknown, markdown_table, unknown_variables
-from sudokupool.server import checked_settings
+from sudokupool.serving.launcher import checked_settings
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
