@@ -86,7 +86,7 @@ def app(ids_file: str) -> None:
     takes gzip), CPU µs per request out."""
     from sudokupool.app import create_app
     from sudokupool.config import Settings
-    from sudokupool.keys import digest
+    from sudokupool.ratelimit.keys import digest
 
     ids = Path(ids_file).read_text().split()
     settings = Settings.from_environ(

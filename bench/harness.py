@@ -30,7 +30,7 @@ from bench import peers
 from bench.child import KEY
 from bench.servers import Server, cpu_seconds, get, proc_status, process_tree, redis_outages, serve_argv
 from bench.stores import ValkeyServer
-from sudokupool.keys import digest
+from sudokupool.ratelimit.keys import digest
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent

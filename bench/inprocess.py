@@ -20,8 +20,8 @@ from bench.harness import ROOT, Children, interleave, options, pool_dir, pool_id
 from sudokupool.api.endpoints import Reply
 from sudokupool.api.gate import RateLimiter
 from sudokupool.api.router import ApiRouter
-from sudokupool.keys import Keyring, digest
 from sudokupool.ratelimit import Limits, MemoryStore
+from sudokupool.ratelimit.keys import Keyring, digest
 from sudokupool.ratelimit.redis import RedisStore
 from sudokupool.ratelimit.store import LimiterStore
 from sudokupool.serving.protocol import BoundedHttpToolsProtocol

@@ -34,7 +34,7 @@ import orjson
 
 from bench.harness import POOLS, ROOT, latest_export, options
 from sudokupool.loading.export import PUBLIC_FIELD_NAMES, parse_record
-from sudokupool.naming import export_filename
+from sudokupool.storage.naming import export_filename
 from sudokupool.sudoku.ids import puzzle_id, share_code
 from sudokupool.sudoku.symmetry import symmetry_class
 from sudokupool.sudoku.transform import Transform, random_transform

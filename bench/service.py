@@ -61,7 +61,7 @@ from bench.servers import (
     tree_rss,
 )
 from bench.stores import SeaweedS3, ValkeyCluster, ValkeyServer
-from sudokupool.keys import digest
+from sudokupool.ratelimit.keys import digest
 from sudokupool.ratelimit.redis import RedisStore
 
 KEYED = {"X-API-Key": KEY}

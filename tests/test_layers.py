@@ -18,15 +18,16 @@ PACKAGE = "sudokupool"
 LAYERS: tuple[tuple[str, ...], ...] = (
     # The puzzle itself: grids, solver, techniques, grader. Nothing else of ours.
     ("", "sudoku"),
-    # Settings, logging, export names, counts in words, and small helpers with no knowledge of the pool: outage
-    # logs, the Redis client, task cancelling; and the parts of serving/ the workers use below the app: the
-    # launcher's supervision and the heap trim.
-    ("config", "logs", "naming", "plural", "outages", "redisclient", "tasks", "serving.supervision", "serving.heap"),
+    # Settings, logging, counts in words, and small helpers with no knowledge of the pool: outage logs, the Redis
+    # client, task cancelling; and the parts of serving/ the workers use below the app: the launcher's supervision
+    # and the heap trim.
+    ("config", "logs", "plural", "outages", "redisclient", "tasks", "serving.supervision", "serving.heap"),
+    # Where exports live (a directory, S3) and how exports and their packs are named.
     ("storage",),
     # The export and pack formats (the gzip member with them), the loader, the pool, the sync.
     ("loading",),
-    # Windows, counters and their stores, and the issued keys: no HTTP in here.
-    ("ratelimit", "activity", "keys"),
+    # Windows, counters and their stores, and the issued keys (ratelimit/keys.py): no HTTP in here.
+    ("ratelimit", "activity"),
     # Renders, and the bounded pool that runs computed work (renders, print sheets, grades) with its result cache.
     ("images", "work"),
     # Making exports: build orders and their workers, the export writer, build and merge, publishing.

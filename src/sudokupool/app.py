@@ -30,7 +30,6 @@ from sudokupool.api.router import ApiRouter
 from sudokupool.api.routes import UNLIMITED_PATHS, api_costs, api_routes, openapi_body, puzzle_routes
 from sudokupool.api.tally import RequestTally
 from sudokupool.config import Settings, SettingsError, listen_port, web_concurrency
-from sudokupool.keys import Keyring
 from sudokupool.loading.loader import LoadError
 from sudokupool.loading.pool import Pool
 from sudokupool.loading.sync import PoolSync
@@ -38,6 +37,7 @@ from sudokupool.logs import AccessLog, configure_service_logging, install_redact
 from sudokupool.outages import OutageLog, Probe, redis_outages
 from sudokupool.printsheet import print_routes
 from sudokupool.ratelimit import LimiterStore, Limits, make_store
+from sudokupool.ratelimit.keys import Keyring
 from sudokupool.serving.heap import one_heap
 from sudokupool.serving.supervision import report_startup_failure, worker_started
 from sudokupool.site import STATIC_DIR, asset_version, web_routes

@@ -30,10 +30,10 @@ from sudokupool.loading.export import parse_record, record_line
 from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, load_export, load_latest, parse_export
 from sudokupool.loading.packing import write_pack
 from sudokupool.loading.pool import Pool, PoolBuilder
-from sudokupool.naming import pack_key
 from sudokupool.state import listing_json
 from sudokupool.storage.base import ExportObject
 from sudokupool.storage.local import LocalStore
+from sudokupool.storage.naming import pack_key
 from sudokupool.sudoku import DIFFICULTIES
 from tests import hostile_packs
 from tests.factories import build_pool, write_export

@@ -13,9 +13,9 @@ from sudokupool.config import Settings
 from sudokupool.loading import cache as pack_cache
 from sudokupool.loading.loader import load_export, parse_export
 from sudokupool.loading.packing import write_pack
-from sudokupool.naming import pack_key
 from sudokupool.state import listing_json
 from sudokupool.storage.base import StorageError
+from sudokupool.storage.naming import pack_key
 from sudokupool.storage.s3 import S3Store
 from tests.factories import write_export
 from tests.seaweed import SeaweedS3

@@ -23,7 +23,7 @@ from starlette.types import Scope
 
 from sudokupool.api.clientip import client_id
 from sudokupool.api.errors import error_body, error_headers
-from sudokupool.keys import Keyring, Tier
+from sudokupool.ratelimit.keys import Keyring, Tier
 from sudokupool.ratelimit.limits import Limits
 from sudokupool.ratelimit.store import LimiterStore, LimiterUnavailable
 from sudokupool.ratelimit.window import WINDOW_SECONDS, Decision, seconds_to_reset, wall_clock

@@ -7,8 +7,8 @@ import os
 import sys
 
 from sudokupool.config import Settings
-from sudokupool.keys import Keyring, Tier, digest, entry, new_key
 from sudokupool.plural import counted
+from sudokupool.ratelimit.keys import Keyring, Tier, digest, entry, new_key
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 from sudokupool import __version__
 from sudokupool.exporting.orders import Made, Order, Shard, Stats, ordered_results
 from sudokupool.exporting.writer import ExportWriter, output_path
-from sudokupool.naming import is_export_name
+from sudokupool.storage.naming import is_export_name
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.grid import clue_count
 from sudokupool.sudoku.ids import canonical_id, puzzle_id

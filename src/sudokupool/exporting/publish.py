@@ -25,8 +25,8 @@ from sudokupool.loading.loader import LoadError, LoadLimits
 from sudokupool.loading.pack import restamp
 from sudokupool.loading.packing import write_pack
 from sudokupool.loading.verify import pack_problem
-from sudokupool.naming import export_filename, pack_key
 from sudokupool.storage.base import SHA256_METADATA, StorageError, file_sha256
+from sudokupool.storage.naming import export_filename, pack_key
 
 if TYPE_CHECKING:
     from types_aiobotocore_s3 import S3Client

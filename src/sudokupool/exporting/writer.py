@@ -24,7 +24,7 @@ from sudokupool.config import Settings, SettingsError
 from sudokupool.loading.export import parse_record, record_line
 from sudokupool.loading.pack import PackWriter
 from sudokupool.loading.packing import write_problem
-from sudokupool.naming import export_filename, pack_key
+from sudokupool.storage.naming import export_filename, pack_key
 
 #: Seconds between flushes of a gzip export, so what was kept can be read (and a build watched) while it runs;
 #: a sync flush costs a few bytes of output.

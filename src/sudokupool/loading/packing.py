@@ -8,9 +8,9 @@ import tempfile
 from pathlib import Path
 
 from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, parse_export
-from sudokupool.naming import pack_key
 from sudokupool.storage.base import StorageError
 from sudokupool.storage.local import LocalStore, export_name_problem
+from sudokupool.storage.naming import pack_key
 
 
 async def write_pack(path: Path, limits: LoadLimits | None = None) -> tuple[Path, LoadReport]:

@@ -41,9 +41,9 @@ from typing import Any
 from uvicorn.supervisors.multiprocess import Process as WorkerHandle
 
 from sudokupool.config import Settings, listen_port, web_concurrency
-from sudokupool.keys import Keyring
 from sudokupool.logs import granian_log_config, json_line, log_config
 from sudokupool.metrics.workers import cleanup, prepare
+from sudokupool.ratelimit.keys import Keyring
 from sudokupool.serving import supervision
 from sudokupool.serving.protocol import BoundedHttpToolsProtocol
 
