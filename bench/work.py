@@ -32,7 +32,7 @@ import httpx
 
 from bench.child import KEY
 from bench.harness import OUT, ROOT, Target, interleave, pool_dir, pool_ids, service, wrk
-from bench.servers import Server, cpu_seconds, free_port, proc_status, process_tree
+from support.servers import Server, cpu_seconds, free_port, proc_status, process_tree
 
 THIS = ROOT / "src"
 KEYED = {"X-API-Key": KEY}
