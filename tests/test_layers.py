@@ -1,6 +1,6 @@
-"""The layers of src/sudokupool (docs: ARCHITECTURE in the project's notes): each module imports only from
-its own layer or the ones below it. Checked from the source with ``ast``, every import counted, those inside
-functions and under ``TYPE_CHECKING`` too."""
+"""The layers of src/sudokupool (docs/architecture.md, which tests/test_architecture.py holds to this table): each
+module imports only from its own layer or the ones below it. Checked from the source with ``ast``, every import
+counted, those inside functions and under ``TYPE_CHECKING`` too."""
 
 from __future__ import annotations
 

@@ -86,7 +86,8 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
       A partial head does not stop the idle timers either: a new connection has ``first_request_timeout``
       to send a whole head, and one kept alive uvicorn's keep-alive timeout after an answer. While the
       connection is not read (below) nothing is timed: it waits on its client. Found from the reads
-      rather than the parser's callbacks: overriding two of them cost 0.55 µs a request.
+      rather than the parser's callbacks, whose overriding costs more a request (docs/benchmarks.md, "Figures
+      the code's design rests on").
     - Pipelining: at most :data:`QUEUED_REQUESTS` requests wait behind the one being answered; the rest
       of a read that holds more (up to one read, 256,000 bytes with uvloop) is held unparsed, and the
       connection is not read until they are answered. Answers the client does not read fill the
