@@ -30,11 +30,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "grader": ("grading", "bench_grader_main", "the grader on puzzle files: levels, scores, HoDoKu agreement"),
     "grade-dump": ("grading", "grade_dump_main", "grade a puzzle file to JSON lines"),
     "scale-figures": ("grading", "scale_figures_main", "the score scale's figures against a reference rating"),
-    "se-like": (
-        "se_like_rating",
-        "se_like_main",
-        "a Sudoku-Explainer-like rating by a second solve against SE ratings",
-    ),
+    "se-like": ("se_rating", "se_like_main", "a Sudoku-Explainer-like rating by a second solve against SE ratings"),
     "build-yield": ("build", "build_yield_main", "how many generated puzzles a build keeps, by level"),
     "build-memory": ("build", "build_memory_main", "peak RSS of sudokupool build"),
     "parse-steps": ("parsing", "parse_steps_main", "the CPU of each step of parsing an export"),

@@ -1,5 +1,5 @@
-"""The grader's evaluation: levels and scores on puzzle files, dumps and their diffs, the scale's figures, and
-what a build yields and costs."""
+"""The grader's evaluation: levels and scores on puzzle files, dumps and their diffs, and the scale's figures
+(``grader``, ``grade-dump``, ``scale-figures``). What a build yields and costs is bench/build.py's."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import peers
+from bench import harness, peers
 from bench import service as measures
 from bench.child import KEY
 from bench.harness import (
@@ -30,9 +30,6 @@ from bench.harness import (
     options,
     pool_dir,
     pool_ids,
-    rounds,
-    service,
-    valkey,
     wrk,
 )
 from support.servers import Server, get, proc_status, redis_outages
@@ -155,9 +152,9 @@ def harness_main(argv: list[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         redis = None
         if args.redis:
-            url = stack.enter_context(valkey()).url
-            redis = stack.enter_context(service(directory, OUT / "service-redis.log", redis_url=url))
-        svc = stack.enter_context(service(directory, OUT / "service.log"))
+            url = stack.enter_context(harness.valkey()).url
+            redis = stack.enter_context(harness.service(directory, OUT / "service-redis.log", redis_url=url))
+        svc = stack.enter_context(harness.service(directory, OUT / "service.log"))
         loaded = measures.LOADED.findall((OUT / "service.log").read_text(errors="replace"))
         results["startup"] = {"ready_seconds": round(svc.ready_seconds, 2), "load_seconds": float(loaded[-1])}
         results["body_size"] = size = body_size(svc)
@@ -172,7 +169,7 @@ def harness_main(argv: list[str] | None = None) -> int:
             "bare+headers": bare(
                 "bare+headers", OUT / "bare-headers.log", size, json.dumps(results["service_headers"])
             ),
-            "fixed headers": service(directory, OUT / "fixed-headers.log", app="bench.peers:fixed_headers_app"),
+            "fixed headers": harness.service(directory, OUT / "fixed-headers.log", app="bench.peers:fixed_headers_app"),
         }
         if not args.no_datasette:
             baselines["datasette"] = peers.datasette_server(latest_export(directory), OUT / "datasette.log")
@@ -186,8 +183,9 @@ def harness_main(argv: list[str] | None = None) -> int:
         found = targets(svc, baselines, ids, images, redis)
         if args.targets:
             found = [t for t in found if t.name in args.targets.split(",")]
-        results["throughput"] = rounds(found, count=args.rounds, seconds=args.seconds, connections=args.connections,
-                                       strict=False)  # fmt: skip
+        results["throughput"] = harness.rounds(
+            found, count=args.rounds, seconds=args.seconds, connections=args.connections, strict=False
+        )
         results["service_rss"] = proc_status(svc.pid)
         if redis is not None:
             results["redis_outages"] = redis_outages(redis)  # requests answered without Redis: there should be none
