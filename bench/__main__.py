@@ -12,7 +12,7 @@ import sys
 #: command -> (module, entry function, one line of help)
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "ab": ("ab", "main", "this checkout against BASELINE side by side: python -m bench ab TARGET BASELINE"),
-    "harness": ("harness", "harness_main", "the service against the bare app and its peers, with its pools"),
+    "harness": ("overview", "harness_main", "the service against the bare app and its peers, with its pools"),
     "make-pool": ("pools", "make_pool_main", "make a synthetic benchmark pool under bench/pools/"),
     "boot": ("service", "boot_main", "boot time and memory of the service on a pool, local or S3"),
     "connections": ("service", "connections_main", "the service under many idle and slow connections"),
@@ -30,12 +30,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "grader": ("grading", "bench_grader_main", "the grader on puzzle files: levels, scores, HoDoKu agreement"),
     "grade-dump": ("grading", "grade_dump_main", "grade a puzzle file to JSON lines"),
     "scale-figures": ("grading", "scale_figures_main", "the score scale's figures against a reference rating"),
-    "se-like": ("grading", "se_like_main", "a Sudoku-Explainer-like rating by a second solve against SE ratings"),
-    "build-yield": ("grading", "build_yield_main", "how many generated puzzles a build keeps, by level"),
-    "build-memory": ("grading", "build_memory_main", "peak RSS of sudokupool build"),
-    "parse-steps": ("grading", "parse_steps_main", "the CPU of each step of parsing an export"),
+    "se-like": ("se_rating", "se_like_main", "a Sudoku-Explainer-like rating by a second solve against SE ratings"),
+    "build-yield": ("build", "build_yield_main", "how many generated puzzles a build keeps, by level"),
+    "build-memory": ("build", "build_memory_main", "peak RSS of sudokupool build"),
+    "parse-steps": ("parsing", "parse_steps_main", "the CPU of each step of parsing an export"),
     "image": (
-        "containers",
+        "image",
         "image_main",
         "the container image: size, start to healthy, memory and req/s per worker count",
     ),

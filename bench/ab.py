@@ -73,10 +73,10 @@ from bench.harness import (
     rounds,
     service,
 )
-from bench.servers import free_port, get
 from bench.service import BOOTED, CHOOSING, boot_rounds, pack_of
 from bench.work import options as work_flood_options
 from bench.work import work_flood_target
+from support.servers import free_port, get
 
 THIS = ROOT / "src"
 GZIP = {"Accept-Encoding": "gzip"}

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness import ROOT, options
-from bench.servers import free_port, get, proc_status, serve_argv, stop_process, tree_rss
+from support.servers import free_port, get, proc_status, serve_argv, stop_process, tree_rss
 
 DEMO = next((ROOT / "snapshots").glob("pool-*.ndjson.gz"))
 # Both in the past: an export dated ahead of the machine's clock is refused for its name before it is read.

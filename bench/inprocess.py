@@ -20,11 +20,11 @@ from bench.harness import ROOT, Children, interleave, options, pool_dir, pool_id
 from sudokupool.api.endpoints import Reply
 from sudokupool.api.gate import RateLimiter
 from sudokupool.api.router import ApiRouter
-from sudokupool.keys import Keyring, digest
 from sudokupool.ratelimit import Limits, MemoryStore
+from sudokupool.ratelimit.keys import Keyring, digest
 from sudokupool.ratelimit.redis import RedisStore
 from sudokupool.ratelimit.store import LimiterStore
-from sudokupool.server import BoundedHttpToolsProtocol
+from sudokupool.serving.protocol import BoundedHttpToolsProtocol
 
 
 def app_cost_main(argv: list[str] | None = None) -> int:
@@ -250,11 +250,12 @@ async def protocol_cost_measure(requests: int, rounds: int, headers: list[tuple[
 def protocol_cost_main(argv: list[str] | None = None) -> int:
     """CPU per request of the service's uvicorn protocol alone: no socket, no app work, in one process.
 
-    ``sudokupool.server.BoundedHttpToolsProtocol`` on a stand-in transport (writes are counted and dropped) is fed a
-    by-id request, one read per request, and answers it from a trivial app with the headers of a v2 by-id answer
-    (``--cors``: and the two CORS headers every answer carries). CPU time per request, median of the rounds: what
-    the protocol's parsing, bounds, timers and header writing cost, without the network and the app that swamp it
-    in a wrk run on a shared machine. ``PYTHONPATH=<a checkout of an earlier commit>/src``: that commit's protocol.
+    ``sudokupool.serving.protocol.BoundedHttpToolsProtocol`` on a stand-in transport (writes are counted and
+    dropped) is fed a by-id request, one read per request, and answers it from a trivial app with the headers of a
+    v2 by-id answer (``--cors``: and the two CORS headers every answer carries). CPU time per request, median of the
+    rounds: what the protocol's parsing, bounds, timers and header writing cost, without the network and the app
+    that swamp it in a wrk run on a shared machine. ``PYTHONPATH=<a checkout of an earlier commit>/src``: that
+    commit's protocol.
     """
     parser = options(protocol_cost_main.__doc__, rounds=5)
     parser.add_argument("--requests", type=int, default=20000)

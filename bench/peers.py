@@ -13,11 +13,11 @@ from pathlib import Path
 import orjson
 from starlette.types import Receive, Scope, Send
 
-from bench.servers import Server
 from sudokupool.api.gate import Refusal
 from sudokupool.app import SudokuPool
 from sudokupool.app import create_app as create_service
 from sudokupool.loading.loader import load_latest
+from support.servers import Server
 
 # --- bare_app: the stack's limit ---------------------------------------------------------------------------------
 # A bare ASGI app answering every request with one constant JSON body of BENCH_BODY_SIZE bytes (the harness sets a

@@ -34,7 +34,7 @@ import orjson
 
 from bench.harness import POOLS, ROOT, latest_export, options
 from sudokupool.loading.export import PUBLIC_FIELD_NAMES, parse_record
-from sudokupool.naming import export_filename
+from sudokupool.storage.naming import export_filename
 from sudokupool.sudoku.ids import puzzle_id, share_code
 from sudokupool.sudoku.symmetry import symmetry_class
 from sudokupool.sudoku.transform import Transform, random_transform
@@ -107,7 +107,7 @@ def make_pool(count: int, out: Path, *, lean: bool, workers: int) -> Path:
 def verify_sample(count: int, sample: int) -> bool:
     """Regenerate ``sample`` random records of the pool and check them as ``sudokupool check`` does, plus
     canonical form, puzzle_id and symmetry. Needs the templates loaded (after :func:`make_pool`)."""
-    from sudokupool.commands.check import check_file
+    from sudokupool.loading.verify import check_file
     from sudokupool.sudoku.canonical import canonical_form
 
     picks = sorted(random.Random(1).sample(range(count), min(sample, count)))

@@ -49,7 +49,9 @@ from bench.harness import (
     valkey,
     wrk,
 )
-from bench.servers import (
+from sudokupool.ratelimit.keys import digest
+from sudokupool.ratelimit.redis import RedisStore
+from support.servers import (
     Server,
     cpu_seconds,
     free_port,
@@ -60,9 +62,7 @@ from bench.servers import (
     serve_argv,
     tree_rss,
 )
-from bench.stores import SeaweedS3, ValkeyCluster, ValkeyServer
-from sudokupool.keys import digest
-from sudokupool.ratelimit.redis import RedisStore
+from support.stores import SeaweedS3, ValkeyCluster, ValkeyServer
 
 KEYED = {"X-API-Key": KEY}
 
@@ -160,7 +160,7 @@ def pack_of(export: Path) -> Path:
 
 @contextlib.contextmanager
 def seaweed(export: Path) -> Iterator[dict[str, str]]:
-    """A real SeaweedFS (bench/stores.py) holding ``export`` and its pack: the settings that serve them from it."""
+    """A real SeaweedFS (support/stores.py) holding ``export`` and its pack: the settings that serve them from it."""
     with tempfile.TemporaryDirectory(prefix="bench-seaweed-") as workdir:
         server = SeaweedS3(Path(workdir))
         server.start()

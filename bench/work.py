@@ -47,8 +47,8 @@ from pathlib import Path
 
 from bench.child import KEY
 from bench.harness import OUT, ROOT, Target, interleave, latest_export, pool_dir, pool_ids, service, wrk
-from bench.servers import Server, cpu_seconds, free_port, proc_status, process_tree
-from sudokupool.naming import pack_key
+from sudokupool.storage.naming import pack_key
+from support.servers import Server, cpu_seconds, free_port, proc_status, process_tree
 
 THIS = ROOT / "src"
 KEYED = {"X-API-Key": KEY}

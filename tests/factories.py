@@ -70,6 +70,12 @@ def make_records(count: int, *, start: int = 1, symmetry: str | None = None) -> 
     return records
 
 
+def read_export(path: Path) -> list[bytes]:
+    """The lines of the export at ``path`` (gzip or plain), without their newlines."""
+    data = gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
+    return data.splitlines()
+
+
 def write_export(path: Path, records: list[dict[str, Any]], *, extra_lines: tuple[bytes, ...] = ()) -> Path:
     """Write ``records`` (and any raw ``extra_lines``) as an export; gzip when the name ends in .gz."""
     data = b"".join(record_line(r) for r in records) + b"".join(line + b"\n" for line in extra_lines)

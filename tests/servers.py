@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from bench import servers as bench_servers
-from bench.servers import free_port, serve_argv
+from support import servers as bench_servers
+from support.servers import free_port, serve_argv
 
 T = TypeVar("T")
 

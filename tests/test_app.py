@@ -68,7 +68,7 @@ def served_by(launcher: int, workers: int) -> list[int]:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the server's /proc/PID/maps")
 @pytest.mark.parametrize("workers", [1, 2])
 def test_the_servers_threads_allocate_from_one_heap(export_dir: Path, tmp_path: Path, workers: int) -> None:
-    # One heap is what malloc_trim shrinks whole: a heap of a thread's own keeps its free top (sudokupool.heap).
+    # One heap is what malloc_trim shrinks whole: a heap of a thread's own keeps its free top (sudokupool.serving.heap).
     env = {"SUDOKUPOOL_EXPORTS": str(export_dir), "WEB_CONCURRENCY": str(workers)}
     with run_server(env, tmp_path / "server.log") as server:
         for _ in range(20):

@@ -166,8 +166,8 @@ def test_one_version_the_packages_in_version_and_in_what_builds_make(capsys: pyt
     import orjson
 
     from sudokupool import __version__
-    from sudokupool.commands.build import SOURCE
     from sudokupool.config import BUNDLED_SNAPSHOTS
+    from sudokupool.exporting.build import SOURCE
 
     with pytest.raises(SystemExit) as exited:
         main(["--version"])

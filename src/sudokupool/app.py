@@ -29,9 +29,7 @@ from sudokupool.api.gate import RateLimiter
 from sudokupool.api.router import ApiRouter
 from sudokupool.api.routes import UNLIMITED_PATHS, api_costs, api_routes, openapi_body, puzzle_routes
 from sudokupool.api.tally import RequestTally
-from sudokupool.config import Settings, SettingsError, listen_port
-from sudokupool.heap import one_heap
-from sudokupool.keys import Keyring
+from sudokupool.config import Settings, SettingsError, listen_port, web_concurrency
 from sudokupool.loading.loader import LoadError
 from sudokupool.loading.pool import Pool
 from sudokupool.loading.sync import PoolSync
@@ -39,10 +37,12 @@ from sudokupool.logs import AccessLog, configure_service_logging, install_redact
 from sudokupool.outages import OutageLog, Probe, redis_outages
 from sudokupool.printsheet import print_routes
 from sudokupool.ratelimit import LimiterStore, Limits, make_store
+from sudokupool.ratelimit.keys import Keyring
+from sudokupool.serving.heap import one_heap
+from sudokupool.serving.supervision import report_startup_failure, worker_started
 from sudokupool.site import STATIC_DIR, asset_version, web_routes
 from sudokupool.state import Runtime
 from sudokupool.storage import open_store
-from sudokupool.supervision import report_startup_failure, worker_started
 from sudokupool.tasks import Interrupted, until_signalled
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ class SudokuPool:
                     await self.startup()
                 except Exception as exc:
                     # Under `sudokupool serve` the launcher prints the reason once, whatever the number of
-                    # workers (sudokupool.supervision); otherwise the server logs this message as the one
+                    # workers (sudokupool.serving.supervision); otherwise the server logs this message as the one
                     # line explaining the failed startup, and exits non-zero. Anything else escaping here
                     # would make uvicorn decide the app has no lifespan ("ASGI 'lifespan' protocol appears
                     # unsupported") and serve 500s without a pool.
@@ -190,10 +190,11 @@ def create_app(
     stderr and exit status 2, before the server logs anything. Given ``settings`` that are wrong
     (a bad key entry), :class:`SettingsError` is raised.
     """
-    # A worker of `sudokupool serve` dies with its launcher (sudokupool.supervision).
+    # A worker of `sudokupool serve` dies with its launcher (sudokupool.serving.supervision).
     worker_started()
-    # One heap for every thread started from here on (sudokupool.heap), where `sudokupool serve`'s MALLOC_ARENA_MAX=1
-    # is not in force (one process, another launcher): what loading's threads free can then be given back.
+    # One heap for every thread started from here on (sudokupool.serving.heap), where `sudokupool serve`'s
+    # MALLOC_ARENA_MAX=1 is not in force (one process, another launcher): what loading's threads free can then be
+    # given back.
     one_heap()
     if settings is not None:
         return _build(settings, pool, clock)
@@ -260,9 +261,11 @@ def _build(settings: Settings, pool: Pool | None, clock: Callable[[], float] | N
 
 def _workers() -> int:
     """The number of workers of this server (``WEB_CONCURRENCY``)."""
-    raw = os.environ.get("WEB_CONCURRENCY") or "1"
-    # The launcher refused a bad value already; a server started some other way counts as one worker.
-    return int(raw) if raw.isdigit() else 1
+    try:
+        return web_concurrency(os.environ)
+    except SettingsError:
+        # The launcher refused a bad value already; a server started some other way counts as one worker.
+        return 1
 
 
 def _redis_probe(settings: Settings) -> Probe | None:

@@ -13,7 +13,7 @@ from types import FrameType
 from typing import TextIO, cast
 
 from sudokupool import __version__
-from sudokupool.commands import COMMAND_MODULES
+from sudokupool.commands import COMMAND_MODULES, CommandError
 from sudokupool.config import SettingsError
 
 #: The exit status after a broken pipe: what a shell reports for a command killed by SIGPIPE (128 + 13),
@@ -123,7 +123,8 @@ def _discard_output(stdout: TextIO) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script and of ``python -m sudokupool``.
 
-    Every failure reaches the user as one line on stderr, never a traceback: a bad setting (exit 2), a closed
+    Every failure reaches the user as one line on stderr, never a traceback: a command's usage error
+    (:class:`~sudokupool.commands.CommandError`, exit 2), a bad setting (2), a closed
     standard stream (2), output that cannot be written (1; a broken pipe exits quietly with 141), another
     OSError (1), Ctrl-C (130) and SIGTERM (143), which also stop a command's worker processes.
     """
@@ -147,6 +148,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             # Flushed here, so that an output error is reported below rather than by the interpreter at exit.
             sys.stdout.flush()
+    except CommandError as exc:
+        # A command's usage error: one line on stderr, named for the command, exit status 2.
+        print(f"{prefix}: {exc}", file=sys.stderr)
+        return 2
     except SettingsError as exc:
         # Every command reports a bad setting the same way: one line on stderr, exit status 2.
         print(f"sudokupool: {exc}", file=sys.stderr)

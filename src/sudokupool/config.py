@@ -763,6 +763,16 @@ def describe_unknown(name: str, closest: str | None) -> str:
     return f"{name} (did you mean {closest}?)" if closest else name
 
 
+def web_concurrency(environ: Mapping[str, str]) -> int:
+    """The number of server workers, ``WEB_CONCURRENCY`` (set by Procfile platforms; 1 when unset or empty); a bad
+    value raises :class:`SettingsError` (one line, exit status 2)."""
+    raw = environ.get("WEB_CONCURRENCY")
+    if not raw:
+        return 1
+    workers: int = parse_value("WEB_CONCURRENCY", raw, parse_workers)
+    return workers
+
+
 def listen_port(environ: Mapping[str, str], settings: Settings) -> int:
     """The port ``sudokupool serve`` binds: ``PORT`` (set by PaaS platforms), else ``SUDOKUPOOL_PORT``."""
     raw = environ.get("PORT")

@@ -13,11 +13,11 @@ import orjson
 
 from sudokupool.activity.counters import Activity
 from sudokupool.config import Settings
-from sudokupool.heap import release_free_memory
 from sudokupool.listing import ExportsListing
 from sudokupool.loading.pool import Pool
 from sudokupool.loading.status import SyncStatus
 from sudokupool.outages import storage_outages
+from sudokupool.serving.heap import release_free_memory
 from sudokupool.storage.base import ExportListing, ExportObject, ExportStore
 from sudokupool.work import WorkPool
 from sudokupool.work.cache import CacheTally, ResultCache
@@ -70,10 +70,9 @@ class Runtime:
     async def install(self, pool: Pool) -> None:
         """:meth:`swap` in ``pool``, let the old pool go (:meth:`_retire`), then, when ``pool`` was parsed or
         is the first (nothing is served yet), hand the heap that loading freed back to the OS: a pack's checks
-        leave ~3 MB of each worker's heap free but kept (1M records). Not after a later pack was mapped:
-        ``malloc_trim`` holds up the event loop while it runs (24 ms a swap of the 100k bench pool's pack,
-        every swap: the paced p99 during back-to-back swaps was 2.6-3.3x steady with it), and the next
-        check reuses what this one left."""
+        leave some of each worker's heap free but kept. Not after a later pack was mapped: ``malloc_trim`` holds
+        up the event loop while it runs, on every swap, and the next check reuses what this one left
+        (docs/benchmarks.md, "Figures the code's design rests on")."""
         started = time.perf_counter()
         first = self.pool is None
         old = [] if self.pool is None else [self.pool]
@@ -87,8 +86,8 @@ class Runtime:
     @staticmethod
     async def _retire(old: list[Pool]) -> None:
         """Drop the last reference to the pool in ``old`` in a thread, once no request holds it (or after
-        :data:`RETIRE_SECONDS`): the pack's mapping goes with it, and unmapping is slow (910 ms for the
-        1M bench pool's 2.8 GB, touched), too slow for the event loop; in a thread it lets go of the GIL."""
+        :data:`RETIRE_SECONDS`): the pack's mapping goes with it, and unmapping a large touched mapping is too slow
+        for the event loop; in a thread it lets go of the GIL."""
         deadline = time.monotonic() + RETIRE_SECONDS
         # Two references: the list's and getrefcount's argument. More: a request is still using it.
         while sys.getrefcount(old[0]) > 2 and time.monotonic() < deadline:  # noqa: ASYNC110 - no event to wait on

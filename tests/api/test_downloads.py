@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from sudokupool.commands.publish import publish
 from sudokupool.config import Settings, parse_s3_url
+from sudokupool.exporting.publish import publish
 from tests.factories import write_export
 from tests.seaweed import SeaweedS3
 from tests.servers import run_server

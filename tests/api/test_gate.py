@@ -12,8 +12,8 @@ import pytest
 from sudokupool.api.clientip import CLIENT_ID
 from sudokupool.api.gate import RateLimiter, presented_key
 from sudokupool.config import Settings
-from sudokupool.keys import Keyring, digest
 from sudokupool.ratelimit import Limits, MemoryStore
+from sudokupool.ratelimit.keys import Keyring, digest
 from sudokupool.ratelimit.redis import RedisStore
 from tests.helpers import MINUTE, FakeClock
 from tests.ratelimit.apps import create_test_app

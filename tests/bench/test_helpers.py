@@ -1,20 +1,16 @@
-"""The bench's shared helpers: the wrk rounds and their meters, the per-side child processes, and starting and
-stopping processes (bench/harness.py, bench/ab.py, bench/servers.py)."""
+"""The bench's shared helpers: the wrk rounds and their meters, and the per-side child processes (bench/harness.py,
+bench/ab.py)."""
 
 from __future__ import annotations
 
 import argparse
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bench import harness
 from bench.ab import both, fill, side_rounds
-from bench.harness import ROOT, Run, Target
-from bench.servers import stop_process, wait_for
+from bench.harness import Run, Target
 
 
 def test_rounds_count_each_meter_per_answer_and_leave_out_the_warm_up(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -53,24 +49,3 @@ def test_a_side_whose_process_fails_is_left_out_of_fresh_rounds(tmp_path: Path) 
     found = side_rounds(argparse.Namespace(rounds=2), "many-exports", "go", sides, fresh=True)
     assert found["baseline"] == [] and len(found["this"]) == 2
     assert set(found["this"][0]) == {"limit 16", "limit 1000", "loop lag max", "loop lag idle"}
-
-
-def test_wait_for_says_when_the_process_exits_or_the_time_is_up() -> None:
-    exited = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
-    with pytest.raises(RuntimeError, match="child exited with 3"):
-        wait_for(lambda: False, timeout=30, process=exited, what="child")
-    with pytest.raises(RuntimeError, match=r"was not ready within 0\.1 s"):
-        wait_for(lambda: False, timeout=0.1, process=None, what="nothing")
-    ticks = iter([False, False, True])
-    wait_for(lambda: next(ticks), timeout=30, process=None, what="three tries")
-
-
-def test_stop_process_kills_what_ignores_its_signal() -> None:
-    script = (
-        "import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print(flush=True); time.sleep(60)"
-    )
-    stubborn = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, cwd=ROOT)
-    assert stubborn.stdout is not None and stubborn.stdout.readline()  # its handler is set
-    stop_process(stubborn, signal.SIGTERM, timeout=0.5)
-    assert stubborn.returncode == -signal.SIGKILL
-    stop_process(stubborn)  # already gone: nothing to do

@@ -13,8 +13,8 @@ import pytest
 
 from bench.peers import SwapApp
 from sudokupool.app import create_app
-from sudokupool.commands.pack import write_pack
 from sudokupool.config import Settings
+from sudokupool.loading.packing import write_pack
 from tests.factories import write_export
 from tests.helpers import running
 

@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import time
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +14,10 @@ import msgspec
 import pytest
 
 from sudokupool.cli import main
-from sudokupool.commands import writer as writer_module
-from sudokupool.commands.orders import puzzle_seed
+from sudokupool.exporting import writer as writer_module
+from sudokupool.exporting.orders import puzzle_seed
 from sudokupool.loading.export import PUBLIC_FIELD_NAMES, parse_record
-from sudokupool.naming import is_export_name, pack_key
+from sudokupool.storage.naming import is_export_name, pack_key
 from sudokupool.sudoku.canonical import canonical_form
 from sudokupool.sudoku.generator import generate
 from sudokupool.sudoku.grader import grade
@@ -26,11 +25,7 @@ from sudokupool.sudoku.ids import canonical_id, puzzle_id
 from sudokupool.sudoku.replay import replay
 from sudokupool.sudoku.solver import count_solutions
 from sudokupool.sudoku.symmetry import symmetry_class
-
-
-def read_export(path: Path) -> list[bytes]:
-    data = gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
-    return data.splitlines()
+from tests.factories import read_export
 
 
 def build(out: Path, *args: str) -> tuple[int, Path]:
@@ -224,18 +219,6 @@ def test_records_are_on_disk_before_the_build_ends(tmp_path: Path) -> None:
         _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
     assert list(tmp_path.iterdir()) == []
-
-
-def test_a_gzip_export_is_readable_while_it_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(writer_module, "FLUSH_EVERY", -1.0)  # flush after every record
-    snapshot = min((Path(__file__).resolve().parents[2] / "snapshots").glob("pool-*.ndjson.gz"))
-    lines = read_export(snapshot)[:3]
-    with writer_module.ExportWriter(tmp_path, gzipped=True, pack=True) as writer:
-        for line in lines:
-            writer.add_line(line + b"\n")
-            inflated = zlib.decompressobj(wbits=31).decompress(writer.path.read_bytes())
-            assert inflated.splitlines() == lines[: writer.count]
-    assert list(tmp_path.iterdir()) == []  # never committed: removed
 
 
 def test_the_streamed_pack_is_the_one_check_accepts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from sudokupool.cli import main
 from sudokupool.loading.export import parse_record
-from sudokupool.naming import is_export_name, pack_key
+from sudokupool.storage.naming import is_export_name, pack_key
 from sudokupool.sudoku.ids import puzzle_id
 
 

@@ -11,12 +11,10 @@ from typing import Any
 import pytest
 
 from sudokupool.cli import main
-from sudokupool.commands import check
-from sudokupool.commands import pack as pack_command
-from sudokupool.commands.publish import PublishError, publish
 from sudokupool.config import Settings, parse_s3_url
-from sudokupool.loading import pack
-from sudokupool.naming import pack_key
+from sudokupool.exporting.publish import PublishError, publish
+from sudokupool.loading import pack, packing, verify
+from sudokupool.storage.naming import pack_key
 from tests.factories import write_export
 from tests.helpers import free_port
 from tests.seaweed import SeaweedS3
@@ -171,7 +169,7 @@ async def test_publish_refuses_when_an_export_as_new_is_there(s3_env: SeaweedS3,
 @pytest.mark.anyio
 async def test_large_files_go_up_in_parts(s3_env: SeaweedS3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # S3's smallest part is 5 MiB: three parts, the last one short.
-    monkeypatch.setattr("sudokupool.commands.publish.PART_SIZE", 5 << 20)
+    monkeypatch.setattr("sudokupool.exporting.publish.PART_SIZE", 5 << 20)
     bucket = s3_env.new_bucket()
     body = os.urandom((11 << 20) + 17)
     path = tmp_path / "export.ndjson.gz"
@@ -193,14 +191,14 @@ def test_publish_parses_a_clean_export_once(
     bucket = s3_settings.new_bucket()
     path = write_export(tmp_path / "export.ndjson", records[:6])
     parses: list[str] = []
-    real = check.parse_export
+    real = verify.parse_export
 
     async def counted(store: Any, export: Any, **options: Any) -> Any:
         parses.append(export.key)
         return await real(store, export, **options)
 
-    monkeypatch.setattr(check, "parse_export", counted)
-    monkeypatch.setattr(pack_command, "parse_export", counted)
+    monkeypatch.setattr(verify, "parse_export", counted)
+    monkeypatch.setattr(packing, "parse_export", counted)
 
     assert main(["publish", str(path), "--to", f"s3://{bucket}/exports/"]) == 0
 
@@ -218,8 +216,8 @@ def test_publish_parses_a_clean_export_once(
     (tmp_path / "up").mkdir()
     (tmp_path / "up" / key.removeprefix("exports/")).write_bytes(objects[key])
     (tmp_path / "up" / pack_key(key).removeprefix("exports/")).write_bytes(data)
-    report, checked = asyncio.run(check.check_export(tmp_path / "up" / key.removeprefix("exports/")))
-    assert checked == check.PackCheck(pack_key(key).removeprefix("exports/"), None) and report.loaded == 6
+    report, checked = asyncio.run(verify.check_export(tmp_path / "up" / key.removeprefix("exports/")))
+    assert checked == verify.PackCheck(pack_key(key).removeprefix("exports/"), None) and report.loaded == 6
 
 
 def test_publish_checks_as_the_service_loads_without_replaying_solve_paths(

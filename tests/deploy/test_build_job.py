@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
-from bench.containers import ROOT
-from sudokupool.commands.orders import puzzle_seed
+from sudokupool.exporting.orders import puzzle_seed
 from sudokupool.loading.export import parse_record
+from support.containers import ROOT
 from tests.seaweed import SeaweedS3
 
 pytestmark = pytest.mark.slow

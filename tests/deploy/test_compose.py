@@ -17,10 +17,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bench import containers as images
-from bench.containers import ROOT, podman
-from bench.servers import free_port
-from bench.stores import weed_binary
+from support import containers as images
+from support.containers import ROOT, podman
+from support.servers import free_port
+from support.stores import weed_binary
 from tests.helpers import wait_until
 
 pytestmark = pytest.mark.slow

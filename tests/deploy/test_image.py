@@ -1,4 +1,4 @@
-"""The service's image (Containerfile), built and run with podman as bench/containers.py says."""
+"""The service's image (Containerfile), built and run with podman as support/containers.py says."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bench import containers as images
-from bench.containers import ROOT, USER_ID, WRITABLE, podman, remove, run_detached, wait_healthy
-from bench.servers import free_port
 from sudokupool import __version__
+from support import containers as images
+from support.containers import ROOT, USER_ID, WRITABLE, podman, remove, run_detached, wait_healthy
+from support.servers import free_port
 
 pytestmark = pytest.mark.slow
 

@@ -10,8 +10,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from bench.containers import ROOT, USER_ID, WRITABLE
 from sudokupool.config import SETTINGS, Settings
+from support.containers import ROOT, USER_ID, WRITABLE
 
 KUBERNETES = ROOT / "deploy" / "kubernetes"
 #: The newest schemas kubernetes-validate ships, and an older release still in support.

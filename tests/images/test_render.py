@@ -95,7 +95,7 @@ def references() -> dict[tuple[str, str], bytes]:
     """(digit, style) -> normalised coverage bytes, drawn from the shipped fonts at 96 px."""
     refs = {}
     for style, name in (("given", FONT_GIVEN), ("filled", FONT_FILLED)):
-        data = resources.files("sudokupool").joinpath("fonts", name).read_bytes()
+        data = resources.files("sudokupool.images").joinpath("fonts", name).read_bytes()
         font = ImageFont.truetype(io.BytesIO(data), 96)
         for digit in "123456789":
             canvas = Image.new("L", (160, 160), 0)

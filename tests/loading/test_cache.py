@@ -14,12 +14,12 @@ from typing import Any
 import orjson
 import pytest
 
-from sudokupool.commands.pack import write_pack
 from sudokupool.loading import cache, pack
 from sudokupool.loading.loader import load_export
+from sudokupool.loading.packing import write_pack
 from sudokupool.loading.pool import Pool
-from sudokupool.naming import pack_key
 from sudokupool.storage.local import LocalStore
+from sudokupool.storage.naming import pack_key
 from tests.factories import write_export
 
 pytestmark = pytest.mark.anyio

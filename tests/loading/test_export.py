@@ -24,7 +24,7 @@ from sudokupool.loading.export import (
     parse_record,
     record_line,
 )
-from sudokupool.naming import export_filename
+from sudokupool.storage.naming import export_filename
 from sudokupool.sudoku import grid
 from tests.factories import make_records
 

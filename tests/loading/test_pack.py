@@ -23,17 +23,17 @@ import pytest
 
 from sudokupool.app import create_app
 from sudokupool.cli import main
-from sudokupool.commands.pack import write_pack
 from sudokupool.config import Settings
 from sudokupool.loading import pack
 from sudokupool.loading import pool as pool_module
 from sudokupool.loading.export import parse_record, record_line
 from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, load_export, load_latest, parse_export
+from sudokupool.loading.packing import write_pack
 from sudokupool.loading.pool import Pool, PoolBuilder
-from sudokupool.naming import pack_key
 from sudokupool.state import listing_json
 from sudokupool.storage.base import ExportObject
 from sudokupool.storage.local import LocalStore
+from sudokupool.storage.naming import pack_key
 from sudokupool.sudoku import DIFFICULTIES
 from tests import hostile_packs
 from tests.factories import build_pool, write_export
@@ -551,7 +551,7 @@ def test_the_pack_command_says_at_once_when_the_pack_cannot_be_written(
     def read_only(**_: object) -> None:
         raise OSError(30, "Read-only file system")
 
-    monkeypatch.setattr("sudokupool.commands.pack.tempfile.TemporaryFile", read_only)
+    monkeypatch.setattr("sudokupool.loading.packing.tempfile.TemporaryFile", read_only)
     assert main(["pack", str(path)]) == 1
     out = capsys.readouterr()
     assert out.err == f"sudokupool pack: cannot write {tmp_path}/pool-20260101T000000Z.pack: Read-only file system\n"

@@ -19,18 +19,18 @@ import pytest
 
 from sudokupool import state
 from sudokupool.app import SudokuPool, create_app
-from sudokupool.commands.pack import write_pack
 from sudokupool.config import BUNDLED_SNAPSHOTS, BadLineLimit, Settings
 from sudokupool.loading import loader, sync
 from sudokupool.loading.export import record_line
 from sudokupool.loading.loader import LoadError
+from sudokupool.loading.packing import write_pack
 from sudokupool.loading.shared import SharedListing
 from sudokupool.loading.sync import Backoff, PoolSync
-from sudokupool.naming import export_order
+from sudokupool.serving.supervision import LAUNCHER_PID
 from sudokupool.state import Runtime
 from sudokupool.storage.base import ExportListing, StorageError
 from sudokupool.storage.local import LocalStore
-from sudokupool.supervision import LAUNCHER_PID
+from sudokupool.storage.naming import export_order
 from tests.factories import write_export
 from tests.helpers import FakeClock, wait_until_async
 

@@ -23,8 +23,8 @@ from sudokupool import __version__
 from sudokupool.api.tally import BUCKETS, RequestTally, code_label
 from sudokupool.app import SudokuPool, create_app
 from sudokupool.config import Settings
-from sudokupool.keys import digest
 from sudokupool.loading.pool import Pool
+from sudokupool.ratelimit.keys import digest
 from tests.factories import write_export
 from tests.helpers import free_port, running
 from tests.seaweed import SeaweedS3

@@ -18,9 +18,9 @@ from sudokupool.api.front import Front
 from sudokupool.api.gate import RateLimiter
 from sudokupool.api.router import ApiRouter
 from sudokupool.config import Settings
-from sudokupool.keys import Keyring
 from sudokupool.logs import AccessLog, install_redaction
 from sudokupool.ratelimit import Limits, make_store
+from sudokupool.ratelimit.keys import Keyring
 from sudokupool.ratelimit.store import LimiterStore
 
 

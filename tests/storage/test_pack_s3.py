@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from sudokupool.commands.pack import write_pack
 from sudokupool.config import Settings
 from sudokupool.loading import cache as pack_cache
 from sudokupool.loading.loader import load_export, parse_export
-from sudokupool.naming import pack_key
+from sudokupool.loading.packing import write_pack
 from sudokupool.state import listing_json
 from sudokupool.storage.base import StorageError
+from sudokupool.storage.naming import pack_key
 from sudokupool.storage.s3 import S3Store
 from tests.factories import write_export
 from tests.seaweed import SeaweedS3

@@ -25,7 +25,8 @@ class CORS:
 
     Not a middleware layer: :class:`~sudokupool.api.front.Front` asks :meth:`is_preflight` of an ``OPTIONS``
     request and :meth:`wrap` s the ``send`` of the others, except on the API's paths, whose routers add
-    :attr:`headers` to their prepared ones (wrapping cost 0.6 µs an answer, python -m bench app-cost).
+    :attr:`headers` to their prepared ones (wrapping costs more: docs/benchmarks.md, "Figures the code's design
+    rests on").
     """
 
     def __init__(

@@ -33,8 +33,8 @@ from sudokupool.listing import ListingUnavailable
 from sudokupool.loading.choose import DAY, Filters
 from sudokupool.loading.gzip_member import compress
 from sudokupool.loading.pool import DamagedRecord, Pool
-from sudokupool.naming import export_order
 from sudokupool.state import Runtime
+from sudokupool.storage.naming import export_order
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.symmetry import SYMMETRIES
 from sudokupool.work import WorkBudgetExceeded, WorkDropped, WorkQueueFull

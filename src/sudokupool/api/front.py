@@ -19,8 +19,9 @@ class Front:
     ``/api/v1/*``, other ``/api/*`` paths, and the site (the web page) for the rest.
 
     One ASGI layer that asks :class:`~sudokupool.api.cors.CORS` and :class:`~sudokupool.api.clientip.ClientAddresses`
-    in turn, rather than a middleware layer each: every layer's coroutine cost 0.4 µs a request, and the
-    prefix tests are the cheapest router there is for these hot paths.
+    in turn, rather than a middleware layer each: every layer's coroutine costs time on every request
+    (docs/benchmarks.md, "Figures the code's design rests on"), and the prefix tests are the cheapest router there
+    is for these hot paths.
     """
 
     def __init__(

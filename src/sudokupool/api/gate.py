@@ -23,7 +23,7 @@ from starlette.types import Scope
 
 from sudokupool.api.clientip import client_id
 from sudokupool.api.errors import error_body, error_headers
-from sudokupool.keys import Keyring, Tier
+from sudokupool.ratelimit.keys import Keyring, Tier
 from sudokupool.ratelimit.limits import Limits
 from sudokupool.ratelimit.store import LimiterStore, LimiterUnavailable
 from sudokupool.ratelimit.window import WINDOW_SECONDS, Decision, seconds_to_reset, wall_clock
@@ -98,9 +98,9 @@ class RateLimiter:
     send instead. ``exempt_paths`` are full request paths (``scope["path"]``, e.g.
     ``/api/v2/openapi.json``) that the router passes with no key check, no count and no headers.
 
-    A gate the router calls rather than a middleware around it: the middleware it replaces, with its own
-    coroutine and the headers handed to the router in the scope, cost 0.6 µs more per request in process
-    and 2-3 % of v2 throughput (side by side, ``python -m bench ab service``).
+    A gate the router calls rather than a middleware around it: a middleware, with its own coroutine and the
+    headers handed to the router in the scope, costs more per request (docs/benchmarks.md, "Figures the code's
+    design rests on").
     """
 
     def __init__(
@@ -116,10 +116,11 @@ class RateLimiter:
         self.limits = limits
         self.exempt_paths = frozenset(exempt_paths)
         self._limit_headers = {n: (_LIMIT, str(n).encode()) for n in (limits.anonymous, limits.keyed, limits.pro)}
-        # Issued keys this process has seen, with what classify answers for them: hashing a key cost
-        # 0.3 µs of each keyed request. Unknown keys are never kept, so this holds at most one entry per
-        # issued key; the lookup compares a presented key with a kept one only when their (randomised)
-        # hashes are equal, which tells a guesser nothing about how much of a key was right.
+        # Issued keys this process has seen, with what classify answers for them, so that a keyed request is
+        # not hashed again (docs/benchmarks.md, "Figures the code's design rests on"). Unknown keys are never
+        # kept, so this holds at most one entry per issued key; the lookup compares a presented key with a kept
+        # one only when their (randomised) hashes are equal, which tells a guesser nothing about how much of a
+        # key was right.
         self._issued: dict[bytes, tuple[str, int, str]] = {}
         # The process-local store counts synchronously: no coroutine per request.
         self._hit_now: Callable[[str, int, int], Decision] | None = getattr(store, "hit_now", None)

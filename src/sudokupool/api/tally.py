@@ -2,9 +2,8 @@
 
 Every request adds its duration to one series, keyed by route *template* (never the raw path: ids
 create no series), method and status; the exporter drains the tally into prometheus-client's objects
-when it is scraped (and, with several workers, every second). Counting into prometheus-client's own
-objects on every request cost 4.2 µs (one process) and 12.5 µs (multiprocess mode) per request against
-1.1 µs here, where the server spends 64-71 µs of CPU per answer (docs/operations.md, Cost).
+when it is scraped (and, with several workers, every second): counting into prometheus-client's own objects on
+every request costs several times as much (docs/benchmarks.md, "Figures the code's design rests on").
 """
 
 from __future__ import annotations

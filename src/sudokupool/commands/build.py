@@ -1,12 +1,8 @@
 """``sudokupool build``: generate, grade and deduplicate puzzles, and write a pool export.
 
-Puzzle ``i`` of a build is generated from a seed derived from ``(--seed, i)`` alone, the work is spread
-over ``--jobs`` processes, and results are consumed strictly in index order, so a seed always yields the
-same puzzles in the same order whatever the number of processes (only the timestamps differ).
-A puzzle is kept when the grader solves it completely, its difficulty is wanted (and its quota not yet
-full, with ``--per-difficulty``), its path uses every ``--technique``, it is minimal with ``--minimal``, and
-its canonical form is new. A ``--difficulty`` of one level steers generation toward it (``Order.steer``).
-Kept records go to disk as they are kept (:mod:`~sudokupool.commands.writer`).
+The command checks its arguments and the output before any work, then runs
+:func:`sudokupool.exporting.build.build`: a seed always yields the same puzzles in the same order whatever
+``--jobs``. A ``--difficulty`` of one level steers generation toward it (``Order.steer``).
 """
 
 from __future__ import annotations
@@ -19,33 +15,23 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from sudokupool import __version__
-from sudokupool.commands.orders import Made, Order, Shard, Stats, ordered_results, technique_name
-from sudokupool.commands.progress import Progress
-from sudokupool.commands.suggest import closest
-from sudokupool.commands.writer import ExportWriter, prepare_output
-from sudokupool.config import Settings, SettingsError
+from sudokupool.commands import CommandError
+from sudokupool.commands.output import Progress
+from sudokupool.exporting.build import PARTIAL, Plan, build
+from sudokupool.exporting.orders import Order, Shard, technique_name
+from sudokupool.exporting.suggest import closest
+from sudokupool.exporting.writer import export_limit_problem, prepare_output
 from sudokupool.loading.export import TAG_RULE, is_tag
-from sudokupool.naming import export_filename, is_export_name
 from sudokupool.plural import counted
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.generator import DEFAULT_SYMMETRY
-from sudokupool.sudoku.grid import clue_count
-from sudokupool.sudoku.ids import canonical_id, puzzle_id
-from sudokupool.sudoku.symmetry import SYMMETRIES, symmetry_class
+from sudokupool.sudoku.symmetry import SYMMETRIES
 from sudokupool.sudoku.technique_table import LEVEL
 
-#: What made a record: the builder at the package's version, raised when the grading changes.
-SOURCE = f"sudokupool-build/{__version__}"
 #: The variable a Kubernetes Indexed Job sets in each pod to its index: ``--shards`` takes the shard from it.
 SHARD_VARIABLE = "JOB_COMPLETION_INDEX"
-#: Appended to the output's name when a build misses its target: not an export name, so a service pointed at
-#: the directory does not load a short build as the newest export.
-PARTIAL = ".partial"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -192,188 +178,50 @@ def parse_difficulties(text: str) -> tuple[str, ...]:
     return tuple(wanted)
 
 
-def make_record(made: Made, symmetry: str, tags: list[str], volume: str | None) -> dict[str, Any]:
-    """The export record for a kept puzzle (field order is applied by ``record_line``)."""
-    g, form = made.grade, made.form
-    assert g is not None  # only graded puzzles are kept
-    now = int(time.time())
-    return {
-        "canonical_id": canonical_id(form),
-        "puzzle_id": puzzle_id(made.puzzle),
-        "puzzle": made.puzzle,
-        "solution": made.solution,
-        "canonical": form,
-        "difficulty": g.difficulty,
-        "difficulty_level": g.difficulty_level,
-        "clue_count": clue_count(made.puzzle),
-        "symmetric": symmetry != "none",
-        "symmetry": symmetry,
-        "seed": made.seed,
-        "created_at": now,
-        "tags": tags,
-        "score": g.score,
-        "tier": g.tier,
-        "stars": g.stars,
-        "hardest_technique": g.hardest_technique,
-        "techniques": list(g.techniques),
-        "solve_path": g.solve_path,
-        "source": SOURCE,
-        "volume": volume,
-        "used_at": None,
-        "synced_at": now,
-    }
-
-
-def output_path(out: Path, when: datetime) -> Path:
-    """The file to write: ``out`` itself, or ``pool-<UTC time>.ndjson.gz`` inside it when it is a directory."""
-    if out.is_dir():
-        return out / export_filename(when)
-    return out
-
-
-def warn_export_limit(inflated: int, command: str = "build") -> None:
-    """Say what to set when the export inflates past ``SUDOKUPOOL_MAX_EXPORT_BYTES`` (the value in this
-    environment): the service, ``check`` and ``pack`` would refuse it."""
-    try:
-        limit = Settings.from_environ(os.environ).max_export_bytes
-    except SettingsError:
-        limit = Settings.max_export_bytes  # the service reports a bad value itself
-    if inflated > limit:
-        wanted = -(-inflated // (1 << 30)) << 30
-        print(
-            f"sudokupool {command}: the export inflates to {inflated} bytes, more than SUDOKUPOOL_MAX_EXPORT_BYTES="
-            f"{limit}: set SUDOKUPOOL_MAX_EXPORT_BYTES={wanted} (or more) wherever it is served, checked or packed",
-            file=sys.stderr,
-        )
-
-
 def run(args: argparse.Namespace) -> int:
     """Build the export; exit 0 on success, 1 when the time limit stopped it short or the export could not be
     written, 2 on bad arguments (checked, with the output, before any work)."""
-    try:
-        wanted = parse_difficulties(args.difficulty or ",".join(DIFFICULTIES))
-    except ValueError as exc:
-        print(f"sudokupool build: {exc}", file=sys.stderr)
-        return 2
-    try:
-        techniques = tuple(dict.fromkeys(technique_name(t) for t in args.technique))
-    except ValueError as exc:
-        print(f"sudokupool build: {exc}", file=sys.stderr)
-        return 2
-    # A path is at least as hard as its hardest technique: easier levels cannot have it, and need not be graded.
-    need = max((LEVEL[t] for t in techniques), default=1)
-    levels = frozenset(DIFFICULTIES.index(d) + 1 for d in wanted if DIFFICULTIES.index(d) + 1 >= need)
-    if not levels:
-        hardest = max(techniques, key=LEVEL.__getitem__)
-        print(
-            f"sudokupool build: a path with {hardest} is {DIFFICULTIES[need - 1]} or harder, "
-            f"but --difficulty keeps only {', '.join(wanted)}",
-            file=sys.stderr,
-        )
-        return 2
-    if (
-        args.jobs < 1
-        or (args.per_difficulty is None and args.count < 1)
-        or (args.per_difficulty is not None and args.per_difficulty < 1)
-    ):
-        print("sudokupool build: --count, --per-difficulty and --jobs must be at least 1", file=sys.stderr)
-        return 2
-    if args.time_limit is not None and not (math.isfinite(args.time_limit) and args.time_limit > 0):
-        print("sudokupool build: --time-limit must be a number of seconds above 0", file=sys.stderr)
-        return 2
-    for tag in args.tags:
-        if not is_tag(tag):
-            hint = f" (such as {tag.lower()!r})" if is_tag(tag.lower()) else ""
-            print(f"sudokupool build: --tag {tag!r}: a tag must be {TAG_RULE}{hint}", file=sys.stderr)
-            return 2
-    try:
-        shard = shard_of(args, os.environ)
-    except ValueError as exc:
-        print(f"sudokupool build: {exc}", file=sys.stderr)
-        return 2
-    try:
-        out = prepare_output(args.out)
-    except ValueError as exc:
-        print(f"sudokupool build: {exc}", file=sys.stderr)
-        return 2
-    build_seed = args.seed if args.seed is not None else secrets.randbits(32)
-    tags = args.tags
-    volume = args.volume or None
-    quotas = {d: args.per_difficulty for d in wanted} if args.per_difficulty else None
-    target = sum(quotas.values()) if quotas else args.count
-    # Steered only toward one level: a build of several gets their puzzles from the plain dig at less CPU than
-    # from a dig steered toward each (docs/grading.md); without --difficulty a seed makes the puzzles it always has.
-    steer = min(levels) if args.difficulty is not None and len(levels) == 1 else None
-    order = Order(args.symmetry, levels, techniques, args.minimal, steer)
+    plan, out = _plan(args)
+    quotas, wanted, target = plan.quotas, plan.wanted, plan.target
+    techniques = plan.order.techniques
     extra = "".join(f", using {t}" for t in techniques) + (", minimal" if args.minimal else "")
+    shard = plan.shard
     print(
-        f"sudokupool build: seed {build_seed}{f', shard {shard.index} of {shard.count}' if shard.count > 1 else ''}, "
+        f"sudokupool build: seed {plan.seed}{f', shard {shard.index} of {shard.count}' if shard.count > 1 else ''}, "
         f"{counted(target, 'puzzle')} "
         f"({', '.join(wanted)}{f', {args.per_difficulty} each' if quotas else ''}{extra}), "
         f"symmetry {args.symmetry}, {counted(args.jobs, 'job')}",
         file=sys.stderr,
     )
-
     started = time.monotonic()
-    stats = Stats()
-    kept_by: Counter[str] = Counter()
-    seen_ids: set[str] = set()
     progress = Progress(target, sys.stderr)
-    timed_out = False
+
+    def made(kept: int, kept_by: Counter[str]) -> None:
+        progress.update(
+            kept, " ".join(f"{d.lower()}:{kept_by[d]}" for d in wanted), _quota_eta(quotas, kept_by, started)
+        )
+
     directory = out if out.is_dir() else out.parent
-    gzipped = out.is_dir() or out.name.endswith(".gz")
-    packs = out.is_dir() or is_export_name(out.name)
     try:
-        with ExportWriter(directory, gzipped=gzipped, pack=packs) as writer:
-            # Read when each chunk is sent: the order narrows as quotas fill.
-            current = [order]
-            for made in ordered_results(build_seed, lambda: current[0], args.jobs, shard):
-                stats.add(made)
-                difficulty = made.outcome
-                if made.grade is not None and (quotas is None or kept_by[difficulty] < quotas[difficulty]):
-                    # A share code is the canonical form's digest: one seen before is the same puzzle.
-                    code = canonical_id(made.form)
-                    if code in seen_ids:
-                        stats.duplicates += 1
-                    else:
-                        seen_ids.add(code)
-                        writer.add(make_record(made, symmetry_class(made.puzzle), tags, volume))
-                        kept_by[difficulty] += 1
-                        if quotas is not None and kept_by[difficulty] == quotas[difficulty]:
-                            # Puzzles sent from now on stop as soon as they show this level: it is full.
-                            current[0] = current[0].without(DIFFICULTIES.index(difficulty) + 1)
-                progress.update(
-                    writer.count,
-                    " ".join(f"{d.lower()}:{kept_by[d]}" for d in wanted),
-                    _quota_eta(quotas, kept_by, started),
-                )
-                if writer.count >= target:
-                    break
-                if args.time_limit is not None and time.monotonic() - started > args.time_limit:
-                    timed_out = True
-                    break
-            progress.close()
-            path = output_path(out, datetime.now(UTC))
-            if timed_out:
-                path = path.with_name(path.name + PARTIAL)
-            packed = writer.commit(path, pack=not timed_out)
+        built = build(plan, out, made)
     except OSError as exc:
         progress.close()
         print(f"sudokupool build: cannot write the export in {directory}: {exc.strerror or exc}", file=sys.stderr)
         return 1
-    elapsed = time.monotonic() - started
-    for line in stats.lines():
+    progress.close()
+    path, kept_by = built.path, built.kept_by
+    for line in built.stats.lines():
         print(line, file=sys.stderr)
     print(
-        f"wrote {counted(writer.count, 'puzzle')} ({', '.join(f'{d} {kept_by[d]}' for d in wanted)}) to {path} "
-        f"in {elapsed:.1f} s ({path.stat().st_size / 1e6:.2f} MB)",
+        f"wrote {counted(built.count, 'puzzle')} ({', '.join(f'{d} {kept_by[d]}' for d in wanted)}) to {path} "
+        f"in {built.seconds:.1f} s ({path.stat().st_size / 1e6:.2f} MB)",
         file=sys.stderr,
     )
-    if timed_out:
+    if built.timed_out:
         short = (
             ", ".join(f"{d} {kept_by[d]}/{quotas[d]}" for d in wanted if kept_by[d] < quotas[d])
             if quotas
-            else f"{writer.count}/{target} puzzles"
+            else f"{built.count}/{target} puzzles"
         )
         print(
             f"sudokupool build: time limit of {args.time_limit:g} s reached before the target: {short}; "
@@ -381,7 +229,60 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    if packed is not None:
-        print(f"wrote its pack {packed} ({packed.stat().st_size / 1e6:.2f} MB)", file=sys.stderr)
-    warn_export_limit(writer.inflated)
+    if built.packed is not None:
+        print(f"wrote its pack {built.packed} ({built.packed.stat().st_size / 1e6:.2f} MB)", file=sys.stderr)
+    if problem := export_limit_problem(built.inflated):
+        print(f"sudokupool build: {problem}", file=sys.stderr)
     return 0
+
+
+def _plan(args: argparse.Namespace) -> tuple[Plan, Path]:
+    """The build the arguments ask for and its checked output; :class:`CommandError` saying what is wrong."""
+    try:
+        wanted = parse_difficulties(args.difficulty or ",".join(DIFFICULTIES))
+        techniques = tuple(dict.fromkeys(technique_name(t) for t in args.technique))
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    # A path is at least as hard as its hardest technique: easier levels cannot have it, and need not be graded.
+    need = max((LEVEL[t] for t in techniques), default=1)
+    levels = frozenset(DIFFICULTIES.index(d) + 1 for d in wanted if DIFFICULTIES.index(d) + 1 >= need)
+    if not levels:
+        hardest = max(techniques, key=LEVEL.__getitem__)
+        raise CommandError(
+            f"a path with {hardest} is {DIFFICULTIES[need - 1]} or harder, "
+            f"but --difficulty keeps only {', '.join(wanted)}"
+        )
+    if (
+        args.jobs < 1
+        or (args.per_difficulty is None and args.count < 1)
+        or (args.per_difficulty is not None and args.per_difficulty < 1)
+    ):
+        raise CommandError("--count, --per-difficulty and --jobs must be at least 1")
+    if args.time_limit is not None and not (math.isfinite(args.time_limit) and args.time_limit > 0):
+        raise CommandError("--time-limit must be a number of seconds above 0")
+    for tag in args.tags:
+        if not is_tag(tag):
+            hint = f" (such as {tag.lower()!r})" if is_tag(tag.lower()) else ""
+            raise CommandError(f"--tag {tag!r}: a tag must be {TAG_RULE}{hint}")
+    try:
+        shard = shard_of(args, os.environ)
+        out = prepare_output(args.out)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    quotas = {d: args.per_difficulty for d in wanted} if args.per_difficulty else None
+    # Steered only toward one level: a build of several gets their puzzles from the plain dig at less CPU than
+    # from a dig steered toward each (docs/grading.md); without --difficulty a seed makes the puzzles it always has.
+    steer = min(levels) if args.difficulty is not None and len(levels) == 1 else None
+    plan = Plan(
+        order=Order(args.symmetry, levels, techniques, args.minimal, steer),
+        seed=args.seed if args.seed is not None else secrets.randbits(32),
+        wanted=wanted,
+        target=sum(quotas.values()) if quotas else args.count,
+        quotas=quotas,
+        shard=shard,
+        jobs=args.jobs,
+        time_limit=args.time_limit,
+        tags=tuple(args.tags),
+        volume=args.volume or None,
+    )
+    return plan, out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from sudokupool.commands import CommandError
 from sudokupool.sudoku.canonical import canonical_form
 from sudokupool.sudoku.grid import GridError, has_conflict, parse_grid
 from sudokupool.sudoku.ids import canonical_id, puzzle_id
@@ -37,16 +38,13 @@ def run(args: argparse.Namespace) -> int:
     text = sys.stdin.read() if args.puzzle == "-" else args.puzzle
     found = read_puzzles(text.splitlines())
     if len(found) > 1:
-        print(f"sudokupool canonical: give one puzzle, not {len(found)}", file=sys.stderr)
-        return 2
+        raise CommandError(f"give one puzzle, not {len(found)}")
     try:
         puzzle = parse_grid(found[0] if found else text)
     except GridError as exc:
-        print(f"sudokupool canonical: {exc}", file=sys.stderr)
-        return 2
+        raise CommandError(str(exc)) from None
     if has_conflict(puzzle):
-        print("sudokupool canonical: a digit repeats in a row, column or box", file=sys.stderr)
-        return 2
+        raise CommandError("a digit repeats in a row, column or box")
     form = canonical_form(puzzle)
     print(f"puzzle:       {puzzle}")
     print(f"canonical:    {form}")

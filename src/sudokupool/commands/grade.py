@@ -21,9 +21,10 @@ from typing import TextIO
 
 import orjson
 
-from sudokupool.commands.progress import Progress
-from sudokupool.commands.time_per_puzzle import add_time_limit_option, time_limit_problem
-from sudokupool.commands.workers import worker_pool
+from sudokupool.commands import CommandError
+from sudokupool.commands.options import add_time_limit_option, check_time_limit
+from sudokupool.commands.output import Progress
+from sudokupool.exporting.workers import worker_pool
 from sudokupool.sudoku.grader import Grade, grade
 from sudokupool.sudoku.pasted import read_puzzles
 
@@ -132,12 +133,8 @@ def grade_all(
 
 def run(args: argparse.Namespace) -> int:
     if args.jobs < 1:
-        print("sudokupool grade: --jobs must be at least 1", file=sys.stderr)
-        return 2
-    problem = time_limit_problem(args.time_per_puzzle)
-    if problem is not None:
-        print(f"sudokupool grade: {problem}", file=sys.stderr)
-        return 2
+        raise CommandError("--jobs must be at least 1")
+    time_limit = check_time_limit(args.time_per_puzzle)
     sources = [args.file] if args.file else []
     inline: list[str] = []
     for item in args.puzzles:
@@ -147,16 +144,14 @@ def run(args: argparse.Namespace) -> int:
             # One argument may hold a pasted grid, spaces and line breaks included.
             inline += read_puzzles(item.splitlines()) or [item]
     if not sources and not inline:
-        print("sudokupool grade: give puzzles, --file F, or '-' for standard input", file=sys.stderr)
-        return 2
+        raise CommandError("give puzzles, --file F, or '-' for standard input")
     puzzles = list(inline)
     for source in sources:
         try:
             puzzles += _read(source)
         except (OSError, UnicodeDecodeError) as exc:
-            print(f"sudokupool grade: cannot read {source}: {exc}", file=sys.stderr)
-            return 2
+            raise CommandError(f"cannot read {source}: {exc}") from None
     if not puzzles:
         print("sudokupool grade: no puzzles read", file=sys.stderr)
         return 0
-    return grade_all(puzzles, sys.stdout, sys.stderr, json=args.json, jobs=args.jobs, time_limit=args.time_per_puzzle)
+    return grade_all(puzzles, sys.stdout, sys.stderr, json=args.json, jobs=args.jobs, time_limit=time_limit)

@@ -6,9 +6,9 @@ import argparse
 import os
 import sys
 
-from sudokupool.config import Settings, SettingsError
-from sudokupool.keys import Keyring, Tier, digest, entry, new_key
+from sudokupool.config import Settings
 from sudokupool.plural import counted
+from sudokupool.ratelimit.keys import Keyring, Tier, digest, entry, new_key
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -65,11 +65,8 @@ def _new(tier: Tier) -> int:
 
 
 def _check() -> int:
-    try:
-        keyring = Keyring.from_settings(Settings.from_environ(os.environ))
-    except SettingsError as exc:
-        print(f"sudokupool: {exc}", file=sys.stderr)
-        return 2
+    # A bad entry is a SettingsError: one line and exit status 2, as every command reports a bad setting.
+    keyring = Keyring.from_settings(Settings.from_environ(os.environ))
     counts = {tier: sum(1 for value in keyring.tiers.values() if value is tier) for tier in (Tier.KEYED, Tier.PRO)}
     print(f"{counted(len(keyring), 'key')}: {counts[Tier.KEYED]} keyed, {counts[Tier.PRO]} pro")
     return 0

@@ -1,16 +1,15 @@
-"""``sudokupool serve``: run the API on the configured server (what the Procfile runs; see sudokupool.server)."""
+"""``sudokupool serve``: run the API on the configured server (what the Procfile runs; see
+:mod:`sudokupool.serving.launcher`)."""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import os
-from collections.abc import Mapping
 
-from sudokupool.config import Settings, describe_unknown, listen_port, parse_port, unknown_variables
-from sudokupool.keys import Keyring
+from sudokupool.config import describe_unknown, listen_port, parse_port, unknown_variables
 from sudokupool.logs import configure_service_logging
-from sudokupool.server import APP, launch, serve
+from sudokupool.serving.launcher import APP, checked_settings, launch, serve
 
 logger = logging.getLogger(__name__)
 
@@ -39,19 +38,6 @@ def _port(text: str) -> int:
         return parse_port(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"{text!r} {exc}") from None
-
-
-def checked_settings(environ: Mapping[str, str]) -> Settings:
-    """The settings ``serve`` starts with, checked as it checks them before any server starts: every
-    ``SUDOKUPOOL_*`` value, the API key entries (and their file), ``PORT`` and ``WEB_CONCURRENCY``. A bad one
-    raises :class:`~sudokupool.config.SettingsError`, which the CLI reports as one line (exit status 2).
-    ``sudokupool settings`` checks through here too, so it accepts exactly what ``serve`` accepts."""
-    settings = Settings.from_environ(environ)
-    # The app factory checks the key entries again, but a server may run it in a worker process whose
-    # exit it reports in its own words.
-    Keyring.from_settings(settings)
-    launch(settings, environ)
-    return settings
 
 
 def run(args: argparse.Namespace) -> int:

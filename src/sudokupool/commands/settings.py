@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from sudokupool.commands.serve import checked_settings
 from sudokupool.config import SETTINGS, describe_unknown, markdown_table, unknown_variables
+from sudokupool.serving.launcher import checked_settings
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

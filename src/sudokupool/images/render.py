@@ -94,7 +94,7 @@ LAYOUTS_KEPT: Final = 8
 
 def _font(name: str, px: int) -> ImageFont.FreeTypeFont:
     # A fresh face per call: FreeType faces must not be shared between threads.
-    data = resources.files("sudokupool").joinpath("fonts", name).read_bytes()
+    data = resources.files("sudokupool.images").joinpath("fonts", name).read_bytes()
     return ImageFont.truetype(io.BytesIO(data), px)
 
 

@@ -30,8 +30,8 @@ from typing import IO
 import orjson
 
 from sudokupool.loading import validate
-from sudokupool.naming import is_pack_name
 from sudokupool.storage.base import ExportStore, StorageError
+from sudokupool.storage.naming import is_pack_name
 
 logger = logging.getLogger("sudokupool.loader")
 

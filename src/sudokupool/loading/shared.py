@@ -3,7 +3,7 @@
 Each worker of ``sudokupool serve`` runs its own live sync; without this, each lists the export storage
 every ``SUDOKUPOOL_SYNC_INTERVAL`` (W workers: W LIST calls an interval). With it, a worker whose turn
 comes reads the listing another worker of the same launcher fetched less than ``max_age`` seconds ago from
-a file in the temporary directory (named with the launcher's pid, see :mod:`sudokupool.supervision`); only
+a file in the temporary directory (named with the launcher's pid, see :mod:`sudokupool.serving.supervision`); only
 when there is none does it list storage, holding the file's lock (``flock``, never waited on: a worker
 that finds it taken polls for the other's result for a moment, then lists itself), and writes what it got.
 
@@ -27,8 +27,9 @@ from typing import Any, Final
 
 import orjson
 
+from sudokupool.config import SettingsError, web_concurrency
+from sudokupool.serving.supervision import LAUNCHER_PID
 from sudokupool.storage.base import ExportListing, ExportObject
-from sudokupool.supervision import LAUNCHER_PID
 
 #: How long a worker that finds another listing waits for its result before listing itself.
 WAIT_SECONDS: Final = 5.0
@@ -48,11 +49,15 @@ class SharedListing:
     def for_instance(cls, environ: Mapping[str, str], source: str, max_age: float) -> SharedListing | None:
         """The listing the workers of this process's launcher share for ``source``, or None: not started by
         ``sudokupool serve``, or a single worker (nothing to share)."""
-        launcher, workers = environ.get(LAUNCHER_PID, ""), environ.get("WEB_CONCURRENCY", "1")
-        if not launcher.isdigit() or not workers.isdigit() or int(workers) <= 1 or max_age <= 0:
+        launcher = environ.get(LAUNCHER_PID, "")
+        try:
+            workers = web_concurrency(environ)
+        except SettingsError:
+            return None  # the launcher refuses a bad value: no launcher started these workers
+        if not launcher.isdigit() or workers <= 1 or max_age <= 0:
             return None
         # The launcher's pid in the name (its leftovers are swept like its other files, see
-        # sudokupool.supervision), and the store's, as the same number in every worker.
+        # sudokupool.serving.supervision), and the store's, as the same number in every worker.
         name = f"sudokupool-listing-{launcher}-{zlib.crc32(source.encode()):08x}.json"
         return cls(Path(tempfile.gettempdir()) / name, max_age)
 

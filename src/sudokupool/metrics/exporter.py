@@ -5,7 +5,7 @@ limiter's decisions, the image cache's tally, the sync status); :meth:`Exporter.
 counted since the last flush to the client's counters and sets the gauges from the app's state. A scrape
 flushes first, so its figures are exact for the process that answers it.
 
-With several workers (``PROMETHEUS_MULTIPROC_DIR`` set by :mod:`sudokupool.server`), the client keeps its
+With several workers (``PROMETHEUS_MULTIPROC_DIR`` set by :mod:`sudokupool.serving.launcher`), the client keeps its
 values in that directory, one file per worker, and a scrape, answered by any worker, merges them all:
 counters and histograms are summed; each gauge says how it is merged (``multiprocess_mode``). Every
 worker also flushes once a second, so the others' figures in a scrape are at most a second old.
@@ -37,8 +37,8 @@ from sudokupool.api.tally import BUCKETS, RequestTally, code_label
 from sudokupool.loading.cache import Received
 from sudokupool.metrics.loop import BUCKETS as LAG_BUCKETS
 from sudokupool.metrics.loop import LoopLag
-from sudokupool.naming import export_order
 from sudokupool.state import Runtime
+from sudokupool.storage.naming import export_order
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.tasks import cancel
 from sudokupool.work.pool import JOB_BUCKETS

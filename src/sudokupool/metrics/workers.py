@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from collections.abc import MutableMapping
 
-from sudokupool.supervision import temporary_name
+from sudokupool.serving.supervision import temporary_name
 
 MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
 
@@ -32,7 +32,7 @@ def prepare(environ: MutableMapping[str, str], workers: int) -> str | None:
         for path in glob.glob(os.path.join(given, "*.db")):
             os.remove(path)
         return None
-    # Named with the launcher's pid: the next launch removes it if this one is killed (sudokupool.supervision).
+    # Named with the launcher's pid: the next launch removes it if this one is killed (sudokupool.serving.supervision).
     made = tempfile.mkdtemp(prefix=temporary_name("metrics"))
     environ[MULTIPROC_DIR] = made
     return made

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sudokupool.config import Settings
-from sudokupool.keys import Tier
+from sudokupool.ratelimit.keys import Tier
 
 
 @dataclass(frozen=True)

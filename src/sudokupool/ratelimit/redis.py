@@ -267,9 +267,9 @@ class RedisStore:
         """One command on this store's own connection to a single server (opened on first use, and again
         after a failure).
 
-        Batches go one at a time, so one connection is enough, and talking to it directly costs about
-        two thirds of the CPU of a call through the client, with its pool, retry and bookkeeping layers:
-        75 against 115-120 µs (``python -m bench limiter --redis URL``, docs/operations.md).
+        Batches go one at a time, so one connection is enough, and talking to it directly costs less CPU than
+        a call through the client, with its pool, retry and bookkeeping layers (docs/benchmarks.md, "Figures
+        the code's design rests on").
         """
         connection = self._connection
         if connection is None:

@@ -10,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Final, Protocol
 
-from sudokupool.naming import export_order, export_timestamp, pack_key
+from sudokupool.storage.naming import export_order, export_timestamp, pack_key
 
 logger = logging.getLogger("sudokupool.storage")
 

@@ -13,7 +13,6 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import Final
 
-from sudokupool.naming import is_export_name, is_misdated, is_pack_name, pack_key
 from sudokupool.storage.base import (
     CHUNK,
     Download,
@@ -23,6 +22,7 @@ from sudokupool.storage.base import (
     StorageError,
     file_sha256,
 )
+from sudokupool.storage.naming import is_export_name, is_misdated, is_pack_name, pack_key
 
 #: An export's name in a directory (``naming.EXPORT_NAME`` without a prefix).
 _LOCAL_EXPORT: Final = re.compile(r"pool-\d{8}T\d{6}Z\.ndjson(?:\.gz)?")

@@ -21,7 +21,6 @@ from aiobotocore.session import get_session
 from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
 
 from sudokupool.config import S3Location, Settings, parse_s3_url
-from sudokupool.naming import is_export_name, is_misdated, is_pack_name
 from sudokupool.storage.base import (
     CHUNK,
     SHA256_METADATA,
@@ -32,6 +31,7 @@ from sudokupool.storage.base import (
     StorageError,
     newest_first,
 )
+from sudokupool.storage.naming import is_export_name, is_misdated, is_pack_name
 
 if TYPE_CHECKING:
     from types_aiobotocore_s3 import S3Client

@@ -15,7 +15,7 @@ import pickle
 import sys
 from typing import BinaryIO, Final
 
-from sudokupool.heap import release_free_memory
+from sudokupool.serving.heap import release_free_memory
 from sudokupool.work.wire import ANSWER_HEADER, JOB_HEADER
 
 _PAGE: Final = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096

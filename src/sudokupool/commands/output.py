@@ -1,9 +1,13 @@
-"""A small progress printer for long commands: a bar with rate and ETA on a terminal, log lines otherwise."""
+"""What long commands print: a progress bar with rate and ETA on a terminal (log lines otherwise), and the bad
+lines a check found."""
 
 from __future__ import annotations
 
 import time
-from typing import TextIO
+from typing import Any, TextIO
+
+from sudokupool.loading.loader import LoadReport
+from sudokupool.plural import counted
 
 
 def _clock(seconds: float) -> str:
@@ -66,3 +70,11 @@ class Progress:
         if self.tty and self.text:
             self.stream.write("\n")
             self.stream.flush()
+
+
+def print_problems(report: LoadReport, *, file: Any = None) -> None:
+    """The first bad lines of ``report``, one a line, then how many more there were."""
+    for number, problem in report.problems:
+        print(f"line {number}: {problem}", file=file)
+    if report.skipped_total > len(report.problems):
+        print(f"... and {counted(report.skipped_total - len(report.problems), 'more bad line')}", file=file)

@@ -1,15 +1,16 @@
 """Give the memory a replaced pool leaves behind back to the operating system.
 
 CPython frees a pool's bytes objects and index as soon as the last request using it ends, but glibc
-keeps most of the freed heap for later allocations: measured on a 1M-record pool, RSS went from
-1.13 GB to 2.07 GB after one reload and 2.80 GB after two, with one pool alive; ``malloc_trim(0)``
-brought it back to 1.17 GB. On a dyno with a memory quota that growth is what gets the process killed.
+keeps most of the freed heap for later allocations: RSS grows with every reload while one pool is alive, and
+``malloc_trim(0)`` brings it back (docs/benchmarks.md, "Figures the code's design rests on"). On a dyno with a
+memory quota that growth is what gets the process killed.
 
 ``malloc_trim`` gives back the free pages inside every heap, but not the free top of a heap glibc made
 for another thread than the main one (each thread that allocates gets one, up to 8 per core): such a top is
 given back only once it is larger than the trim threshold, which glibc raises with every large block freed,
-up to 64 MB. The pack's checks run in a thread of their own: on the 1M pool they left its heap's top 1.8 MB
-free in every worker, for good. :func:`one_heap` has every thread allocate from the main heap instead.
+up to 64 MB. The pack's checks run in a thread of their own: they left its heap's top free in every worker,
+for good (docs/benchmarks.md, "Validating a pack"). :func:`one_heap` has every thread allocate from the main
+heap instead.
 """
 
 from __future__ import annotations
@@ -40,8 +41,7 @@ def one_heap() -> bool:
     which ``malloc_trim`` shrinks whole; False where there is no glibc. Threads that allocated before keep their
     heaps, and later threads may share those: ``sudokupool serve`` starts its workers with ``MALLOC_ARENA_MAX=1``
     (glibc's own setting, read at a process's start) for that. The service's threads allocate while they hold
-    the GIL, so they hardly ever wait for the one heap's lock: measured on the 1M pool, a pack's load took 0.745 s
-    of CPU against 0.700 s, and each served worker kept 1.8 MB less."""
+    the GIL, so they hardly ever wait for the one heap's lock (docs/benchmarks.md, "Validating a pack")."""
     return _MALLOPT is not None and bool(_MALLOPT(M_ARENA_MAX, 1))
 
 

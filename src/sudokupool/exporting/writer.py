@@ -1,4 +1,4 @@
-"""Write an export, and its pack, a record at a time: what ``build`` and ``merge`` keep goes to disk as it is kept.
+"""Write an export, and its pack, a record at a time: what a build or a merge keeps goes to disk as it is kept.
 
 Both files grow as temporary files beside their final place (a dot name ending in ``.tmp``, which no service takes
 for an export), so memory does not grow with the records but for the pack's small columns (a few hundred bytes
@@ -15,14 +15,16 @@ import os
 import secrets
 import time
 import zlib
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from sudokupool.commands.pack import write_problem
+from sudokupool.config import Settings, SettingsError
 from sudokupool.loading.export import parse_record, record_line
 from sudokupool.loading.pack import PackWriter
-from sudokupool.naming import pack_key
+from sudokupool.loading.packing import write_problem
+from sudokupool.storage.naming import export_filename, pack_key
 
 #: Seconds between flushes of a gzip export, so what was kept can be read (and a build watched) while it runs;
 #: a sync flush costs a few bytes of output.
@@ -48,6 +50,29 @@ def prepare_output(text: str) -> Path:
     if problem is not None:
         raise ValueError(f"cannot write in {directory}: {problem}")
     return out.resolve() if out.is_symlink() and out.is_file() else out
+
+
+def output_path(out: Path, when: datetime) -> Path:
+    """The file to write: ``out`` itself, or ``pool-<UTC time>.ndjson.gz`` inside it when it is a directory."""
+    if out.is_dir():
+        return out / export_filename(when)
+    return out
+
+
+def export_limit_problem(inflated: int) -> str | None:
+    """What to set when an export inflates to ``inflated`` bytes, past ``SUDOKUPOOL_MAX_EXPORT_BYTES`` (the value
+    in this environment): the service, ``check`` and ``pack`` would refuse it. None when it is within."""
+    try:
+        limit = Settings.from_environ(os.environ).max_export_bytes
+    except SettingsError:
+        limit = Settings.max_export_bytes  # the service reports a bad value itself
+    if inflated <= limit:
+        return None
+    wanted = -(-inflated // (1 << 30)) << 30
+    return (
+        f"the export inflates to {inflated} bytes, more than SUDOKUPOOL_MAX_EXPORT_BYTES="
+        f"{limit}: set SUDOKUPOOL_MAX_EXPORT_BYTES={wanted} (or more) wherever it is served, checked or packed"
+    )
 
 
 def _new_file(directory: Path, suffix: str, mode: str) -> IO[bytes]:

@@ -26,7 +26,7 @@ import redis
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from bench.servers import free_port, log_tail, stop_process, wait_for
+from support.servers import free_port, log_tail, stop_process, wait_for
 
 VALKEY_START_TIMEOUT = 15.0
 

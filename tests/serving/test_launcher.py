@@ -17,10 +17,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bench.servers import non_reading_clients, read_until_closed, tree_rss
 from sudokupool.cli import build_parser
 from sudokupool.config import Settings
-from sudokupool.server import BoundedHttpToolsProtocol, QuickHealthcheck, granian_argv, launch, serve, uvicorn_options
+from sudokupool.serving.launcher import QuickHealthcheck, granian_argv, launch, serve, uvicorn_options
+from sudokupool.serving.protocol import BoundedHttpToolsProtocol
+from support.servers import non_reading_clients, read_until_closed, tree_rss
 from tests.helpers import free_port, wait_until
 from tests.servers import ROOT, Server, command, run_server
 

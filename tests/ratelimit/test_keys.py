@@ -8,7 +8,7 @@ import pytest
 
 from sudokupool.cli import main
 from sudokupool.config import Settings, SettingsError
-from sudokupool.keys import Keyring, Tier, digest, new_key
+from sudokupool.ratelimit.keys import Keyring, Tier, digest, new_key
 
 KEY_A = "first-key"
 KEY_B = "second-key"

@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from multiprocessing.pool import AsyncResult
 
-from sudokupool.commands.suggest import closest
-from sudokupool.commands.workers import worker_pool
+from sudokupool.exporting.suggest import closest
+from sudokupool.exporting.workers import worker_pool
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.canonical import canonical_form
 from sudokupool.sudoku.generator import generate

@@ -1,4 +1,5 @@
-"""Start and stop the benchmark's servers (each its own process on a free loopback port), read their memory."""
+"""Start and stop the servers the suite and the bench run (each its own process on a free loopback port), read
+their memory."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-BENCH = Path(__file__).resolve().parent
+#: The repository's root, where servers are started (``python -m sudokupool``, ``bench.peers``).
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def free_port() -> int:
@@ -189,7 +191,7 @@ class Server:
         started = time.perf_counter()
         with open(self.log or os.devnull, "wb") as out:  # the child keeps its own copy of the descriptor
             self.process = subprocess.Popen(argv, env={**os.environ, **self.env}, stdout=out,
-                                            stderr=subprocess.STDOUT, cwd=BENCH.parent)  # fmt: skip
+                                            stderr=subprocess.STDOUT, cwd=ROOT)  # fmt: skip
         try:
             wait_for(self.answers, timeout=timeout, process=self.process, what=self.name)
         except RuntimeError as exc:

@@ -82,7 +82,7 @@ def _running(pid: int) -> bool:
     return True
 
 
-class Launch:
+class Supervisor:
     """The launcher's side: the environment its workers start with, and what they reported."""
 
     def __init__(self, environ: MutableMapping[str, str], *, death_signal: signal.Signals = signal.SIGTERM) -> None:

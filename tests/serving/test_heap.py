@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sudokupool.heap import release_free_memory
+from sudokupool.serving.heap import release_free_memory
 
 
 def rss_bytes() -> int:
@@ -36,7 +36,7 @@ def test_freed_heap_goes_back_to_the_os() -> None:
 #: 16 MB, as a pack's checks do.
 THREAD_HEAP = """
 import sys, threading
-from sudokupool.heap import one_heap, release_free_memory
+from sudokupool.serving.heap import one_heap, release_free_memory
 
 def rss():
     return next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmRSS:")) / 1024

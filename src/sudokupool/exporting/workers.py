@@ -1,4 +1,5 @@
-"""Worker process pools for the commands that spread their work (grade, build), stopped cleanly by signals."""
+"""Worker process pools for the work spread over processes (grading, building, merging), stopped cleanly by
+signals."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``sudokupool serve`` as a launcher of several workers, on uvicorn and granian: a failed start exits with
-one line and status 3, and the workers die with the launcher (sudokupool.supervision)."""
+one line and status 3, and the workers die with the launcher (sudokupool.serving.supervision)."""
 
 from __future__ import annotations
 
@@ -156,7 +156,7 @@ def test_workers_die_with_a_killed_launcher_and_the_next_start_cleans_up(
 
 
 def test_only_leftovers_of_launchers_that_are_gone_are_swept(tmp_path: Path) -> None:
-    from sudokupool.supervision import sweep_leftovers
+    from sudokupool.serving.supervision import sweep_leftovers
 
     gone = subprocess.Popen(["true"])
     gone.wait()
