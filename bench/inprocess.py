@@ -17,9 +17,9 @@ from uvicorn.server import ServerState
 
 from bench.child import receive, scope, send
 from bench.harness import ROOT, Children, interleave, options, pool_dir, pool_ids
+from sudokupool.api.dispatch import ApiRouter
 from sudokupool.api.endpoints import Reply
-from sudokupool.api.gate import RateLimiter
-from sudokupool.api.router import ApiRouter
+from sudokupool.api.limiter import RateLimiter
 from sudokupool.ratelimit import Limits, MemoryStore
 from sudokupool.ratelimit.keys import Keyring, digest
 from sudokupool.ratelimit.redis import RedisStore

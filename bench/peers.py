@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 from starlette.types import Receive, Scope, Send
 
-from sudokupool.api.gate import Refusal
+from sudokupool.api.limiter import Refusal
 from sudokupool.app import SudokuPool
 from sudokupool.app import create_app as create_service
 from sudokupool.loading.loader import load_latest
@@ -59,7 +59,7 @@ HEADERS = [
 
 
 class FixedHeaders:
-    """Stands in for :class:`~sudokupool.api.gate.RateLimiter`: admits everything, counts nothing."""
+    """Stands in for :class:`~sudokupool.api.limiter.RateLimiter`: admits everything, counts nothing."""
 
     synchronous = True
 

@@ -22,11 +22,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from sudokupool.activity import make_activity
 from sudokupool.api.clientip import ClientAddresses
 from sudokupool.api.cors import CORS
+from sudokupool.api.dispatch import ApiRouter
 from sudokupool.api.endpoints import Endpoints
 from sudokupool.api.errors import JsonErrors, error_body, error_headers
 from sudokupool.api.front import Front
-from sudokupool.api.gate import RateLimiter
-from sudokupool.api.router import ApiRouter
+from sudokupool.api.limiter import RateLimiter
 from sudokupool.api.routes import UNLIMITED_PATHS, api_costs, api_routes, openapi_body, puzzle_routes
 from sudokupool.api.tally import RequestTally
 from sudokupool.config import Settings, SettingsError, listen_port, web_concurrency

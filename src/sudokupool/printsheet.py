@@ -35,9 +35,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from sudokupool.api.computed import client_left, work_error
-from sudokupool.api.endpoints import MAX_SEED
 from sudokupool.api.errors import ApiError, error_body, error_headers
-from sudokupool.api.gate import RateLimiter, Refusal
+from sudokupool.api.limiter import RateLimiter, Refusal
+from sudokupool.api.query import MAX_SEED
 from sudokupool.images.render import DEFAULT_SIZE, render_svg
 from sudokupool.loading.choose import Filters
 from sudokupool.loading.pool import Pool

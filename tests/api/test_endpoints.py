@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sudokupool.app
-from sudokupool.api.endpoints import query
+from sudokupool.api.query import query
 from sudokupool.app import create_app
 from sudokupool.config import Settings
 from sudokupool.loading.export import PUBLIC_FIELD_NAMES

@@ -9,9 +9,9 @@ import pytest
 from openapi_core import OpenAPI
 from openapi_spec_validator import validate
 
+from sudokupool.api.dispatch import ApiRouter
 from sudokupool.api.front import Front
 from sudokupool.api.openapi import METHODS_NOTE
-from sudokupool.api.router import ApiRouter
 from sudokupool.api.routes import ROUTES, UNLIMITED_PATHS, document
 from sudokupool.api.schemas import PUZZLE_ID_DESCRIPTION
 from sudokupool.app import create_app

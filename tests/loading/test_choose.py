@@ -585,15 +585,15 @@ def test_two_servers_of_one_export_serve_the_same_daily_and_filter(
 
 async def test_a_long_query_is_answered_but_not_kept(client: httpx.AsyncClient, records: list[dict[str, Any]]) -> None:
     """Parsed queries are memoized, but only short ones: a thousand long ones would hold megabytes."""
-    from sudokupool.api import endpoints
+    from sudokupool.api import query
 
     stars = records[0]["stars"]
-    endpoints._kept_query.cache_clear()
+    query._kept_query.cache_clear()
     kept = 0
     for n in range(5):
         response = await client.get(f"/api/v1/puzzles/random?stars={stars}&pad{n}={'x' * 4000}")
         assert response.status_code == 200
         assert response.json()["stars"] == stars
-    assert endpoints._kept_query.cache_info().currsize == kept
+    assert query._kept_query.cache_info().currsize == kept
     await client.get(f"/api/v1/puzzles/random?stars={stars}&short=1")
-    assert endpoints._kept_query.cache_info().currsize == kept + 1
+    assert query._kept_query.cache_info().currsize == kept + 1

@@ -12,11 +12,12 @@ import orjson
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sudokupool.api.clientip import ClientAddresses
-from sudokupool.api.endpoints import JSON, Reply, header
+from sudokupool.api.dispatch import ApiRouter
+from sudokupool.api.endpoints import JSON, Reply
 from sudokupool.api.errors import NotFound, send_error
 from sudokupool.api.front import Front
-from sudokupool.api.gate import RateLimiter
-from sudokupool.api.router import ApiRouter
+from sudokupool.api.limiter import RateLimiter
+from sudokupool.api.query import header
 from sudokupool.config import Settings
 from sudokupool.logs import AccessLog, install_redaction
 from sudokupool.ratelimit import Limits, make_store

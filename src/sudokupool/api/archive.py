@@ -15,14 +15,9 @@ import orjson
 from starlette.types import Scope
 
 from sudokupool.api.days import DAY_SECONDS, day_name, day_number
-from sudokupool.api.endpoints import (
-    JSON,
-    PAST_DAY_MAX_AGE,
-    Reply,
-    difficulty_level,
-    queries,
-)
+from sudokupool.api.endpoints import JSON, PAST_DAY_MAX_AGE, Reply
 from sudokupool.api.errors import BadRequest
+from sudokupool.api.query import difficulty_level, queries
 from sudokupool.sudoku import DIFFICULTIES
 
 if TYPE_CHECKING:

@@ -1,7 +1,8 @@
 """Content coding: which clients may have a prepared body gzip-coded (``Accept-Encoding``, RFC 9110).
 
 The bodies themselves are gzip members (:mod:`sudokupool.loading.gzip_member`): sent as they are to a
-client that takes gzip, inflated per request for one that does not.
+client that takes gzip, inflated per request for one that does not; :func:`record_body` makes that choice for
+one of the pool's records.
 """
 
 from __future__ import annotations
@@ -10,6 +11,17 @@ import re
 from functools import lru_cache
 from typing import Final
 
+from starlette.types import Scope
+
+from sudokupool.api.errors import ApiError
+from sudokupool.api.query import Header, header
+from sudokupool.loading.pool import DamagedRecord, Pool
+
+GZIP: Final[Header] = (b"content-encoding", b"gzip")
+#: On every response whose encoding was negotiated, identity ones too, so shared caches key by it.
+VARY: Final[Header] = (b"vary", b"Accept-Encoding")
+DAMAGED: Final = "this puzzle's record is damaged in the served pack"
+_GZIPPED: Final[tuple[Header, ...]] = (GZIP,)
 _TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 # RFC 9110, 12.4.2: a qvalue has at most three decimals and is at most 1.
 _QVALUE: Final = re.compile(r"0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?")
@@ -63,3 +75,19 @@ def accepts_gzip(accept_encoding: str | None) -> bool:
     # Identity, named or matched by "*", may be preferred; not named at all, it is the fallback.
     identity_q = weights.get("identity", star)
     return identity_q is None or gzip_q >= identity_q
+
+
+def gzip_accepted(scope: Scope) -> bool:
+    """Whether the client takes a gzip-coded body (see :func:`accepts_gzip`)."""
+    return accepts_gzip(header(scope, b"accept-encoding"))
+
+
+def record_body(scope: Scope, pool: Pool, index: int) -> tuple[tuple[Header, ...], bytes]:
+    """Puzzle ``index``'s record for this client: the coding header (none for identity) and the body, the gzip
+    member as held or inflated. A damaged record is a 500 (:data:`DAMAGED`), logged once by the pool."""
+    try:
+        if gzip_accepted(scope):
+            return _GZIPPED, pool.gzip_body(index)
+        return (), pool.body(index)
+    except DamagedRecord:
+        raise ApiError(DAMAGED, status=500) from None

@@ -17,7 +17,7 @@ from typing import Any, Final, TypeVar
 from starlette.types import Receive, Scope
 
 from sudokupool.api.errors import ApiError
-from sudokupool.api.gate import Refused
+from sudokupool.api.limiter import Refused
 from sudokupool.work import WorkBudgetExceeded, WorkDropped, WorkError, WorkPool, WorkQueueFull
 
 T = TypeVar("T")
@@ -57,7 +57,7 @@ def left_of(scope: Scope) -> Callable[[], Awaitable[None]] | None:
 
 async def charge(scope: Scope, cost: int) -> None:
     """Count this request as ``cost`` requests in its client's ``/api/v2`` limit (it counted as one already);
-    raise :class:`~sudokupool.api.gate.Refused` (a 429) when that is past the limit. No-op off ``/api/v2``."""
+    raise :class:`~sudokupool.api.limiter.Refused` (a 429) when that is past the limit. No-op off ``/api/v2``."""
     entry = scope.get(CHARGE)
     if entry is None or cost <= 1:
         return

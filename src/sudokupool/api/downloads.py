@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 
 from starlette.types import Scope
 
-from sudokupool.api.endpoints import NO_STORE, Header, Reply
+from sudokupool.api.endpoints import NO_STORE, Reply
 from sudokupool.api.errors import ApiError, NotFound
+from sudokupool.api.query import Header
 from sudokupool.storage.base import Download, StorageError
 
 if TYPE_CHECKING:

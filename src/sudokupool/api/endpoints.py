@@ -5,82 +5,57 @@ and is inflated for the others; both carry ``Vary: Accept-Encoding`` and the rec
 Short bodies (solutions, stats) and error bodies are always identity.
 
 A handler takes the ASGI scope and the path's id (or None) and returns a :class:`Reply`; the router in
-``router.py`` sends it. Client errors are raised as :class:`~sudokupool.api.errors.ApiError`. Handlers work
+``dispatch.py`` sends it. Client errors are raised as :class:`~sudokupool.api.errors.ApiError`. Handlers work
 on the raw scope rather than Starlette's ``Request``/``Response`` objects: these are the hot paths, and
 the objects cost more than the rest of the request.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Awaitable, Callable
-from functools import lru_cache
-from typing import Final, NamedTuple, NoReturn, TypeVar
-from urllib.parse import unquote_plus
+from typing import Final, NamedTuple, NoReturn
 from zlib import crc32
 
 import orjson
 from starlette.types import Scope
 
-from sudokupool.api.compression import accepts_gzip
+from sudokupool.api.compression import GZIP, VARY, gzip_accepted, record_body
 from sudokupool.api.computed import charge, left_of, work_error
-from sudokupool.api.conditional import etag_matches
+from sudokupool.api.conditional import not_modified
 from sudokupool.api.days import day_number, today, zone
 from sudokupool.api.errors import ApiError, BadRequest, NotFound
-from sudokupool.images.render import DEFAULT_SIZE, FORMATS, MAX_SIZE, MEDIA_TYPES, MIN_SIZE, VARIANTS, Format, render
+from sudokupool.api.query import (
+    DAILY_PARAMS,
+    FORMAT_ERROR,
+    VARIANT_ERROR,
+    Header,
+    RandomQuery,
+    clue_filters,
+    difficulty_level,
+    image_choice,
+    image_size,
+    queries,
+    query,
+    random_query,
+)
+from sudokupool.images.render import DEFAULT_SIZE, FORMATS, MEDIA_TYPES, VARIANTS, Format, render
 from sudokupool.listing import ListingUnavailable
 from sudokupool.loading.choose import DAY, Filters
 from sudokupool.loading.gzip_member import compress
-from sudokupool.loading.pool import DamagedRecord, Pool
+from sudokupool.loading.pool import Pool
 from sudokupool.state import Runtime
 from sudokupool.storage.naming import export_order
 from sudokupool.sudoku import DIFFICULTIES
-from sudokupool.sudoku.symmetry import SYMMETRIES
 from sudokupool.work import WorkBudgetExceeded, WorkDropped, WorkQueueFull
 
-Header = tuple[bytes, bytes]
-Choice = TypeVar("Choice", bound=str)
 JSON: Final[Header] = (b"content-type", b"application/json")
 NO_STORE: Final[Header] = (b"cache-control", b"no-store")
-GZIP: Final[Header] = (b"content-encoding", b"gzip")
-#: On every response whose encoding was negotiated, identity ones too, so shared caches key by it.
-VARY: Final[Header] = (b"vary", b"Accept-Encoding")
-DIFFICULTY_BY_FILTER: Final = {name.lower(): name for name in DIFFICULTIES}
-DIFFICULTY_ERROR: Final = "difficulty must be one of easy, medium, hard, expert"
-VARIANT_ERROR: Final = "variant must be one of puzzle, solution"
-FORMAT_ERROR: Final = f"format must be one of {', '.join(FORMATS)}"
-SIZE_ERROR: Final = f"size must be a whole number of pixels from {MIN_SIZE} to {MAX_SIZE}"
 IMAGE_TYPES: Final[dict[Format, Header]] = {fmt: (b"content-type", t.encode()) for fmt, t in MEDIA_TYPES.items()}
 NO_PUZZLE: Final = "no puzzle has that id"
-DIFFICULTY_LEVEL_BY_FILTER: Final = {name.lower(): level for level, name in enumerate(DIFFICULTIES, 1)}
-#: The query parameters of ``random``; any other (``api_key`` among them) is not a filter.
-RANDOM_FILTERS: Final = (
-    "difficulty",
-    "technique",
-    "stars",
-    "min_score",
-    "max_score",
-    "min_clues",
-    "max_clues",
-    "symmetry",
-)
-#: What the puzzle of the day reads of its query string.
-_DAILY_PARAMS: Final = ("difficulty", "min_clues", "max_clues", "symmetry", "date", "tz")
-#: What ``random`` reads of its query string: the filters and ``seed``.
-_RANDOM_PARAMS: Final = (*RANDOM_FILTERS, "seed")
-SYMMETRY_BY_FILTER: Final = {name: code for code, name in enumerate(SYMMETRIES)}
-SYMMETRY_ERROR: Final = f"symmetry must be one of {', '.join(SYMMETRIES)}"
-CLUES_ERROR: Final = "{} must be a whole number from 0 to 81"
-#: The largest seed: every seed a JavaScript number holds exactly.
-MAX_SEED: Final = 2**53 - 1
-SEED_ERROR: Final = f"seed must be a whole number from 0 to {MAX_SEED}"
 TECHNIQUE_ERROR: Final = "unknown technique {!r}: the names are listed at /api/v2/techniques"
-STARS_ERROR: Final = "stars must be an integer from 1 to 5"
-_INTEGER: Final = re.compile(r"-?[0-9]{1,15}")
 #: ``max-age`` of the puzzle of a day that is over: nothing schedules a past day any more.
 PAST_DAY_MAX_AGE: Final = 86_400
-DAMAGED: Final = "this puzzle's record is damaged in the served pack"
 
 
 class Reply(NamedTuple):
@@ -95,187 +70,9 @@ Handler = Callable[[Scope, str | None], Reply]
 AsyncHandler = Callable[[Scope, str | None], Awaitable[Reply]]
 
 
-def header(scope: Scope, name: bytes) -> str | None:
-    """Every request header line called ``name`` (lower case) as one list (joined with ", "), as latin-1.
-
-    A list-valued field (``If-None-Match``, ``Accept-Encoding``) may come as several lines; RFC 9110
-    (5.3) makes them one value joined by commas. None when there is no such line.
-    """
-    found: str | None = None
-    for key, value in scope["headers"]:
-        if key == name:
-            text = bytes(value).decode("latin-1")
-            found = text if found is None else f"{found}, {text}"
-    return found
-
-
-def gzip_accepted(scope: Scope) -> bool:
-    """Whether the client takes a gzip-coded body (see :func:`~sudokupool.api.compression.accepts_gzip`)."""
-    return accepts_gzip(header(scope, b"accept-encoding"))
-
-
-def query(scope: Scope, name: str) -> str | None:
-    """The first query parameter called ``name`` (what ``parse_qsl(..., keep_blank_values=True)`` gives).
-
-    Split by hand: ``parse_qsl`` cost 1.1 us of a 7 us filtered pick; only parts with ``%`` or ``+``
-    go through ``unquote_plus``.
-    """
-    raw: bytes = scope["query_string"]
-    if not raw or name.encode() not in raw:
-        return None
-    return queries(raw, (name,)).get(name)
-
-
-def queries(raw: bytes, names: tuple[str, ...]) -> dict[str, str]:
-    """The first value of each query parameter in ``names`` that the query string ``raw`` has, in one pass
-    (see :func:`query`)."""
-    found: dict[str, str] = {}
-    for part in raw.decode("latin-1").split("&"):
-        key, _, value = part.partition("=")
-        if "%" in key or "+" in key:
-            key = unquote_plus(key)
-        if key in names and key not in found:
-            found[key] = unquote_plus(value) if "%" in value or "+" in value else value
-    return found
-
-
-def _integer(params: dict[str, str], name: str) -> int | None:
-    value = params.get(name)
-    if value is None:
-        return None
-    if not _INTEGER.fullmatch(value):
-        raise BadRequest(f"{name} must be an integer of at most 15 digits")
-    return int(value)
-
-
-def _clues(params: dict[str, str], name: str) -> int | None:
-    value = params.get(name)
-    if value is None:
-        return None
-    if not (0 < len(value) <= 2 and value.isascii() and value.isdigit()) or int(value) > 81:
-        raise BadRequest(CLUES_ERROR.format(name))
-    return int(value)
-
-
-def clue_filters(params: dict[str, str]) -> tuple[int | None, int | None, int | None]:
-    """``min_clues``, ``max_clues`` and ``symmetry`` (its position in ``SYMMETRIES``) of ``params``, checked."""
-    fewest, most = _clues(params, "min_clues"), _clues(params, "max_clues")
-    if fewest is not None and most is not None and fewest > most:
-        raise BadRequest("min_clues must not be above max_clues")
-    symmetry = None
-    named = params.get("symmetry")
-    if named is not None:
-        symmetry = SYMMETRY_BY_FILTER.get(named.lower())
-        if symmetry is None:
-            raise BadRequest(SYMMETRY_ERROR)
-    return fewest, most, symmetry
-
-
-def seed_of(value: str | None) -> int | None:
-    """The ``seed`` parameter: ASCII digits, 0 to :data:`MAX_SEED`; None when absent. Else :class:`BadRequest`."""
-    if value is None:
-        return None
-    if not (0 < len(value) <= 16 and value.isascii() and value.isdigit()) or int(value) > MAX_SEED:
-        raise BadRequest(SEED_ERROR)
-    return int(value)
-
-
-class RandomQuery(NamedTuple):
-    """``random``'s query string, checked: the difficulty's name, the filters (None when only a difficulty
-    or nothing is asked for), the filters as asked, for the messages, the difficulty's level and the seed."""
-
-    difficulty: str | None
-    filters: Filters | None
-    asked: tuple[tuple[str, str], ...]
-    level: int | None = None
-    seed: int | None = None
-
-    def every_filter(self) -> Filters:
-        """The filters, the difficulty alone included, as :class:`Filters`."""
-        return self.filters if self.filters is not None else Filters(self.level)
-
-
-def random_query(raw: bytes) -> RandomQuery:
-    """Parse and check ``random``'s query string; raise :class:`BadRequest` naming the first bad value.
-
-    Memoized by the raw bytes (:data:`KEPT_QUERY_BYTES` at most): a client asks the same query again and
-    again, and unquoting and checking it took longer than the pick. A bad query is not kept (an exception is
-    never cached), nor a longer one: a thousand long ones would hold megabytes."""
-    return _kept_query(raw) if len(raw) <= KEPT_QUERY_BYTES else _random_query(raw)
-
-
-#: The longest query string :func:`random_query` keeps: every filter at once, a long technique name escaped.
-KEPT_QUERY_BYTES: Final = 256
-
-
-def _random_query(raw: bytes) -> RandomQuery:
-    params = queries(raw, _RANDOM_PARAMS)
-    difficulty = level = None
-    value = params.get("difficulty")
-    if value is not None:
-        difficulty = DIFFICULTY_BY_FILTER.get(value.lower())
-        if difficulty is None:
-            raise BadRequest(DIFFICULTY_ERROR)
-        level = DIFFICULTY_LEVEL_BY_FILTER[value.lower()]
-    stars = params.get("stars")
-    if stars is not None and (len(stars) != 1 or stars not in "12345"):
-        raise BadRequest(STARS_ERROR)
-    low, high = _integer(params, "min_score"), _integer(params, "max_score")
-    if low is not None and high is not None and low > high:
-        raise BadRequest("min_score must not be above max_score")
-    fewest, most, symmetry = clue_filters(params)
-    seed = seed_of(params.get("seed"))
-    technique = params.get("technique")
-    asked = tuple((name, params[name]) for name in RANDOM_FILTERS if name in params)
-    if all(value is None for value in (technique, stars, low, high, fewest, most, symmetry)):
-        return RandomQuery(difficulty, None, asked, level, seed)
-    filters = Filters(
-        level, None if stars is None else int(stars), technique and technique.lower(), low, high, fewest, most, symmetry
-    )
-    return RandomQuery(difficulty, filters, asked, level, seed)
-
-
-_kept_query: Final = lru_cache(maxsize=1024)(_random_query)
-
-
-def json(body: bytes) -> Reply:
+def json_reply(body: bytes) -> Reply:
     """An uncacheable JSON reply."""
     return Reply(200, [JSON, NO_STORE], body)
-
-
-def image_choice(value: str | None, allowed: tuple[Choice, ...], error: str) -> Choice:
-    """``value`` (any case) as one of ``allowed``, the first of them when absent; else :class:`BadRequest`."""
-    if value is None:
-        return allowed[0]
-    lowered = value.lower()
-    for choice in allowed:
-        if choice == lowered:
-            return choice
-    raise BadRequest(error)
-
-
-def image_size(value: str | None) -> int:
-    """The ``size`` parameter: ASCII digits within ``MIN_SIZE``..``MAX_SIZE``, ``DEFAULT_SIZE`` when absent."""
-    if value is None:
-        return DEFAULT_SIZE
-    # At most 4 digits before int(): no signs, spaces, underscores or other scripts' digits, and no huge numbers.
-    if not (0 < len(value) <= 4 and value.isascii() and value.isdigit()):
-        raise BadRequest(SIZE_ERROR)
-    size = int(value)
-    if not MIN_SIZE <= size <= MAX_SIZE:
-        raise BadRequest(SIZE_ERROR)
-    return size
-
-
-def difficulty_level(params: dict[str, str]) -> int | None:
-    """The level of the query's ``difficulty`` (any case), None when it has none; a 400 for another name."""
-    difficulty = params.get("difficulty")
-    if difficulty is None:
-        return None
-    level = DIFFICULTY_LEVEL_BY_FILTER.get(difficulty.lower())
-    if level is None:
-        raise BadRequest(DIFFICULTY_ERROR)
-    return level
 
 
 class Endpoints:
@@ -298,8 +95,7 @@ class Endpoints:
         """A reply that caches may keep (``cache_control``, default the setting's), or 304 when the client
         already has it."""
         headers = [(b"etag", etag.encode()), cache_control or self.cache_control]
-        if_none_match = header(scope, b"if-none-match")
-        if if_none_match is not None and etag_matches(if_none_match, etag):
+        if not_modified(scope, etag):
             return Reply(304, headers, b"")
         return Reply(200, [content_type, *headers], body)
 
@@ -311,15 +107,10 @@ class Endpoints:
         """
         etag = pool.etag(index)
         headers = [(b"etag", etag.encode()), cache_control or self.cache_control, VARY]
-        if_none_match = header(scope, b"if-none-match")
-        if if_none_match is not None and etag_matches(if_none_match, etag):
+        if not_modified(scope, etag):
             return Reply(304, headers, b"")
-        try:
-            if gzip_accepted(scope):
-                return Reply(200, [JSON, GZIP, *headers], pool.gzip_body(index))
-            return Reply(200, [JSON, *headers], pool.body(index))
-        except DamagedRecord:  # logged once by the pool
-            raise ApiError(DAMAGED, status=500) from None
+        coding, body = record_body(scope, pool, index)
+        return Reply(200, [JSON, *coding, *headers], body)
 
     def find(self, param: str | None) -> tuple[Pool, int]:
         pool = self.runtime.current()
@@ -358,13 +149,13 @@ class Endpoints:
                 "last_error_at": sync.last_error_at,
             },
         }
-        return json(orjson.dumps(body))
+        return json_reply(orjson.dumps(body))
 
     def stats(self, scope: Scope, param: str | None) -> Reply:
-        return json(self.runtime.current().stats_body)
+        return json_reply(self.runtime.current().stats_body)
 
     async def activity(self, scope: Scope, param: str | None) -> Reply:
-        return json(orjson.dumps(await self.runtime.activity.snapshot_async()))
+        return json_reply(orjson.dumps(await self.runtime.activity.snapshot_async()))
 
     def random(self, scope: Scope, param: str | None) -> Reply:
         raw: bytes = scope["query_string"]
@@ -372,12 +163,8 @@ class Endpoints:
         pool = self.runtime.current()
         index = self.random_index(pool, asked)
         self.runtime.activity.record("random")
-        try:
-            if gzip_accepted(scope):
-                return Reply(200, [JSON, GZIP, VARY, NO_STORE], pool.gzip_body(index))
-            return Reply(200, [JSON, VARY, NO_STORE], pool.body(index))
-        except DamagedRecord:  # logged once by the pool
-            raise ApiError(DAMAGED, status=500) from None
+        coding, body = record_body(scope, pool, index)
+        return Reply(200, [JSON, *coding, VARY, NO_STORE], body)
 
     def random_index(self, pool: Pool, asked: RandomQuery | None) -> int:
         """The puzzle ``random`` answers ``asked`` with: at random, or the first of the seed's order."""
@@ -438,7 +225,7 @@ class Endpoints:
     def daily_choice(self, scope: Scope) -> tuple[Pool, int, int]:
         """The pool, the puzzle of the day the query asks for, and the seconds its answer may be cached."""
         raw: bytes = scope["query_string"]
-        params = queries(raw, _DAILY_PARAMS) if raw else {}
+        params = queries(raw, DAILY_PARAMS) if raw else {}
         level = difficulty_level(params)
         now = self.clock()
         current = today(now, zone(params.get("tz")))
@@ -458,7 +245,7 @@ class Endpoints:
         else:
             index = pool.daily_matching(day, Filters(level, min_clues=fewest, max_clues=most, symmetry=symmetry))
             if index is None:
-                named = ", ".join(f"{name}={params[name]}" for name in _DAILY_PARAMS[:4] if name in params)
+                named = ", ".join(f"{name}={params[name]}" for name in DAILY_PARAMS[:4] if name in params)
                 raise NotFound(f"no puzzle matches {named}")
         if index is None:
             name = DIFFICULTIES[level - 1] if level is not None else None
@@ -492,8 +279,7 @@ class Endpoints:
         # revalidate to 304; every other representation names its format and size.
         tag = variant[0] if fmt == "png" and size == DEFAULT_SIZE else f"{variant[0]}-{fmt}-{size}"
         etag = f'{pool.etag(index)[:-1]}-{tag}"'
-        if_none_match = header(scope, b"if-none-match")
-        if if_none_match is not None and etag_matches(if_none_match, etag):
+        if not_modified(scope, etag):
             # Answered before rendering: a revalidation costs no render, even after a cache eviction.
             return self.cacheable(scope, b"", etag)
         puzzle, solution = pool.puzzle(index), pool.solution(index)
@@ -521,7 +307,7 @@ class Endpoints:
             # Not logged here: the storage outage is logged once when it starts and once when it ends.
             raise ApiError(exc.message, status=503, headers={"Retry-After": str(exc.retry_after)}) from None
         self.runtime.activity.record("exports_listing")
-        return json(body)
+        return json_reply(body)
 
     def openapi(self, scope: Scope, param: str | None) -> Reply:
         if gzip_accepted(scope):

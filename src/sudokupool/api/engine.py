@@ -23,10 +23,12 @@ from zlib import crc32
 import orjson
 from starlette.types import Scope
 
+from sudokupool.api.compression import DAMAGED
 from sudokupool.api.computed import charge, left_of, work_error
-from sudokupool.api.conditional import etag_matches
-from sudokupool.api.endpoints import DAMAGED, JSON, Endpoints, Header, Reply, header, queries
+from sudokupool.api.conditional import not_modified
+from sudokupool.api.endpoints import JSON, Endpoints, Reply
 from sudokupool.api.errors import ApiError, BadRequest
+from sudokupool.api.query import Header, queries
 from sudokupool.loading.grids import GridIndex
 from sudokupool.loading.pool import DamagedRecord, Pool
 from sudokupool.sudoku.answers import Answer, grade_answer, grid_error, held_record, hint_answer, moved_record
@@ -131,10 +133,8 @@ def _reply(endpoints: Endpoints, scope: Scope, data: bytes) -> Reply:
     status, body = int(data[:3]), data[3:]
     etag = f'W/"{crc32(data):08x}{len(data):08x}"'
     headers = [(b"etag", etag.encode()), _cache_control(endpoints)]
-    if status == 200:
-        if_none_match = header(scope, b"if-none-match")
-        if if_none_match is not None and etag_matches(if_none_match, etag):
-            return Reply(304, headers, b"")
+    if status == 200 and not_modified(scope, etag):
+        return Reply(304, headers, b"")
     return Reply(status, [JSON, *headers], body)
 
 

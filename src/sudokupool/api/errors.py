@@ -1,7 +1,7 @@
 """Client errors with their status, and the one JSON error body every error path writes.
 
 Every failure under ``/api`` answers ``{"error": "..."}``. Handlers raise :class:`ApiError`; the API
-router (``router.py``) turns it, an unknown path or method, and any unexpected exception into that
+router (``dispatch.py``) turns it, an unknown path or method, and any unexpected exception into that
 body with :func:`send_error`. The router asks the rate limiter before it matches a route, so the
 limiter's headers reach error responses too.
 """

@@ -9,7 +9,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sudokupool.api.clientip import ClientAddresses
 from sudokupool.api.cors import CORS
-from sudokupool.api.router import ApiRouter
+from sudokupool.api.dispatch import ApiRouter
 from sudokupool.api.tally import UNMATCHED, RequestTally, Route
 from sudokupool.logs import AccessLog
 

@@ -13,17 +13,8 @@ from urllib.parse import quote
 
 from starlette.types import Scope
 
-from sudokupool.api.endpoints import (
-    FORMAT_ERROR,
-    NO_STORE,
-    VARIANT_ERROR,
-    Header,
-    Reply,
-    image_choice,
-    image_size,
-    queries,
-    random_query,
-)
+from sudokupool.api.endpoints import NO_STORE, Reply
+from sudokupool.api.query import FORMAT_ERROR, VARIANT_ERROR, Header, image_choice, image_size, queries, random_query
 from sudokupool.images.render import DEFAULT_SIZE, FORMATS, VARIANTS
 
 if TYPE_CHECKING:

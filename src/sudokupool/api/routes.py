@@ -21,7 +21,7 @@ from starlette.types import Scope
 from sudokupool.api import engine
 from sudokupool.api.archive import MAX_DAYS, daily_archive
 from sudokupool.api.downloads import Streamed, export_download
-from sudokupool.api.endpoints import MAX_SEED, AsyncHandler, Endpoints, Handler, Reply
+from sudokupool.api.endpoints import AsyncHandler, Endpoints, Handler, Reply
 from sudokupool.api.openapi import (
     CACHE_HEADERS,
     ENCODING_HEADERS,
@@ -35,6 +35,7 @@ from sudokupool.api.openapi import (
     query_param,
     rate_headers,
 )
+from sudokupool.api.query import MAX_SEED
 from sudokupool.api.redirects import daily_image, random_image
 from sudokupool.api.schemas import ref
 from sudokupool.api.sets import DEFAULT_COUNT, MAX_COUNT, MAX_OFFSET, PUZZLES_PER_REQUEST, puzzle_set, set_cost

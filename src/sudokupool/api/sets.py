@@ -19,18 +19,10 @@ from typing import TYPE_CHECKING, Final
 from isal import isal_zlib
 from starlette.types import Scope
 
-from sudokupool.api.endpoints import (
-    GZIP,
-    JSON,
-    MAX_SEED,
-    NO_STORE,
-    VARY,
-    Reply,
-    gzip_accepted,
-    queries,
-    random_query,
-)
+from sudokupool.api.compression import GZIP, VARY, gzip_accepted
+from sudokupool.api.endpoints import JSON, NO_STORE, Reply
 from sudokupool.api.errors import ApiError, BadRequest
+from sudokupool.api.query import MAX_SEED, queries, random_query
 from sudokupool.loading.pool import DamagedRecord
 
 if TYPE_CHECKING:

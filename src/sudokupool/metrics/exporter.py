@@ -32,7 +32,7 @@ from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 
 from sudokupool import __version__
-from sudokupool.api.gate import RateLimiter
+from sudokupool.api.limiter import RateLimiter
 from sudokupool.api.tally import BUCKETS, RequestTally, code_label
 from sudokupool.loading.cache import Received
 from sudokupool.metrics.loop import BUCKETS as LAG_BUCKETS

@@ -2,7 +2,7 @@
 
 ``window`` holds the arithmetic, ``memory`` and ``redis`` the two stores behind
 :class:`~sudokupool.ratelimit.store.LimiterStore`, ``limits`` the requests per window of each tier. The
-HTTP gate that counts each request (keys, client address, 401 and 429) is :mod:`sudokupool.api.gate`.
+HTTP gate that counts each request (keys, client address, 401 and 429) is :mod:`sudokupool.api.limiter`.
 :func:`make_store` picks the store the settings ask for.
 """
 

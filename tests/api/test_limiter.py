@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from sudokupool.api.clientip import CLIENT_ID
-from sudokupool.api.gate import RateLimiter, presented_key
+from sudokupool.api.limiter import RateLimiter, presented_key
 from sudokupool.config import Settings
 from sudokupool.ratelimit import Limits, MemoryStore
 from sudokupool.ratelimit.keys import Keyring, digest

@@ -21,7 +21,7 @@ from sudokupool.api.computed import CHARGE, RECEIVE
 from sudokupool.api.downloads import Streamed
 from sudokupool.api.endpoints import NO_PUZZLE, AsyncHandler, Handler
 from sudokupool.api.errors import ApiError, send_error
-from sudokupool.api.gate import RateLimiter, Refusal, Refused
+from sudokupool.api.limiter import RateLimiter, Refusal, Refused
 from sudokupool.api.tally import UNMATCHED, RequestTally, Route
 
 logger = logging.getLogger("sudokupool")
