@@ -191,7 +191,7 @@ def test_one_version_the_packages_in_version_and_in_what_builds_make(capsys: pyt
     ],
 )
 def test_counts_take_the_noun_in_their_number(count: int, noun: str, words: str) -> None:
-    from sudokupool.plural import counted
+    from sudokupool.logs import counted
 
     assert counted(count, noun) == words
 

@@ -18,13 +18,12 @@ PACKAGE = "sudokupool"
 LAYERS: tuple[tuple[str, ...], ...] = (
     # The puzzle itself: grids, solver, techniques, grader. Nothing else of ours.
     ("", "sudoku"),
-    # Settings, logging, counts in words, and small helpers with no knowledge of the pool: outage logs, the Redis
-    # client, task cancelling; and the parts of serving/ the workers use below the app: the launcher's supervision
-    # and the heap trim.
-    ("config", "logs", "plural", "outages", "redisclient", "tasks", "serving.supervision", "serving.heap"),
+    # Settings, logging (with counts in words), services/: the Redis client and the outage log; and the parts of
+    # serving/ the workers use below the app: the launcher's supervision, the heap trim, task cancelling.
+    ("config", "logs", "services", "serving.supervision", "serving.heap", "serving.tasks"),
     # Where exports live (a directory, S3) and how exports and their packs are named.
     ("storage",),
-    # The export and pack formats (the gzip member with them), the loader, the pool, the sync.
+    # The export and pack formats (the gzip member with them), the loader, the pool, the sync, the export listing.
     ("loading",),
     # Windows, counters and their stores, and the issued keys (ratelimit/keys.py): no HTTP in here.
     ("ratelimit", "activity"),
@@ -32,14 +31,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("images", "work"),
     # Making exports: build orders and their workers, the export writer, build and merge, publishing.
     ("exporting",),
-    # The live pool reference with its caches, and the cached export listing.
-    ("state", "listing"),
-    # The HTTP surface: front, gate, routes with their operations, handlers.
+    # The live pool reference with its caches.
+    ("state",),
+    # The HTTP surface: front, limiter, routes with their operations, handlers.
     ("api",),
     # Observes the layers below.
     ("metrics",),
-    # The app's assembly, the web page (with its print sheet); serving/: the launcher and its bounded protocol.
-    ("app", "site", "printsheet", "serving"),
+    # The app's assembly, web/: the page with its print sheet; serving/: the launcher and its bounded protocol.
+    ("app", "web", "serving"),
     ("commands", "cli", "__main__"),
 )
 

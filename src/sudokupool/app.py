@@ -34,16 +34,16 @@ from sudokupool.loading.loader import LoadError
 from sudokupool.loading.pool import Pool
 from sudokupool.loading.sync import PoolSync
 from sudokupool.logs import AccessLog, configure_service_logging, install_redaction
-from sudokupool.outages import OutageLog, Probe, redis_outages
-from sudokupool.printsheet import print_routes
 from sudokupool.ratelimit import LimiterStore, Limits, make_store
 from sudokupool.ratelimit.keys import Keyring
+from sudokupool.services.outages import OutageLog, Probe, redis_outages
 from sudokupool.serving.heap import one_heap
 from sudokupool.serving.supervision import report_startup_failure, worker_started
-from sudokupool.site import STATIC_DIR, asset_version, web_routes
+from sudokupool.serving.tasks import Interrupted, until_signalled
 from sudokupool.state import Runtime
 from sudokupool.storage import open_store
-from sudokupool.tasks import Interrupted, until_signalled
+from sudokupool.web.printsheet import print_routes
+from sudokupool.web.site import STATIC_DIR, asset_version, web_routes
 
 if TYPE_CHECKING:
     from sudokupool.metrics.endpoint import MetricsServer
@@ -272,7 +272,7 @@ def _redis_probe(settings: Settings) -> Probe | None:
     if not settings.redis_url:
         return None
     # Imported here so a process-local deployment never imports redis-py.
-    from sudokupool.redisclient import pinger
+    from sudokupool.services.redisclient import pinger
 
     return pinger(settings.redis_url, timeout=settings.redis_timeout, mode=settings.redis_mode)
 

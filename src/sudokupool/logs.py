@@ -8,6 +8,8 @@ configured logger. Either way the filter sits on the ``uvicorn.access`` logger i
 
 With ``SUDOKUPOOL_LOG_FORMAT=json`` every line is one JSON object (:class:`JsonFormatter`): the service's
 own lines, uvicorn's and granian's (through their logging configuration) and the access log's.
+
+:func:`counted` words a count for these lines and the commands' reports: ``1 bad line``, ``2 bad lines``.
 """
 
 from __future__ import annotations
@@ -199,3 +201,10 @@ class AccessLog:
             stream.write("".join(self.lines))
             stream.flush()
             self.lines.clear()
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``count`` and ``noun`` (``plural``, by default ``noun`` + ``s``, for any count but 1), with thousands
+    separated by commas past 9,999 as elsewhere in the reports."""
+    number = f"{count:,}" if count > 9999 else str(count)
+    return f"{number} {noun if count == 1 else plural or noun + 's'}"

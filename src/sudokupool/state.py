@@ -13,10 +13,10 @@ import orjson
 
 from sudokupool.activity.counters import Activity
 from sudokupool.config import Settings
-from sudokupool.listing import ExportsListing
+from sudokupool.loading.listing import ExportsListing
 from sudokupool.loading.pool import Pool
 from sudokupool.loading.status import SyncStatus
-from sudokupool.outages import storage_outages
+from sudokupool.services.outages import storage_outages
 from sudokupool.serving.heap import release_free_memory
 from sudokupool.storage.base import ExportListing, ExportObject, ExportStore
 from sudokupool.work import WorkPool
@@ -101,8 +101,8 @@ class Runtime:
         return pool
 
     async def exports_body(self) -> bytes:
-        """The ``pool-exports`` body (see :class:`~sudokupool.listing.ExportsListing`); raise
-        :class:`~sudokupool.listing.ListingUnavailable` while storage fails or is slow to answer."""
+        """The ``pool-exports`` body (see :class:`~sudokupool.loading.listing.ExportsListing`); raise
+        :class:`~sudokupool.loading.listing.ListingUnavailable` while storage fails or is slow to answer."""
         return await self.listing.body()
 
     async def _list_exports(self) -> bytes:

@@ -6,7 +6,7 @@ turned off; reflow at 320 px and 200 % zoom; and axe-core on every page (the pla
 and with a pasted puzzle, the embeddable player, the print sheet) in both schemes on a desktop and a phone,
 where a serious or critical violation fails. axe-core comes from npm at a pinned version into the shared test-tool cache
 (``tests/tools.py``); it skips single characters, so the board's digits and highlights are checked by
-``tests/test_contrast.py`` from the stylesheet instead.
+``tests/web/test_contrast.py`` from the stylesheet instead.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from sudokupool.activity.counters import Activity
 
 if TYPE_CHECKING:
     from sudokupool.config import Settings
-    from sudokupool.outages import OutageLog
+    from sudokupool.services.outages import OutageLog
 
 
 def make_activity(settings: Settings, *, outages: OutageLog | None = None) -> Activity:

@@ -18,9 +18,10 @@ lives on the node its key maps to; every command names that one key.
 The endpoint reads the hash with one ``HGETALL``, cached for ``cache_seconds`` so API traffic cannot
 become Redis traffic, and adds what this instance has not flushed yet. When Redis cannot be read the
 endpoint reports this instance's counts with scope ``instance`` and says why. An outage is logged once
-when it starts and once when it ends (:class:`~sudokupool.outages.OutageLog`). A call whose connection
-failed without a timeout is sent once more on a fresh connection first (:func:`~sudokupool.redisclient.once_more`),
-and a cluster node's answer to single mode is a setting to change, logged once as such.
+when it starts and once when it ends (:class:`~sudokupool.services.outages.OutageLog`). A call whose connection
+failed without a timeout is sent once more on a fresh connection first
+(:func:`~sudokupool.services.redisclient.once_more`), and a cluster node's answer to single mode is a setting to
+change, logged once as such.
 
 A flush that times out after Redis applied it is sent again by the next flush (counted twice):
 a counter of plays may be off by one batch in that rare case, which is why this is not the limiter.
@@ -39,8 +40,8 @@ from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
 from sudokupool.activity.counters import DOWNLOADS, PLAYS, Activity, shape
-from sudokupool.outages import OutageLog, redis_outages
-from sudokupool.redisclient import Client, Mode, cluster_hint, cluster_reply, connect, once_more, server_name
+from sudokupool.services.outages import OutageLog, redis_outages
+from sudokupool.services.redisclient import Client, Mode, cluster_hint, cluster_reply, connect, once_more, server_name
 
 logger = logging.getLogger(__name__)
 
@@ -101,7 +102,7 @@ class RedisActivity(Activity):
 
     @classmethod
     def from_url(cls, url: str, *, timeout: float, mode: Mode | str = "single", **options: Any) -> RedisActivity:
-        """A counter with its own client for ``url`` (see :func:`~sudokupool.redisclient.connect`)."""
+        """A counter with its own client for ``url`` (see :func:`~sudokupool.services.redisclient.connect`)."""
         client = connect(url, timeout=timeout, mode=mode)
         return cls(client, server=server_name(url), **options)
 

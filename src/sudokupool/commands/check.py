@@ -21,7 +21,7 @@ from sudokupool.commands.options import add_bad_lines_option, add_time_limit_opt
 from sudokupool.commands.output import print_problems
 from sudokupool.loading.loader import LoadError
 from sudokupool.loading.verify import check_export
-from sudokupool.plural import counted
+from sudokupool.logs import counted
 from sudokupool.storage.naming import is_export_name
 
 

@@ -7,7 +7,7 @@ import os
 import sys
 
 from sudokupool.config import Settings
-from sudokupool.plural import counted
+from sudokupool.logs import counted
 from sudokupool.ratelimit.keys import Keyring, Tier, digest, entry, new_key
 
 

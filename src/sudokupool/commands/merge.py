@@ -21,7 +21,7 @@ from sudokupool.commands import CommandError
 from sudokupool.exporting.merge import Unreadable, exports_of, merge_one
 from sudokupool.exporting.workers import worker_pool
 from sudokupool.exporting.writer import ExportWriter, export_limit_problem, output_path, prepare_output
-from sudokupool.plural import counted
+from sudokupool.logs import counted
 from sudokupool.storage.naming import is_export_name
 
 

@@ -7,7 +7,7 @@ import time
 from typing import Any, TextIO
 
 from sudokupool.loading.loader import LoadReport
-from sudokupool.plural import counted
+from sudokupool.logs import counted
 
 
 def _clock(seconds: float) -> str:

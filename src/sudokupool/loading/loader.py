@@ -31,7 +31,7 @@ from sudokupool.loading import cache
 from sudokupool.loading.export import MIN_RECORD_BYTES, ExportError, LineError, Record, numbered_lines, parse_record
 from sudokupool.loading.pack import PACE, PackError, map_file
 from sudokupool.loading.pool import Pool, PoolBuilder, PoolInfo
-from sudokupool.plural import counted
+from sudokupool.logs import counted
 from sudokupool.storage.base import ExportObject, ExportStore, StorageError
 from sudokupool.storage.naming import export_timestamp, is_export_name, pack_key
 

@@ -11,7 +11,7 @@ from typing import Protocol
 
 from sudokupool.config import Settings
 from sudokupool.loading.pool import Pool
-from sudokupool.outages import OutageLog
+from sudokupool.services.outages import OutageLog
 from sudokupool.storage.base import ExportStore
 
 

@@ -28,10 +28,10 @@ from sudokupool.loading.loader import LoadError, LoadLimits, load_export, load_l
 from sudokupool.loading.pool import Pool
 from sudokupool.loading.shared import SharedListing
 from sudokupool.loading.status import SyncTarget
+from sudokupool.serving.tasks import cancel
 from sudokupool.storage.base import ExportListing, ExportObject, ExportStore, StorageError
 from sudokupool.storage.local import LocalStore
 from sudokupool.storage.naming import export_order, pack_key
-from sudokupool.tasks import cancel
 
 logger = logging.getLogger("sudokupool.sync")
 

@@ -37,10 +37,10 @@ from sudokupool.api.tally import BUCKETS, RequestTally, code_label
 from sudokupool.loading.cache import Received
 from sudokupool.metrics.loop import BUCKETS as LAG_BUCKETS
 from sudokupool.metrics.loop import LoopLag
+from sudokupool.serving.tasks import cancel
 from sudokupool.state import Runtime
 from sudokupool.storage.naming import export_order
 from sudokupool.sudoku import DIFFICULTIES
-from sudokupool.tasks import cancel
 from sudokupool.work.pool import JOB_BUCKETS
 
 #: Seconds between the flushes of each worker when several share the metrics.

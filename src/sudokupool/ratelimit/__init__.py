@@ -9,11 +9,11 @@ HTTP gate that counts each request (keys, client address, 401 and 429) is :mod:`
 from __future__ import annotations
 
 from sudokupool.config import Settings
-from sudokupool.outages import OutageLog
 from sudokupool.ratelimit.limits import Limits
 from sudokupool.ratelimit.memory import MemoryStore
 from sudokupool.ratelimit.store import LimiterStore, LimiterUnavailable
 from sudokupool.ratelimit.window import Decision
+from sudokupool.services.outages import OutageLog
 
 __all__ = [
     "Decision",

@@ -17,15 +17,15 @@ window ends, with no Redis call: it cannot be allowed again before then.
 
 Redis failing never becomes a 500. A call whose connection failed without a timeout (a connection
 kept from before the server restarted) is sent once more on a fresh one first
-(:func:`~sudokupool.redisclient.stale`). After a failed call the store stops asking that server for
+(:func:`~sudokupool.services.redisclient.stale`). After a failed call the store stops asking that server for
 ``retry_interval`` seconds (so a dead Redis costs no timeout per request) and, per
 ``SUDOKUPOOL_REDIS_FAILURE_MODE``, either counts in process memory meanwhile (``open``: the limits
 then hold per instance, not per fleet) or raises :class:`LimiterUnavailable` (``closed``: 503).
 An outage is logged once when it starts and once when it ends, which the outage log's probe finds out
-when the server answers, whether or not a request needs it then (:class:`~sudokupool.outages.OutageLog`).
+when the server answers, whether or not a request needs it then (:class:`~sudokupool.services.outages.OutageLog`).
 
 In single mode, a server that answers ``MOVED`` or ``CROSSSLOT`` is a node of a Redis Cluster: that is a
-setting to change, logged once as such (:func:`~sudokupool.redisclient.cluster_hint`), not an outage.
+setting to change, logged once as such (:func:`~sudokupool.services.redisclient.cluster_hint`), not an outage.
 """
 
 from __future__ import annotations
@@ -40,11 +40,11 @@ from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.connection import AbstractConnection
 from redis.exceptions import NoScriptError, ResponseError
 
-from sudokupool.outages import OutageLog, redis_outages
 from sudokupool.ratelimit.memory import MemoryStore
 from sudokupool.ratelimit.store import LimiterUnavailable
 from sudokupool.ratelimit.window import WINDOW_SECONDS, Clock, Decision, decide, wall_clock, window_index
-from sudokupool.redisclient import Client, Mode, cluster_hint, cluster_reply, connect, server_name, stale
+from sudokupool.services.outages import OutageLog, redis_outages
+from sudokupool.services.redisclient import Client, Mode, cluster_hint, cluster_reply, connect, server_name, stale
 
 logger = logging.getLogger(__name__)
 
@@ -119,7 +119,7 @@ class RedisStore:
     def from_url(
         cls, url: str, *, timeout: float, failure_mode: str = "open", mode: Mode | str = "single", **options: Any
     ) -> RedisStore:
-        """A store with its own client for ``url`` (see :func:`~sudokupool.redisclient.connect`)."""
+        """A store with its own client for ``url`` (see :func:`~sudokupool.services.redisclient.connect`)."""
         client = connect(url, timeout=timeout, mode=mode)
         return cls(client, failure_mode=failure_mode, server=server_name(url), **options)
 

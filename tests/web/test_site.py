@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from sudokupool.site import STATIC_DIR, asset_version
+from sudokupool.web.site import STATIC_DIR, asset_version
 
 pytestmark = pytest.mark.anyio
 

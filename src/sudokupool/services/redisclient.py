@@ -3,7 +3,7 @@
 The rate limiter and the activity counters both talk to it, on the request path or beside it, so a slow
 or absent Redis must cost a bounded time and a bounded amount of logging: a socket timeout on every call,
 no retry of a call that timed out, and one log line when a server becomes unreachable and one when it is
-back (:func:`sudokupool.outages.redis_outages`, which :func:`pinger` lets probe a server that stopped
+back (:func:`sudokupool.services.outages.redis_outages`, which :func:`pinger` lets probe a server that stopped
 answering).
 
 One retry is made, on a fresh connection, of a call whose connection failed without a timeout
@@ -91,7 +91,7 @@ def cluster_hint(server: str) -> str:
 
 
 def pinger(url: str, *, timeout: float, mode: Mode | str = "single") -> Callable[[str], Awaitable[None]]:
-    """A probe for :func:`~sudokupool.outages.redis_outages`: a PING to a server, on a connection of its own
+    """A probe for :func:`~sudokupool.services.outages.redis_outages`: a PING to a server, on a connection of its own
     opened for it and closed after, within ``timeout`` seconds per step.
 
     Single mode pings the server of ``url`` (whatever name it is given); cluster mode pings the node named

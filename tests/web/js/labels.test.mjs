@@ -23,7 +23,7 @@ import {
   stepNews,
   successText,
   techniqueOptions,
-} from "../../src/sudokupool/static/labels.js";
+} from "../../../src/sudokupool/web/static/labels.js";
 
 test("a cell's label names it as the solve path does, says what it holds and what is flagged", () => {
   assert.equal(cellLabel(0, 5, true, 0, []), "r1c1, given 5");

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { apiHint, hintFailureView, hintNews, hintView, legend } from "../../src/sudokupool/static/hints.js";
+import { apiHint, hintFailureView, hintNews, hintView, legend } from "../../../src/sudokupool/web/static/hints.js";
 
 const PAIR = {
   technique: "Pointing pair",

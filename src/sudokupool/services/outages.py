@@ -52,7 +52,7 @@ def redis_outages(
 ) -> OutageLog:
     """The log of Redis's outages, shared by the limiter and the activity counters of one process.
 
-    ``probe``: see :func:`sudokupool.redisclient.pinger`."""
+    ``probe``: see :func:`sudokupool.services.redisclient.pinger`."""
     return OutageLog(
         "Redis",
         logging.getLogger("sudokupool.redis"),

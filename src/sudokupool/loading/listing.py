@@ -21,9 +21,9 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from sudokupool.outages import OutageLog
+from sudokupool.services.outages import OutageLog
+from sudokupool.serving.tasks import cancel
 from sudokupool.storage.base import StorageError
-from sudokupool.tasks import cancel
 
 #: How long a failed listing is remembered: at most one storage call per this many seconds in an outage.
 FAILURE_SECONDS = 5.0

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { readPasted } from "../../src/sudokupool/static/pasted.js";
+import { readPasted } from "../../../src/sudokupool/web/static/pasted.js";
 
 const GRID = "4.....8.5.3..........7......2.....6.....8.4......1.......6.3.7.5..2.....1.4......";
 const ROWS = Array.from({ length: 9 }, (_, r) => GRID.slice(r * 9, r * 9 + 9));

@@ -14,7 +14,7 @@ from typing import Final
 
 import pytest
 
-from sudokupool.site import STATIC_DIR
+from sudokupool.web.site import STATIC_DIR
 
 CSS: Final = (STATIC_DIR / "style.css").read_text()
 TEXT: Final = 4.5

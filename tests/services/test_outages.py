@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from sudokupool.outages import REDIS_MEANWHILE, redis_outages, storage_outages
+from sudokupool.services.outages import REDIS_MEANWHILE, redis_outages, storage_outages
 from tests.helpers import FakeClock, wait_until_async
 
 

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import * as api from "../../src/sudokupool/static/api.js";
+import * as api from "../../../src/sudokupool/web/static/api.js";
 
 const PUZZLE = "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79";
 
@@ -95,7 +95,7 @@ test("the technique catalogue comes from /api/v1/techniques", async () => {
 });
 
 test("a set is asked for in one request and its records checked", async () => {
-  const { fetchSet } = await import("../../src/sudokupool/static/api.js");
+  const { fetchSet } = await import("../../../src/sudokupool/web/static/api.js");
   const asked = [];
   const record = { canonical_id: "X", puzzle: ".".repeat(81) };
   const fake = async (path) => {

@@ -14,7 +14,7 @@ import {
   prune,
   saveGame,
   setLetters,
-} from "../../src/sudokupool/static/store.js";
+} from "../../../src/sudokupool/web/static/store.js";
 
 /** The part of the Storage interface the store uses; its keys are own properties, as localStorage's are. */
 class MemoryStorage {
@@ -128,7 +128,7 @@ test("the letter shortcuts are on until turned off, and the choice is kept apart
 });
 
 test("a set kept for offline play is taken one record at a time, then runs out", async () => {
-  const { keepSet, takeFromSet, setSize, SET_KEY } = await import("../../src/sudokupool/static/store.js");
+  const { keepSet, takeFromSet, setSize, SET_KEY } = await import("../../../src/sudokupool/web/static/store.js");
   const storage = new MemoryStorage();
   assert.equal(takeFromSet(storage), null);
   keepSet(storage, [{ canonical_id: "A" }, { canonical_id: "B" }]);

@@ -1,4 +1,4 @@
-"""The page's JavaScript modules: their unit tests (``tests/js``, run by Node's own test runner) pass, and
+"""The page's JavaScript modules: their unit tests (``tests/web/js``, run by Node's own test runner) pass, and
 every module is served with the page's version, as ``app.js`` imports them."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from sudokupool.site import STATIC_DIR, asset_version
+from sudokupool.web.site import STATIC_DIR, asset_version
 
 JS_TESTS = Path(__file__).parent / "js"
 MODULES = sorted(path.name for path in STATIC_DIR.glob("*.js"))

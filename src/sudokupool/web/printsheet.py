@@ -41,9 +41,9 @@ from sudokupool.api.query import MAX_SEED
 from sudokupool.images.render import DEFAULT_SIZE, render_svg
 from sudokupool.loading.choose import Filters
 from sudokupool.loading.pool import Pool
-from sudokupool.site import PAGE_HEADERS, VERSION_MARK
 from sudokupool.state import Runtime
 from sudokupool.sudoku import DIFFICULTIES
+from sudokupool.web.site import PAGE_HEADERS, VERSION_MARK
 from sudokupool.work import WorkBudgetExceeded, WorkDropped, WorkQueueFull
 
 MAX_PUZZLES: Final = 12

@@ -209,6 +209,6 @@ async def test_a_client_that_asks_for_json_or_anything_gets_json(client: httpx.A
     ],
 )
 def test_prefers_html(accept: str, html: bool) -> None:
-    from sudokupool.printsheet import prefers_html
+    from sudokupool.web.printsheet import prefers_html
 
     assert prefers_html(accept) is html

@@ -5,8 +5,8 @@ import logging
 
 import pytest
 
-from sudokupool.listing import ExportsListing, ListingUnavailable
-from sudokupool.outages import OutageLog, storage_outages
+from sudokupool.loading.listing import ExportsListing, ListingUnavailable
+from sudokupool.services.outages import OutageLog, storage_outages
 from sudokupool.storage.base import StorageError
 from tests.helpers import FakeClock, wait_until_async
 

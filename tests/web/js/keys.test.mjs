@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { digitOf, keyAction } from "../../src/sudokupool/static/keys.js";
+import { digitOf, keyAction } from "../../../src/sudokupool/web/static/keys.js";
 
 const press = (key, extra = {}) => ({ key, code: "", altKey: false, ctrlKey: false, metaKey: false, shiftKey: false, ...extra });
 const inGrid = { selected: 10, inField: false, inBoard: true, inGrid: true };

@@ -12,9 +12,9 @@ import time
 import pytest
 
 from sudokupool.activity.redis import RedisActivity
-from sudokupool.outages import redis_outages
 from sudokupool.ratelimit.redis import RedisStore
-from sudokupool.redisclient import pinger
+from sudokupool.services.outages import redis_outages
+from sudokupool.services.redisclient import pinger
 from tests.helpers import MINUTE, FakeClock
 from tests.valkey import ValkeyCluster, ValkeyServer
 
