@@ -52,7 +52,7 @@ def grader() -> None:
 
 def best(step: Callable[[Any, Any], object], items: list[Any], lines: int) -> float:
     """Least CPU µs per line of ``step`` (a fresh PoolBuilder, an item) over ``items``, of 5 passes."""
-    from sudokupool.loading.pool import PoolBuilder
+    from sudokupool.pool.pool import PoolBuilder
 
     times = []
     for _ in range(5):
@@ -183,8 +183,8 @@ def pack_load(directory: str) -> None:
     """The latest export of ``directory`` loaded as startup loads it (``load_export``, no cache directory), and
     its pack's checks alone on a fresh mapping of the file (``Pool.from_pack``): seconds of each per line read."""
     from sudokupool.loading.loader import load_export
-    from sudokupool.loading.pack import map_file
-    from sudokupool.loading.pool import Pool, PoolInfo
+    from sudokupool.pool.pack import map_file
+    from sudokupool.pool.pool import Pool, PoolInfo
     from sudokupool.storage.local import LocalStore
 
     store = LocalStore(Path(directory))

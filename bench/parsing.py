@@ -7,8 +7,8 @@ import io
 from pathlib import Path
 
 from bench.harness import options
-from sudokupool.loading import export
-from sudokupool.loading.pool import PoolBuilder
+from sudokupool.pool import export
+from sudokupool.pool.pool import PoolBuilder
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent

@@ -33,7 +33,7 @@ import msgspec
 import orjson
 
 from bench.harness import POOLS, ROOT, latest_export, options
-from sudokupool.loading.export import PUBLIC_FIELD_NAMES, parse_record
+from sudokupool.pool.export import PUBLIC_FIELD_NAMES, parse_record
 from sudokupool.storage.naming import export_filename
 from sudokupool.sudoku.ids import puzzle_id, share_code
 from sudokupool.sudoku.symmetry import symmetry_class

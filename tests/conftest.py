@@ -14,7 +14,7 @@ from hypothesis import settings
 
 from sudokupool.app import create_app
 from sudokupool.config import Settings
-from sudokupool.loading.pool import Pool
+from sudokupool.pool.pool import Pool
 from tests.factories import EXPORT_NAME, build_pool, make_records, write_export
 
 pytest_plugins = ["tests.seaweed", "tests.valkey"]

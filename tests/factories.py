@@ -8,8 +8,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from sudokupool.loading.export import parse_record, record_line
-from sudokupool.loading.pool import Pool, PoolBuilder
+from sudokupool.pool.export import parse_record, record_line
+from sudokupool.pool.pool import Pool, PoolBuilder
 from sudokupool.sudoku.canonical import canonical_form
 from sudokupool.sudoku.generator import generate
 from sudokupool.sudoku.grader import grade

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from isal import isal_zlib
 
-from sudokupool.loading import pack
-from sudokupool.loading.gzip_member import open_member
+from sudokupool.pool import pack
+from sudokupool.pool.gzip_member import open_member
 
 Sections = dict[str, bytearray]
 
@@ -29,7 +29,7 @@ def read(path: Path) -> tuple[pack.PackHeader, Sections]:
 
 
 def write(path: Path, header: pack.PackHeader, sections: Sections) -> None:
-    """Lay ``sections`` out after the header as :class:`~sudokupool.loading.pack.PackWriter` does, with a
+    """Lay ``sections`` out after the header as :class:`~sudokupool.pool.pack.PackWriter` does, with a
     right checksum."""
     out = bytearray(pack.HEADER_SIZE)
     places: dict[str, tuple[int, int]] = {}

@@ -13,7 +13,7 @@ import pytest
 
 from sudokupool.app import create_app
 from sudokupool.config import Settings
-from sudokupool.loading.export import record_line
+from sudokupool.pool.export import record_line
 from tests.factories import write_export
 from tests.helpers import free_port, wait_until
 from tests.servers import command, run_server

@@ -23,7 +23,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("config", "logs", "services", "serving.supervision", "serving.heap", "serving.tasks"),
     # Where exports live (a directory, S3) and how exports and their packs are named.
     ("storage",),
-    # The export and pack formats (the gzip member with them), the loader, the pool, the sync, the export listing.
+    # The served pool and its formats: export records, the pack and its check, the gzip member, choices, grids.
+    ("pool",),
+    # Finding, loading, checking and swapping a pool: the loader, the pack cache, the sync, the export listing.
     ("loading",),
     # Windows, counters and their stores, and the issued keys (ratelimit/keys.py): no HTTP in here.
     ("ratelimit", "activity"),
@@ -118,8 +120,8 @@ def test_no_module_imports_a_higher_layer() -> None:
 @pytest.mark.parametrize(
     ("path", "source"),
     [
-        ("loading/pool.py", "from sudokupool.api.compression import inflate\n"),
-        ("loading/pool.py", "from ..api import compression\n"),
+        ("pool/pool.py", "from sudokupool.api.compression import inflate\n"),
+        ("pool/pool.py", "from ..api import compression\n"),
         ("storage/s3.py", "def f() -> None:\n    import sudokupool.state\n"),
         ("sudoku/grader.py", "from sudokupool import config\n"),
     ],

@@ -31,9 +31,9 @@ from sudokupool.api.routes import UNLIMITED_PATHS, api_costs, api_routes, openap
 from sudokupool.api.tally import RequestTally
 from sudokupool.config import Settings, SettingsError, listen_port, web_concurrency
 from sudokupool.loading.loader import LoadError
-from sudokupool.loading.pool import Pool
 from sudokupool.loading.sync import PoolSync
 from sudokupool.logs import AccessLog, configure_service_logging, install_redaction
+from sudokupool.pool.pool import Pool
 from sudokupool.ratelimit import LimiterStore, Limits, make_store
 from sudokupool.ratelimit.keys import Keyring
 from sudokupool.services.outages import OutageLog, Probe, redis_outages

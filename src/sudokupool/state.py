@@ -13,9 +13,9 @@ import orjson
 
 from sudokupool.activity.counters import Activity
 from sudokupool.config import Settings
-from sudokupool.loading.listing import ExportsListing
-from sudokupool.loading.pool import Pool
+from sudokupool.loading.listing import ExportsPage
 from sudokupool.loading.status import SyncStatus
+from sudokupool.pool.pool import Pool
 from sudokupool.services.outages import storage_outages
 from sudokupool.serving.heap import release_free_memory
 from sudokupool.storage.base import ExportListing, ExportObject, ExportStore
@@ -56,7 +56,7 @@ class Runtime:
         self.sync = SyncStatus()
         #: One line when storage becomes unreachable and one when it is back, whoever notices (listing, sync).
         self.storage_outage = storage_outages()
-        self.listing = ExportsListing(
+        self.listing = ExportsPage(
             self._list_exports, ttl=settings.exports_list_cache_seconds, outage=self.storage_outage
         )
 
@@ -101,7 +101,7 @@ class Runtime:
         return pool
 
     async def exports_body(self) -> bytes:
-        """The ``pool-exports`` body (see :class:`~sudokupool.loading.listing.ExportsListing`); raise
+        """The ``pool-exports`` body (see :class:`~sudokupool.loading.listing.ExportsPage`); raise
         :class:`~sudokupool.loading.listing.ListingUnavailable` while storage fails or is slow to answer."""
         return await self.listing.body()
 

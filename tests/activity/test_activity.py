@@ -14,7 +14,7 @@ from sudokupool.activity.counters import Activity
 from sudokupool.activity.redis import RedisActivity
 from sudokupool.app import create_app
 from sudokupool.config import Settings
-from sudokupool.loading.pool import Pool
+from sudokupool.pool.pool import Pool
 from tests.helpers import FakeClock, running, wait_until_async
 from tests.valkey import ValkeyCluster, ValkeyServer
 

@@ -10,7 +10,7 @@ import pytest
 
 from sudokupool.app import create_app
 from sudokupool.config import Settings
-from sudokupool.loading.pool import Pool
+from sudokupool.pool.pool import Pool
 from tests.servers import run_server
 
 pytestmark = pytest.mark.anyio

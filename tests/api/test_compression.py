@@ -13,8 +13,8 @@ import pytest
 from isal import isal_zlib
 
 from sudokupool.api.compression import accepts_gzip
-from sudokupool.loading.gzip_member import compress, identity_length, inflate, trailer_tag
-from sudokupool.loading.pool import Pool
+from sudokupool.pool.gzip_member import compress, identity_length, inflate, trailer_tag
+from sudokupool.pool.pool import Pool
 from tests.servers import run_server
 
 GZIP = {"Accept-Encoding": "gzip"}

@@ -13,7 +13,7 @@ import pytest
 from sudokupool.api.days import today, zone
 from sudokupool.app import create_app
 from sudokupool.config import Settings
-from sudokupool.loading.pool import Pool
+from sudokupool.pool.pool import Pool
 from tests.servers import run_server
 
 pytestmark = pytest.mark.anyio

@@ -14,8 +14,8 @@ import sudokupool.app
 from sudokupool.api.query import query
 from sudokupool.app import create_app
 from sudokupool.config import Settings
-from sudokupool.loading.export import PUBLIC_FIELD_NAMES
-from sudokupool.loading.pool import Pool
+from sudokupool.pool.export import PUBLIC_FIELD_NAMES
+from sudokupool.pool.pool import Pool
 from sudokupool.ratelimit.memory import MemoryStore
 from tests.factories import build_pool
 from tests.helpers import MINUTE, FakeClock

@@ -15,7 +15,7 @@ import pytest
 import sudokupool.app
 from sudokupool.app import create_app
 from sudokupool.config import BUNDLED_SNAPSHOTS, Settings
-from sudokupool.loading.pool import Pool
+from sudokupool.pool.pool import Pool
 from sudokupool.ratelimit.memory import MemoryStore
 from sudokupool.sudoku.answers import held_record, moved_record
 from sudokupool.sudoku.candidates import DIGITS_OF, Candidates

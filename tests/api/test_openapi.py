@@ -16,7 +16,7 @@ from sudokupool.api.routes import ROUTES, UNLIMITED_PATHS, document
 from sudokupool.api.schemas import PUZZLE_ID_DESCRIPTION
 from sudokupool.app import create_app
 from sudokupool.config import Settings
-from sudokupool.loading.pool import Pool
+from sudokupool.pool.pool import Pool
 from sudokupool.storage.base import StorageError
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.canonical import canonical_form

@@ -10,8 +10,8 @@ import msgspec
 import pytest
 
 from bench.pools import compile_record, synthetic_line, token_table, tokenize_text
-from sudokupool.loading.export import parse_record, record_line
 from sudokupool.loading.verify import check_file
+from sudokupool.pool.export import parse_record, record_line
 from sudokupool.sudoku.canonical import canonical_form
 from sudokupool.sudoku.ids import puzzle_id
 from sudokupool.sudoku.symmetry import symmetry_class

@@ -16,7 +16,7 @@ import pytest
 from sudokupool.cli import main
 from sudokupool.exporting import writer as writer_module
 from sudokupool.exporting.orders import puzzle_seed
-from sudokupool.loading.export import PUBLIC_FIELD_NAMES, parse_record
+from sudokupool.pool.export import PUBLIC_FIELD_NAMES, parse_record
 from sudokupool.storage.naming import is_export_name, pack_key
 from sudokupool.sudoku.canonical import canonical_form
 from sudokupool.sudoku.generator import generate

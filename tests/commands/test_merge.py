@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from sudokupool.cli import main
-from sudokupool.loading.export import parse_record
+from sudokupool.pool.export import parse_record
 from sudokupool.storage.naming import is_export_name, pack_key
 from sudokupool.sudoku.ids import puzzle_id
 

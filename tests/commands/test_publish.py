@@ -13,7 +13,8 @@ import pytest
 from sudokupool.cli import main
 from sudokupool.config import Settings, parse_s3_url
 from sudokupool.exporting.publish import PublishError, publish
-from sudokupool.loading import pack, packing, verify
+from sudokupool.loading import packing, verify
+from sudokupool.pool import pack
 from sudokupool.storage.naming import pack_key
 from tests.factories import write_export
 from tests.helpers import free_port

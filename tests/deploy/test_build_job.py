@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from sudokupool.exporting.orders import puzzle_seed
-from sudokupool.loading.export import parse_record
+from sudokupool.pool.export import parse_record
 from support.containers import ROOT
 from tests.seaweed import SeaweedS3
 

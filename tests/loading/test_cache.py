@@ -14,10 +14,11 @@ from typing import Any
 import orjson
 import pytest
 
-from sudokupool.loading import cache, pack
+from sudokupool.loading import cache
 from sudokupool.loading.loader import load_export
 from sudokupool.loading.packing import write_pack
-from sudokupool.loading.pool import Pool
+from sudokupool.pool import checked, pack
+from sudokupool.pool.pool import Pool
 from sudokupool.storage.local import LocalStore
 from sudokupool.storage.naming import pack_key
 from tests.factories import write_export
@@ -151,8 +152,8 @@ async def test_a_copy_another_user_owns_is_not_mapped(
         os.chown(copy, other, other)
     else:
         # Without the right to give a file away, the service's user is made another one for the file's check.
-        real = cache.not_own
-        monkeypatch.setattr(cache, "not_own", lambda st, kind: real(os.stat_result((*st[:4], other, *st[5:])), kind))
+        real = checked.not_own
+        monkeypatch.setattr(checked, "not_own", lambda st, kind: real(os.stat_result((*st[:4], other, *st[5:])), kind))
     with caplog.at_level(logging.WARNING, logger="sudokupool.loader"):
         pool = await load(exports, cache_dir)
     assert tags(pool) == {"real"}

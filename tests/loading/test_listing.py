@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from sudokupool.loading.listing import ExportsListing, ListingUnavailable
+from sudokupool.loading.listing import ExportsPage, ListingUnavailable
 from sudokupool.services.outages import OutageLog, storage_outages
 from sudokupool.storage.base import StorageError
 from tests.helpers import FakeClock, wait_until_async
@@ -59,14 +59,12 @@ class Storage:
                 self.idle.set()
 
 
-def make(
-    storage: Storage, clock: FakeClock, *, ttl: float = 60.0, wait: float = 5.0
-) -> tuple[ExportsListing, OutageLog]:
+def make(storage: Storage, clock: FakeClock, *, ttl: float = 60.0, wait: float = 5.0) -> tuple[ExportsPage, OutageLog]:
     outage = storage_outages(clock=clock)
-    return ExportsListing(storage.fetch, ttl=ttl, outage=outage, failure_ttl=5.0, wait=wait, clock=clock), outage
+    return ExportsPage(storage.fetch, ttl=ttl, outage=outage, failure_ttl=5.0, wait=wait, clock=clock), outage
 
 
-async def gather_outcomes(listing: ExportsListing, n: int) -> list[bytes | ListingUnavailable]:
+async def gather_outcomes(listing: ExportsPage, n: int) -> list[bytes | ListingUnavailable]:
     async def one() -> bytes | ListingUnavailable:
         try:
             return await listing.body()

@@ -15,7 +15,6 @@ import pytest
 
 from sudokupool.config import BadLineLimit, Settings
 from sudokupool.loading import loader
-from sudokupool.loading.export import record_line
 from sudokupool.loading.loader import (
     LoadError,
     LoadLimits,
@@ -23,6 +22,7 @@ from sudokupool.loading.loader import (
     load_latest,
     parse_export,
 )
+from sudokupool.pool.export import record_line
 from sudokupool.storage.base import StorageError
 from sudokupool.storage.local import LocalStore
 from tests.factories import write_export

@@ -21,11 +21,11 @@ from sudokupool import state
 from sudokupool.app import SudokuPool, create_app
 from sudokupool.config import BUNDLED_SNAPSHOTS, BadLineLimit, Settings
 from sudokupool.loading import loader, sync
-from sudokupool.loading.export import record_line
 from sudokupool.loading.loader import LoadError
 from sudokupool.loading.packing import write_pack
-from sudokupool.loading.shared import SharedListing
+from sudokupool.loading.shared import ListingFile
 from sudokupool.loading.sync import Backoff, PoolSync
+from sudokupool.pool.export import record_line
 from sudokupool.serving.supervision import LAUNCHER_PID
 from sudokupool.state import Runtime
 from sudokupool.storage.base import ExportListing, StorageError
@@ -609,7 +609,7 @@ async def test_the_workers_of_an_instance_share_one_listing(tmp_path: Path, reco
     write_export(exports / OLD, records[:5])
     store = FlakyStore(exports)
     clock = FakeClock(1000.0)
-    workers = [PoolSync(runtime_over(store), shared=SharedListing(shared, 300, clock=clock)) for _ in range(3)]
+    workers = [PoolSync(runtime_over(store), shared=ListingFile(shared, 300, clock=clock)) for _ in range(3)]
     for worker in workers:
         await worker.load_initial()
     store.lists = 0
@@ -631,12 +631,12 @@ async def test_the_workers_of_an_instance_share_one_listing(tmp_path: Path, reco
 
 def test_a_listing_is_shared_only_by_the_workers_of_a_launcher(tmp_path: Path) -> None:
     source = "s3://bucket/exports/"
-    assert SharedListing.for_instance({}, source, 300) is None
-    assert SharedListing.for_instance({LAUNCHER_PID: "42", "WEB_CONCURRENCY": "1"}, source, 300) is None
-    assert SharedListing.for_instance({LAUNCHER_PID: "42", "WEB_CONCURRENCY": "2"}, source, 0) is None
-    shared = SharedListing.for_instance({LAUNCHER_PID: "42", "WEB_CONCURRENCY": "2"}, source, 300)
+    assert ListingFile.for_instance({}, source, 300) is None
+    assert ListingFile.for_instance({LAUNCHER_PID: "42", "WEB_CONCURRENCY": "1"}, source, 300) is None
+    assert ListingFile.for_instance({LAUNCHER_PID: "42", "WEB_CONCURRENCY": "2"}, source, 0) is None
+    shared = ListingFile.for_instance({LAUNCHER_PID: "42", "WEB_CONCURRENCY": "2"}, source, 300)
     assert shared is not None and shared.path.name.startswith("sudokupool-listing-42-")
-    other = SharedListing.for_instance({LAUNCHER_PID: "42", "WEB_CONCURRENCY": "2"}, "s3://other/", 300)
+    other = ListingFile.for_instance({LAUNCHER_PID: "42", "WEB_CONCURRENCY": "2"}, "s3://other/", 300)
     assert other is not None and other.path != shared.path
 
 

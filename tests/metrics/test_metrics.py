@@ -23,7 +23,7 @@ from sudokupool import __version__
 from sudokupool.api.tally import BUCKETS, RequestTally, code_label
 from sudokupool.app import SudokuPool, create_app
 from sudokupool.config import Settings
-from sudokupool.loading.pool import Pool
+from sudokupool.pool.pool import Pool
 from sudokupool.ratelimit.keys import digest
 from tests.factories import write_export
 from tests.helpers import free_port, running

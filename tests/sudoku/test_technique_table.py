@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import sudokupool.sudoku.technique_table as table
-from sudokupool.loading.pack import technique_table
+from sudokupool.pool.pack import technique_table
 from sudokupool.sudoku.technique_table import LEVEL, NAMES, SCORES, TECHNIQUES
 
 TECHNIQUES_DIR = Path(importlib.import_module("sudokupool.sudoku.techniques").__file__ or "").parent

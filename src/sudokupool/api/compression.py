@@ -1,6 +1,6 @@
 """Content coding: which clients may have a prepared body gzip-coded (``Accept-Encoding``, RFC 9110).
 
-The bodies themselves are gzip members (:mod:`sudokupool.loading.gzip_member`): sent as they are to a
+The bodies themselves are gzip members (:mod:`sudokupool.pool.gzip_member`): sent as they are to a
 client that takes gzip, inflated per request for one that does not; :func:`record_body` makes that choice for
 one of the pool's records.
 """
@@ -15,7 +15,7 @@ from starlette.types import Scope
 
 from sudokupool.api.errors import ApiError
 from sudokupool.api.query import Header, header
-from sudokupool.loading.pool import DamagedRecord, Pool
+from sudokupool.pool.pool import DamagedRecord, Pool
 
 GZIP: Final[Header] = (b"content-encoding", b"gzip")
 #: On every response whose encoding was negotiated, identity ones too, so shared caches key by it.

@@ -40,10 +40,10 @@ from sudokupool.api.query import (
     random_query,
 )
 from sudokupool.images.render import DEFAULT_SIZE, FORMATS, MEDIA_TYPES, VARIANTS, Format, render
-from sudokupool.loading.choose import DAY, Filters
-from sudokupool.loading.gzip_member import compress
 from sudokupool.loading.listing import ListingUnavailable
-from sudokupool.loading.pool import Pool
+from sudokupool.pool.choose import DAY, Filters
+from sudokupool.pool.gzip_member import compress
+from sudokupool.pool.pool import Pool
 from sudokupool.state import Runtime
 from sudokupool.storage.naming import export_order
 from sudokupool.sudoku import DIFFICULTIES

@@ -1,7 +1,7 @@
 """The engine over HTTP: ``GET /grids/{grid}``, ``/grids/{grid}/hint`` and ``/puzzles/{id}/hint``.
 
 A grid the pool holds in any equivalent layout is a lookup, answered in the loop without queueing. In the
-layout the pool holds it, the pool's grid index (``sudokupool.loading.grids``) finds the record, served from its
+layout the pool holds it, the pool's grid index (``sudokupool.pool.grids``) finds the record, served from its
 prepared body; in any other, its canonical form (bounded: :data:`LOOKUP_LAYOUTS`) finds the record, which is
 moved to the layout asked. Any other grid is graded live, and every hint is found, as a job of the work pool
 (its queue bound, budget and dropping of jobs whose client left), and costs the client more of its ``/api/v2``
@@ -29,8 +29,8 @@ from sudokupool.api.conditional import not_modified
 from sudokupool.api.endpoints import JSON, Endpoints, Reply
 from sudokupool.api.errors import ApiError, BadRequest
 from sudokupool.api.query import Header, queries
-from sudokupool.loading.grids import GridIndex
-from sudokupool.loading.pool import DamagedRecord, Pool
+from sudokupool.pool.grids import GridIndex
+from sudokupool.pool.pool import DamagedRecord, Pool
 from sudokupool.sudoku.answers import Answer, grade_answer, grid_error, held_record, hint_answer, moved_record
 from sudokupool.sudoku.canonical import canonical_transform, canonical_transform_within
 from sudokupool.sudoku.check import conflicting_cells

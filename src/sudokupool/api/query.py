@@ -12,7 +12,7 @@ from starlette.types import Scope
 
 from sudokupool.api.errors import BadRequest
 from sudokupool.images.render import DEFAULT_SIZE, FORMATS, MAX_SIZE, MIN_SIZE
-from sudokupool.loading.choose import Filters
+from sudokupool.pool.choose import Filters
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.symmetry import SYMMETRIES
 

@@ -1,7 +1,7 @@
 """``/api/v2/puzzles?count=N``: a set of distinct puzzles, in a seeded order that pages without repeats.
 
 A set is ``count`` consecutive positions (from ``offset``) of one order of the puzzles matching the filters of
-``random``: the order ``seed`` gives (``loading/shuffle.py``), the same on every instance and worker serving
+``random``: the order ``seed`` gives (``pool/shuffle.py``), the same on every instance and worker serving
 the export. Without a seed one is drawn at random, and the body names it, so the next page can be asked for.
 The body is one gzip member spliced from the records' own compressed bodies (``Pool.joined_member``): a set
 costs no inflate or deflate of a record for a client that takes gzip, and one inflate of the whole for one
@@ -23,7 +23,7 @@ from sudokupool.api.compression import GZIP, VARY, gzip_accepted
 from sudokupool.api.endpoints import JSON, NO_STORE, Reply
 from sudokupool.api.errors import ApiError, BadRequest
 from sudokupool.api.query import MAX_SEED, queries, random_query
-from sudokupool.loading.pool import DamagedRecord
+from sudokupool.pool.pool import DamagedRecord
 
 if TYPE_CHECKING:
     from sudokupool.api.endpoints import Endpoints

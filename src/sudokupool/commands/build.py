@@ -23,8 +23,8 @@ from sudokupool.exporting.build import PARTIAL, Plan, build
 from sudokupool.exporting.orders import Order, Shard, technique_name
 from sudokupool.exporting.suggest import closest
 from sudokupool.exporting.writer import export_limit_problem, prepare_output
-from sudokupool.loading.export import TAG_RULE, is_tag
 from sudokupool.logs import counted
+from sudokupool.pool.export import TAG_RULE, is_tag
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.generator import DEFAULT_SYMMETRY
 from sudokupool.sudoku.symmetry import SYMMETRIES

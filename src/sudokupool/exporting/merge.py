@@ -19,7 +19,7 @@ from pathlib import Path
 
 from sudokupool.config import Settings
 from sudokupool.exporting.writer import ExportWriter
-from sudokupool.loading.export import ExportError, LineError, numbered_lines, parse_record
+from sudokupool.pool.export import ExportError, LineError, numbered_lines, parse_record
 from sudokupool.storage.naming import export_timestamp, is_export_name
 from sudokupool.sudoku.canonical import canonical_form
 from sudokupool.sudoku.ids import canonical_id, puzzle_id

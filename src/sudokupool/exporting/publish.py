@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING
 
 from sudokupool.config import S3Location, Settings
 from sudokupool.loading.loader import LoadError, LoadLimits
-from sudokupool.loading.pack import restamp
 from sudokupool.loading.packing import write_pack
 from sudokupool.loading.verify import pack_problem
+from sudokupool.pool.pack import restamp
 from sudokupool.storage.base import SHA256_METADATA, StorageError, file_sha256
 from sudokupool.storage.naming import export_filename, pack_key
 

@@ -2,7 +2,7 @@
 
 Both files grow as temporary files beside their final place (a dot name ending in ``.tmp``, which no service takes
 for an export), so memory does not grow with the records but for the pack's small columns (a few hundred bytes
-a record: :class:`~sudokupool.loading.pack.PackWriter`). :meth:`ExportWriter.commit` renames them into place,
+a record: :class:`~sudokupool.pool.pack.PackWriter`). :meth:`ExportWriter.commit` renames them into place,
 the pack first, so a service that sees the new export finds its pack beside it; until then, or on any error,
 a reader sees the previous files or none.
 """
@@ -21,9 +21,9 @@ from types import TracebackType
 from typing import IO, Any
 
 from sudokupool.config import Settings, SettingsError
-from sudokupool.loading.export import parse_record, record_line
-from sudokupool.loading.pack import PackWriter
 from sudokupool.loading.packing import write_problem
+from sudokupool.pool.export import parse_record, record_line
+from sudokupool.pool.pack import PackWriter
 from sudokupool.storage.naming import export_filename, pack_key
 
 #: Seconds between flushes of a gzip export, so what was kept can be read (and a build watched) while it runs;

@@ -51,7 +51,7 @@ class _Fetched:
     failure: BaseException | None
 
 
-class ExportsListing:
+class ExportsPage:
     """The cached ``pool-exports`` body. ``fetch`` lists storage and returns the body, raising
     :class:`StorageError` when storage cannot be listed; ``outage`` hears of every call's outcome."""
 

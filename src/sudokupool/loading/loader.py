@@ -1,8 +1,8 @@
-"""Load one export from a store into a new :class:`~sudokupool.loading.pool.Pool`: its pack, or parse it.
+"""Load one export from a store into a new :class:`~sudokupool.pool.pool.Pool`: its pack, or parse it.
 
-An export with a valid pack beside it (``sudokupool.loading.pack``) is loaded by mapping the pack (a copy
+An export with a valid pack beside it (``sudokupool.pool.pack``) is loaded by mapping the pack (a copy
 of the service's own, kept in the cache directory when there is one): a header check, a checksum and a
-check of its structure (``sudokupool.loading.validate``). A pack that is damaged or made from another export is
+check of its structure (``sudokupool.pool.validate``). A pack that is damaged or made from another export is
 refused with one log line, and the export is parsed instead: one pass over the export file (a local one
 in place, any other downloaded first) in one thread off the event loop, into a pack written to a
 temporary file (or to the cache directory, for the next boot) and mapped as above.
@@ -28,10 +28,12 @@ from typing import IO, Any, TypeVar
 
 from sudokupool.config import BadLineLimit, Settings
 from sudokupool.loading import cache
-from sudokupool.loading.export import MIN_RECORD_BYTES, ExportError, LineError, Record, numbered_lines, parse_record
-from sudokupool.loading.pack import PACE, PackError, map_file
-from sudokupool.loading.pool import Pool, PoolBuilder, PoolInfo
 from sudokupool.logs import counted
+from sudokupool.pool import checked
+from sudokupool.pool.checked import Copy
+from sudokupool.pool.export import MIN_RECORD_BYTES, ExportError, LineError, Record, numbered_lines, parse_record
+from sudokupool.pool.pack import PACE, PackError, map_file
+from sudokupool.pool.pool import Pool, PoolBuilder, PoolInfo
 from sudokupool.storage.base import ExportObject, ExportStore, StorageError
 from sudokupool.storage.naming import export_timestamp, is_export_name, pack_key
 
@@ -362,7 +364,7 @@ async def _map_copy(
         await asyncio.to_thread(_remove_link_or_copy, cached)
         return None
     try:
-        copy = cache.Copy(cached, copied, limits.max_record_bytes)
+        copy = Copy(cached, copied, limits.max_record_bytes)
         opener = _opener(store, export, stamp, background, limits, copy)
         try:
             return await _in_thread(limits.pace(background)[1], opener, map_file(fd))
@@ -379,7 +381,7 @@ def _remove_link_or_copy(path: Path) -> None:
     there) while it is a symbolic link or a file not fit to map, so that a fresh copy takes its place."""
     with contextlib.suppress(OSError):
         now = os.lstat(path)
-        if stat.S_ISLNK(now.st_mode) or cache.not_own(now, "file") is not None:
+        if stat.S_ISLNK(now.st_mode) or checked.not_own(now, "file") is not None:
             path.unlink()
 
 
@@ -397,7 +399,7 @@ def _opener(
     stamp: int,
     background: bool,
     limits: LoadLimits,
-    copy: cache.Copy | None = None,
+    copy: Copy | None = None,
 ) -> Callable[[Any], Pool]:
     info = PoolInfo(store.description, export.key, export.size, stamp, exported=export_time(export))
     max_record_bytes = limits.max_record_bytes
@@ -480,7 +482,7 @@ async def parse_export(
     """Read ``export`` from ``store``, validate every line and build a pool of the good ones.
 
     The records become a pack in a temporary file, or in the file ``keep``. ``verify`` may check each
-    record further (``sudokupool check``) and raise :class:`~sudokupool.loading.export.LineError` to skip
+    record further (``sudokupool check``) and raise :class:`~sudokupool.pool.export.LineError` to skip
     it. Whatever fails, the answer is one :class:`LoadError` whose one-line message names the export and
     the reason (the first bad line, when lines are to blame): unreadable, truncated, past a bound of
     ``limits``, no valid puzzle, a record that cannot be served, memory running out... Memory beyond the

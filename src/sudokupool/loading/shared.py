@@ -36,7 +36,7 @@ WAIT_SECONDS: Final = 5.0
 _POLL: Final = 0.05
 
 
-class SharedListing:
+class ListingFile:
     """A listing shared through ``path`` (and its lock, ``path`` + ``.lock``) for ``max_age`` seconds."""
 
     def __init__(self, path: Path, max_age: float, *, clock: Callable[[], float] = time.time) -> None:
@@ -46,7 +46,7 @@ class SharedListing:
         self._clock = clock
 
     @classmethod
-    def for_instance(cls, environ: Mapping[str, str], source: str, max_age: float) -> SharedListing | None:
+    def for_instance(cls, environ: Mapping[str, str], source: str, max_age: float) -> ListingFile | None:
         """The listing the workers of this process's launcher share for ``source``, or None: not started by
         ``sudokupool serve``, or a single worker (nothing to share)."""
         launcher = environ.get(LAUNCHER_PID, "")

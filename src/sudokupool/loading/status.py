@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from sudokupool.config import Settings
-from sudokupool.loading.pool import Pool
+from sudokupool.pool.pool import Pool
 from sudokupool.services.outages import OutageLog
 from sudokupool.storage.base import ExportStore
 

@@ -25,9 +25,9 @@ from datetime import UTC, datetime
 from functools import partial
 
 from sudokupool.loading.loader import LoadError, LoadLimits, load_export, load_latest, verify_bodies
-from sudokupool.loading.pool import Pool
-from sudokupool.loading.shared import SharedListing
+from sudokupool.loading.shared import ListingFile
 from sudokupool.loading.status import SyncTarget
+from sudokupool.pool.pool import Pool
 from sudokupool.serving.tasks import cancel
 from sudokupool.storage.base import ExportListing, ExportObject, ExportStore, StorageError
 from sudokupool.storage.local import LocalStore
@@ -79,7 +79,7 @@ class PoolSync:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
         rng: Callable[[], float] = random.random,
-        shared: SharedListing | None = None,
+        shared: ListingFile | None = None,
     ) -> None:
         if runtime.store is None:
             raise ValueError("the runtime has no store")
@@ -100,7 +100,7 @@ class PoolSync:
         # Not for a local directory, which costs nothing to list.
         local = isinstance(self.store, LocalStore)
         self.shared = shared or (
-            None if local else SharedListing.for_instance(os.environ, self.store.description, settings.sync_interval)
+            None if local else ListingFile.for_instance(os.environ, self.store.description, settings.sync_interval)
         )
         #: The check of the bodies of the pool installed last, when it came from a pack (see :meth:`_install`).
         self._verifying: asyncio.Task[None] | None = None
@@ -217,7 +217,7 @@ class PoolSync:
     async def _install(self, pool: Pool, store: ExportStore) -> None:
         """Serve ``pool`` (from ``store``) and, when it was mapped from a pack rather than parsed here,
         check every body in the background (:func:`~sudokupool.loading.loader.verify_bodies`) unless an
-        earlier load of the same copy did (``cache.Copy``): a pack with a body that is not its record is refused,
+        earlier load of the same copy did (``pool.checked.Copy``): a pack with a body that is not its record is refused,
         and its export parsed and served instead."""
         # The check of the pool going out ends first: it holds that pool, which is let go once nothing does.
         await cancel(self._verifying)

@@ -15,10 +15,10 @@ from typing import Any
 
 import msgspec
 
-from sudokupool.loading.export import LineError, Record
 from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, export_time, parse_export
-from sudokupool.loading.pack import FILTER_SECTIONS, MAGIC, PackError, map_file
-from sudokupool.loading.pool import DamagedRecord, Pool, PoolInfo
+from sudokupool.pool.export import LineError, Record
+from sudokupool.pool.pack import FILTER_SECTIONS, MAGIC, PackError, map_file
+from sudokupool.pool.pool import DamagedRecord, Pool, PoolInfo
 from sudokupool.storage.base import ExportObject, StorageError
 from sudokupool.storage.local import LocalStore
 from sudokupool.sudoku import DIFFICULTIES

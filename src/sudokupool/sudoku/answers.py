@@ -26,7 +26,7 @@ from sudokupool.sudoku.symmetry import symmetry_class
 
 Kind = Literal["ok", "invalid", "unsolvable", "marks"]
 Answer = tuple[Kind, bytes]
-#: How a pool record's body starts (``sudokupool.loading.export.Record``'s first fields): its puzzle id and grid.
+#: How a pool record's body starts (``sudokupool.pool.export.Record``'s first fields): its puzzle id and grid.
 _HEAD: Final = re.compile(rb'\{"canonical_id":"[0-9A-Z]{13}","puzzle_id":"([0-9A-Z]{13})","puzzle":"([1-9.]{81})",')
 #: A record's symmetry, the first of its fields to hold these names (every field before it is fixed).
 _SYMMETRY: Final = re.compile(rb',"symmetric":(true|false),"symmetry":"([a-z0-9-]+)",')

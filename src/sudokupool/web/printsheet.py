@@ -39,8 +39,8 @@ from sudokupool.api.errors import ApiError, error_body, error_headers
 from sudokupool.api.limiter import RateLimiter, Refusal
 from sudokupool.api.query import MAX_SEED
 from sudokupool.images.render import DEFAULT_SIZE, render_svg
-from sudokupool.loading.choose import Filters
-from sudokupool.loading.pool import Pool
+from sudokupool.pool.choose import Filters
+from sudokupool.pool.pool import Pool
 from sudokupool.state import Runtime
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.web.site import PAGE_HEADERS, VERSION_MARK

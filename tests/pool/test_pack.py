@@ -24,12 +24,12 @@ import pytest
 from sudokupool.app import create_app
 from sudokupool.cli import main
 from sudokupool.config import Settings
-from sudokupool.loading import pack
-from sudokupool.loading import pool as pool_module
-from sudokupool.loading.export import parse_record, record_line
 from sudokupool.loading.loader import LoadError, LoadLimits, LoadReport, load_export, load_latest, parse_export
 from sudokupool.loading.packing import write_pack
-from sudokupool.loading.pool import Pool, PoolBuilder
+from sudokupool.pool import pack
+from sudokupool.pool import pool as pool_module
+from sudokupool.pool.export import parse_record, record_line
+from sudokupool.pool.pool import Pool, PoolBuilder
 from sudokupool.state import listing_json
 from sudokupool.storage.base import ExportObject
 from sudokupool.storage.local import LocalStore

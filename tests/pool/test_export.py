@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sudokupool.loading import export
-from sudokupool.loading.export import (
+from sudokupool.pool import export
+from sudokupool.pool.export import (
     PUBLIC_FIELD_NAMES,
     ExportError,
     LineError,

@@ -1,4 +1,4 @@
-"""The pool: immutable indexes over prepared response bodies, read from a pack (``sudokupool.loading.pack``).
+"""The pool: immutable indexes over prepared response bodies, read from a pack (``sudokupool.pool.pack``).
 
 A :class:`Pool` serves from one mapped pack and is never changed; a reload maps a new one and the app
 swaps a single reference, so readers never see half a pool. An export without a pack is written as one
@@ -10,7 +10,7 @@ it (a final stored block and the trailer), inflates it for clients that do not t
 the record's one weak ETag from the trailer. The export's time is the same on every instance and worker
 that serves the export, whenever each loaded it, so they all answer with the same bytes and ETag.
 Solution bodies (too short to gain) are held raw. A pack's structure is checked before a pool serves it
-(``sudokupool.loading.validate``); each body is inflated and checked once, before it is first sent
+(``sudokupool.pool.validate``); each body is inflated and checked once, before it is first sent
 (:meth:`Pool.gzip_body`), the only state a pool changes.
 
 Memory: the pool holds no Python object per puzzle. Bodies, ids, the id index and the per-difficulty
@@ -35,11 +35,11 @@ import orjson
 from isal import isal_zlib
 
 from sudokupool.config import Settings
-from sudokupool.loading import pack
-from sudokupool.loading.cache import Checked, Copy
-from sudokupool.loading.choose import Choices, Filters
-from sudokupool.loading.gzip_member import HEADER, HEADER_SIZE, final_block, stored_block, trailer
-from sudokupool.loading.validate import longest_run, validate
+from sudokupool.pool import pack
+from sudokupool.pool.checked import Checked, Copy
+from sudokupool.pool.choose import Choices, Filters
+from sudokupool.pool.gzip_member import HEADER, HEADER_SIZE, final_block, stored_block, trailer
+from sudokupool.pool.validate import longest_run, validate
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.ids import normalise_id
 
@@ -97,8 +97,8 @@ class Pool:
     :class:`PoolBuilder`."""
 
     def __init__(self, data: mmap.mmap, header: pack.PackHeader, info: PoolInfo, *, probes: int) -> None:
-        """A pool over ``data``, a pack already checked (:func:`sudokupool.loading.pack.check`) and validated
-        (:func:`sudokupool.loading.validate.validate`, which gives ``probes``: the most id-table slots a
+        """A pool over ``data``, a pack already checked (:func:`sudokupool.pool.pack.check`) and validated
+        (:func:`sudokupool.pool.validate.validate`, which gives ``probes``: the most id-table slots a
         lookup reads)."""
         self.info = info
         self._probes = range(probes)
@@ -157,9 +157,9 @@ class Pool:
         copy: Copy | None = None,
     ) -> Pool:
         """Check the mapped pack ``data`` (made from the export ``info`` names; ``background``: beside a
-        serving loop, see :func:`~sudokupool.loading.pack.check`), validate its structure against
+        serving loop, see :func:`~sudokupool.pool.pack.check`), validate its structure against
         ``max_record_bytes`` (``SUDOKUPOOL_MAX_RECORD_BYTES``) and serve it. Raise
-        :class:`~sudokupool.loading.pack.PackError`.
+        :class:`~sudokupool.pool.pack.PackError`.
 
         A ``copy`` (the cache directory's file ``data`` maps) whose checks are recorded is not validated
         again, nor its bodies when they were all checked; the checksum is, which also reads every page in."""
@@ -448,7 +448,7 @@ class Pool:
 
 
 class PoolBuilder(pack.PackWriter):
-    """Writes records (:meth:`~sudokupool.loading.pack.PackWriter.add`) into a pack in ``file`` (default: an
+    """Writes records (:meth:`~sudokupool.pool.pack.PackWriter.add`) into a pack in ``file`` (default: an
     anonymous temporary file) and maps it as a :class:`Pool`."""
 
     def __init__(self, *, loaded_at: int, exported: int | None = None, file: IO[bytes] | None = None) -> None:

@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from itertools import accumulate
 from typing import Final, NamedTuple
 
-from sudokupool.loading import pack
-from sudokupool.loading.shuffle import Shuffle
+from sudokupool.pool import pack
+from sudokupool.pool.shuffle import Shuffle
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.symmetry import SYMMETRIES
 

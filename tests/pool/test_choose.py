@@ -20,10 +20,10 @@ import pytest
 
 from sudokupool.app import create_app
 from sudokupool.config import Settings
-from sudokupool.loading import pack
-from sudokupool.loading.choose import Filters
-from sudokupool.loading.pool import Pool
-from sudokupool.loading.validate import validate
+from sudokupool.pool import pack
+from sudokupool.pool.choose import Filters
+from sudokupool.pool.pool import Pool
+from sudokupool.pool.validate import validate
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.symmetry import SYMMETRIES
 from sudokupool.sudoku.technique_table import LEVEL, SCORES

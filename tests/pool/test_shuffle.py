@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from sudokupool.loading.shuffle import Shuffle
+from sudokupool.pool.shuffle import Shuffle
 
 
 @pytest.mark.parametrize(

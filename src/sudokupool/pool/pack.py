@@ -26,8 +26,8 @@ from zlib import adler32, crc32
 import msgspec
 from isal import isal_zlib
 
-from sudokupool.loading.export import DIFFICULTY_LEVEL, Record
-from sudokupool.loading.gzip_member import open_member
+from sudokupool.pool.export import DIFFICULTY_LEVEL, Record
+from sudokupool.pool.gzip_member import open_member
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.symmetry import SYMMETRIES
 from sudokupool.sudoku.technique_table import TECHNIQUES

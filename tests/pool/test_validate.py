@@ -17,13 +17,13 @@ import httpx
 import pytest
 
 from sudokupool.cli import main
-from sudokupool.loading import pack
 from sudokupool.loading.loader import load_export, parse_export
-from sudokupool.loading.pack import PackError, map_file
 from sudokupool.loading.packing import write_pack
-from sudokupool.loading.pool import DamagedRecord, Pool, PoolInfo
-from sudokupool.loading.validate import MAX_RUN, all_below, longest_run
 from sudokupool.loading.verify import pack_problem
+from sudokupool.pool import pack
+from sudokupool.pool.pack import PackError, map_file
+from sudokupool.pool.pool import DamagedRecord, Pool, PoolInfo
+from sudokupool.pool.validate import MAX_RUN, all_below, longest_run
 from sudokupool.storage.local import LocalStore
 from tests.factories import write_export
 from tests.helpers import wait_until

@@ -2,7 +2,7 @@
 in bounds and in bounded time.
 
 A pack's checksum only proves it is whole; anyone who can write a pack can also make its checksum right.
-This module checks every field the serving side reads (``sudokupool.loading.pool``): sections inside the
+This module checks every field the serving side reads (``sudokupool.pool.pool``): sections inside the
 file and apart (``pack.read_header``), body offsets inside the bodies section and increasing, each body's
 recorded inflated length within ``SUDOKUPOOL_MAX_RECORD_BYTES`` and its compressed length within what
 deflate makes of that, id-table entries in range with a free slot and a bound on every probe, difficulty
@@ -30,8 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from sudokupool.loading import pack
-from sudokupool.loading.pack import PackError, PackHeader
+from sudokupool.pool import pack
+from sudokupool.pool.pack import PackError, PackHeader
 from sudokupool.sudoku import DIFFICULTIES
 from sudokupool.sudoku.symmetry import SYMMETRIES
 
@@ -46,7 +46,7 @@ _SOLUTIONS_STEP: Final = 2048
 #: than this. A table the pack writer fills (half full, slots drawn by a random key) has runs of a few
 #: dozen slots; one of 512 has a chance below 1e-15.
 MAX_RUN: Final = 512
-#: The shortest open gzip member (:func:`~sudokupool.loading.gzip_member.open_member`): a 10-byte header, a
+#: The shortest open gzip member (:func:`~sudokupool.pool.gzip_member.open_member`): a 10-byte header, a
 #: deflate block, the 5 bytes of a sync flush.
 MEMBER_MIN: Final = 16
 #: The longest tail (``,"synced_at":T}``) the pool appends to a body, which must then still be within

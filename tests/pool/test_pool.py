@@ -7,8 +7,8 @@ from typing import Any
 
 import orjson
 
-from sudokupool.loading.export import PUBLIC_FIELD_NAMES, Record, parse_record, record_line
-from sudokupool.loading.pool import Pool, PoolBuilder
+from sudokupool.pool.export import PUBLIC_FIELD_NAMES, Record, parse_record, record_line
+from sudokupool.pool.pool import Pool, PoolBuilder
 from tests.factories import build_pool
 
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sudokupool.loading.grids import GridIndex
-from sudokupool.loading.pool import Pool
+from sudokupool.pool.grids import GridIndex
+from sudokupool.pool.pool import Pool
 from sudokupool.sudoku.transform import Transform
 
 
