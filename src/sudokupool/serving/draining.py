@@ -38,7 +38,7 @@ from uvicorn.supervisors.multiprocess import Multiprocess
 
 #: How long a stop lets handshakes that began before it complete (a round trip on the slowest network between a
 #: load balancer and the service, with room) before the accept queue is emptied and the listener closed.
-HANDSHAKE_WAIT = 0.1
+HANDSHAKE_WAIT = 0.02
 #: ``SO_ATTACH_FILTER`` (Linux); Python's socket module does not name it.
 SO_ATTACH_FILTER = 26
 

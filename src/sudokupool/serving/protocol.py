@@ -53,7 +53,7 @@ WRITE_BUFFER_BYTES = 65536
 #: On a shutdown, how long a connection between requests may still send one more (answered with
 #: ``connection: close``) before it is closed: a client's next request is often on its way, or already in the
 #: kernel's buffer, and closing then would lose it (:mod:`sudokupool.serving.draining`).
-LAST_REQUEST_WAIT = 0.5
+LAST_REQUEST_WAIT = 0.1
 
 
 class BoundedFlowControl(FlowControl):
