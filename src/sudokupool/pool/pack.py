@@ -239,8 +239,8 @@ class PackWriter:
         self, slots: Iterable[int], per_group: int, key: Callable[[int], float | tuple[int, float]]
     ) -> list[array[int]]:
         """A section of lists of record numbers, ``per_group`` lists to a group (its lengths, then its lists):
-        record ``n`` in list ``slot`` (the ``n``-th of ``slots``) of group 0 and of group ``t + 1`` for each technique ``t`` of its
-        set, each list sorted by ``key``."""
+        record ``n`` in the list of group 0 that is the ``n``-th of ``slots``, and in that of group ``t + 1`` for
+        each technique ``t`` of its set; each list sorted by ``key``."""
         sets = self._sets
         lists = [array("I") for _ in range((1 + len(self.technique_table)) * per_group)]
         for number, at in enumerate(slots):
