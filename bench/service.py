@@ -28,6 +28,7 @@ import redis
 
 from bench.child import KEY
 from bench.harness import (
+    KEYED,
     OUT,
     ROOT,
     Children,
@@ -63,8 +64,6 @@ from support.servers import (
     tree_rss,
 )
 from support.stores import SeaweedS3, ValkeyCluster, ValkeyServer
-
-KEYED = {"X-API-Key": KEY}
 
 # --- boot ----------------------------------------------------------------------------------------------------------
 
