@@ -78,7 +78,7 @@ CHOOSING: Final = (
     "/api/v2/puzzles/random?min_clues=24&max_clues=28&symmetry=rotational-180",
 )
 #: The loader's summary line in the service's log, with its seconds.
-LOADED = re.compile(r"loaded \d+ puzzles.* in ([0-9.]+) s")
+LOADED = re.compile(r"loaded [\d,]+ puzzles.* in ([0-9.]+) s")
 #: The settings of a booted service: a key whose limit never trips, no live sync.
 BOOTED = {"SUDOKUPOOL_API_KEYS": digest(KEY), "SUDOKUPOOL_LIMIT_KEYED": "1000000000", "SUDOKUPOOL_SYNC_INTERVAL": "0"}
 
