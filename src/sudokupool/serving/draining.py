@@ -21,7 +21,8 @@ that window lost its request (16 clients connecting in a loop: about one each, o
    the queue served like any other.
 3. **A connection between requests is not cut at once** (:meth:`BoundedHttpToolsProtocol.shutdown
    <sudokupool.serving.protocol.BoundedHttpToolsProtocol.shutdown>`): it may read one more request, answered
-   with ``connection: close``, for :data:`~sudokupool.serving.protocol.LAST_REQUEST_WAIT` seconds.
+   with ``connection: close``, for :data:`~sudokupool.serving.protocol.LAST_REQUEST_WAIT` seconds (a new connection
+   :data:`~sudokupool.serving.protocol.FIRST_REQUEST_WAIT`).
 
 The supervisor's restart of its workers (SIGHUP) replaces them one by one and filters nothing.
 """

@@ -54,6 +54,9 @@ WRITE_BUFFER_BYTES = 65536
 #: ``connection: close``) before it is closed: a client's next request is often on its way, or already in the
 #: kernel's buffer, and closing then would lose it (:mod:`sudokupool.serving.draining`).
 LAST_REQUEST_WAIT = 0.1
+#: The same for a connection that has sent no request yet: its client connected to send one (on a loaded machine
+#: the request can follow the connection by more than :data:`LAST_REQUEST_WAIT`).
+FIRST_REQUEST_WAIT = 1.0
 
 
 class BoundedFlowControl(FlowControl):
@@ -101,7 +104,8 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
       marked disconnected, so nothing writes to the closed transport (uvicorn logs that as an ERROR
       with a traceback).
     - Shutdown: as uvicorn's, the requests received are answered, the last with ``connection: close``; a
-      connection between requests may send one more within :data:`LAST_REQUEST_WAIT`, answered the same way
+      connection between requests may send one more within :data:`LAST_REQUEST_WAIT` (one that has sent none yet:
+      :data:`FIRST_REQUEST_WAIT`), answered the same way
       (uvicorn closes it at once, losing a request on its way); a connection still busy at the shutdown timeout
       (a client that does not read) is aborted.
 
@@ -125,6 +129,8 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self.finishing = False
         # Shutting down: the next request to start is the connection's last.
         self.last_request = False
+        # A request has started on this connection.
+        self.used = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -291,6 +297,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
         self.running = cycle
+        self.used = True
         if self.last_request:
             self.finish()
             cycle.keep_alive = False
@@ -317,10 +324,11 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self.loop.call_later(self.bounds.shutdown_timeout, self.transport.abort)
         if (self.cycle is None or self.cycle.response_complete) and not self.pipeline and not self.finishing:
             # Between requests: the next one may be on its way (or held, or in the kernel's buffer). It is read and
-            # answered with connection: close; if none has begun within LAST_REQUEST_WAIT, the connection closes.
+            # answered with connection: close; if none has begun within the wait, the connection closes.
             self.last_request = True
             self._unset_keepalive_if_required()
-            self.timeout_keep_alive_task = self.loop.call_later(LAST_REQUEST_WAIT, self.timeout_keep_alive_handler)
+            wait = LAST_REQUEST_WAIT if self.used else FIRST_REQUEST_WAIT
+            self.timeout_keep_alive_task = self.loop.call_later(wait, self.timeout_keep_alive_handler)
             self.schedule_resume()
             return
         # uvicorn's: answer what was received and then close.
