@@ -30,12 +30,14 @@ from sudokupool.api.endpoints import JSON, Endpoints, Reply
 from sudokupool.api.errors import ApiError, BadRequest
 from sudokupool.api.query import Header, queries
 from sudokupool.pool.grids import GridIndex
+from sudokupool.pool.layouts import LayoutIndex
 from sudokupool.pool.pool import DamagedRecord, Pool
 from sudokupool.sudoku.answers import Answer, grade_answer, grid_error, held_record, hint_answer, moved_record
 from sudokupool.sudoku.canonical import canonical_transform, canonical_transform_within
 from sudokupool.sudoku.check import conflicting_cells
 from sudokupool.sudoku.grid import GridError, clue_count, first_conflict, parse_grid
 from sudokupool.sudoku.ids import canonical_id
+from sudokupool.sudoku.layouts import layout_key, moves_between
 from sudokupool.sudoku.relayout import Relayout, between
 from sudokupool.sudoku.transform import Transform
 from sudokupool.work import WorkBudgetExceeded, WorkDropped, WorkQueueFull
@@ -44,6 +46,9 @@ from sudokupool.work import WorkBudgetExceeded, WorkDropped, WorkQueueFull
 #: up and grades it live instead: puzzles stay in the tens (the demo pool's most is 35), a full grid reaches
 #: tens of thousands. Bounds a lookup's time in the loop to a few milliseconds whatever the grid.
 LOOKUP_LAYOUTS: Final = 256
+#: The most pairs of row and column orders tried to map a record onto a grid sent (see
+#: :func:`sudokupool.sudoku.layouts.moves_between`): a pool puzzle's lines are mostly told apart, so one or a few.
+LOOKUP_ORDERS: Final = 64
 #: Fewer givens than this never have a single solution, so such a grid is in no pool.
 MIN_CLUES: Final = 17
 #: No minimal puzzle has more givens than this, and every puzzle ``sudokupool build`` makes is minimal: a grid with
@@ -90,6 +95,9 @@ def lookup(pool: Pool, grid: str) -> tuple[int, Relayout] | None:
     held_index = _grids(pool).find(pool, grid)
     if held_index is not None:
         return held_index, IDENTITY
+    found, settled = _by_layout(pool, grid)
+    if found is not None or settled:
+        return found
     here = canonical_transform_within(grid, LOOKUP_LAYOUTS)
     if here is None:
         return None
@@ -105,6 +113,21 @@ def lookup(pool: Pool, grid: str) -> tuple[int, Relayout] | None:
     return index, between(there, here[1])
 
 
+def _by_layout(pool: Pool, grid: str) -> tuple[tuple[int, Relayout] | None, bool]:
+    """The pool's record of ``grid`` in another layout and the one move onto ``grid``, found by the grid's layout
+    key, and whether that settles it: None and True when the pool holds no layout of ``grid``; None and False when
+    the canonical forms must decide (the layout index not complete yet, or a bound reached, or a puzzle with
+    symmetries, whose moves are several: the canonical forms choose among them, as they always have)."""
+    candidates, complete = _layouts(pool).candidates(pool, layout_key(grid))
+    for index in candidates:
+        moves = moves_between(pool.puzzle(index), grid, LOOKUP_ORDERS)
+        if moves is None or len(moves) > 1:
+            return None, False
+        if moves:
+            return (index, moves[0]), True
+    return None, complete
+
+
 #: Each live pool's index of its grids as it holds them (an old pool's goes with it: the index holds no
 #: reference to its pool).
 _GRID_INDEXES: Final[WeakKeyDictionary[Pool, GridIndex]] = WeakKeyDictionary()
@@ -114,6 +137,17 @@ def _grids(pool: Pool) -> GridIndex:
     index = _GRID_INDEXES.get(pool)
     if index is None:
         index = _GRID_INDEXES[pool] = GridIndex(len(pool))
+    return index
+
+
+#: Each live pool's index of its records by layout key (as :data:`_GRID_INDEXES`).
+_LAYOUT_INDEXES: Final[WeakKeyDictionary[Pool, LayoutIndex]] = WeakKeyDictionary()
+
+
+def _layouts(pool: Pool) -> LayoutIndex:
+    index = _LAYOUT_INDEXES.get(pool)
+    if index is None:
+        index = _LAYOUT_INDEXES[pool] = LayoutIndex(len(pool))
     return index
 
 
