@@ -32,7 +32,9 @@ _CELLS: Final = (
     tuple(tuple(c * 9 + r for c in range(9)) for r in range(9)),
 )
 
-_Fingerprint = tuple[int, ...]
+_ROW_COLUMN: Final = tuple(divmod(cell, 9) for cell in range(81))
+#: One of each pair of a clue's crossing line count and its digit's count (0-9 each), in a line's fingerprint.
+_ONE: Final = tuple(1 << 4 * pair for pair in range(100))
 
 
 def _line_counts(grid: str) -> tuple[list[int], list[int]]:
@@ -64,44 +66,49 @@ def layout_key(grid: str) -> int:
 
 
 @lru_cache(maxsize=64)
-def _fingerprints(grid: str) -> tuple[tuple[_Fingerprint, ...], tuple[_Fingerprint, ...]]:
-    """Each row's and each column's fingerprint: for each of its clues, the clue count of the crossing line and the
-    number of times the clue's digit is given (packed in one number), sorted. The last few are kept: a grid sent is
+def _fingerprints(grid: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Each row's and each column's fingerprint: the multiset, over its clues, of the clue count of the crossing line
+    and the number of times the clue's digit is given, as one number (a 4-bit count for each of the 100 pairs: adding
+    is counting, and two lines' multisets are equal when their numbers are). The last few are kept: a grid sent is
     compared with each record that may hold it, and a record is often asked for in several layouts."""
     rows, columns = _line_counts(grid)
     given = {digit: grid.count(digit) for digit in _DIGITS}
-    by_row: list[list[int]] = [[] for _ in range(9)]
-    by_column: list[list[int]] = [[] for _ in range(9)]
+    by_row = [0] * 9
+    by_column = [0] * 9
     for cell, ch in enumerate(grid):
         if ch != EMPTY:
-            r, c = divmod(cell, 9)
+            r, c = _ROW_COLUMN[cell]
             times = given[ch]
-            by_row[r].append(columns[c] << 4 | times)
-            by_column[c].append(rows[r] << 4 | times)
-    return tuple(tuple(sorted(line)) for line in by_row), tuple(tuple(sorted(line)) for line in by_column)
+            by_row[r] += _ONE[columns[c] * 10 + times]
+            by_column[c] += _ONE[rows[r] * 10 + times]
+    return tuple(by_row), tuple(by_column)
 
 
-def _orders(target: tuple[_Fingerprint, ...], source: tuple[_Fingerprint, ...]) -> list[tuple[int, ...]]:
+def _orders(target: tuple[int, ...], source: tuple[int, ...]) -> list[tuple[int, ...]]:
     """Every order of ``source`` 's lines (``order[i]``: the source line that becomes line ``i``) that keeps chutes
     together and gives each line of ``target`` a source line of its fingerprint."""
     if sorted(target) != sorted(source):
         return []
+    wanted = (target[0:3], target[3:6], target[6:9])
+    chutes = (source[0:3], source[3:6], source[6:9])
+    alike = [sorted(chute) for chute in chutes]
     # For each target chute and source chute, the orders of the source chute's lines that fit the target chute's.
     fits: list[list[list[tuple[int, ...]]]] = []
-    for t in (0, 3, 6):
-        wanted = tuple(target[t : t + 3])
-        fits.append([])
-        for s in (0, 3, 6):
-            lines = source[s : s + 3]
-            if sorted(lines) != sorted(wanted):
-                fits[-1].append([])
-                continue
-            fits[-1].append([(s + a, s + b, s + c) for a, b, c in _THREE if (lines[a], lines[b], lines[c]) == wanted])
+    for lines in wanted:
+        shape = sorted(lines)
+        fits.append(
+            [
+                [(s + a, s + b, s + c) for a, b, c in _THREE if (chute[a], chute[b], chute[c]) == lines]
+                if alike[s // 3] == shape
+                else []
+                for s, chute in zip((0, 3, 6), chutes, strict=True)
+            ]
+        )
     orders: list[tuple[int, ...]] = []
-    for chutes in _THREE:
-        options = [fits[t][s] for t, s in enumerate(chutes)]
+    for first, second, third in _THREE:
+        options = (fits[0][first], fits[1][second], fits[2][third])
         if all(options):
-            orders.extend(first + second + third for first, second, third in product(*options))
+            orders.extend(a + b + c for a, b, c in product(*options))
     return orders
 
 

@@ -10,6 +10,7 @@ explanations name the moved cells, houses and digits.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -38,9 +39,28 @@ _SAME: Final = {word: word for word in _SWAP}
 #: Between the explanations of a path while they are moved as one text (see :meth:`Names.path`).
 _SEPARATOR: Final = "\x00"
 _DIGITS: Final = "123456789"
+#: The digits a step may name.
+_DIGIT_VALUES: Final = frozenset(range(1, 10))
 _CELL_NAMES: Final = tuple(cell_name(c) for c in range(81))
 _HOUSE_NAMES: Final = tuple(house_name(h) for h in range(27))
-_HOUSE_INDEX: Final = {frozenset(house): h for h, house in enumerate(HOUSES)}
+#: A house's name as a sentence starts with it (``Row 3``).
+_HOUSE_TITLES: Final = tuple(name.capitalize() for name in _HOUSE_NAMES)
+#: The first two cells of each row, then of each column; the first cell of each box.
+_LINE_STARTS: Final = tuple((r * 9, r * 9 + 1) for r in range(9)) + tuple((c, 9 + c) for c in range(9))
+_BOX_STARTS: Final = tuple(HOUSES[18 + b][0] for b in range(9))
+_BOX_OF: Final = tuple((c // 27) * 3 + (c % 9) // 3 for c in range(81))
+#: The explanations of the singles (docs/export-format.md's solve path; ``sudoku/techniques/singles.py`` writes
+#: them) by technique, as functions of the step's one cell, digit and house: an explanation that reads exactly as
+#: one of these moves as it with the moved cell, digit and house, as :meth:`Names.text` would move it (no other
+#: word of them names anything a layout moves), at a fraction of the regex's cost. Most of a solve path is singles.
+_SINGLES: Final[dict[str, tuple[Callable[[str, int, str], str], ...]]] = {
+    "Naked Single": (
+        lambda c, d, h: f"The row, column and box of {c} already hold every digit except {d}, so {c} = {d}.",
+        lambda c, d, h: f"After the earlier eliminations, {d} is the only candidate left in {c}, so {c} = {d}.",
+    ),
+    "Full House": (lambda c, d, h: f"{h.capitalize()} has only {c} left empty and misses only {d}, so {c} = {d}.",),
+    "Hidden Single": (lambda c, d, h: f"In {h}, {d} fits only in {c}, so {c} = {d}.",),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +77,14 @@ class Relayout:
 
     @property
     def houses(self) -> tuple[int, ...]:
-        """Where each house (rows 0-8, columns 9-17, boxes 18-26) goes."""
+        """Where each house (rows 0-8, columns 9-17, boxes 18-26) goes: a line goes where its first two cells go
+        (a row when they share one, else their column), a box where its first cell's box is."""
         cells = self.cells
-        return tuple(_HOUSE_INDEX[frozenset([cells[c] for c in house])] for house in HOUSES)
+        lines = []
+        for first, second in _LINE_STARTS:
+            a, b = cells[first], cells[second]
+            lines.append(a // 9 if a // 9 == b // 9 else 9 + a % 9)
+        return (*lines, *(18 + _BOX_OF[cells[first]] for first in _BOX_STARTS))
 
     def inverse(self) -> Relayout:
         cells = [0] * 81
@@ -81,14 +106,11 @@ class Relayout:
     def names(self) -> Names:
         """The tables that move names (cells, houses, digits, words) to the other layout."""
         houses = self.houses
-        cells = dict(zip(_CELL_NAMES, [_CELL_NAMES[to] for to in self.cells], strict=True))
-        moved_houses: dict[str, str] = {}
-        for name, h in zip(_HOUSE_NAMES, houses, strict=True):
-            to = _HOUSE_NAMES[h]
-            moved_houses[name] = to
-            moved_houses[name.capitalize()] = to.capitalize()
+        cells = dict(zip(_CELL_NAMES, map(_CELL_NAMES.__getitem__, self.cells), strict=True))
+        moved_houses = dict(zip(_HOUSE_NAMES, map(_HOUSE_NAMES.__getitem__, houses), strict=True))
         tokens: dict[str, str] = {**cells, **moved_houses, "row, column and box": "row, column and box"}
-        tokens.update((str(d), str(self.digits[d - 1])) for d in range(1, 10))
+        tokens.update(zip(_HOUSE_TITLES, map(_HOUSE_TITLES.__getitem__, houses), strict=True))
+        tokens.update(zip(_DIGITS, map(str, self.digits), strict=True))
         tokens.update(_SWAP if self.transposes else _SAME)
         return Names(self, houses, cells, moved_houses, tokens)
 
@@ -154,15 +176,47 @@ class Names:
         return f"{('rows', 'columns')[lines[0] // 9]} {listed}"
 
     def path(self, path: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """:meth:`Relayout.path`. The explanations are moved as one text, a separator between them that no
-        explanation holds and no piece spans (it reads as a string's end to every piece): one split of the
-        regex for the whole path instead of one a step."""
-        texts = [step["explanation"] for step in path]
+        """:meth:`Relayout.path`. A single is moved by its explanation's template (:data:`_SINGLES`); the other
+        steps' explanations are moved as one text, a separator between them that no explanation holds and no piece
+        spans (it reads as a string's end to every piece): one split of the regex for the whole path instead of
+        one a step."""
+        moved = [self._single(step) for step in path]
+        rest = [step for step, out in zip(path, moved, strict=True) if out is None]
+        if not rest:
+            return moved  # type: ignore[return-value]
+        texts = [step["explanation"] for step in rest]
         joined = _SEPARATOR.join(texts)
         if joined.count(_SEPARATOR) != len(texts) - 1:
-            return [self.step(step) for step in path]
-        moved = self.text(joined).split(_SEPARATOR) if texts else []
-        return [self._step(step, text) for step, text in zip(path, moved, strict=True)]
+            others = iter([self.step(step) for step in rest])
+        else:
+            others = map(self._step, rest, self.text(joined).split(_SEPARATOR))
+        return [next(others) if out is None else out for out in moved]
+
+    def _single(self, step: dict[str, Any]) -> dict[str, Any] | None:
+        """A single step moved by its explanation's template, or None when it is not one (as written)."""
+        templates = _SINGLES.get(step["technique"])
+        if templates is None:
+            return None
+        cells, digits, houses, placements = step["cells"], step["digits"], step["houses"], step["placements"]
+        if len(cells) != 1 or len(digits) != 1 or len(houses) > 1 or len(placements) != 1 or step["eliminations"]:
+            return None
+        cell, digit = cells[0], digits[0]
+        if digit not in _DIGIT_VALUES or placements[0] != {"cell": cell, "digit": digit}:
+            return None
+        house, explanation = houses[0] if houses else "", step["explanation"]
+        for template in templates:
+            if template(cell, digit, house) == explanation:
+                moved_cell, moved_digit = self.cells[cell], self.relayout.digits[digit - 1]
+                moved_house = self.house_names[house] if houses else ""
+                out = dict(step)
+                out["placements"] = [{"cell": moved_cell, "digit": moved_digit}]
+                out["eliminations"] = []
+                out["cells"] = [moved_cell]
+                out["houses"] = [moved_house] if houses else []
+                out["digits"] = [moved_digit]
+                out["explanation"] = template(moved_cell, moved_digit, moved_house)
+                return out
+        return None
 
     def step(self, step: dict[str, Any]) -> dict[str, Any]:
         """A solve-path step in the other layout (see :meth:`Relayout.step`)."""
@@ -170,18 +224,20 @@ class Names:
 
     def _step(self, step: dict[str, Any], explanation: str) -> dict[str, Any]:
         cells, digits = self.cells, self.relayout.digits
-        eliminations = [
-            {"cell": cells[item["cell"]], "digit": digits[item["digit"] - 1]} for item in step["eliminations"]
-        ]
-        if len(eliminations) > 1:
-            eliminations.sort(key=lambda item: (_cell_index(item["cell"]), item["digit"]))
         out = dict(step)
-        out["placements"] = [
-            {"cell": cells[item["cell"]], "digit": digits[item["digit"] - 1]} for item in step["placements"]
-        ]
-        out["eliminations"] = eliminations
-        out["cells"] = [cells[name] for name in step["cells"]]
-        out["houses"] = [self.house_names[name] for name in step["houses"]]
+        placements, eliminations = step["placements"], step["eliminations"]
+        out["placements"] = (
+            [{"cell": cells[item["cell"]], "digit": digits[item["digit"] - 1]} for item in placements]
+            if placements
+            else []
+        )
+        if eliminations:
+            eliminations = [{"cell": cells[item["cell"]], "digit": digits[item["digit"] - 1]} for item in eliminations]
+            if len(eliminations) > 1:
+                eliminations.sort(key=lambda item: (_cell_index(item["cell"]), item["digit"]))
+        out["eliminations"] = eliminations if eliminations else []
+        out["cells"] = list(map(cells.__getitem__, step["cells"]))
+        out["houses"] = list(map(self.house_names.__getitem__, step["houses"]))
         out["digits"] = [digits[d - 1] for d in step["digits"]]
         out["explanation"] = explanation
         return out
