@@ -32,7 +32,15 @@ from sudokupool.api.query import Header, queries
 from sudokupool.pool.grids import GridIndex
 from sudokupool.pool.layouts import LayoutIndex
 from sudokupool.pool.pool import DamagedRecord, Pool
-from sudokupool.sudoku.answers import Answer, grade_answer, grid_error, held_record, hint_answer, moved_record
+from sudokupool.sudoku.answers import (
+    Answer,
+    grade_answer,
+    grid_error,
+    held_record,
+    hint_answer,
+    moved_body,
+    moved_record,
+)
 from sudokupool.sudoku.canonical import canonical_transform, canonical_transform_within
 from sudokupool.sudoku.check import conflicting_cells
 from sudokupool.sudoku.grid import GridError, clue_count, first_conflict, parse_grid
@@ -230,8 +238,9 @@ def _held(pool: Pool, asked: str) -> bytes | None:
     except DamagedRecord:  # logged once by the pool
         raise ApiError(DAMAGED, status=500) from None
     solution = pool.solution(index)
-    # In the layout the pool holds it, the record's prepared body needs no reading (a third of the time).
-    held = held_record(body, solution, asked) if move is IDENTITY else None
+    # The record's prepared body needs no reading in the layout the pool holds it (a third of the time), nor but
+    # for the few steps of its solve path that are not singles in another.
+    held = held_record(body, solution, asked) if move is IDENTITY else moved_body(body, solution, asked, move)
     return b"200" + (held or moved_record(orjson.loads(body), solution, asked, move))
 
 
