@@ -65,16 +65,37 @@ _SINGLES: Final[dict[str, tuple[Callable[[str, int, str], str], ...]]] = {
 }
 
 
-#: A step of a solve path as JSON (``msgspec`` and ``orjson`` alike write it so), after its opening
-#: ``{"technique":"``: a single's, with one placement, cell and digit, no elimination and at most one house.
-_SINGLE_STEP: Final = re.compile(
-    r'(Naked Single|Full House|Hidden Single)","score":(-?[0-9]+),"placements":\[\{"cell":"(r[1-9]c[1-9])",'
-    r'"digit":([1-9])\}\],"eliminations":\[\],"cells":\["\3"\],"houses":\[(?:"((?:row|column|box) [1-9])")?\],'
-    r'"digits":\[\4\],"explanation":"([^"\\]*)"'
+#: A step of a solve path as JSON, as ``msgspec`` and ``orjson`` alike write it: a single's, whose explanation is
+#: its template's (:data:`_SINGLES`) for its cell, digit and house (checked by the backreferences, and the case of
+#: a Full House's house word by :meth:`Names.path_json`), or any other (``other``). Its strings cannot hold an
+#: unescaped quote, so a key found after a quote is a key.
+_STEP_JSON: Final = re.compile(
+    r'\{"technique":"(?:'
+    r'Naked Single","score":(?P<n_score>-?[0-9]+),"placements":\[\{"cell":"(?P<n_cell>r[1-9]c[1-9])",'
+    r'"digit":(?P<n_digit>[1-9])\}\],"eliminations":\[\],"cells":\["(?P=n_cell)"\],"houses":\[\],'
+    r'"digits":\[(?P=n_digit)\],"explanation":"(?:(?P<n_full>The row, column and box of (?P=n_cell) already hold '
+    r"every digit except (?P=n_digit))|After the earlier eliminations, (?P=n_digit) is the only candidate left in "
+    r'(?P=n_cell)), so (?P=n_cell) = (?P=n_digit)\."'
+    r'|Full House","score":(?P<f_score>-?[0-9]+),"placements":\[\{"cell":"(?P<f_cell>r[1-9]c[1-9])",'
+    r'"digit":(?P<f_digit>[1-9])\}\],"eliminations":\[\],"cells":\["(?P=f_cell)"\],'
+    r'"houses":\["(?P<f_house>(?P<f_kind>row|column|box) (?P<f_line>[1-9]))"\],"digits":\[(?P=f_digit)\],'
+    r'"explanation":"(?P<f_word>Row|Column|Box) (?P=f_line) has only (?P=f_cell) left empty and misses only '
+    r'(?P=f_digit), so (?P=f_cell) = (?P=f_digit)\."'
+    r'|Hidden Single","score":(?P<h_score>-?[0-9]+),"placements":\[\{"cell":"(?P<h_cell>r[1-9]c[1-9])",'
+    r'"digit":(?P<h_digit>[1-9])\}\],"eliminations":\[\],"cells":\["(?P=h_cell)"\],'
+    r'"houses":\["(?P<h_house>(?:row|column|box) [1-9])"\],"digits":\[(?P=h_digit)\],'
+    r'"explanation":"In (?P=h_house), (?P=h_digit) fits only in (?P=h_cell), so (?P=h_cell) = (?P=h_digit)\."'
+    r'|(?P<other>[^"\\]*(?:\\.[^"\\]*)*","score":-?[0-9]+,"placements":\[[^\]]*\],"eliminations":\[[^\]]*\],'
+    r'"cells":\[[^\]]*\],"houses":\[[^\]]*\],"digits":\[[^\]]*\],"explanation":"[^"\\]*(?:\\.[^"\\]*)*")'
+    r")\}"
 )
-#: What starts each step of a solve path as JSON, and what stands between two.
-_STEP_START: Final = '{"technique":"'
-_BETWEEN_STEPS: Final = '},{"technique":"'
+#: The last group of each kind of single in :data:`_STEP_JSON` (its match's ``lastindex``: the groups of a kind
+#: follow those of the kinds before it).
+_NAKED: Final = _STEP_JSON.groupindex["n_full"]
+_FULL: Final = _STEP_JSON.groupindex["f_word"]
+_HIDDEN: Final = _STEP_JSON.groupindex["h_house"]
+#: What stands for a step that is not a single while the others are moved (no JSON text holds a raw NUL).
+_OTHER: Final = "\x00"
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,47 +254,62 @@ class Names:
         return None
 
     def path_json(self, steps: str) -> str:
-        """A solve path as JSON (the text between its brackets, as ``msgspec`` or ``orjson`` write it), moved:
-        :meth:`path` without reading it. A single's step is read by a regex and written again moved (most of a
-        path, at a fraction of the cost of reading it as JSON); any other step is read as JSON and moved by
-        :meth:`path`. ``ValueError`` when the text is not a solve path written so."""
-        if not steps:
-            return steps
-        if not steps.startswith(_STEP_START) or not steps.endswith("}"):
-            raise ValueError("not a solve path as JSON")
-        pieces = steps[len(_STEP_START) : -1].split(_BETWEEN_STEPS)
-        moved = [self._single_json(piece) for piece in pieces]
-        rest = [_STEP_START + piece + "}" for piece, out in zip(pieces, moved, strict=True) if out is None]
-        if rest:
-            others = iter(self.path([orjson.loads(step) for step in rest]))
-            for i, out in enumerate(moved):
-                if out is None:
-                    moved[i] = orjson.dumps(next(others))[len(_STEP_START) : -1].decode()
-        return _STEP_START + _BETWEEN_STEPS.join(moved) + "}"  # type: ignore[arg-type]
+        """A solve path as JSON (the steps between its brackets, as ``msgspec`` or ``orjson`` write them), moved:
+        :meth:`path` without reading it. A single's step is matched by a regex and written again moved (most of a
+        path, at a fraction of the cost of reading it); the others are read as JSON and moved by :meth:`path`.
+        ``ValueError`` when the text is not steps written so."""
+        cells, digits, houses = self.cells, self.relayout.digits, self.house_names
+        others: list[str] = []
+        at = 0  # where the next step must start: steps follow one another, a comma between two
 
-    def _single_json(self, piece: str) -> str | None:
-        """A single's step as JSON (after its opening), moved by its explanation's template; None when it is not
-        one."""
-        match = _SINGLE_STEP.fullmatch(piece)
-        if match is None:
-            return None
-        technique, score, cell, digit, house, explanation = match.groups()
-        templates = _SINGLES[technique]
-        if (house is None) != (technique == "Naked Single"):
-            return None
-        digit_value = int(digit)
-        for template in templates:
-            if template(cell, digit_value, house or "") == explanation:
-                moved_cell, moved_digit = self.cells[cell], self.relayout.digits[digit_value - 1]
-                moved_house = self.house_names[house] if house else ""
-                houses = f'"{moved_house}"' if house else ""
-                text = template(moved_cell, moved_digit, moved_house)
-                return (
-                    f'{technique}","score":{score},"placements":[{{"cell":"{moved_cell}","digit":{moved_digit}}}],'
-                    f'"eliminations":[],"cells":["{moved_cell}"],"houses":[{houses}],"digits":[{moved_digit}],'
-                    f'"explanation":"{text}"'
+        def moved(match: re.Match[str]) -> str:
+            nonlocal at
+            start, end = match.span()
+            if start != at:
+                raise ValueError("not a solve path as JSON")
+            at = end + 1
+            kind = match.lastindex
+            if kind is not None and kind <= _NAKED:
+                score, cell, digit, full = match.groups()[:_NAKED]
+                c, d = cells[cell], digits[int(digit) - 1]
+                why = (
+                    f"The row, column and box of {c} already hold every digit except {d}"
+                    if full
+                    else f"After the earlier eliminations, {d} is the only candidate left in {c}"
                 )
-        return None
+                return (
+                    f'{{"technique":"Naked Single","score":{score},"placements":[{{"cell":"{c}","digit":{d}}}],'
+                    f'"eliminations":[],"cells":["{c}"],"houses":[],"digits":[{d}],'
+                    f'"explanation":"{why}, so {c} = {d}."}}'
+                )
+            if kind == _FULL:
+                score, cell, digit, house, line_kind, _, word = match.groups()[_NAKED:_FULL]
+                if word == line_kind.capitalize():
+                    c, d, h = cells[cell], digits[int(digit) - 1], houses[house]
+                    return (
+                        f'{{"technique":"Full House","score":{score},"placements":[{{"cell":"{c}","digit":{d}}}],'
+                        f'"eliminations":[],"cells":["{c}"],"houses":["{h}"],"digits":[{d}],"explanation":'
+                        f'"{h.capitalize()} has only {c} left empty and misses only {d}, so {c} = {d}."}}'
+                    )
+            elif kind == _HIDDEN:
+                score, cell, digit, house = match.groups()[_FULL:_HIDDEN]
+                c, d, h = cells[cell], digits[int(digit) - 1], houses[house]
+                return (
+                    f'{{"technique":"Hidden Single","score":{score},"placements":[{{"cell":"{c}","digit":{d}}}],'
+                    f'"eliminations":[],"cells":["{c}"],"houses":["{h}"],"digits":[{d}],'
+                    f'"explanation":"In {h}, {d} fits only in {c}, so {c} = {d}."}}'
+                )
+            others.append(match[0])
+            return _OTHER
+
+        out = _STEP_JSON.sub(moved, steps)
+        if at != len(steps) + 1 and steps:
+            raise ValueError("not a solve path as JSON")
+        if not others:
+            return out
+        pieces = out.split(_OTHER)
+        done = [orjson.dumps(step).decode() for step in self.path([orjson.loads(text) for text in others])]
+        return "".join(part for pair in zip(pieces, [*done, ""], strict=True) for part in pair)
 
     def step(self, step: dict[str, Any]) -> dict[str, Any]:
         """A solve-path step in the other layout (see :meth:`Relayout.step`)."""
