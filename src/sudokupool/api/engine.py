@@ -214,8 +214,9 @@ async def grid(endpoints: Endpoints, scope: Scope, param: str | None) -> Reply:
     if not answers.covers(key):
         held = _held(runtime.current(), asked)
         if held is not None:
-            # A lookup: moved in the loop (a millisecond or two), never queued, costs what a lookup costs.
-            return _reply(endpoints, scope, await answers.get(key, _ready(held)))
+            # A lookup: moved in the loop, never queued, costs what a lookup costs; kept as a computed answer is.
+            answers.put(key, held)
+            return _reply(endpoints, scope, held)
     left = left_of(scope)
     return await _answer_of(
         endpoints,
@@ -305,10 +306,3 @@ def _puzzle_and_solution(endpoints: Endpoints, param: str | None) -> tuple[str, 
     """The puzzle ``param`` names and its solution (the pool not kept: see :func:`_held`)."""
     pool, index = endpoints.find(param)
     return pool.puzzle(index), pool.solution(index)
-
-
-def _ready(data: bytes) -> Callable[[], Awaitable[bytes]]:
-    async def produce() -> bytes:
-        return data
-
-    return produce
