@@ -2,9 +2,12 @@
 
 A grid the pool holds in any equivalent layout is a lookup, answered in the loop without queueing. In the
 layout the pool holds it, the pool's grid index (``sudokupool.pool.grids``) finds the record, served from its
-prepared body; in any other, its canonical form (bounded: :data:`LOOKUP_LAYOUTS`) finds the record, which is
-moved to the layout asked. Any other grid is graded live, and every hint is found, as a job of the work pool
-(its queue bound, budget and dropping of jobs whose client left), and costs the client more of its ``/api/v2``
+prepared body; in any other, its layout key (``sudokupool.pool.layouts``) finds the records that may hold it
+and a directed match (``sudokupool.sudoku.layouts``) the one move of the record onto it, or, where that does not
+settle it (the index not complete yet, a bound reached, a puzzle with symmetries), its canonical form (bounded:
+:data:`LOOKUP_LAYOUTS`) does; the record is moved to the layout asked from its body, reading as JSON only the steps
+of its solve path that are not singles. Any other grid is graded live, and every hint is found, as a job of the work
+pool (its queue bound, budget and dropping of jobs whose client left), and costs the client more of its ``/api/v2``
 limit than a lookup (``SUDOKUPOOL_COST_GRADE``, ``SUDOKUPOOL_COST_HINT``). Answers and errors alike go into one
 byte-bounded cache keyed by what was asked, so one grid asked by many is computed once; the same question always
 gives the same bytes, with an ETag and a long public ``Cache-Control``.
