@@ -21,9 +21,9 @@ from collections.abc import Awaitable, Callable
 from functools import lru_cache
 from typing import Final
 from weakref import WeakKeyDictionary
-from zlib import crc32
 
 import orjson
+from isal.isal_zlib import crc32
 from starlette.types import Scope
 
 from sudokupool.api.compression import DAMAGED
@@ -176,6 +176,7 @@ def _cache_control(endpoints: Endpoints) -> Header:
 def _reply(endpoints: Endpoints, scope: Scope, data: bytes) -> Reply:
     """The cached ``data`` as a reply: its status, its body, an ETag and the long ``Cache-Control``."""
     status, body = int(data[:3]), data[3:]
+    # ISA-L's CRC-32 is zlib's, in a quarter of the time (a moved record is about 15 KB).
     etag = f'W/"{crc32(data):08x}{len(data):08x}"'
     headers = [(b"etag", etag.encode()), _cache_control(endpoints)]
     if status == 200 and not_modified(scope, etag):

@@ -37,9 +37,11 @@ _ROW_COLUMN: Final = tuple(divmod(cell, 9) for cell in range(81))
 _ONE: Final = tuple(1 << 4 * pair for pair in range(100))
 
 
-def _line_counts(grid: str) -> tuple[list[int], list[int]]:
-    rows = [9 - grid.count(EMPTY, r, r + 9) for r in range(0, 81, 9)]
-    columns = [9 - grid[c::9].count(EMPTY) for c in range(9)]
+@lru_cache(maxsize=64)
+def _line_counts(grid: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The clue counts of the rows and of the columns (the last few kept: a grid sent is keyed, then fingerprinted)."""
+    rows = tuple([9 - grid.count(EMPTY, r, r + 9) for r in range(0, 81, 9)])
+    columns = tuple([9 - grid[c::9].count(EMPTY) for c in range(9)])
     return rows, columns
 
 
