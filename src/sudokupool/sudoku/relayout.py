@@ -94,6 +94,12 @@ _STEP_JSON: Final = re.compile(
 _NAKED: Final = _STEP_JSON.groupindex["n_full"]
 _FULL: Final = _STEP_JSON.groupindex["f_word"]
 _HIDDEN: Final = _STEP_JSON.groupindex["h_house"]
+#: The groups each kind of single is written again from.
+_NAKED_GROUPS: Final = tuple(_STEP_JSON.groupindex[name] for name in ("n_score", "n_cell", "n_digit", "n_full"))
+_FULL_GROUPS: Final = tuple(
+    _STEP_JSON.groupindex[name] for name in ("f_score", "f_cell", "f_digit", "f_house", "f_kind", "f_word")
+)
+_HIDDEN_GROUPS: Final = tuple(_STEP_JSON.groupindex[name] for name in ("h_score", "h_cell", "h_digit", "h_house"))
 #: What stands for a step that is not a single while the others are moved (no JSON text holds a raw NUL).
 _OTHER: Final = "\x00"
 
@@ -191,15 +197,16 @@ class Names:
 
     def text(self, text: str) -> str:
         """An explanation with every cell, house, line and digit it names moved to the other layout."""
-        tokens = self.tokens
-        # Split on the pieces (odd indexes) and the text between them (even ones): a lookup a piece.
+        # Split on the pieces (odd indexes) and the text between them (even ones): a lookup a piece, all at once;
+        # the few a table does not hold (lists of lines, counts) one by one.
         parts = _PIECES.split(text)
-        for i in range(1, len(parts), 2):
-            piece = parts[i]
-            found = tokens.get(piece)
-            if found is None:
-                found = self._lines(piece) if piece.startswith(("rows ", "columns ")) else piece  # or a count
-            parts[i] = found
+        pieces = parts[1::2]
+        moved = list(map(self.tokens.get, pieces))
+        if None in moved:
+            for i, (piece, found) in enumerate(zip(pieces, moved, strict=True)):
+                if found is None:
+                    moved[i] = self._lines(piece) if piece.startswith(("rows ", "columns ")) else piece  # or a count
+        parts[1::2] = moved
         return "".join(parts)
 
     def _lines(self, piece: str) -> str:
@@ -258,7 +265,8 @@ class Names:
         :meth:`path` without reading it. A single's step is matched by a regex and written again moved (most of a
         path, at a fraction of the cost of reading it); the others are read as JSON and moved by :meth:`path`.
         ``ValueError`` when the text is not steps written so."""
-        cells, digits, houses = self.cells, self.relayout.digits, self.house_names
+        cells, houses = self.cells, self.house_names
+        digits = dict(zip(_DIGITS, map(str, self.relayout.digits), strict=True))
         others: list[str] = []
         at = 0  # where the next step must start: steps follow one another, a comma between two
 
@@ -270,8 +278,8 @@ class Names:
             at = end + 1
             kind = match.lastindex
             if kind is not None and kind <= _NAKED:
-                score, cell, digit, full = match.groups()[:_NAKED]
-                c, d = cells[cell], digits[int(digit) - 1]
+                score, cell, digit, full = match.group(*_NAKED_GROUPS)
+                c, d = cells[cell], digits[digit]
                 why = (
                     f"The row, column and box of {c} already hold every digit except {d}"
                     if full
@@ -283,17 +291,17 @@ class Names:
                     f'"explanation":"{why}, so {c} = {d}."}}'
                 )
             if kind == _FULL:
-                score, cell, digit, house, line_kind, _, word = match.groups()[_NAKED:_FULL]
+                score, cell, digit, house, line_kind, word = match.group(*_FULL_GROUPS)
                 if word == line_kind.capitalize():
-                    c, d, h = cells[cell], digits[int(digit) - 1], houses[house]
+                    c, d, h = cells[cell], digits[digit], houses[house]
                     return (
                         f'{{"technique":"Full House","score":{score},"placements":[{{"cell":"{c}","digit":{d}}}],'
                         f'"eliminations":[],"cells":["{c}"],"houses":["{h}"],"digits":[{d}],"explanation":'
                         f'"{h.capitalize()} has only {c} left empty and misses only {d}, so {c} = {d}."}}'
                     )
             elif kind == _HIDDEN:
-                score, cell, digit, house = match.groups()[_FULL:_HIDDEN]
-                c, d, h = cells[cell], digits[int(digit) - 1], houses[house]
+                score, cell, digit, house = match.group(*_HIDDEN_GROUPS)
+                c, d, h = cells[cell], digits[digit], houses[house]
                 return (
                     f'{{"technique":"Hidden Single","score":{score},"placements":[{{"cell":"{c}","digit":{d}}}],'
                     f'"eliminations":[],"cells":["{c}"],"houses":["{h}"],"digits":[{d}],'
