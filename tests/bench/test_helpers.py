@@ -49,3 +49,13 @@ def test_a_side_whose_process_fails_is_left_out_of_fresh_rounds(tmp_path: Path) 
     found = side_rounds(argparse.Namespace(rounds=2), "many-exports", "go", sides, fresh=True)
     assert found["baseline"] == [] and len(found["this"]) == 2
     assert set(found["this"][0]) == {"limit 16", "limit 1000", "loop lag max", "loop lag idle"}
+
+
+def test_the_boot_bench_reads_the_load_line_with_and_without_thousands_separators() -> None:
+    from bench.service import LOADED
+
+    log = (
+        "INFO:     [7] pool-1.ndjson.gz: loaded 1,000,000 puzzles from its pack in 4.64 s\n"
+        "INFO:     pool-1.ndjson.gz: loaded 2400 puzzles, skipped 0, in 0.57 s\n"
+    )
+    assert LOADED.findall(log) == ["4.64", "0.57"]
