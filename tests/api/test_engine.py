@@ -333,3 +333,64 @@ def test_a_pool_whose_grids_were_looked_up_goes_once_it_is_swapped_out(records: 
     del old
     gc.collect()
     assert gone() is None
+
+
+def test_another_layout_is_answered_from_its_body_as_from_its_record(demo: list[dict[str, Any]]) -> None:
+    from sudokupool.api.engine import lookup
+    from sudokupool.sudoku.answers import moved_body
+
+    pool = build_pool(demo[::8])
+    rng = random.Random(48)
+    for index in range(len(pool)):
+        grid = random_transform(rng).apply(pool.puzzle(index))
+        found = lookup(pool, grid)
+        assert found is not None and found[0] == index
+        move = found[1]
+        body, solution = pool.body(index), pool.solution(index)
+        expected = moved_record(orjson.loads(body), solution, grid, move)
+        assert moved_body(body, solution, grid, move) == expected
+    # A body not written as the pack writes one is read instead.
+    assert moved_body(body.replace(b'"solve_path":[', b'"solve_path": [', 1), solution, grid, move) is None
+    assert moved_body(body.replace(b'],"source":', b'] ,"source":', 1), solution, grid, move) is None
+    assert moved_body(body[:-1], solution, grid, move) is None
+
+
+def test_a_layout_found_by_its_key_moves_the_record_as_the_canonical_forms_do(
+    pool: Pool, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sudokupool.api import engine
+    from sudokupool.sudoku.canonical import canonical_transform
+    from sudokupool.sudoku.relayout import between
+
+    rng = random.Random(49)
+    asked = [random_transform(rng).apply(record["puzzle"]) for record in records]
+    engine.lookup(pool, asked[0])  # indexes the 40 records
+    # Found by the layout index, no canonical search: the move the canonical forms give.
+    monkeypatch.setattr(engine, "canonical_transform_within", lambda *_: pytest.fail("searched"))
+    for number, (record, grid) in enumerate(zip(records, asked, strict=True)):
+        found = engine.lookup(pool, grid)
+        assert found is not None and found[0] == number
+        expected = between(canonical_transform(record["puzzle"])[1], canonical_transform(grid)[1])
+        assert (found[1].cells, found[1].digits, found[1].transposes) == (
+            expected.cells,
+            expected.digits,
+            expected.transposes,
+        )
+    # A grid no record is a layout of is settled by the index too: graded live, no search first.
+    assert engine.lookup(pool, HARD[0]) is None
+
+
+def test_a_puzzle_with_symmetries_is_moved_as_its_canonical_forms_say(
+    pool: Pool, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sudokupool.api import engine
+
+    grid = Transform(transpose=True).apply(records[5]["puzzle"])
+    (only,) = engine.moves_between(records[5]["puzzle"], grid, engine.LOOKUP_ORDERS) or []
+    expected = engine.lookup(pool, grid)
+    # Were the puzzle to have two moves onto the grid, the canonical forms would choose between them.
+    monkeypatch.setattr(engine, "moves_between", lambda *_: [engine.IDENTITY, only])
+    assert engine.lookup(pool, grid) == expected
+    searched: list[str] = []
+    monkeypatch.setattr(engine, "canonical_transform_within", lambda grid, _: searched.append(grid))
+    assert engine.lookup(pool, grid) is None and searched == [grid]

@@ -115,3 +115,54 @@ def test_a_step_moves_every_field() -> None:
         "digits": [2],
         "explanation": "In column 1, 2 fits only in r1c1, so r1c1 = 2.",
     }
+
+
+def test_a_path_as_json_moves_as_the_path_does(demo: list[dict[str, Any]]) -> None:
+    rng = random.Random(44)
+    singles = 0
+    for record in demo[::30]:
+        move = from_transform(random_transform(rng))
+        path = record["solve_path"]
+        text = orjson.dumps(path).decode()[1:-1]
+        assert move.names().path_json(text) == orjson.dumps(move.path(path)).decode()[1:-1]
+        singles += sum(step["technique"] in ("Naked Single", "Full House", "Hidden Single") for step in path)
+    assert singles > 1000
+    assert MOVE.names().path_json("") == ""
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(("already hold every digit", "already hold all digits"), id="explanation-reworded"),
+        pytest.param(('"houses":[]', '"houses":["row 5"]'), id="a-house-named"),
+        pytest.param(('"eliminations":[]', '"eliminations":[{"cell":"r1c1","digit":4}]'), id="an-elimination"),
+        pytest.param(('"technique":"Naked Single"', '"technique":"Naked Singles"'), id="another-technique"),
+    ],
+)
+def test_a_single_that_does_not_read_as_its_template_is_moved_word_by_word(change: tuple[str, str]) -> None:
+    step = {
+        "technique": "Naked Single",
+        "score": 4,
+        "placements": [{"cell": "r4c7", "digit": 1}],
+        "eliminations": [],
+        "cells": ["r4c7"],
+        "houses": [],
+        "digits": [1],
+        "explanation": "The row, column and box of r4c7 already hold every digit except 1, so r4c7 = 1.",
+    }
+    text = orjson.dumps(step).decode().replace(*change)
+    changed = orjson.loads(text)
+    assert MOVE.names().path_json(text) == orjson.dumps(MOVE.step(changed)).decode()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param('{"technique":"Naked Single"}', id="a-step-cut-short"),
+        pytest.param('{"technique":"X","score":1}x', id="not-a-step's-end"),
+        pytest.param('{"score":1}', id="no-technique-first"),
+    ],
+)
+def test_text_that_is_not_a_path_as_the_pack_writes_it_is_refused(text: str) -> None:
+    with pytest.raises(ValueError):
+        MOVE.names().path_json(text)

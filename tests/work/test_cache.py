@@ -195,3 +195,22 @@ async def test_works_with_the_work_pool_and_the_real_renderer() -> None:
         await pool.aclose()
     assert results == [render_png(PUZZLE, SOLUTION, "solution")] * 3
     assert cache.stats()["renders"] == 1
+
+
+@pytest.mark.anyio
+async def test_bytes_made_in_the_loop_are_kept_as_a_computation_s_and_counted_as_one() -> None:
+    cache = ResultCache(10)
+    cache.put("a", b"12345")
+    assert "a" in cache and cache.covers("a")
+    assert (cache.tally.misses, cache.tally.renders) == (1, 1)
+
+    async def never() -> bytes:
+        raise AssertionError("computed again")
+
+    assert await cache.get("a", never) == b"12345"
+    assert cache.tally.hits == 1
+    # The byte bound holds as for computed bytes: a second put evicts the least recently used.
+    cache.put("b", b"678901")
+    assert "a" not in cache and "b" in cache
+    cache.put("c", b"x" * 11)
+    assert "c" not in cache

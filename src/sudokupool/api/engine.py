@@ -2,9 +2,12 @@
 
 A grid the pool holds in any equivalent layout is a lookup, answered in the loop without queueing. In the
 layout the pool holds it, the pool's grid index (``sudokupool.pool.grids``) finds the record, served from its
-prepared body; in any other, its canonical form (bounded: :data:`LOOKUP_LAYOUTS`) finds the record, which is
-moved to the layout asked. Any other grid is graded live, and every hint is found, as a job of the work pool
-(its queue bound, budget and dropping of jobs whose client left), and costs the client more of its ``/api/v2``
+prepared body; in any other, its layout key (``sudokupool.pool.layouts``) finds the records that may hold it
+and a directed match (``sudokupool.sudoku.layouts``) the one move of the record onto it, or, where that does not
+settle it (the index not complete yet, a bound reached, a puzzle with symmetries), its canonical form (bounded:
+:data:`LOOKUP_LAYOUTS`) does; the record is moved to the layout asked from its body, reading as JSON only the steps
+of its solve path that are not singles. Any other grid is graded live, and every hint is found, as a job of the work
+pool (its queue bound, budget and dropping of jobs whose client left), and costs the client more of its ``/api/v2``
 limit than a lookup (``SUDOKUPOOL_COST_GRADE``, ``SUDOKUPOOL_COST_HINT``). Answers and errors alike go into one
 byte-bounded cache keyed by what was asked, so one grid asked by many is computed once; the same question always
 gives the same bytes, with an ETag and a long public ``Cache-Control``.
@@ -18,9 +21,9 @@ from collections.abc import Awaitable, Callable
 from functools import lru_cache
 from typing import Final
 from weakref import WeakKeyDictionary
-from zlib import crc32
 
 import orjson
+from isal.isal_zlib import crc32
 from starlette.types import Scope
 
 from sudokupool.api.compression import DAMAGED
@@ -30,12 +33,22 @@ from sudokupool.api.endpoints import JSON, Endpoints, Reply
 from sudokupool.api.errors import ApiError, BadRequest
 from sudokupool.api.query import Header, queries
 from sudokupool.pool.grids import GridIndex
+from sudokupool.pool.layouts import LayoutIndex
 from sudokupool.pool.pool import DamagedRecord, Pool
-from sudokupool.sudoku.answers import Answer, grade_answer, grid_error, held_record, hint_answer, moved_record
+from sudokupool.sudoku.answers import (
+    Answer,
+    grade_answer,
+    grid_error,
+    held_record,
+    hint_answer,
+    moved_body,
+    moved_record,
+)
 from sudokupool.sudoku.canonical import canonical_transform, canonical_transform_within
 from sudokupool.sudoku.check import conflicting_cells
 from sudokupool.sudoku.grid import GridError, clue_count, first_conflict, parse_grid
 from sudokupool.sudoku.ids import canonical_id
+from sudokupool.sudoku.layouts import layout_key, moves_between
 from sudokupool.sudoku.relayout import Relayout, between
 from sudokupool.sudoku.transform import Transform
 from sudokupool.work import WorkBudgetExceeded, WorkDropped, WorkQueueFull
@@ -44,6 +57,9 @@ from sudokupool.work import WorkBudgetExceeded, WorkDropped, WorkQueueFull
 #: up and grades it live instead: puzzles stay in the tens (the demo pool's most is 35), a full grid reaches
 #: tens of thousands. Bounds a lookup's time in the loop to a few milliseconds whatever the grid.
 LOOKUP_LAYOUTS: Final = 256
+#: The most pairs of row and column orders tried to map a record onto a grid sent (see
+#: :func:`sudokupool.sudoku.layouts.moves_between`): a pool puzzle's lines are mostly told apart, so one or a few.
+LOOKUP_ORDERS: Final = 64
 #: Fewer givens than this never have a single solution, so such a grid is in no pool.
 MIN_CLUES: Final = 17
 #: No minimal puzzle has more givens than this, and every puzzle ``sudokupool build`` makes is minimal: a grid with
@@ -90,6 +106,9 @@ def lookup(pool: Pool, grid: str) -> tuple[int, Relayout] | None:
     held_index = _grids(pool).find(pool, grid)
     if held_index is not None:
         return held_index, IDENTITY
+    found, settled = _by_layout(pool, grid)
+    if found is not None or settled:
+        return found
     here = canonical_transform_within(grid, LOOKUP_LAYOUTS)
     if here is None:
         return None
@@ -105,6 +124,21 @@ def lookup(pool: Pool, grid: str) -> tuple[int, Relayout] | None:
     return index, between(there, here[1])
 
 
+def _by_layout(pool: Pool, grid: str) -> tuple[tuple[int, Relayout] | None, bool]:
+    """The pool's record of ``grid`` in another layout and the one move onto ``grid``, found by the grid's layout
+    key, and whether that settles it: None and True when the pool holds no layout of ``grid``; None and False when
+    the canonical forms must decide (the layout index not complete yet, or a bound reached, or a puzzle with
+    symmetries, whose moves are several: the canonical forms choose among them, as they always have)."""
+    candidates, complete = _layouts(pool).candidates(pool, layout_key(grid))
+    for index in candidates:
+        moves = moves_between(pool.puzzle(index), grid, LOOKUP_ORDERS)
+        if moves is None or len(moves) > 1:
+            return None, False
+        if moves:
+            return (index, moves[0]), True
+    return None, complete
+
+
 #: Each live pool's index of its grids as it holds them (an old pool's goes with it: the index holds no
 #: reference to its pool).
 _GRID_INDEXES: Final[WeakKeyDictionary[Pool, GridIndex]] = WeakKeyDictionary()
@@ -114,6 +148,17 @@ def _grids(pool: Pool) -> GridIndex:
     index = _GRID_INDEXES.get(pool)
     if index is None:
         index = _GRID_INDEXES[pool] = GridIndex(len(pool))
+    return index
+
+
+#: Each live pool's index of its records by layout key (as :data:`_GRID_INDEXES`).
+_LAYOUT_INDEXES: Final[WeakKeyDictionary[Pool, LayoutIndex]] = WeakKeyDictionary()
+
+
+def _layouts(pool: Pool) -> LayoutIndex:
+    index = _LAYOUT_INDEXES.get(pool)
+    if index is None:
+        index = _LAYOUT_INDEXES[pool] = LayoutIndex(len(pool))
     return index
 
 
@@ -131,6 +176,7 @@ def _cache_control(endpoints: Endpoints) -> Header:
 def _reply(endpoints: Endpoints, scope: Scope, data: bytes) -> Reply:
     """The cached ``data`` as a reply: its status, its body, an ETag and the long ``Cache-Control``."""
     status, body = int(data[:3]), data[3:]
+    # ISA-L's CRC-32 is zlib's, in a quarter of the time (a moved record is about 15 KB).
     etag = f'W/"{crc32(data):08x}{len(data):08x}"'
     headers = [(b"etag", etag.encode()), _cache_control(endpoints)]
     if status == 200 and not_modified(scope, etag):
@@ -172,8 +218,9 @@ async def grid(endpoints: Endpoints, scope: Scope, param: str | None) -> Reply:
     if not answers.covers(key):
         held = _held(runtime.current(), asked)
         if held is not None:
-            # A lookup: moved in the loop (a millisecond or two), never queued, costs what a lookup costs.
-            return _reply(endpoints, scope, await answers.get(key, _ready(held)))
+            # A lookup: moved in the loop, never queued, costs what a lookup costs; kept as a computed answer is.
+            answers.put(key, held)
+            return _reply(endpoints, scope, held)
     left = left_of(scope)
     return await _answer_of(
         endpoints,
@@ -196,8 +243,9 @@ def _held(pool: Pool, asked: str) -> bytes | None:
     except DamagedRecord:  # logged once by the pool
         raise ApiError(DAMAGED, status=500) from None
     solution = pool.solution(index)
-    # In the layout the pool holds it, the record's prepared body needs no reading (a third of the time).
-    held = held_record(body, solution, asked) if move is IDENTITY else None
+    # The record's prepared body needs no reading in the layout the pool holds it (a third of the time), nor but
+    # for the few steps of its solve path that are not singles in another.
+    held = held_record(body, solution, asked) if move is IDENTITY else moved_body(body, solution, asked, move)
     return b"200" + (held or moved_record(orjson.loads(body), solution, asked, move))
 
 
@@ -262,10 +310,3 @@ def _puzzle_and_solution(endpoints: Endpoints, param: str | None) -> tuple[str, 
     """The puzzle ``param`` names and its solution (the pool not kept: see :func:`_held`)."""
     pool, index = endpoints.find(param)
     return pool.puzzle(index), pool.solution(index)
-
-
-def _ready(data: bytes) -> Callable[[], Awaitable[bytes]]:
-    async def produce() -> bytes:
-        return data
-
-    return produce

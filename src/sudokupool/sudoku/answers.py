@@ -30,6 +30,10 @@ Answer = tuple[Kind, bytes]
 _HEAD: Final = re.compile(rb'\{"canonical_id":"[0-9A-Z]{13}","puzzle_id":"([0-9A-Z]{13})","puzzle":"([1-9.]{81})",')
 #: A record's symmetry, the first of its fields to hold these names (every field before it is fixed).
 _SYMMETRY: Final = re.compile(rb',"symmetric":(true|false),"symmetry":"([a-z0-9-]+)",')
+#: A record's solve path (its steps as JSON between brackets, or null), and how the steps end, the source following:
+#: neither can be inside a string, where every quote is escaped.
+_PATH_KEY: Final = b',"solve_path":'
+_PATH_END: Final = b'}],"source":'
 #: The kind of answer for each verdict of :func:`~sudokupool.sudoku.check.check_grid` other than unique.
 _VERDICT_KIND: Final[dict[str, Kind]] = {
     "invalid": "invalid",
@@ -88,6 +92,50 @@ def moved_record(record: dict[str, Any], solution: str, grid: str, move: Relayou
         out["solve_path"] = move.path(record["solve_path"])
     out["solution"] = move.grid(solution)
     return orjson.dumps(out)
+
+
+def moved_body(body: bytes, solution: str, grid: str, move: Relayout) -> bytes | None:
+    """:func:`moved_record` made from the record's ``body`` as the pool serves it (with its ``solution``) without
+    reading it as JSON but for the steps of its solve path that are not singles (:meth:`Names.path_json`); None
+    when the body is not written as the pack writes one, and it must be read."""
+    head = _HEAD.match(body)
+    symmetry = _SYMMETRY.search(body)
+    path_at = body.find(_PATH_KEY)
+    if head is None or symmetry is None or body[-1:] != b"}" or not head.end() < symmetry.start() < path_at:
+        return None
+    # The path's steps as JSON lie between ``start`` and ``end`` (empty for none, or a null path).
+    start = end = path_at + len(_PATH_KEY)
+    if body.startswith(b"[{", start):
+        start += 1
+        end = body.find(_PATH_END, start)
+        if end < 0:
+            return None
+        end += 1
+    elif not body.startswith((b"null,", b"[],"), start):
+        return None
+    try:
+        steps = move.names().path_json(body[start:end].decode())
+    except ValueError:  # UnicodeDecodeError is one
+        return None
+    name = symmetry_class(grid)
+    parts = [
+        b'{"in_pool":true,',
+        body[1 : head.start(1)],
+        puzzle_id(grid).encode(),
+        body[head.end(1) : head.start(2)],
+        grid.encode(),
+        body[head.end(2) : symmetry.start(1)],
+        b"true" if name != "none" else b"false",
+        body[symmetry.end(1) : symmetry.start(2)],
+        name.encode(),
+        body[symmetry.end(2) : start],
+        steps.encode(),
+        body[end:-1],
+        b',"solution":"',
+        move.grid(solution).encode(),
+        b'"}',
+    ]
+    return b"".join(parts)
 
 
 def held_record(body: bytes, solution: str, grid: str) -> bytes | None:

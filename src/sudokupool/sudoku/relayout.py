@@ -10,8 +10,11 @@ explanations name the moved cells, houses and digits.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
+
+import orjson
 
 from sudokupool.sudoku.grid import EMPTY, HOUSES, cell_name, house_name
 from sudokupool.sudoku.transform import Transform
@@ -38,9 +41,67 @@ _SAME: Final = {word: word for word in _SWAP}
 #: Between the explanations of a path while they are moved as one text (see :meth:`Names.path`).
 _SEPARATOR: Final = "\x00"
 _DIGITS: Final = "123456789"
+#: The digits a step may name.
+_DIGIT_VALUES: Final = frozenset(range(1, 10))
 _CELL_NAMES: Final = tuple(cell_name(c) for c in range(81))
 _HOUSE_NAMES: Final = tuple(house_name(h) for h in range(27))
-_HOUSE_INDEX: Final = {frozenset(house): h for h, house in enumerate(HOUSES)}
+#: A house's name as a sentence starts with it (``Row 3``).
+_HOUSE_TITLES: Final = tuple(name.capitalize() for name in _HOUSE_NAMES)
+#: The first two cells of each row, then of each column; the first cell of each box.
+_LINE_STARTS: Final = tuple((r * 9, r * 9 + 1) for r in range(9)) + tuple((c, 9 + c) for c in range(9))
+_BOX_STARTS: Final = tuple(HOUSES[18 + b][0] for b in range(9))
+_BOX_OF: Final = tuple((c // 27) * 3 + (c % 9) // 3 for c in range(81))
+#: The explanations of the singles (docs/export-format.md's solve path; ``sudoku/techniques/singles.py`` writes
+#: them) by technique, as functions of the step's one cell, digit and house: an explanation that reads exactly as
+#: one of these moves as it with the moved cell, digit and house, as :meth:`Names.text` would move it (no other
+#: word of them names anything a layout moves), at a fraction of the regex's cost. Most of a solve path is singles.
+_SINGLES: Final[dict[str, tuple[Callable[[str, int, str], str], ...]]] = {
+    "Naked Single": (
+        lambda c, d, h: f"The row, column and box of {c} already hold every digit except {d}, so {c} = {d}.",
+        lambda c, d, h: f"After the earlier eliminations, {d} is the only candidate left in {c}, so {c} = {d}.",
+    ),
+    "Full House": (lambda c, d, h: f"{h.capitalize()} has only {c} left empty and misses only {d}, so {c} = {d}.",),
+    "Hidden Single": (lambda c, d, h: f"In {h}, {d} fits only in {c}, so {c} = {d}.",),
+}
+
+
+#: A step of a solve path as JSON, as ``msgspec`` and ``orjson`` alike write it: a single's, whose explanation is
+#: its template's (:data:`_SINGLES`) for its cell, digit and house (checked by the backreferences, and the case of
+#: a Full House's house word by :meth:`Names.path_json`), or any other (``other``). Its strings cannot hold an
+#: unescaped quote, so a key found after a quote is a key.
+_STEP_JSON: Final = re.compile(
+    r'\{"technique":"(?:'
+    r'Naked Single","score":(?P<n_score>-?[0-9]+),"placements":\[\{"cell":"(?P<n_cell>r[1-9]c[1-9])",'
+    r'"digit":(?P<n_digit>[1-9])\}\],"eliminations":\[\],"cells":\["(?P=n_cell)"\],"houses":\[\],'
+    r'"digits":\[(?P=n_digit)\],"explanation":"(?:(?P<n_full>The row, column and box of (?P=n_cell) already hold '
+    r"every digit except (?P=n_digit))|After the earlier eliminations, (?P=n_digit) is the only candidate left in "
+    r'(?P=n_cell)), so (?P=n_cell) = (?P=n_digit)\."'
+    r'|Full House","score":(?P<f_score>-?[0-9]+),"placements":\[\{"cell":"(?P<f_cell>r[1-9]c[1-9])",'
+    r'"digit":(?P<f_digit>[1-9])\}\],"eliminations":\[\],"cells":\["(?P=f_cell)"\],'
+    r'"houses":\["(?P<f_house>(?P<f_kind>row|column|box) (?P<f_line>[1-9]))"\],"digits":\[(?P=f_digit)\],'
+    r'"explanation":"(?P<f_word>Row|Column|Box) (?P=f_line) has only (?P=f_cell) left empty and misses only '
+    r'(?P=f_digit), so (?P=f_cell) = (?P=f_digit)\."'
+    r'|Hidden Single","score":(?P<h_score>-?[0-9]+),"placements":\[\{"cell":"(?P<h_cell>r[1-9]c[1-9])",'
+    r'"digit":(?P<h_digit>[1-9])\}\],"eliminations":\[\],"cells":\["(?P=h_cell)"\],'
+    r'"houses":\["(?P<h_house>(?:row|column|box) [1-9])"\],"digits":\[(?P=h_digit)\],'
+    r'"explanation":"In (?P=h_house), (?P=h_digit) fits only in (?P=h_cell), so (?P=h_cell) = (?P=h_digit)\."'
+    r'|(?P<other>[^"\\]*(?:\\.[^"\\]*)*","score":-?[0-9]+,"placements":\[[^\]]*\],"eliminations":\[[^\]]*\],'
+    r'"cells":\[[^\]]*\],"houses":\[[^\]]*\],"digits":\[[^\]]*\],"explanation":"[^"\\]*(?:\\.[^"\\]*)*")'
+    r")\}"
+)
+#: The last group of each kind of single in :data:`_STEP_JSON` (its match's ``lastindex``: the groups of a kind
+#: follow those of the kinds before it).
+_NAKED: Final = _STEP_JSON.groupindex["n_full"]
+_FULL: Final = _STEP_JSON.groupindex["f_word"]
+_HIDDEN: Final = _STEP_JSON.groupindex["h_house"]
+#: The groups each kind of single is written again from.
+_NAKED_GROUPS: Final = tuple(_STEP_JSON.groupindex[name] for name in ("n_score", "n_cell", "n_digit", "n_full"))
+_FULL_GROUPS: Final = tuple(
+    _STEP_JSON.groupindex[name] for name in ("f_score", "f_cell", "f_digit", "f_house", "f_kind", "f_word")
+)
+_HIDDEN_GROUPS: Final = tuple(_STEP_JSON.groupindex[name] for name in ("h_score", "h_cell", "h_digit", "h_house"))
+#: What stands for a step that is not a single while the others are moved (no JSON text holds a raw NUL).
+_OTHER: Final = "\x00"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +118,14 @@ class Relayout:
 
     @property
     def houses(self) -> tuple[int, ...]:
-        """Where each house (rows 0-8, columns 9-17, boxes 18-26) goes."""
+        """Where each house (rows 0-8, columns 9-17, boxes 18-26) goes: a line goes where its first two cells go
+        (a row when they share one, else their column), a box where its first cell's box is."""
         cells = self.cells
-        return tuple(_HOUSE_INDEX[frozenset([cells[c] for c in house])] for house in HOUSES)
+        lines = []
+        for first, second in _LINE_STARTS:
+            a, b = cells[first], cells[second]
+            lines.append(a // 9 if a // 9 == b // 9 else 9 + a % 9)
+        return (*lines, *(18 + _BOX_OF[cells[first]] for first in _BOX_STARTS))
 
     def inverse(self) -> Relayout:
         cells = [0] * 81
@@ -81,14 +147,11 @@ class Relayout:
     def names(self) -> Names:
         """The tables that move names (cells, houses, digits, words) to the other layout."""
         houses = self.houses
-        cells = dict(zip(_CELL_NAMES, [_CELL_NAMES[to] for to in self.cells], strict=True))
-        moved_houses: dict[str, str] = {}
-        for name, h in zip(_HOUSE_NAMES, houses, strict=True):
-            to = _HOUSE_NAMES[h]
-            moved_houses[name] = to
-            moved_houses[name.capitalize()] = to.capitalize()
+        cells = dict(zip(_CELL_NAMES, map(_CELL_NAMES.__getitem__, self.cells), strict=True))
+        moved_houses = dict(zip(_HOUSE_NAMES, map(_HOUSE_NAMES.__getitem__, houses), strict=True))
         tokens: dict[str, str] = {**cells, **moved_houses, "row, column and box": "row, column and box"}
-        tokens.update((str(d), str(self.digits[d - 1])) for d in range(1, 10))
+        tokens.update(zip(_HOUSE_TITLES, map(_HOUSE_TITLES.__getitem__, houses), strict=True))
+        tokens.update(zip(_DIGITS, map(str, self.digits), strict=True))
         tokens.update(_SWAP if self.transposes else _SAME)
         return Names(self, houses, cells, moved_houses, tokens)
 
@@ -134,15 +197,16 @@ class Names:
 
     def text(self, text: str) -> str:
         """An explanation with every cell, house, line and digit it names moved to the other layout."""
-        tokens = self.tokens
-        # Split on the pieces (odd indexes) and the text between them (even ones): a lookup a piece.
+        # Split on the pieces (odd indexes) and the text between them (even ones): a lookup a piece, all at once;
+        # the few a table does not hold (lists of lines, counts) one by one.
         parts = _PIECES.split(text)
-        for i in range(1, len(parts), 2):
-            piece = parts[i]
-            found = tokens.get(piece)
-            if found is None:
-                found = self._lines(piece) if piece.startswith(("rows ", "columns ")) else piece  # or a count
-            parts[i] = found
+        pieces = parts[1::2]
+        moved = list(map(self.tokens.get, pieces))
+        if None in moved:
+            for i, (piece, found) in enumerate(zip(pieces, moved, strict=True)):
+                if found is None:
+                    moved[i] = self._lines(piece) if piece.startswith(("rows ", "columns ")) else piece  # or a count
+        parts[1::2] = moved
         return "".join(parts)
 
     def _lines(self, piece: str) -> str:
@@ -154,15 +218,106 @@ class Names:
         return f"{('rows', 'columns')[lines[0] // 9]} {listed}"
 
     def path(self, path: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """:meth:`Relayout.path`. The explanations are moved as one text, a separator between them that no
-        explanation holds and no piece spans (it reads as a string's end to every piece): one split of the
-        regex for the whole path instead of one a step."""
-        texts = [step["explanation"] for step in path]
+        """:meth:`Relayout.path`. A single is moved by its explanation's template (:data:`_SINGLES`); the other
+        steps' explanations are moved as one text, a separator between them that no explanation holds and no piece
+        spans (it reads as a string's end to every piece): one split of the regex for the whole path instead of
+        one a step."""
+        moved = [self._single(step) for step in path]
+        rest = [step for step, out in zip(path, moved, strict=True) if out is None]
+        if not rest:
+            return moved  # type: ignore[return-value]
+        texts = [step["explanation"] for step in rest]
         joined = _SEPARATOR.join(texts)
         if joined.count(_SEPARATOR) != len(texts) - 1:
-            return [self.step(step) for step in path]
-        moved = self.text(joined).split(_SEPARATOR) if texts else []
-        return [self._step(step, text) for step, text in zip(path, moved, strict=True)]
+            others = iter([self.step(step) for step in rest])
+        else:
+            others = map(self._step, rest, self.text(joined).split(_SEPARATOR))
+        return [next(others) if out is None else out for out in moved]
+
+    def _single(self, step: dict[str, Any]) -> dict[str, Any] | None:
+        """A single step moved by its explanation's template, or None when it is not one (as written)."""
+        templates = _SINGLES.get(step["technique"])
+        if templates is None:
+            return None
+        cells, digits, houses, placements = step["cells"], step["digits"], step["houses"], step["placements"]
+        if len(cells) != 1 or len(digits) != 1 or len(houses) > 1 or len(placements) != 1 or step["eliminations"]:
+            return None
+        cell, digit = cells[0], digits[0]
+        if digit not in _DIGIT_VALUES or placements[0] != {"cell": cell, "digit": digit}:
+            return None
+        house, explanation = houses[0] if houses else "", step["explanation"]
+        for template in templates:
+            if template(cell, digit, house) == explanation:
+                moved_cell, moved_digit = self.cells[cell], self.relayout.digits[digit - 1]
+                moved_house = self.house_names[house] if houses else ""
+                out = dict(step)
+                out["placements"] = [{"cell": moved_cell, "digit": moved_digit}]
+                out["eliminations"] = []
+                out["cells"] = [moved_cell]
+                out["houses"] = [moved_house] if houses else []
+                out["digits"] = [moved_digit]
+                out["explanation"] = template(moved_cell, moved_digit, moved_house)
+                return out
+        return None
+
+    def path_json(self, steps: str) -> str:
+        """A solve path as JSON (the steps between its brackets, as ``msgspec`` or ``orjson`` write them), moved:
+        :meth:`path` without reading it. A single's step is matched by a regex and written again moved (most of a
+        path, at a fraction of the cost of reading it); the others are read as JSON and moved by :meth:`path`.
+        ``ValueError`` when the text is not steps written so."""
+        cells, houses = self.cells, self.house_names
+        digits = dict(zip(_DIGITS, map(str, self.relayout.digits), strict=True))
+        others: list[str] = []
+        at = 0  # where the next step must start: steps follow one another, a comma between two
+
+        def moved(match: re.Match[str]) -> str:
+            nonlocal at
+            start, end = match.span()
+            if start != at:
+                raise ValueError("not a solve path as JSON")
+            at = end + 1
+            kind = match.lastindex
+            if kind is not None and kind <= _NAKED:
+                score, cell, digit, full = match.group(*_NAKED_GROUPS)
+                c, d = cells[cell], digits[digit]
+                why = (
+                    f"The row, column and box of {c} already hold every digit except {d}"
+                    if full
+                    else f"After the earlier eliminations, {d} is the only candidate left in {c}"
+                )
+                return (
+                    f'{{"technique":"Naked Single","score":{score},"placements":[{{"cell":"{c}","digit":{d}}}],'
+                    f'"eliminations":[],"cells":["{c}"],"houses":[],"digits":[{d}],'
+                    f'"explanation":"{why}, so {c} = {d}."}}'
+                )
+            if kind == _FULL:
+                score, cell, digit, house, line_kind, word = match.group(*_FULL_GROUPS)
+                if word == line_kind.capitalize():
+                    c, d, h = cells[cell], digits[digit], houses[house]
+                    return (
+                        f'{{"technique":"Full House","score":{score},"placements":[{{"cell":"{c}","digit":{d}}}],'
+                        f'"eliminations":[],"cells":["{c}"],"houses":["{h}"],"digits":[{d}],"explanation":'
+                        f'"{h.capitalize()} has only {c} left empty and misses only {d}, so {c} = {d}."}}'
+                    )
+            elif kind == _HIDDEN:
+                score, cell, digit, house = match.group(*_HIDDEN_GROUPS)
+                c, d, h = cells[cell], digits[digit], houses[house]
+                return (
+                    f'{{"technique":"Hidden Single","score":{score},"placements":[{{"cell":"{c}","digit":{d}}}],'
+                    f'"eliminations":[],"cells":["{c}"],"houses":["{h}"],"digits":[{d}],'
+                    f'"explanation":"In {h}, {d} fits only in {c}, so {c} = {d}."}}'
+                )
+            others.append(match[0])
+            return _OTHER
+
+        out = _STEP_JSON.sub(moved, steps)
+        if at != len(steps) + 1 and steps:
+            raise ValueError("not a solve path as JSON")
+        if not others:
+            return out
+        pieces = out.split(_OTHER)
+        done = [orjson.dumps(step).decode() for step in self.path([orjson.loads(text) for text in others])]
+        return "".join(part for pair in zip(pieces, [*done, ""], strict=True) for part in pair)
 
     def step(self, step: dict[str, Any]) -> dict[str, Any]:
         """A solve-path step in the other layout (see :meth:`Relayout.step`)."""
@@ -170,18 +325,20 @@ class Names:
 
     def _step(self, step: dict[str, Any], explanation: str) -> dict[str, Any]:
         cells, digits = self.cells, self.relayout.digits
-        eliminations = [
-            {"cell": cells[item["cell"]], "digit": digits[item["digit"] - 1]} for item in step["eliminations"]
-        ]
-        if len(eliminations) > 1:
-            eliminations.sort(key=lambda item: (_cell_index(item["cell"]), item["digit"]))
         out = dict(step)
-        out["placements"] = [
-            {"cell": cells[item["cell"]], "digit": digits[item["digit"] - 1]} for item in step["placements"]
-        ]
-        out["eliminations"] = eliminations
-        out["cells"] = [cells[name] for name in step["cells"]]
-        out["houses"] = [self.house_names[name] for name in step["houses"]]
+        placements, eliminations = step["placements"], step["eliminations"]
+        out["placements"] = (
+            [{"cell": cells[item["cell"]], "digit": digits[item["digit"] - 1]} for item in placements]
+            if placements
+            else []
+        )
+        if eliminations:
+            eliminations = [{"cell": cells[item["cell"]], "digit": digits[item["digit"] - 1]} for item in eliminations]
+            if len(eliminations) > 1:
+                eliminations.sort(key=lambda item: (_cell_index(item["cell"]), item["digit"]))
+        out["eliminations"] = eliminations if eliminations else []
+        out["cells"] = list(map(cells.__getitem__, step["cells"]))
+        out["houses"] = list(map(self.house_names.__getitem__, step["houses"]))
         out["digits"] = [digits[d - 1] for d in step["digits"]]
         out["explanation"] = explanation
         return out

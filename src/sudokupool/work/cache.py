@@ -81,6 +81,13 @@ class ResultCache:
                 if mine:
                     raise
 
+    def put(self, key: Hashable, data: bytes) -> None:
+        """Keep ``data``, made in the loop for ``key`` (a lookup's answer: there is no call to share), as
+        :meth:`get` keeps what its ``produce`` returns, counted as its miss and its render."""
+        self.tally.misses += 1
+        self.tally.renders += 1
+        self._store(key, data)
+
     def _settle(self, key: Hashable, future: asyncio.Future[bytes]) -> None:
         # Reading the exception also marks it retrieved, so a failure nobody awaited any more is not logged
         # as "never retrieved"; the waiters that remain get it through their shield.
