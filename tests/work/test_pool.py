@@ -9,10 +9,14 @@ import operator
 import os
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
+from sudokupool.config import Settings
+from sudokupool.loading.loader import LoadLimits
 from sudokupool.work import WorkBudgetExceeded, WorkCrashed, WorkDropped, WorkPool, WorkQueueFull
+from sudokupool.work.child import AUTOGROUP
 
 pytestmark = pytest.mark.slow
 
@@ -30,9 +34,37 @@ async def test_a_job_runs_in_another_process_at_a_lower_priority(pool: WorkPool)
     pid = await pool.submit(os.getpid)
     assert pid != os.getpid()
     assert pool.pids() == [pid]
-    assert await pool.submit(os.nice, 0) == os.nice(0) + 10
+    assert pool.niceness == Settings.work_niceness
+    assert await pool.submit(os.nice, 0) == os.nice(0) + pool.niceness
     assert pool.tally.outcomes[("test", "done")] == 1
     assert pool.stats()["resident_bytes"] > 0
+
+
+@pytest.mark.anyio
+async def test_a_work_process_has_a_session_and_scheduling_group_of_its_own_as_nice_as_itself(pool: WorkPool) -> None:
+    # With Linux autogroup a nice value counts only within a session's group: in the worker's, the work
+    # processes would take their share of the worker's CPU, beside the serving loop and a sync's loading thread.
+    pid = await pool.submit(os.getpid)
+    assert await pool.submit(os.getsid, 0) == pid != os.getsid(0)
+    ours = autogroup()
+    if ours is not None:  # a kernel with autogroup: "/autogroup-N nice K"
+        theirs = (await pool.submit(Path.read_text, Path(AUTOGROUP))).split()
+        assert theirs[0] != ours.split()[0]
+        assert theirs[-1] == str(pool.niceness)
+
+
+def autogroup() -> str | None:
+    """This process's scheduling group and its niceness (Linux autogroup), or None where the kernel has none."""
+    try:
+        return Path(AUTOGROUP).read_text()
+    except FileNotFoundError:
+        return None
+
+
+def test_a_live_reloads_thread_runs_at_a_higher_priority_than_the_work_processes() -> None:
+    settings = Settings()
+    _, reload_niceness = LoadLimits.from_settings(settings).pace(background=True)
+    assert 0 < reload_niceness < WorkPool.from_settings(settings).niceness
 
 
 @pytest.mark.anyio
