@@ -12,9 +12,10 @@ service a side a round. A round of a side:
    2000 px, PNG and WebP in turn, a puzzle of its own each round so nothing is cached. After 2 s of it, wrk again
    as in 1; then a newer export is published in the service's directory and ``/api/v1/health`` asked every
    50 ms until it serves it (the sync's lag, 60 s if never; and the load's own seconds, from the metrics). A
-   scrape every 0.5 s from 2 s to the end (one not answered within 60 s counts as 60,000 ms); the worker's RSS
-   and the RSS of the processes under it (the work pool) every 0.1 s throughout (its peak before the sync too:
-   the sync's swap holds two pools for a moment, and its heap may keep some of it after).
+   scrape every 0.5 s from 2 s to the end, from a process of its own (one not answered within 60 s counts as
+   60,000 ms); the worker's RSS and the RSS of the processes under it (the work pool) every 0.1 s throughout
+   (its peak before the sync too: the sync's swap holds two pools for a moment, and its heap may keep some of
+   it after).
 3. **after**: the flood stops; how long the service stays busy (its processes above 5 % of a core: the backlog
    of abandoned requests it still renders), then the worker's RSS against its RSS at the round's start, and wrk
    as in 1 again ("quiet after": the quiet figure is the mean of the two, so drift over a round cancels out).
@@ -34,6 +35,7 @@ import contextlib
 import http.client
 import json
 import math
+import multiprocessing
 import os
 import shutil
 import socket
@@ -43,6 +45,8 @@ import threading
 import time
 import urllib.request
 from datetime import UTC, datetime
+from multiprocessing.connection import Connection
+from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
 
 from bench.child import KEY
@@ -167,27 +171,35 @@ def scrape_ms(port: int) -> float:
 
 
 class Scrapes:
-    """A timed scrape every ``every`` seconds until stopped."""
+    """A timed scrape every ``every`` seconds until stopped, from a process of its own: a thread here would
+    share this process's GIL with the flood's clients, and a scrape's time would include its waits for it."""
 
     def __init__(self, port: int, every: float = 0.5) -> None:
         self.port, self.every = port, every
         self.ms: list[float] = []
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-
-    def run(self) -> None:
-        while not self.stop.is_set():
-            began = time.perf_counter()
-            self.ms.append(scrape_ms(self.port))
-            self.stop.wait(max(0.0, self.every - (time.perf_counter() - began)))
+        context = multiprocessing.get_context("spawn")
+        self.stop = context.Event()
+        self.results, sent = context.Pipe(duplex=False)
+        self.process = context.Process(target=scrape_every, args=(port, every, self.stop, sent), daemon=True)
 
     def __enter__(self) -> Scrapes:
-        self.thread.start()
+        self.process.start()
         return self
 
     def __exit__(self, *_: object) -> None:
         self.stop.set()
-        self.thread.join()
+        self.ms = self.results.recv()
+        self.process.join()
+
+
+def scrape_every(port: int, every: float, stop: EventType, results: Connection) -> None:
+    """:class:`Scrapes`' process: scrape until ``stop`` is set, then send the times (ms) to ``results``."""
+    ms: list[float] = []
+    while not stop.is_set():
+        began = time.perf_counter()
+        ms.append(scrape_ms(port))
+        stop.wait(max(0.0, every - (time.perf_counter() - began)))
+    results.send(ms)
 
 
 def gauge(port: int, name: str) -> float:
