@@ -15,7 +15,9 @@ service a side a round. A round of a side:
    scrape every 0.5 s from 2 s to the end, from a process of its own (one not answered within 60 s counts as
    60,000 ms); the worker's RSS and the RSS of the processes under it (the work pool) every 0.1 s throughout
    (its peak before the sync too: the sync's swap holds two pools for a moment, and its heap may keep some of
-   it after).
+   it after); how long the worker's loop thread ran over the flood, and how long it waited on a run queue for a
+   core (``/proc/PID/task/PID/schedstat``: what the machine's other work cost the loop); the load's CPU seconds
+   (from its log line: its time less them is what it waited for).
 3. **after**: the flood stops; how long the service stays busy (its processes above 5 % of a core: the backlog
    of abandoned requests it still renders), then the worker's RSS against its RSS at the round's start, and wrk
    as in 1 again ("quiet after": the quiet figure is the mean of the two, so drift over a round cancels out).
@@ -37,6 +39,7 @@ import json
 import math
 import multiprocessing
 import os
+import re
 import shutil
 import socket
 import statistics
@@ -134,6 +137,25 @@ class Memory:
     def __exit__(self, *_: object) -> None:
         self.stop.set()
         self.thread.join()
+
+
+def schedstat(pid: int) -> tuple[float, float]:
+    """Seconds the main thread of ``pid`` has run, and waited on a run queue for a core (Linux schedstat)."""
+    try:
+        ran, waited, _ = Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()
+    except (OSError, ValueError):
+        return math.nan, math.nan
+    return int(ran) / 1e9, int(waited) / 1e9
+
+
+#: The CPU seconds a load's line gives (services that log them).
+LOAD_CPU = re.compile(rb"loaded [0-9,]+ puzzles.* \(([0-9.]+) s of CPU\)")
+
+
+def load_cpu(log: Path) -> float:
+    """The CPU seconds of the last load the service logged (NaN for a version that does not log them)."""
+    found = LOAD_CPU.findall(log.read_bytes())
+    return float(found[-1]) if found else math.nan
 
 
 def rss(pid: int) -> int:
@@ -285,7 +307,7 @@ def work_flood_target(args: argparse.Namespace, src: Path) -> None:
         }
         with (
             tempfile.TemporaryDirectory(dir=OUT, prefix="work-flood-") as scratch,
-            service(served_copy(directory, Path(scratch)), OUT / f"ab-work-flood-{side}.log", env=env) as server,
+            service(served_copy(directory, Path(scratch)), log := OUT / f"ab-work-flood-{side}.log", env=env) as server,
         ):
             exports = Path(scratch) / "exports"
             random = Target(f"{side}: v2 random", server.base, "/api/v2/puzzles/random", KEYED)
@@ -296,6 +318,7 @@ def work_flood_target(args: argparse.Namespace, src: Path) -> None:
             quiet = wrk(random, seconds=seconds, connections=args.connections)
             quiet_scrapes = [scrape_ms(port) for _ in range(5)]
             began = time.perf_counter()
+            ran, waited = schedstat(server.pid)
             with Memory(server.pid) as memory, Flood(server, next(codes), args.flood_clients) as flood:
                 time.sleep(2)
                 with Scrapes(port) as scrapes:
@@ -305,6 +328,7 @@ def work_flood_target(args: argparse.Namespace, src: Path) -> None:
                     load = gauge(port, "sudokupool_sync_last_load_seconds")
                     time.sleep(max(0.0, began + args.flood_seconds - time.perf_counter()))
                 flood_seconds = time.perf_counter() - began
+            ran, waited = (after - before for after, before in zip(schedstat(server.pid), (ran, waited), strict=True))
             drain = idle_after(server.pid)
             after = wrk(random, seconds=seconds, connections=args.connections)
             found = {
@@ -322,8 +346,11 @@ def work_flood_target(args: argparse.Namespace, src: Path) -> None:
                 "flood scrapes": len(scrapes.ms),
                 "sync lag s": lag,
                 "sync's load s": load,
+                "sync's load CPU s": load_cpu(log),
                 "flood s": flood_seconds,
                 "busy after the flood s": drain - 1,
+                "worker's loop thread: ran s in the flood": ran,
+                "worker's loop thread: waited for a core s in the flood": waited,
                 "worker RSS start MB": start / MB,
                 "worker RSS peak before the sync MB": before_sync / MB,
                 "worker RSS peak MB": memory.worker / MB,
