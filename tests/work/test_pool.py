@@ -7,6 +7,8 @@ import asyncio
 import math
 import operator
 import os
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,6 +19,7 @@ from sudokupool.config import Settings
 from sudokupool.loading.loader import LoadLimits
 from sudokupool.work import WorkBudgetExceeded, WorkCrashed, WorkDropped, WorkPool, WorkQueueFull
 from sudokupool.work.child import AUTOGROUP
+from tests.helpers import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -159,3 +162,47 @@ async def test_closing_stops_every_process(pool: WorkPool) -> None:
         os.kill(pid, 0)
     with pytest.raises(WorkCrashed):
         await pool.submit(os.getpid)
+
+
+def test_a_work_process_mid_job_dies_with_its_worker(tmp_path: Path) -> None:
+    # In a session of its own, no signal to the worker's process group reaches it: the worker's death does.
+    started = tmp_path / "started"
+    worker = subprocess.Popen(
+        [sys.executable, "-c", WORKER, str(started)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).parents[2],
+    )
+    try:
+        assert worker.stdout is not None
+        child = int(worker.stdout.readline())
+        assert os.getsid(child) != os.getsid(worker.pid)
+        wait_until(started.exists, "the work process running its minute-long job")
+        worker.kill()
+        worker.wait()
+        wait_until(lambda: not alive(child), "the work process gone with its worker")
+    finally:
+        worker.kill()
+        worker.wait()
+
+
+#: A worker: a pool whose process says its pid, then runs a job of a minute that first makes the file argv[1].
+WORKER = """
+import asyncio, os, sys
+from sudokupool.work import WorkPool
+
+async def main():
+    pool = WorkPool(processes=1, budget=120)
+    print(await pool.submit(os.getpid), flush=True)
+    await pool.submit(exec, f"import pathlib, time; pathlib.Path({sys.argv[1]!r}).touch(); time.sleep(60)")
+
+asyncio.run(main())
+"""
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, ended but not yet reaped by its new parent, counts as gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
