@@ -16,28 +16,11 @@ from typing import Any
 
 import httpx
 
-from bench.harness import (
-    OUT,
-    ROOT,
-    Target,
-    baseline_src,
-    cpu_meter,
-    interleave,
-    latest_export,
-    machine,
-    options,
-    pool_dir,
-    pool_ids,
-    rounds,
-    service,
-    summarize,
-    wrk,
-)
-from bench.service import KEYED
+from bench import harness
 
 
 def _records(directory: Path) -> list[dict[str, Any]]:
-    export = latest_export(directory)
+    export = harness.latest_export(directory)
     opener = gzip.open if export.name.endswith(".gz") else open
     with opener(export, "rt") as handle:
         return [json.loads(line) for line in handle if line.strip()]
@@ -51,7 +34,7 @@ def _quantiles(values: list[float]) -> tuple[float, float]:
 def canonical_figures(records: list[dict[str, Any]], sample: int) -> None:
     """The canonical form of ``sample`` pool puzzles, this checkout against main's algorithm (kept as the tests'
     oracle, tests/sudoku/minlex_reference.py), interleaved puzzle by puzzle; best of 3 calls each."""
-    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(harness.ROOT))
     from sudokupool.sudoku.canonical import canonical_form, canonical_transform
     from tests.sudoku.minlex_reference import canonical_form as main_form
 
@@ -79,25 +62,25 @@ def canonical_figures(records: list[dict[str, Any]], sample: int) -> None:
 
 def grids_files(records: list[dict[str, Any]], count: int) -> tuple[Path, Path]:
     """Files of pool puzzles as the pool holds them, and of ``count`` distinct other layouts of them."""
-    sys.path.insert(0, str(ROOT / "src"))
+    sys.path.insert(0, str(harness.ROOT / "src"))
     from sudokupool.sudoku.transform import random_transform
 
-    own = OUT / "grids-own.txt"
+    own = harness.OUT / "grids-own.txt"
     own.write_text("".join(record["puzzle"] + "\n" for record in records))
     rng = random.Random(47)
-    moved = OUT / "grids-moved.txt"
+    moved = harness.OUT / "grids-moved.txt"
     moved.write_text("".join(random_transform(rng).apply(rng.choice(records)["puzzle"]) + "\n" for _ in range(count)))
     return own, moved
 
 
 def live_figures(base: str, grids: list[str]) -> None:
     """Each grid graded through the service (its answer cache off) and by ``grade()`` in this process, in turn."""
-    sys.path.insert(0, str(ROOT / "src"))
+    sys.path.insert(0, str(harness.ROOT / "src"))
     from sudokupool.sudoku.grader import grade
 
     http: list[float] = []
     local: list[float] = []
-    with httpx.Client(base_url=base, headers=KEYED, timeout=120) as client:
+    with httpx.Client(base_url=base, headers=harness.KEYED, timeout=120) as client:
         for grid in grids:
             start = time.perf_counter()
             response = client.get(f"/api/v2/grids/{grid}")
@@ -124,7 +107,7 @@ class Flood(threading.Thread):
         self.statuses: dict[int, int] = {}
 
     def run(self) -> None:
-        with httpx.Client(base_url=self.base, headers=KEYED, timeout=60) as client:
+        with httpx.Client(base_url=self.base, headers=harness.KEYED, timeout=60) as client:
             for grid in self.grids:
                 if self.stop.is_set():
                     return
@@ -135,26 +118,26 @@ class Flood(threading.Thread):
 def flood_figures(base: str, count: int, seconds: float, connections: int) -> None:
     """``/puzzles/random`` alone and while 8 clients flood ``/grids/`` with distinct hard grids (the SE-rated
     files of bench/data, each moved by a random transformation), alternating, ``count`` rounds of each."""
-    sys.path.insert(0, str(ROOT / "src"))
+    sys.path.insert(0, str(harness.ROOT / "src"))
     from sudokupool.sudoku.transform import random_transform
 
     hard = []
     for name in ("sudoku-exchange-se-sample.txt", "sudoku-exchange-se-fresh.txt"):
-        lines = (ROOT / "bench" / "data" / name).read_text().split("\n")
+        lines = (harness.ROOT / "bench" / "data" / name).read_text().split("\n")
         hard += [line.split()[0] for line in lines if line.strip() and float(line.split()[1]) >= 7.0]
     rng = random.Random(5)
-    target = Target("random", base, "/api/v2/puzzles/random", KEYED)
+    target = harness.Target("random", base, "/api/v2/puzzles/random", harness.KEYED)
     statuses: dict[int, int] = {}
 
     def measure(name: str, n: int) -> Any:
         if name == "alone":
-            return wrk(target, seconds=seconds if n >= 0 else 1, connections=connections)
+            return harness.wrk(target, seconds=seconds if n >= 0 else 1, connections=connections)
         flood = [Flood(base, [random_transform(rng).apply(rng.choice(hard)) for _ in range(500)]) for _ in range(8)]
         for thread in flood:
             thread.start()
         time.sleep(1)  # the queue fills
         try:
-            return wrk(target, seconds=seconds if n >= 0 else 1, connections=connections)
+            return harness.wrk(target, seconds=seconds if n >= 0 else 1, connections=connections)
         finally:
             for thread in flood:
                 thread.stop.set()
@@ -163,8 +146,8 @@ def flood_figures(base: str, count: int, seconds: float, connections: int) -> No
                 for status, number in thread.statuses.items():
                     statuses[status] = statuses.get(status, 0) + number
 
-    runs = interleave(["alone", "flooded"], count, measure, warm_up=True)
-    alone, flooded = summarize(runs["alone"]), summarize(runs["flooded"])
+    runs = harness.interleave(["alone", "flooded"], count, measure, warm_up=True)
+    alone, flooded = harness.summarize(runs["alone"]), harness.summarize(runs["flooded"])
     print(
         f"/puzzles/random, {count} rounds x {seconds:g} s, {connections} connections, median; flood answers {statuses}"
     )
@@ -184,35 +167,37 @@ def engine_main(argv: list[str] | None = None) -> int:
     3. Live grades of the SE-rated sample (bench/data) through the service, one at a time, against ``grade()``.
     4. ``/puzzles/random`` alone and during a flood of live grades of distinct hard grids (``--flood``).
     """
-    parser = options(engine_main.__doc__, pool="demo", rounds=3, seconds=5.0, connections=True)
+    parser = harness.options(engine_main.__doc__, pool="demo", rounds=3, seconds=5.0, connections=True)
     parser.add_argument("--canonical", type=int, default=400, help="pool puzzles for part 1")
     parser.add_argument("--live", type=int, default=40, help="SE-sample grids for part 3 (0: skip)")
     parser.add_argument("--flood", action="store_true", help="part 4 only (parts 1-3 skipped)")
     parser.add_argument("--baseline", help="part 2 also on this git revision (or sudokupool directory), same rounds")
     args = parser.parse_args(argv)
-    directory = pool_dir(args.pool)
+    directory = harness.pool_dir(args.pool)
     records = _records(directory)
-    print(json.dumps(machine()))
+    print(json.dumps(harness.machine()))
     if args.flood:
-        with service(directory, OUT / "engine-flood.log", env={"SUDOKUPOOL_ENGINE_CACHE_BYTES": "0"}) as server:
+        with harness.service(
+            directory, harness.OUT / "engine-flood.log", env={"SUDOKUPOOL_ENGINE_CACHE_BYTES": "0"}
+        ) as server:
             flood_figures(server.base, args.rounds, args.seconds, args.connections)
         return 0
     canonical_figures(records, args.canonical)
     own, moved = grids_files(records, 20000)
-    ids = pool_ids(directory)
+    ids = harness.pool_ids(directory)
     env = {"SUDOKUPOOL_ENGINE_CACHE_BYTES": "0"}
     with contextlib.ExitStack() as stack:
-        trees = {"this": ROOT / "src"}
+        trees = {"this": harness.ROOT / "src"}
         if args.baseline:
-            trees["baseline"] = stack.enter_context(baseline_src(args.baseline))
+            trees["baseline"] = stack.enter_context(harness.baseline_src(args.baseline))
         servers = {
             side: stack.enter_context(
-                service(directory, OUT / f"engine-{side}.log", env={**env, "PYTHONPATH": str(tree)})
+                harness.service(directory, harness.OUT / f"engine-{side}.log", env={**env, "PYTHONPATH": str(tree)})
             )
             for side, tree in trees.items()
         }
         targets = [
-            Target(f"{side}: {name}", server.base, path, KEYED, found)
+            harness.Target(f"{side}: {name}", server.base, path, harness.KEYED, found)
             for side, server in servers.items()
             for name, path, found in (
                 ("by id", "/api/v2/puzzles/{id}", ids),
@@ -220,8 +205,10 @@ def engine_main(argv: list[str] | None = None) -> int:
                 ("grid, other layouts", "/api/v2/grids/{id}", moved),
             )
         ]
-        meters = {t.name: {"cpu_us": cpu_meter(servers[t.name.split(":")[0]])} for t in targets}
-        summary = rounds(targets, count=args.rounds, seconds=args.seconds, connections=args.connections, meters=meters)
+        meters = {t.name: {"cpu_us": harness.cpu_meter(servers[t.name.split(":")[0]])} for t in targets}
+        summary = harness.rounds(
+            targets, count=args.rounds, seconds=args.seconds, connections=args.connections, meters=meters
+        )
         print(
             f"pool {directory.name}, {args.rounds} rounds x {args.seconds:g} s, {args.connections} connections, median;"
             " ratios to the same side's by id"
@@ -235,6 +222,6 @@ def engine_main(argv: list[str] | None = None) -> int:
             )
         server = servers["this"]
         if args.live:
-            lines = (ROOT / "bench" / "data" / "sudoku-exchange-se-sample.txt").read_text().split("\n")
+            lines = (harness.ROOT / "bench" / "data" / "sudoku-exchange-se-sample.txt").read_text().split("\n")
             live_figures(server.base, [line.split()[0] for line in lines if line.strip()][: args.live])
     return 0

@@ -34,6 +34,8 @@ ROOT = BENCH.parent
 OUT = BENCH / "out"
 POOLS = BENCH / "pools"
 LUA = BENCH / "random_ids.lua"
+#: The headers of a client with the bench's API key (the services the harness starts issue it).
+KEYED = {"X-API-Key": KEY}
 T = TypeVar("T")
 #: A counter read before and after each wrk run (CPU µs of a server, a store's calls): its growth per answer is kept.
 Meter = Callable[[], float]

@@ -162,10 +162,7 @@ def shortest_chain(cg: Candidates, kind: str) -> tuple[int, bool, Step] | None:
                     if not child & 1 or depth < 4:
                         continue
                     end = child >> 1
-                    path = [child]
-                    while parent[path[-1]] != -1:
-                        path.append(parent[path[-1]])
-                    nodes = [s // 2 for s in reversed(path)]
+                    nodes = aic.chain_nodes(parent, child)
                     placements, elim = aic._conclude(g, cg, start, end)
                     if (placements or elim) and (end == start or len(set(nodes)) == len(nodes)):
                         found = (depth, False, placements, elim)

@@ -28,6 +28,7 @@ import redis
 
 from bench.child import KEY
 from bench.harness import (
+    KEYED,
     OUT,
     ROOT,
     Children,
@@ -64,8 +65,6 @@ from support.servers import (
 )
 from support.stores import SeaweedS3, ValkeyCluster, ValkeyServer
 
-KEYED = {"X-API-Key": KEY}
-
 # --- boot ----------------------------------------------------------------------------------------------------------
 
 #: Paths only this checkout has, loaded after the others in a side-by-side boot (``python -m bench ab boot``): its
@@ -79,7 +78,7 @@ CHOOSING: Final = (
     "/api/v2/puzzles/random?min_clues=24&max_clues=28&symmetry=rotational-180",
 )
 #: The loader's summary line in the service's log, with its seconds.
-LOADED = re.compile(r"loaded \d+ puzzles.* in ([0-9.]+) s")
+LOADED = re.compile(r"loaded [\d,]+ puzzles.* in ([0-9.]+) s")
 #: The settings of a booted service: a key whose limit never trips, no live sync.
 BOOTED = {"SUDOKUPOOL_API_KEYS": digest(KEY), "SUDOKUPOOL_LIMIT_KEYED": "1000000000", "SUDOKUPOOL_SYNC_INTERVAL": "0"}
 

@@ -52,13 +52,11 @@ from multiprocessing.connection import Connection
 from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
 
-from bench.child import KEY
-from bench.harness import OUT, ROOT, Target, interleave, latest_export, pool_dir, pool_ids, service, wrk
+from bench.harness import KEYED, OUT, ROOT, Target, interleave, latest_export, pool_dir, pool_ids, service, wrk
 from sudokupool.storage.naming import pack_key
 from support.servers import Server, cpu_seconds, free_port, proc_status, process_tree
 
 THIS = ROOT / "src"
-KEYED = {"X-API-Key": KEY}
 MB = 1e6
 
 

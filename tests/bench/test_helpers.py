@@ -67,3 +67,14 @@ def test_the_work_flood_reads_a_loads_cpu_from_its_line_and_a_threads_waits_from
     assert math.isnan(load_cpu(log))  # a version that does not log it
     ran, waited = schedstat(os.getpid())
     assert ran > 0 and waited >= 0
+
+
+def test_the_boot_bench_reads_the_load_line_with_and_without_thousands_separators() -> None:
+    from bench.service import LOADED
+
+    log = (
+        "INFO:     [7] pool-1.ndjson.gz: loaded 1,000,000 puzzles from its pack in 4.64 s\n"
+        "INFO:     pool-1.ndjson.gz: loaded 2400 puzzles, skipped 0, in 0.57 s\n"
+        "INFO:     pool-2.ndjson.gz: loaded 2400 puzzles, skipped 0, in 0.63 s (0.41 s of CPU)\n"
+    )
+    assert LOADED.findall(log) == ["4.64", "0.57", "0.63"]

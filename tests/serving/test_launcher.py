@@ -19,7 +19,7 @@ import pytest
 
 from sudokupool.cli import build_parser
 from sudokupool.config import Settings
-from sudokupool.serving.launcher import QuickHealthcheck, granian_argv, launch, serve, uvicorn_options
+from sudokupool.serving.launcher import Worker, granian_argv, launch, serve, uvicorn_options
 from sudokupool.serving.protocol import BoundedHttpToolsProtocol
 from support.servers import non_reading_clients, read_until_closed, tree_rss
 from tests.helpers import free_port, wait_until
@@ -403,8 +403,8 @@ class _Worker:
         return self.checks >= 0
 
 
-def handle(pipe: _Pipe, worker: _Worker) -> QuickHealthcheck:
-    made = QuickHealthcheck.__new__(QuickHealthcheck)  # no real process or pipe
+def handle(pipe: _Pipe, worker: _Worker) -> Worker:
+    made = Worker.__new__(Worker)  # no real process or pipe
     made.parent_conn, made.process = pipe, worker  # type: ignore[assignment]
     return made
 

@@ -216,6 +216,30 @@ _COMPUTED = (
     "5, for a hint); when that pool is full, or the work takes longer than the server allows, the answer is a 503 "
     "with Retry-After. The same question always gives the same bytes, with an ETag and a long public Cache-Control."
 )
+_HINT = json_response("Hint", "What to fix, that the board is finished, or the next step.", **CACHE_HEADERS)
+
+
+def _computed(
+    op_id: str, tag: str, summary: str, ok: dict[str, Any], *errors: int, params: list[Any], description: str
+) -> Any:
+    """An operation whose answer the engine computes from a grid (a live grade, a hint): conditional
+    (``If-None-Match``, 304), with the grid's 400 and 422, the engine's 503, any other ``errors``, and
+    ``_COMPUTED`` after ``description``."""
+    return operation(
+        op_id,
+        tag,
+        summary,
+        ok,
+        304,
+        400,
+        *errors,
+        422,
+        503,
+        params=[*params, IF_NONE_MATCH],
+        unavailable="EngineUnavailable",
+        bodies=_GRID_ERRORS,
+        description=f"{description} {_COMPUTED}",
+    )
 
 
 def _redirect(op: dict[str, Any], description: str, cached: bool) -> dict[str, Any]:
@@ -462,23 +486,17 @@ ROUTES: Final[tuple[ApiRoute, ...]] = (
     ApiRoute(
         "/puzzles/{id}/hint",
         engine.puzzle_hint,
-        operation(
+        _computed(
             "getPuzzleHint",
             "puzzles",
             "A hint for a player's board in a puzzle of the pool",
-            json_response("Hint", "What to fix, that the board is finished, or the next step.", **CACHE_HEADERS),
-            304,
-            400,
+            _HINT,
             404,
-            422,
-            503,
-            params=[ID_PARAM, _BOARD, _CANDIDATES, IF_NONE_MATCH],
-            unavailable="EngineUnavailable",
-            bodies=_GRID_ERRORS,
+            params=[ID_PARAM, _BOARD, _CANDIDATES],
             description=(
                 "Entries that differ from the solution, and entries that clash, come first: the hint is to fix them. "
                 "Otherwise the next step from the board: the easiest technique that applies to the board's "
-                "candidates (narrowed by the pencil marks), as a solve-path step. " + _COMPUTED
+                "candidates (narrowed by the pencil marks), as a solve-path step."
             ),
         ),
         unversioned=True,
@@ -486,22 +504,16 @@ ROUTES: Final[tuple[ApiRoute, ...]] = (
     ApiRoute(
         "/grids/{grid}",
         engine.grid,
-        operation(
+        _computed(
             "getGrid",
             "grids",
             "Any grid: its record in the layout sent when the pool holds it, else a live grade",
             json_response("GridAnswer", "The record moved to the grid's layout, or the live grade.", **CACHE_HEADERS),
-            304,
-            400,
-            422,
-            503,
-            params=[_GRID_PARAM, IF_NONE_MATCH],
-            unavailable="EngineUnavailable",
-            bodies=_GRID_ERRORS,
+            params=[_GRID_PARAM],
             description=(
                 "A grid the pool holds in any equivalent layout (rotated, mirrored, transposed, rows, columns, bands "
                 "or stacks swapped, digits relabelled) is a lookup: never queued, it counts as one request. Any other "
-                "grid is graded live. " + _COMPUTED
+                "grid is graded live."
             ),
         ),
         unversioned=True,
@@ -509,19 +521,13 @@ ROUTES: Final[tuple[ApiRoute, ...]] = (
     ApiRoute(
         "/grids/{grid}/hint",
         engine.grid_hint,
-        operation(
+        _computed(
             "getGridHint",
             "grids",
             "A hint for a player's board in any grid",
-            json_response("Hint", "What to fix, that the board is finished, or the next step.", **CACHE_HEADERS),
-            304,
-            400,
-            422,
-            503,
-            params=[_GRID_PARAM, _BOARD, _CANDIDATES, IF_NONE_MATCH],
-            unavailable="EngineUnavailable",
-            bodies=_GRID_ERRORS,
-            description="As getPuzzleHint, for any grid with one solution. " + _COMPUTED,
+            _HINT,
+            params=[_GRID_PARAM, _BOARD, _CANDIDATES],
+            description="As getPuzzleHint, for any grid with one solution.",
         ),
         unversioned=True,
     ),

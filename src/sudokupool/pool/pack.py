@@ -17,7 +17,7 @@ import struct
 import sys
 import time
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Final, NamedTuple
@@ -42,39 +42,7 @@ GRID_WIDTH: Final = 81
 ETAG_WIDTH: Final = 8
 #: Bytes of a record's ``SolutionResponse`` body, ``{"canonical_id":"…","solution":"…"}``.
 SOLUTION_WIDTH: Final = len(b'{"canonical_id":"0123456789ABC","solution":"') + 81 + len(b'"}')
-#: The sections, in file order after the header. ``bodies`` is written first, as records arrive.
-SECTIONS: Final = (
-    "bodies",
-    "offsets",
-    "ids",
-    "table",
-    "levels",
-    "by_difficulty",
-    "checks",
-    "solutions",
-    "etags",
-    "puzzles",
-    "stars",
-    "scores",
-    "technique_sets",
-    "used_at",
-    "technique_table",
-    "choices",
-    "schedule",
-    "clues",
-    "symmetries",
-    "clue_choices",
-)
-#: The choices' lists of one group: one per difficulty and number of stars (0 for none, then 1 to 5).
-STAR_SLOTS: Final = 6
-LISTS_PER_GROUP: Final = len(DIFFICULTIES) * STAR_SLOTS
-#: The clue lists of one group: one per difficulty, number of stars and symmetry (``SYMMETRIES``' order).
-CLUE_LISTS_PER_GROUP: Final = LISTS_PER_GROUP * len(SYMMETRIES)
-#: ``used_at`` of a record that has none (never a time an export can hold: see :meth:`PackWriter.add`).
-NO_USED_AT: Final = -(1 << 63)
-#: A technique set is a u64 bitmask over the pack's technique table.
-MAX_TECHNIQUES: Final = 64
-#: The sections the filters of ``random`` and the puzzle of the day read.
+#: The sections the filters of ``random`` and the puzzle of the day read: the file's last ones.
 FILTER_SECTIONS: Final = (
     "stars",
     "scores",
@@ -87,6 +55,29 @@ FILTER_SECTIONS: Final = (
     "symmetries",
     "clue_choices",
 )
+#: The sections, in file order after the header. ``bodies`` is written first, as records arrive.
+SECTIONS: Final = (
+    "bodies",
+    "offsets",
+    "ids",
+    "table",
+    "levels",
+    "by_difficulty",
+    "checks",
+    "solutions",
+    "etags",
+    "puzzles",
+    *FILTER_SECTIONS,
+)
+#: The choices' lists of one group: one per difficulty and number of stars (0 for none, then 1 to 5).
+STAR_SLOTS: Final = 6
+LISTS_PER_GROUP: Final = len(DIFFICULTIES) * STAR_SLOTS
+#: The clue lists of one group: one per difficulty, number of stars and symmetry (``SYMMETRIES``' order).
+CLUE_LISTS_PER_GROUP: Final = LISTS_PER_GROUP * len(SYMMETRIES)
+#: ``used_at`` of a record that has none (never a time an export can hold: see :meth:`PackWriter.add`).
+NO_USED_AT: Final = -(1 << 63)
+#: A technique set is a u64 bitmask over the pack's technique table.
+MAX_TECHNIQUES: Final = 64
 #: Bytes per record of ``checks``: the CRC-32 and length of the body the record's gzip member holds so far.
 CHECK_WIDTH: Final = 8
 _SYMMETRY_CODES: Final = {name: code for code, name in enumerate(SYMMETRIES)}
@@ -244,51 +235,48 @@ class PackWriter:
         # An export's integers reach 2**64 - 1; a time past the i64 range is a day no date reaches anyway.
         self._used.append(NO_USED_AT if used is None else max(NO_USED_AT + 1, min(used, (1 << 63) - 1)))
 
-    def _choices(self) -> list[array[int]]:
-        """The ``choices`` section (its lengths, then its lists): every record in the lists of group 0, and in
-        those of group ``t + 1`` for each technique ``t`` of its set, by difficulty and stars, each list
-        ascending by score."""
-        levels, stars, sets = self._levels, self._stars, self._sets
-        lists = [array("I") for _ in range((1 + len(self.technique_table)) * LISTS_PER_GROUP)]
-        for number, level in enumerate(levels):
-            at = (level - 1) * STAR_SLOTS + stars[number]
+    def _grouped(
+        self, slots: Iterable[int], per_group: int, key: Callable[[int], float | tuple[int, float]]
+    ) -> list[array[int]]:
+        """A section of lists of record numbers, ``per_group`` lists to a group (its lengths, then its lists):
+        record ``n`` in the list of group 0 that is the ``n``-th of ``slots``, and in that of group ``t + 1`` for
+        each technique ``t`` of its set; each list sorted by ``key``."""
+        sets = self._sets
+        lists = [array("I") for _ in range((1 + len(self.technique_table)) * per_group)]
+        for number, at in enumerate(slots):
             lists[at].append(number)
             mask = sets[number]
             while mask:
                 low = mask & -mask
-                lists[LISTS_PER_GROUP * low.bit_length() + at].append(number)
+                lists[per_group * low.bit_length() + at].append(number)
                 mask ^= low
-        # Each list sorted on its own (a stable sort: equal scores stay in record order), so the sort's
-        # keys are those of one list at a time, not the whole pool's: sorting them all at once took 150 MB
-        # more at the peak for 1M records.
+        # Each list sorted on its own (a stable sort: equal keys stay in record order), so the sort's keys
+        # are those of one list at a time, not the whole pool's: sorting them all at once took 150 MB more
+        # at the peak for 1M records.
         for i, numbers in enumerate(lists):
             if len(numbers) > 1:
-                lists[i] = array("I", sorted(numbers, key=self._scores.__getitem__))
+                lists[i] = array("I", sorted(numbers, key=key))
         return [array("I", (len(numbers) for numbers in lists)), *lists]
 
+    def _choices(self) -> list[array[int]]:
+        """The ``choices`` section: the lists of :meth:`_grouped` by difficulty and stars, ascending by score."""
+        slots = ((level - 1) * STAR_SLOTS + stars for level, stars in zip(self._levels, self._stars, strict=True))
+        return self._grouped(slots, LISTS_PER_GROUP, self._scores.__getitem__)
+
     def _clue_choices(self) -> list[array[int]]:
-        """The ``clue_choices`` section (its lengths, then its lists): as ``choices``, with each group's lists
-        also split by symmetry, each list ascending by clue count, then by score."""
-        levels, stars, sets, symmetries = self._levels, self._stars, self._sets, self._symmetries
+        """The ``clue_choices`` section: as ``choices``, with each group's lists also split by symmetry, each
+        list ascending by clue count, then by score."""
         kinds = len(SYMMETRIES)
-        lists = [array("I") for _ in range((1 + len(self.technique_table)) * CLUE_LISTS_PER_GROUP)]
-        for number, level in enumerate(levels):
-            at = ((level - 1) * STAR_SLOTS + stars[number]) * kinds + symmetries[number]
-            lists[at].append(number)
-            mask = sets[number]
-            while mask:
-                low = mask & -mask
-                lists[CLUE_LISTS_PER_GROUP * low.bit_length() + at].append(number)
-                mask ^= low
+        slots = (
+            ((level - 1) * STAR_SLOTS + stars) * kinds + symmetry
+            for level, stars, symmetry in zip(self._levels, self._stars, self._symmetries, strict=True)
+        )
         clues, scores = self._clues, self._scores
 
         def key(number: int) -> tuple[int, float]:
             return clues[number], scores[number]
 
-        for i, numbers in enumerate(lists):
-            if len(numbers) > 1:
-                lists[i] = array("I", sorted(numbers, key=key))
-        return [array("I", (len(numbers) for numbers in lists)), *lists]
+        return self._grouped(slots, CLUE_LISTS_PER_GROUP, key)
 
     def _schedule(self) -> list[array[int]]:
         """The ``schedule`` section (its lengths, then its lists): the records with a ``used_at``, by

@@ -39,13 +39,15 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
+from uvicorn import Server as UvicornServer
+from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors.multiprocess import Process as WorkerHandle
 
 from sudokupool.config import Settings, listen_port, web_concurrency
 from sudokupool.logs import granian_log_config, json_line, log_config
 from sudokupool.metrics.workers import cleanup, prepare
 from sudokupool.ratelimit.keys import Keyring
-from sudokupool.serving import supervision
+from sudokupool.serving import draining, supervision
 from sudokupool.serving.protocol import BoundedHttpToolsProtocol
 
 APP = "sudokupool.app:create_app"
@@ -109,7 +111,7 @@ def checked_settings(environ: Mapping[str, str]) -> Settings:
 
 
 def uvicorn_options(launch: Launch) -> dict[str, Any]:
-    """Keyword arguments of ``uvicorn.run`` for ``launch``."""
+    """Keyword arguments of ``uvicorn.Config`` (and ``uvicorn.run``) for ``launch``."""
     return {
         "app": launch.app,
         "factory": True,
@@ -176,12 +178,8 @@ def serve(launch: Launch) -> int:
             if launch.server == "granian":
                 _run_granian(launch)
             else:
-                import uvicorn
-                from uvicorn.supervisors import multiprocess
-
-                setattr(multiprocess, "Process", QuickHealthcheck)  # noqa: B010 - the workers' handles, see there
                 with _stop_signals_end_the_run():
-                    uvicorn.run(**uvicorn_options(launch))
+                    _run_uvicorn(launch)
         except SystemExit as exc:
             status = exc.code
         except _Stopped:
@@ -224,6 +222,27 @@ def _stop_signals_end_the_run() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _run_uvicorn(launch: Launch) -> None:
+    """``uvicorn.run`` with the servers and supervisor of :mod:`sudokupool.serving.draining`, which stop without
+    dropping a connection, and :class:`Worker` handles."""
+    import uvicorn
+    from uvicorn.supervisors import multiprocess
+
+    config = uvicorn.Config(**uvicorn_options(launch))
+    if config.workers > 1:
+        setattr(multiprocess, "Process", Worker)  # noqa: B010 - the supervisor makes its workers' handles so
+        listener = config.bind_socket()
+        try:
+            draining.Supervisor(config, sockets=[listener]).run()
+        finally:
+            listener.close()
+        return
+    server = draining.Server(config=config)
+    server.run()
+    if not server.started:
+        sys.exit(STARTUP_FAILURE)
 
 
 def _run_granian(launch: Launch) -> None:
@@ -284,11 +303,17 @@ def _bind_error(host: str, port: int) -> str | None:
     return None
 
 
-class QuickHealthcheck(WorkerHandle):
-    """uvicorn's handle of one worker (several workers), whose health check gives up as soon as the worker has
-    exited. uvicorn's waits for its whole timeout (5 s) on a worker that exits while a check is waiting, as one
-    whose start failed does: the launcher then reported a failed start ~5 s after both workers had died
-    (granian: at once)."""
+class Worker(WorkerHandle):
+    """uvicorn's handle of one worker (several workers), which runs :class:`sudokupool.serving.draining.Server`,
+    and whose health check gives up as soon as the worker has exited. uvicorn's waits for its whole timeout (5 s)
+    on a worker that exits while a check is waiting, as one whose start failed does: the launcher then reported a
+    failed start ~5 s after both workers had died (granian: at once)."""
+
+    @property
+    def server(self) -> UvicornServer:
+        if self._server is None:
+            self._server = draining.Server(config=self.config)
+        return self._server
 
     def _healthcheck(self, timeout: float) -> bool | None:
         try:

@@ -50,6 +50,10 @@ QUEUED_REQUESTS = 8
 #: Bytes of answers a connection may have waiting in the transport before its requests stop being
 #: answered (uvicorn's flow control waits) and it stops being read.
 WRITE_BUFFER_BYTES = 65536
+#: On a shutdown, how long a connection between requests may still send one more (answered with
+#: ``connection: close``) before it is closed: a client's next request is often on its way, or already in the
+#: kernel's buffer, and closing then would lose it (:mod:`sudokupool.serving.draining`).
+LAST_REQUEST_WAIT = 0.1
 
 
 class BoundedFlowControl(FlowControl):
@@ -96,8 +100,10 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     - A client that hangs up while pipelined requests are queued: every queued and running request is
       marked disconnected, so nothing writes to the closed transport (uvicorn logs that as an ERROR
       with a traceback).
-    - Shutdown: as uvicorn's, the requests received are answered, the last with ``connection: close``;
-      a connection still busy at the shutdown timeout (a client that does not read) is aborted.
+    - Shutdown: as uvicorn's, the requests received are answered, the last with ``connection: close``; a
+      connection between requests may send one more within :data:`LAST_REQUEST_WAIT`, answered the same way
+      (uvicorn closes it at once, losing a request on its way); a connection still busy at the shutdown timeout
+      (a client that does not read) is aborted.
 
     It overrides uvicorn internals (``data_received``, parser callbacks, ``flow``, the keep-alive timer):
     pyproject.toml pins uvicorn to the versions it was tested with.
@@ -117,6 +123,8 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self.resume_scheduled = False
         # No more requests are read: the connection closes once those received are answered.
         self.finishing = False
+        # Shutting down: the next request to start is the connection's last.
+        self.last_request = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -283,6 +291,9 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
         self.running = cycle
+        if self.last_request:
+            self.finish()
+            cycle.keep_alive = False
         super()._start_asgi_task(cycle, app)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -301,8 +312,18 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def shutdown(self) -> None:
-        # uvicorn's: close an idle connection, or answer what was received and then close.
+        if self.transport.is_closing():
+            return
+        self.loop.call_later(self.bounds.shutdown_timeout, self.transport.abort)
+        if (self.cycle is None or self.cycle.response_complete) and not self.pipeline and not self.finishing:
+            # Between requests: the next one may be on its way (or held, or in the kernel's buffer). It is read and
+            # answered with connection: close; if none has begun within LAST_REQUEST_WAIT, the connection closes.
+            self.last_request = True
+            self._unset_keepalive_if_required()
+            self.timeout_keep_alive_task = self.loop.call_later(LAST_REQUEST_WAIT, self.timeout_keep_alive_handler)
+            self.schedule_resume()
+            return
+        # uvicorn's: answer what was received and then close.
         super().shutdown()
         if not self.transport.is_closing():
             self.finish()
-            self.loop.call_later(self.bounds.shutdown_timeout, self.transport.abort)

@@ -271,6 +271,15 @@ def _conclude(g: _Graph, cg: Candidates, start: int, end: int) -> tuple[list[tup
     return [], []
 
 
+def chain_nodes(parent: dict[int, int], state: int) -> list[int]:
+    """The nodes of the chain a breadth-first search over states (``2 * node + value``) reached ``state`` by,
+    from its start (whose ``parent`` is -1)."""
+    path = [state]
+    while parent[path[-1]] != -1:
+        path.append(parent[path[-1]])
+    return [s // 2 for s in reversed(path)]
+
+
 def _search(cg: Candidates, grouped: bool) -> tuple[_Graph, Found] | None:
     g = _graph(cg, grouped)
     succ, digit, seen, cells = g.next, g.digit, g.seen, g.cells
@@ -298,10 +307,7 @@ def _search(cg: Candidates, grouped: bool) -> tuple[_Graph, Found] | None:
                     # A true node's successors are false nodes, which end no chain; but a true node weakly
                     # linked back to the start closes a continuous nice loop.
                     if depth > 4 and state >> 1 in back:
-                        path = [state]
-                        while parent[path[-1]] != -1:
-                            path.append(parent[path[-1]])
-                        nodes = [s // 2 for s in reversed(path)]
+                        nodes = chain_nodes(parent, state)
                         if len(set(nodes)) == len(nodes):
                             elim = _loop_eliminations(g, cg, nodes)
                             if elim:
@@ -328,10 +334,7 @@ def _search(cg: Candidates, grouped: bool) -> tuple[_Graph, Found] | None:
                         continue
                     placements, elim = _conclude(g, cg, start, other)
                     if placements or elim:
-                        path = [child]
-                        while parent[path[-1]] != -1:
-                            path.append(parent[path[-1]])
-                        nodes = [s // 2 for s in reversed(path)]
+                        nodes = chain_nodes(parent, child)
                         found = (nodes, placements, elim, False)
                         if not placements and start in g.weak[other] and len(set(nodes)) == len(nodes):
                             # The chain closes into a continuous nice loop: take all of its eliminations.

@@ -28,6 +28,18 @@ def _path(parent: dict[Node, Node | None], node: Node) -> list[Node]:
     return path
 
 
+def _step(technique: str, digit: int, path: list[Node], elim: list[tuple[int, int]], proof: str) -> Step:
+    """The step of a chain along ``path`` that puts ``digit`` at one end or the other: ``proof`` says how, and
+    ``elim``, the ``digit`` of the cells seeing both ends, goes."""
+    return Step(
+        technique,
+        eliminations=elim,
+        cells=[c for c, _ in path],
+        digits=[digit],
+        explanation=f"{proof} remove {removal_text(elim)}.",
+    )
+
+
 @by_digit
 def x_chain(cg: Candidates, digit: int) -> Step | None:
     cands = cg.cands
@@ -69,13 +81,13 @@ def x_chain(cg: Candidates, digit: int) -> Step | None:
         for (_, state), (cell, _) in pairwise(path):
             chain += ("=" if state == 0 else "-") + cell_name(cell)
         first, last = cell_name(path[0][0]), cell_name(path[-1][0])
-        return Step(
+        return _step(
             "X-Chain",
-            eliminations=elim,
-            cells=[c for c, _ in path],
-            digits=[digit],
-            explanation=f"Follow {digit} along {chain} ('=': one of the two cells is {digit}, '-': not both): "
-            f"if {first} is not {digit} then {last} is, so remove {removal_text(elim)}.",
+            digit,
+            path,
+            elim,
+            f"Follow {digit} along {chain} ('=': one of the two cells is {digit}, '-': not both): "
+            f"if {first} is not {digit} then {last} is, so",
         )
     return None
 
@@ -119,11 +131,6 @@ def xy_chain(cg: Candidates) -> Step | None:
     chain = " - ".join(f"{cell_name(c)} ({'/'.join(map(str, DIGITS_OF[cands[c]]))})" for c, _ in path)
     then = ", ".join(f"{cell_name(c)} = {v}" for c, v in path)
     first, last = cell_name(path[0][0]), cell_name(path[-1][0])
-    return Step(
-        "XY-Chain",
-        eliminations=elim,
-        cells=[c for c, _ in path],
-        digits=[z],
-        explanation=f"Along {chain}, if {first} is not {z} then {then}, so {first} or {last} is {z}: "
-        f"remove {removal_text(elim)}.",
+    return _step(
+        "XY-Chain", z, path, elim, f"Along {chain}, if {first} is not {z} then {then}, so {first} or {last} is {z}:"
     )

@@ -15,6 +15,22 @@ POINTING = "Locked Candidates Type 1 (Pointing)"
 CLAIMING = "Locked Candidates Type 2 (Claiming)"
 
 
+def _locked(
+    technique: str, digit: int, cells: list[int], house: int, overlap: int, elim: list[tuple[int, int]]
+) -> Step:
+    """The step: ``cells``, the places of ``digit`` in ``house``, all lie in ``overlap`` too, so ``elim``, the
+    rest of ``overlap``'s ``digit``, goes."""
+    return Step(
+        technique,
+        eliminations=elim,
+        cells=cells,
+        houses=[house, overlap],
+        digits=[digit],
+        explanation=f"In {house_name(house)}, {digit} can only go in {house_name(overlap)} "
+        f"({names(cells)}), so remove {removal_text(elim)}.",
+    )
+
+
 def pointing(cg: Candidates) -> Step | None:
     cands = cg.cands
     for box in range(18, 27):
@@ -29,15 +45,7 @@ def pointing(cg: Candidates) -> Step | None:
                 (h,) = line
                 elim = [(c, digit) for c in HOUSES[h] if cands[c] & bit and c not in cells]
                 if elim:
-                    return Step(
-                        POINTING,
-                        eliminations=elim,
-                        cells=cells,
-                        houses=[box, h],
-                        digits=[digit],
-                        explanation=f"In {house_name(box)}, {digit} can only go in {house_name(h)} "
-                        f"({names(cells)}), so remove {removal_text(elim)}.",
-                    )
+                    return _locked(POINTING, digit, cells, box, h, elim)
     return None
 
 
@@ -55,13 +63,5 @@ def claiming(cg: Candidates) -> Step | None:
             box = 18 + boxes.pop()
             elim = [(c, digit) for c in HOUSES[box] if cands[c] & bit and c not in cells]
             if elim:
-                return Step(
-                    CLAIMING,
-                    eliminations=elim,
-                    cells=cells,
-                    houses=[h, box],
-                    digits=[digit],
-                    explanation=f"In {house_name(h)}, {digit} can only go in {house_name(box)} "
-                    f"({names(cells)}), so remove {removal_text(elim)}.",
-                )
+                return _locked(CLAIMING, digit, cells, h, box, elim)
     return None
