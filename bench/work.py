@@ -12,9 +12,12 @@ service a side a round. A round of a side:
    2000 px, PNG and WebP in turn, a puzzle of its own each round so nothing is cached. After 2 s of it, wrk again
    as in 1; then a newer export is published in the service's directory and ``/api/v1/health`` asked every
    50 ms until it serves it (the sync's lag, 60 s if never; and the load's own seconds, from the metrics). A
-   scrape every 0.5 s from 2 s to the end (one not answered within 60 s counts as 60,000 ms); the worker's RSS
-   and the RSS of the processes under it (the work pool) every 0.1 s throughout (its peak before the sync too:
-   the sync's swap holds two pools for a moment, and its heap may keep some of it after).
+   scrape every 0.5 s from 2 s to the end, from a process of its own (one not answered within 60 s counts as
+   60,000 ms); the worker's RSS and the RSS of the processes under it (the work pool) every 0.1 s throughout
+   (its peak before the sync too: the sync's swap holds two pools for a moment, and its heap may keep some of
+   it after); how long the worker's loop thread ran over the flood, and how long it waited on a run queue for a
+   core (``/proc/PID/task/PID/schedstat``: what the machine's other work cost the loop); the load's CPU seconds
+   (from its log line: its time less them is what it waited for).
 3. **after**: the flood stops; how long the service stays busy (its processes above 5 % of a core: the backlog
    of abandoned requests it still renders), then the worker's RSS against its RSS at the round's start, and wrk
    as in 1 again ("quiet after": the quiet figure is the mean of the two, so drift over a round cancels out).
@@ -34,7 +37,9 @@ import contextlib
 import http.client
 import json
 import math
+import multiprocessing
 import os
+import re
 import shutil
 import socket
 import statistics
@@ -43,6 +48,8 @@ import threading
 import time
 import urllib.request
 from datetime import UTC, datetime
+from multiprocessing.connection import Connection
+from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
 
 from bench.harness import KEYED, OUT, ROOT, Target, interleave, latest_export, pool_dir, pool_ids, service, wrk
@@ -130,6 +137,25 @@ class Memory:
         self.thread.join()
 
 
+def schedstat(pid: int) -> tuple[float, float]:
+    """Seconds the main thread of ``pid`` has run, and waited on a run queue for a core (Linux schedstat)."""
+    try:
+        ran, waited, _ = Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()
+    except (OSError, ValueError):
+        return math.nan, math.nan
+    return int(ran) / 1e9, int(waited) / 1e9
+
+
+#: The CPU seconds a load's line gives (services that log them).
+LOAD_CPU = re.compile(rb"loaded [0-9,]+ puzzles.* \(([0-9.]+) s of CPU\)")
+
+
+def load_cpu(log: Path) -> float:
+    """The CPU seconds of the last load the service logged (NaN for a version that does not log them)."""
+    found = LOAD_CPU.findall(log.read_bytes())
+    return float(found[-1]) if found else math.nan
+
+
 def rss(pid: int) -> int:
     try:
         return proc_status(pid).get("VmRSS", 0)
@@ -165,27 +191,35 @@ def scrape_ms(port: int) -> float:
 
 
 class Scrapes:
-    """A timed scrape every ``every`` seconds until stopped."""
+    """A timed scrape every ``every`` seconds until stopped, from a process of its own: a thread here would
+    share this process's GIL with the flood's clients, and a scrape's time would include its waits for it."""
 
     def __init__(self, port: int, every: float = 0.5) -> None:
         self.port, self.every = port, every
         self.ms: list[float] = []
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-
-    def run(self) -> None:
-        while not self.stop.is_set():
-            began = time.perf_counter()
-            self.ms.append(scrape_ms(self.port))
-            self.stop.wait(max(0.0, self.every - (time.perf_counter() - began)))
+        context = multiprocessing.get_context("spawn")
+        self.stop = context.Event()
+        self.results, sent = context.Pipe(duplex=False)
+        self.process = context.Process(target=scrape_every, args=(port, every, self.stop, sent), daemon=True)
 
     def __enter__(self) -> Scrapes:
-        self.thread.start()
+        self.process.start()
         return self
 
     def __exit__(self, *_: object) -> None:
         self.stop.set()
-        self.thread.join()
+        self.ms = self.results.recv()
+        self.process.join()
+
+
+def scrape_every(port: int, every: float, stop: EventType, results: Connection) -> None:
+    """:class:`Scrapes`' process: scrape until ``stop`` is set, then send the times (ms) to ``results``."""
+    ms: list[float] = []
+    while not stop.is_set():
+        began = time.perf_counter()
+        ms.append(scrape_ms(port))
+        stop.wait(max(0.0, every - (time.perf_counter() - began)))
+    results.send(ms)
 
 
 def gauge(port: int, name: str) -> float:
@@ -271,7 +305,7 @@ def work_flood_target(args: argparse.Namespace, src: Path) -> None:
         }
         with (
             tempfile.TemporaryDirectory(dir=OUT, prefix="work-flood-") as scratch,
-            service(served_copy(directory, Path(scratch)), OUT / f"ab-work-flood-{side}.log", env=env) as server,
+            service(served_copy(directory, Path(scratch)), log := OUT / f"ab-work-flood-{side}.log", env=env) as server,
         ):
             exports = Path(scratch) / "exports"
             random = Target(f"{side}: v2 random", server.base, "/api/v2/puzzles/random", KEYED)
@@ -282,6 +316,7 @@ def work_flood_target(args: argparse.Namespace, src: Path) -> None:
             quiet = wrk(random, seconds=seconds, connections=args.connections)
             quiet_scrapes = [scrape_ms(port) for _ in range(5)]
             began = time.perf_counter()
+            ran, waited = schedstat(server.pid)
             with Memory(server.pid) as memory, Flood(server, next(codes), args.flood_clients) as flood:
                 time.sleep(2)
                 with Scrapes(port) as scrapes:
@@ -291,6 +326,7 @@ def work_flood_target(args: argparse.Namespace, src: Path) -> None:
                     load = gauge(port, "sudokupool_sync_last_load_seconds")
                     time.sleep(max(0.0, began + args.flood_seconds - time.perf_counter()))
                 flood_seconds = time.perf_counter() - began
+            ran, waited = (after - before for after, before in zip(schedstat(server.pid), (ran, waited), strict=True))
             drain = idle_after(server.pid)
             after = wrk(random, seconds=seconds, connections=args.connections)
             found = {
@@ -308,8 +344,11 @@ def work_flood_target(args: argparse.Namespace, src: Path) -> None:
                 "flood scrapes": len(scrapes.ms),
                 "sync lag s": lag,
                 "sync's load s": load,
+                "sync's load CPU s": load_cpu(log),
                 "flood s": flood_seconds,
                 "busy after the flood s": drain - 1,
+                "worker's loop thread: ran s in the flood": ran,
+                "worker's loop thread: waited for a core s in the flood": waited,
                 "worker RSS start MB": start / MB,
                 "worker RSS peak before the sync MB": before_sync / MB,
                 "worker RSS peak MB": memory.worker / MB,

@@ -206,6 +206,30 @@ def test_a_bad_value_is_one_line_in_plain_words(environ: dict[str, str], line: s
     assert "invalid literal" not in message
 
 
+@pytest.mark.parametrize(
+    ("sync", "work"),
+    [("10", "10"), ("16", "15"), ("5", "0")],
+)
+def test_a_live_reload_never_runs_at_the_work_processes_priority_or_nicer(sync: str, work: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        Settings.from_environ({"SUDOKUPOOL_SYNC_NICENESS": sync, "SUDOKUPOOL_WORK_NICENESS": work})
+    assert str(caught.value) == (
+        f"SUDOKUPOOL_SYNC_NICENESS={sync} must be below SUDOKUPOOL_WORK_NICENESS={work} (or both 0): "
+        "a live reload would wait behind computed work for the CPU"
+    )
+
+
+@pytest.mark.parametrize(("sync", "work"), [(None, None), ("0", "0"), ("0", "1"), ("18", "19")])
+def test_a_live_reload_runs_at_a_higher_priority_than_the_work_processes(sync: str | None, work: str | None) -> None:
+    environ = {name: value for name, value in [("SUDOKUPOOL_SYNC_NICENESS", sync), ("SUDOKUPOOL_WORK_NICENESS", work)]}
+    settings = Settings.from_environ({k: v for k, v in environ.items() if v is not None})
+    assert (settings.sync_niceness, settings.work_niceness) == (
+        Settings.sync_niceness if sync is None else int(sync),
+        Settings.work_niceness if work is None else int(work),
+    )
+    assert settings.sync_niceness < settings.work_niceness or settings.sync_niceness == settings.work_niceness == 0
+
+
 def test_a_redis_url_is_never_repeated_in_the_error() -> None:
     with pytest.raises(SettingsError) as caught:
         Settings.from_environ({"SUDOKUPOOL_REDIS_URL": "http://user:hunter2@redis.example:6379"})

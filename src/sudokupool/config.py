@@ -479,7 +479,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "sync_niceness",
         "10",
-        "How many steps nicer than requests a live reload's CPU work runs (0-19, Unix; 0: same priority).",
+        "How many steps nicer than requests a live reload's CPU work runs (0-19, Unix; 0: same priority); below "
+        "`SUDOKUPOOL_WORK_NICENESS`, so that a reload never waits behind computed work.",
         bounded_int(0, 19),
     ),
     Setting(
@@ -580,8 +581,10 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "work_niceness",
-        "10",
-        "How many steps nicer than requests the work processes run (0-19, Unix; 0: same priority).",
+        "15",
+        "How many steps nicer than requests the work processes run (0-19, Unix; 0: same priority), each in a "
+        "session of its own whose scheduling group (Linux autogroup) is as nice; above `SUDOKUPOOL_SYNC_NICENESS` "
+        "unless both are 0.",
         bounded_int(0, 19),
     ),
     Setting(
@@ -693,7 +696,7 @@ class Settings:
     work_processes: int = 1
     work_queue: int = 16
     work_budget_seconds: float = 10.0
-    work_niceness: int = 10
+    work_niceness: int = 15
     work_process_jobs: int = 1000
     work_process_bytes: int = 128 << 20
     cost_render: int = 5
@@ -702,6 +705,14 @@ class Settings:
     cost_hint: int = 5
     engine_cache_bytes: int = 16 * 1024 * 1024
     grid_max_age: int = 86400
+
+    def __post_init__(self) -> None:
+        # A live reload's thread at the work processes' priority or below waits for the cores behind renders.
+        if self.sync_niceness >= self.work_niceness and (self.sync_niceness or self.work_niceness):
+            raise SettingsError(
+                f"SUDOKUPOOL_SYNC_NICENESS={self.sync_niceness} must be below SUDOKUPOOL_WORK_NICENESS="
+                f"{self.work_niceness} (or both 0): a live reload would wait behind computed work for the CPU"
+            )
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Settings:

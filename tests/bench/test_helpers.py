@@ -4,6 +4,8 @@ bench/ab.py)."""
 from __future__ import annotations
 
 import argparse
+import math
+import os
 from pathlib import Path
 
 import pytest
@@ -51,11 +53,28 @@ def test_a_side_whose_process_fails_is_left_out_of_fresh_rounds(tmp_path: Path) 
     assert set(found["this"][0]) == {"limit 16", "limit 1000", "loop lag max", "loop lag idle"}
 
 
+def test_the_work_flood_reads_a_loads_cpu_from_its_line_and_a_threads_waits_from_schedstat(tmp_path: Path) -> None:
+    from bench.work import load_cpu, schedstat
+
+    log = tmp_path / "service.log"
+    log.write_text(
+        "INFO:     pool-20260101T000000Z.ndjson.gz: loaded 2,400 puzzles, skipped 0, in 0.63 s (0.58 s of CPU)\n"
+        "INFO:     pool-20260102T000000Z.ndjson.gz: loaded 2,400 puzzles, skipped 0, in 3.12 s (0.71 s of CPU)\n"
+        "INFO:     now serving pool-20260102T000000Z.ndjson.gz (listed in 0.00 s, loaded in 3.12 s, ...)\n"
+    )
+    assert load_cpu(log) == 0.71
+    log.write_text("INFO:     pool-20260101T000000Z.ndjson.gz: loaded 2400 puzzles, skipped 0, in 0.63 s\n")
+    assert math.isnan(load_cpu(log))  # a version that does not log it
+    ran, waited = schedstat(os.getpid())
+    assert ran > 0 and waited >= 0
+
+
 def test_the_boot_bench_reads_the_load_line_with_and_without_thousands_separators() -> None:
     from bench.service import LOADED
 
     log = (
         "INFO:     [7] pool-1.ndjson.gz: loaded 1,000,000 puzzles from its pack in 4.64 s\n"
         "INFO:     pool-1.ndjson.gz: loaded 2400 puzzles, skipped 0, in 0.57 s\n"
+        "INFO:     pool-2.ndjson.gz: loaded 2400 puzzles, skipped 0, in 0.63 s (0.41 s of CPU)\n"
     )
-    assert LOADED.findall(log) == ["4.64", "0.57"]
+    assert LOADED.findall(log) == ["4.64", "0.57", "0.63"]

@@ -312,6 +312,33 @@ async def test_a_background_load_runs_its_threads_nicer_than_the_server(
     assert os.nice(0) == ours  # the serving thread keeps its priority
 
 
+async def test_a_loads_report_counts_the_cpu_of_its_threads_apart_from_its_time(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    # What a load waited for (a core, storage) is its time less its CPU: the report says both.
+    write_export(tmp_path / "pool-20260101T000000Z.ndjson", records)
+    store = LocalStore(tmp_path)
+    export = (await store.list_exports(1)).objects[0]
+    spun: list[float] = []
+    verify = lambda record: spun.append(busy(0.002))  # noqa: E731 - CPU in the loader's thread
+    _, report = await parse_export(store, export, verify=verify)
+    assert 0.002 * len(records) <= report.cpu_seconds <= report.seconds
+    assert f"({report.cpu_seconds:.2f} s of CPU)" in report.summary()
+    assert report.fields()["cpu"] == round(report.cpu_seconds, 3)
+    _, packed = await load_export(store, export, cache_dir=tmp_path / "cache")  # its pack made, then mapped
+    assert packed.cpu_seconds > 0
+    _, mapped = await load_export(store, export, cache_dir=tmp_path / "cache")
+    assert mapped.packed and 0 < mapped.cpu_seconds <= mapped.seconds
+
+
+def busy(seconds: float) -> float:
+    """Spend ``seconds`` of this thread's CPU."""
+    started = time.thread_time()
+    while time.thread_time() - started < seconds:
+        pass
+    return seconds
+
+
 class FailingStore(LocalStore):
     """A local directory read as object storage is (downloaded, not read in place), whose reads fail after
     ``chunks`` chunks, as a dropped storage connection does."""

@@ -176,7 +176,9 @@ async def test_instances_loading_one_export_at_different_times_answer_alike(
     write_export(tmp_path / OLD, records[:8])
     # Each instance loads at its own time: the first at t, the second an hour later.
     clock = FakeClock(1_780_000_000.0)
-    monkeypatch.setattr(loader, "time", SimpleNamespace(time=clock, perf_counter=time.perf_counter))
+    monkeypatch.setattr(
+        loader, "time", SimpleNamespace(time=clock, perf_counter=time.perf_counter, thread_time=time.thread_time)
+    )
     async with serving(tmp_path) as (_, first):
         clock.advance(3600)
         async with serving(tmp_path) as (_, second):
@@ -298,6 +300,25 @@ async def test_an_export_dated_in_the_future_is_refused_and_does_not_block_later
     write_export(tmp_path / NEW, records[12:20])
     assert await sync.check() is True
     assert runtime.current().info.export_key == NEW
+
+
+async def test_a_swap_logs_the_time_of_each_step_of_its_sync(
+    tmp_path: Path, records: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
+) -> None:
+    _, runtime, sync = await synced(tmp_path, records)
+    write_export(tmp_path / NEW, records[5:12])
+    with caplog.at_level(logging.INFO, logger="sudokupool.sync"):
+        assert await sync.check() is True
+    [load] = [r for r in caplog.records if "loaded 7 puzzles" in r.getMessage()]
+    assert 0 < load.__dict__["cpu"] <= load.__dict__["duration"]
+    [swap] = [r for r in caplog.records if r.getMessage().startswith("now serving")]
+    steps = {name: swap.__dict__[name] for name in ("list_seconds", "load_seconds", "install_seconds")}
+    assert all(seconds >= 0 for seconds in steps.values())
+    assert steps["load_seconds"] >= load.__dict__["duration"]
+    assert swap.getMessage() == (
+        f"now serving {runtime.current().info.export_key} (listed in {steps['list_seconds']:.2f} s, loaded in "
+        f"{steps['load_seconds']:.2f} s, swapped in and the old pool let go in {steps['install_seconds']:.2f} s)"
+    )
 
 
 async def test_the_newest_good_export_behind_a_refused_one_is_loaded(

@@ -7,12 +7,19 @@ import asyncio
 import math
 import operator
 import os
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
+from sudokupool.config import Settings
+from sudokupool.loading.loader import LoadLimits
 from sudokupool.work import WorkBudgetExceeded, WorkCrashed, WorkDropped, WorkPool, WorkQueueFull
+from sudokupool.work.child import AUTOGROUP
+from tests.helpers import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -30,9 +37,37 @@ async def test_a_job_runs_in_another_process_at_a_lower_priority(pool: WorkPool)
     pid = await pool.submit(os.getpid)
     assert pid != os.getpid()
     assert pool.pids() == [pid]
-    assert await pool.submit(os.nice, 0) == os.nice(0) + 10
+    assert pool.niceness == Settings.work_niceness
+    assert await pool.submit(os.nice, 0) == os.nice(0) + pool.niceness
     assert pool.tally.outcomes[("test", "done")] == 1
     assert pool.stats()["resident_bytes"] > 0
+
+
+@pytest.mark.anyio
+async def test_a_work_process_has_a_session_and_scheduling_group_of_its_own_as_nice_as_itself(pool: WorkPool) -> None:
+    # With Linux autogroup a nice value counts only within a session's group: in the worker's, the work
+    # processes would take their share of the worker's CPU, beside the serving loop and a sync's loading thread.
+    pid = await pool.submit(os.getpid)
+    assert await pool.submit(os.getsid, 0) == pid != os.getsid(0)
+    ours = autogroup()
+    if ours is not None:  # a kernel with autogroup: "/autogroup-N nice K"
+        theirs = (await pool.submit(Path.read_text, Path(AUTOGROUP))).split()
+        assert theirs[0] != ours.split()[0]
+        assert theirs[-1] == str(pool.niceness)
+
+
+def autogroup() -> str | None:
+    """This process's scheduling group and its niceness (Linux autogroup), or None where the kernel has none."""
+    try:
+        return Path(AUTOGROUP).read_text()
+    except FileNotFoundError:
+        return None
+
+
+def test_a_live_reloads_thread_runs_at_a_higher_priority_than_the_work_processes() -> None:
+    settings = Settings()
+    _, reload_niceness = LoadLimits.from_settings(settings).pace(background=True)
+    assert 0 < reload_niceness < WorkPool.from_settings(settings).niceness
 
 
 @pytest.mark.anyio
@@ -127,3 +162,47 @@ async def test_closing_stops_every_process(pool: WorkPool) -> None:
         os.kill(pid, 0)
     with pytest.raises(WorkCrashed):
         await pool.submit(os.getpid)
+
+
+def test_a_work_process_mid_job_dies_with_its_worker(tmp_path: Path) -> None:
+    # In a session of its own, no signal to the worker's process group reaches it: the worker's death does.
+    started = tmp_path / "started"
+    worker = subprocess.Popen(
+        [sys.executable, "-c", WORKER, str(started)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).parents[2],
+    )
+    try:
+        assert worker.stdout is not None
+        child = int(worker.stdout.readline())
+        assert os.getsid(child) != os.getsid(worker.pid)
+        wait_until(started.exists, "the work process running its minute-long job")
+        worker.kill()
+        worker.wait()
+        wait_until(lambda: not alive(child), "the work process gone with its worker")
+    finally:
+        worker.kill()
+        worker.wait()
+
+
+#: A worker: a pool whose process says its pid, then runs a job of a minute that first makes the file argv[1].
+WORKER = """
+import asyncio, os, sys
+from sudokupool.work import WorkPool
+
+async def main():
+    pool = WorkPool(processes=1, budget=120)
+    print(await pool.submit(os.getpid), flush=True)
+    await pool.submit(exec, f"import pathlib, time; pathlib.Path({sys.argv[1]!r}).touch(); time.sleep(60)")
+
+asyncio.run(main())
+"""
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, ended but not yet reaped by its new parent, counts as gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

@@ -21,6 +21,7 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -41,6 +42,9 @@ logger = logging.getLogger("sudokupool.loader")
 
 Verify = Callable[[Record], None]
 T = TypeVar("T")
+
+#: CPU seconds of the threads of the load in progress in this task (:func:`load_export`), from :func:`_in_thread`.
+_LOAD_CPU: ContextVar[list[float] | None] = ContextVar("sudokupool_load_cpu", default=None)
 
 #: How far ahead of this machine's clock an export's name may be dated (clocks of machines differ a little).
 MAX_AHEAD = timedelta(hours=1)
@@ -102,6 +106,9 @@ class LoadReport:
     skipped: Counter[str] = field(default_factory=Counter)
     problems: list[tuple[int, str]] = field(default_factory=list)
     seconds: float = 0.0
+    #: CPU seconds of the load's threads (the parse, the pack's checks): well under ``seconds``, the load waited
+    #: for a core (or for storage).
+    cpu_seconds: float = 0.0
     #: Loaded from the export's pack rather than parsed.
     packed: bool = False
 
@@ -116,15 +123,17 @@ class LoadReport:
             "count": self.loaded,
             "skipped": self.skipped_total,
             "duration": round(self.seconds, 3),
+            "cpu": round(self.cpu_seconds, 3),
             "packed": self.packed,
         }
 
     def summary(self) -> str:
         reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(self.skipped.items()))
         skipped = f"skipped {self.skipped_total} ({reasons})" if self.skipped else "skipped 0"
+        took = f"{self.seconds:.2f} s" + (f" ({self.cpu_seconds:.2f} s of CPU)" if self.cpu_seconds else "")
         if self.packed:
-            return f"{self.key}: loaded {counted(self.loaded, 'puzzle')} from its pack in {self.seconds:.2f} s"
-        return f"{self.key}: loaded {counted(self.loaded, 'puzzle')}, {skipped}, in {self.seconds:.2f} s"
+            return f"{self.key}: loaded {counted(self.loaded, 'puzzle')} from its pack in {took}"
+        return f"{self.key}: loaded {counted(self.loaded, 'puzzle')}, {skipped}, in {took}"
 
     def first_bad_line(self) -> str:
         """``line N: reason: detail`` for the first bad line, or an empty string."""
@@ -256,6 +265,33 @@ async def load_export(
     # A single file of another name than an export's: no pack is looked for or kept.
     cached = Path(cache_dir) / Path(pack_key(export.key)).name if cache_dir and is_export_name(export.key) else None
     started = time.perf_counter()
+    spent: list[float] = []
+    counting = _LOAD_CPU.set(spent)
+    try:
+        pool, report = await _load(store, export, stamp, cached, keep, private, background, limits, packs)
+    finally:
+        _LOAD_CPU.reset(counting)
+    if report is None:
+        report = LoadReport(key=export.key, loaded=len(pool), packed=True, seconds=time.perf_counter() - started)
+    report.cpu_seconds = sum(spent)
+    if cached is not None:
+        # Never the pack just loaded; a partial file only once nobody holds its lock.
+        await asyncio.to_thread(cache.prune, cached.parent, cached.name, keep)
+    return pool, report
+
+
+async def _load(
+    store: ExportStore,
+    export: ExportObject,
+    stamp: int,
+    cached: Path | None,
+    keep: int,
+    private: bool,
+    background: bool,
+    limits: LoadLimits,
+    packs: bool,
+) -> tuple[Pool, LoadReport | None]:
+    """:func:`load_export`'s pool, from a pack (no report) or parsed (with its report)."""
     pool, tried = None, False
     if packs and cached is not None:
         pool, tried = await _load_copy(store, export, stamp, cached, background=background, limits=limits)
@@ -276,11 +312,6 @@ async def load_export(
                     limits=limits,
                     keep=None if private else cached,
                 )
-    if report is None:
-        report = LoadReport(key=export.key, loaded=len(pool), packed=True, seconds=time.perf_counter() - started)
-    if cached is not None:
-        # Never the pack just loaded; a partial file only once nobody holds its lock.
-        await asyncio.to_thread(cache.prune, cached.parent, cached.name, keep)
     return pool, report
 
 
@@ -450,9 +481,19 @@ async def _in_thread(niceness: int, function: Callable[..., T], *args: Any) -> T
     wait behind it."""
     thread = ThreadPoolExecutor(1, "sudokupool-load", initializer=lower_priority, initargs=(niceness,))
     try:
-        return await asyncio.get_running_loop().run_in_executor(thread, function, *args)
+        return await asyncio.get_running_loop().run_in_executor(thread, _timed, _LOAD_CPU.get(), function, *args)
     finally:
         thread.shutdown(wait=False)
+
+
+def _timed(spent: list[float] | None, function: Callable[..., T], *args: Any) -> T:
+    """``function(*args)``, its thread's CPU seconds added to ``spent`` (when given) however it ends."""
+    started = time.thread_time()
+    try:
+        return function(*args)
+    finally:
+        if spent is not None:
+            spent.append(time.thread_time() - started)
 
 
 async def verify_bodies(pool: Pool, limits: LoadLimits, stopped: threading.Event) -> int | None:
@@ -492,6 +533,11 @@ async def parse_export(
     rate, nice = limits.pace(background)
     parse = _Parse(store, export, limits, verify)
     name, report = parse.name, parse.report
+    spent = _LOAD_CPU.get()
+    counting = None
+    if spent is None:  # a parse on its own (`sudokupool check`)
+        spent = []
+        counting = _LOAD_CPU.set(spent)
     try:
         with cache.new_file(keep) as file:
             stamp = int(time.time()) if loaded_at is None else loaded_at
@@ -512,6 +558,11 @@ async def parse_export(
         # Anything else is refused the same way: one line, and the pool in service (if any) stays.
         logger.debug("loading %s failed", name, exc_info=True)
         raise LoadError(f"cannot load export {name}: {_describe(exc)} after line {report.last_line}", report) from None
+    finally:
+        report.seconds = time.perf_counter() - parse.started  # its pack's build included, as in its CPU
+        report.cpu_seconds = sum(spent)
+        if counting is not None:
+            _LOAD_CPU.reset(counting)
     if log_lines:
         for number, message in report.problems:
             logger.warning("%s line %d skipped: %s", report.key, number, message)

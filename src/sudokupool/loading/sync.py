@@ -272,6 +272,7 @@ class PoolSync:
         one); True when it did. The attempt counts as failed in ``runtime.sync`` when storage is
         unreachable or the newest export is refused."""
         async with self._lock:
+            began = time.perf_counter()
             status = self.runtime.sync
             status.last_attempt_at = int(time.time())
             status.attempts += 1
@@ -283,6 +284,7 @@ class PoolSync:
             except StorageError as exc:
                 self._unreachable(f"cannot list exports in {self.store.description}: {exc}")
                 return False
+            listed_in = time.perf_counter() - began
             # Reachable again now, not once a load (a throttled download can take minutes) is done.
             self.runtime.storage_outage.recovered()
             listed = {(e.key, e.size, e.uploaded) for e in listing.objects}
@@ -293,6 +295,7 @@ class PoolSync:
                 identity = (export.key, export.size, export.uploaded)
                 known = self._refused.get(identity)
                 if known is None:
+                    loading = time.perf_counter()
                     try:
                         pool = await self._load(export, background=True)
                     except LoadError as exc:
@@ -303,12 +306,20 @@ class PoolSync:
                         status.refusals += 1
                         logger.warning("%s; still serving %s", known, self._serving())
                     else:
+                        installing = time.perf_counter()
                         await self._install(pool, self.store)
+                        steps = {
+                            "list_seconds": round(listed_in, 3),
+                            "load_seconds": round(installing - loading, 3),
+                            "install_seconds": round(time.perf_counter() - installing, 3),
+                        }
                         logger.info(
-                            "now serving %s%s",
+                            "now serving %s%s (listed in %.2f s, loaded in %.2f s, swapped in and the old pool let "
+                            "go in %.2f s)",
                             export.key,
                             _BACK if status.fallback else "",
-                            extra={"export": export.key},
+                            *steps.values(),
+                            extra={"export": export.key, **steps},
                         )
                         status.fallback = False
                         swapped = True

@@ -1,5 +1,12 @@
 """A work process: ``python -m sudokupool.work.child NICENESS``, started and fed by :mod:`sudokupool.work.process`.
 
+It runs ``NICENESS`` steps nicer than its worker, in a session of its own (:mod:`.process` starts it so) whose
+scheduling group (Linux autogroup, where the kernel has it on) it makes that many steps nicer too: with autogroup
+a nice value counts only against the tasks of the same session, so without a group of its own the process
+would take its share of the CPU from its worker's group, the serving loop and the sync's loading thread. It
+dies with the worker that started it (the worker's death signals it: no terminal's Ctrl-C reaches another
+session).
+
 It reads jobs from its standard input and writes answers to the standard output it was started with, one at a
 time, until its input ends. A job is ``(function, args)`` pickled (the function by its module and name); an
 answer is ``(True, result)`` or ``(False, exception)`` pickled, after a header with its length and this
@@ -12,13 +19,17 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
+import signal
 import sys
 from typing import BinaryIO, Final
 
 from sudokupool.serving.heap import release_free_memory
+from sudokupool.serving.supervision import die_with_parent
 from sudokupool.work.wire import ANSWER_HEADER, JOB_HEADER
 
 _PAGE: Final = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+#: This process's scheduling group (its session's, Linux autogroup) and its niceness, where the kernel has them.
+AUTOGROUP: Final = "/proc/self/autogroup"
 
 
 def resident_bytes() -> int:
@@ -61,10 +72,19 @@ def serve(jobs: BinaryIO, answers: BinaryIO) -> None:
         answers.flush()
 
 
-def main() -> None:
-    niceness = int(sys.argv[1]) if len(sys.argv) > 1 else 0
-    if niceness and hasattr(os, "nice"):
+def lower_priority(niceness: int) -> None:
+    """Make this process, and its session's scheduling group where there is one, ``niceness`` steps nicer."""
+    if not niceness:
+        return
+    with contextlib.suppress(OSError), open(AUTOGROUP, "w") as group:  # no autogroup here: plain nice alone
+        group.write(str(niceness))
+    if hasattr(os, "nice"):
         os.nice(niceness)
+
+
+def main() -> None:
+    die_with_parent(signal.SIGKILL)
+    lower_priority(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
     # Answers go out on a copy of the original standard output; what a job prints goes to standard error.
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)

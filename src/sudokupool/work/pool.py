@@ -85,7 +85,7 @@ class WorkPool:
         processes: int = 1,
         queue: int = 16,
         budget: float = 10.0,
-        niceness: int = 10,
+        niceness: int = Settings.work_niceness,
         jobs_per_process: int = 1000,
         process_bytes: int = 128 << 20,
     ) -> None:
