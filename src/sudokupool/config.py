@@ -479,8 +479,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "sync_niceness",
         "10",
-        "How many steps nicer than requests a live reload's CPU work runs (0-19, Unix; 0: same priority); below "
-        "`SUDOKUPOOL_WORK_NICENESS`, so that a reload never waits behind computed work.",
+        "How many steps nicer than requests a live reload's CPU work runs (0-19, Unix; 0: same priority); at most "
+        "one step below `SUDOKUPOOL_WORK_NICENESS` (0 when that is 0), so that a reload never waits behind "
+        "computed work.",
         bounded_int(0, 19),
     ),
     Setting(
@@ -583,8 +584,7 @@ SETTINGS: tuple[Setting, ...] = (
         "work_niceness",
         "15",
         "How many steps nicer than requests the work processes run (0-19, Unix; 0: same priority), each in a "
-        "session of its own whose scheduling group (Linux autogroup) is as nice; above `SUDOKUPOOL_SYNC_NICENESS` "
-        "unless both are 0.",
+        "session of its own whose scheduling group (Linux autogroup) is as nice.",
         bounded_int(0, 19),
     ),
     Setting(
@@ -707,12 +707,10 @@ class Settings:
     grid_max_age: int = 86400
 
     def __post_init__(self) -> None:
-        # A live reload's thread at the work processes' priority or below waits for the cores behind renders.
-        if self.sync_niceness >= self.work_niceness and (self.sync_niceness or self.work_niceness):
-            raise SettingsError(
-                f"SUDOKUPOOL_SYNC_NICENESS={self.sync_niceness} must be below SUDOKUPOOL_WORK_NICENESS="
-                f"{self.work_niceness} (or both 0): a live reload would wait behind computed work for the CPU"
-            )
+        # A live reload's thread at the work processes' priority or below would wait for the cores behind renders:
+        # it runs a step less nice than they do at the most (at full priority when they do).
+        if self.sync_niceness >= self.work_niceness:
+            object.__setattr__(self, "sync_niceness", max(self.work_niceness - 1, 0))
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Settings:

@@ -67,7 +67,8 @@ def test_the_redirects_land_on_real_images_of_the_right_type(export_dir: Path, t
             ("/api/v2/puzzles/daily/image?tz=Asia/Tokyo&variant=solution", "image/png", b"\x89PNG"),
         ]
         for path, kind, magic in cases:
-            response = httpx.get(server.url + path, follow_redirects=True)
+            # The first render starts the work process, which runs at a low priority: slow on a loaded machine.
+            response = httpx.get(server.url + path, follow_redirects=True, timeout=60)
             assert response.status_code == 200, path
             assert [r.status_code for r in response.history] == [302], path
             assert response.headers["content-type"] == kind
