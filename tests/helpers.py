@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import gzip
 import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx
+import orjson
 
+from sudokupool.config import BUNDLED_SNAPSHOTS
 from support.servers import free_port
 
-__all__ = ["MINUTE", "FakeClock", "free_port", "running", "wait_until", "wait_until_async"]
+__all__ = ["MINUTE", "FakeClock", "demo_records", "free_port", "running", "wait_until", "wait_until_async"]
 
 if TYPE_CHECKING:
     from sudokupool.app import SudokuPool
@@ -78,3 +81,11 @@ async def running(app: SudokuPool) -> AsyncIterator[httpx.AsyncClient]:
             yield client
     finally:
         await app.shutdown()
+
+
+def demo_records() -> list[dict[str, Any]]:
+    """The records of the demo pool's newest export (``snapshots/``), read afresh."""
+    exports = sorted(BUNDLED_SNAPSHOTS.glob("pool-*.ndjson.gz"))
+    assert exports, f"no demo export in {BUNDLED_SNAPSHOTS}"
+    with gzip.open(exports[-1]) as handle:
+        return [orjson.loads(line) for line in handle]

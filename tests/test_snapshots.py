@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-import gzip
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from sudokupool.config import BUNDLED_SNAPSHOTS
 from sudokupool.sudoku.grader import grade
+from tests.helpers import demo_records
 
 
 @pytest.fixture(scope="module")
 def demo() -> list[dict[str, Any]]:
-    exports = sorted(BUNDLED_SNAPSHOTS.glob("pool-*.ndjson.gz"))
-    assert exports, f"no demo export in {BUNDLED_SNAPSHOTS}"
-    with gzip.open(exports[-1]) as handle:
-        return [orjson.loads(line) for line in handle]
+    return demo_records()
 
 
 def test_the_demo_pool_has_the_promised_size_and_mix(demo: list[dict[str, Any]]) -> None:

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import gzip
 import random
 import weakref
 from collections.abc import AsyncIterator
@@ -14,7 +13,7 @@ import pytest
 
 import sudokupool.app
 from sudokupool.app import create_app
-from sudokupool.config import BUNDLED_SNAPSHOTS, Settings
+from sudokupool.config import Settings
 from sudokupool.pool.pool import Pool
 from sudokupool.ratelimit.memory import MemoryStore
 from sudokupool.sudoku.answers import held_record, moved_record
@@ -25,7 +24,7 @@ from sudokupool.sudoku.ids import puzzle_id
 from sudokupool.sudoku.replay import replay
 from sudokupool.sudoku.transform import IDENTITY_DIGITS, Transform, random_transform
 from tests.factories import build_pool
-from tests.helpers import MINUTE, FakeClock
+from tests.helpers import MINUTE, FakeClock, demo_records
 
 pytestmark = pytest.mark.anyio
 
@@ -48,10 +47,7 @@ LAYOUTS = [
 
 @pytest.fixture(scope="module")
 def demo() -> list[dict[str, Any]]:
-    exports = sorted(BUNDLED_SNAPSHOTS.glob("pool-*.ndjson.gz"))
-    assert exports, f"no demo export in {BUNDLED_SNAPSHOTS}"
-    with gzip.open(exports[-1]) as handle:
-        return [orjson.loads(line) for line in handle]
+    return demo_records()
 
 
 async def _client(pool: Pool, settings: Settings) -> AsyncIterator[httpx.AsyncClient]:

@@ -1,21 +1,19 @@
 from __future__ import annotations
 
-import gzip
 import random
 from typing import Any
 
-import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sudokupool.config import BUNDLED_SNAPSHOTS
 from sudokupool.sudoku.canonical import canonical_form, canonical_transform, canonical_transform_within, invariants
 from sudokupool.sudoku.generator import generate
 from sudokupool.sudoku.grid import EMPTY
 from sudokupool.sudoku.ids import canonical_id
 from sudokupool.sudoku.solver import random_full_grid
 from sudokupool.sudoku.transform import random_transform, relabel_in_order
+from tests.helpers import demo_records
 from tests.sudoku import minlex_reference
 
 # Published puzzle -> minlex pairs in the same convention as ours (empty cells sort first, digits
@@ -145,10 +143,7 @@ def test_every_form_of_a_puzzle_shares_its_invariants() -> None:
 
 @pytest.fixture(scope="module")
 def demo() -> list[dict[str, Any]]:
-    exports = sorted(BUNDLED_SNAPSHOTS.glob("pool-*.ndjson.gz"))
-    assert exports, f"no demo export in {BUNDLED_SNAPSHOTS}"
-    with gzip.open(exports[-1]) as handle:
-        return [orjson.loads(line) for line in handle]
+    return demo_records()
 
 
 def test_every_demo_record_keeps_its_canonical_form_and_id(demo: list[dict[str, Any]]) -> None:

@@ -1,14 +1,12 @@
 from __future__ import annotations
 
-import gzip
 from typing import Any
 
-import orjson
 import pytest
 
-from sudokupool.config import BUNDLED_SNAPSHOTS
 from sudokupool.sudoku.candidates import DIGITS_OF, Candidates
 from sudokupool.sudoku.hint import HintError, hint, parse_candidates
+from tests.helpers import demo_records
 
 # A subset, a fish and a chain, besides the singles every path starts with.
 FAMILIES = {
@@ -20,10 +18,7 @@ FAMILIES = {
 
 @pytest.fixture(scope="module")
 def demo() -> list[dict[str, Any]]:
-    exports = sorted(BUNDLED_SNAPSHOTS.glob("pool-*.ndjson.gz"))
-    assert exports, f"no demo export in {BUNDLED_SNAPSHOTS}"
-    with gzip.open(exports[-1]) as handle:
-        return [orjson.loads(line) for line in handle]
+    return demo_records()
 
 
 def _cell_index(name: str) -> int:

@@ -1,17 +1,15 @@
 from __future__ import annotations
 
-import gzip
 import random
 from typing import Any
 
-import orjson
 import pytest
 
-from sudokupool.config import BUNDLED_SNAPSHOTS
 from sudokupool.sudoku.canonical import canonical_transform
 from sudokupool.sudoku.layouts import layout_key, moves_between
 from sudokupool.sudoku.relayout import between, from_transform
 from sudokupool.sudoku.transform import Transform, random_transform
+from tests.helpers import demo_records
 
 # Three givens on the main diagonal, one a band: a grid whose lines are alike, with symmetries (transposed, and
 # the bands, the stacks and the empty lines of each band in any order, it reads the same).
@@ -20,10 +18,7 @@ SPARSE = "".join("123"[i // 30] if i in (0, 40, 80) else "." for i in range(81))
 
 @pytest.fixture(scope="module")
 def demo() -> list[dict[str, Any]]:
-    exports = sorted(BUNDLED_SNAPSHOTS.glob("pool-*.ndjson.gz"))
-    assert exports, f"no demo export in {BUNDLED_SNAPSHOTS}"
-    with gzip.open(exports[-1]) as handle:
-        return [orjson.loads(line) for line in handle]
+    return demo_records()
 
 
 def test_every_layout_of_a_puzzle_shares_its_key(demo: list[dict[str, Any]]) -> None:

@@ -1,18 +1,17 @@
 from __future__ import annotations
 
-import gzip
 import random
 from typing import Any
 
 import orjson
 import pytest
 
-from sudokupool.config import BUNDLED_SNAPSHOTS
 from sudokupool.sudoku.canonical import canonical_transform
 from sudokupool.sudoku.grid import is_complete_solution
 from sudokupool.sudoku.relayout import between, from_transform
 from sudokupool.sudoku.replay import replay
 from sudokupool.sudoku.transform import Transform, random_transform
+from tests.helpers import demo_records
 
 # Transpose, swap rows 1 and 2 of that grid, swap digits 1 and 2: r4c7 -> r7c4, r1c2 -> r1c1, r1c1 -> r2c1.
 MOVE = from_transform(Transform(True, (1, 0, 2, 3, 4, 5, 6, 7, 8), tuple(range(9)), (2, 1, 3, 4, 5, 6, 7, 8, 9)))
@@ -20,10 +19,7 @@ MOVE = from_transform(Transform(True, (1, 0, 2, 3, 4, 5, 6, 7, 8), tuple(range(9
 
 @pytest.fixture(scope="module")
 def demo() -> list[dict[str, Any]]:
-    exports = sorted(BUNDLED_SNAPSHOTS.glob("pool-*.ndjson.gz"))
-    assert exports, f"no demo export in {BUNDLED_SNAPSHOTS}"
-    with gzip.open(exports[-1]) as handle:
-        return [orjson.loads(line) for line in handle]
+    return demo_records()
 
 
 def test_a_demo_record_moved_to_any_layout_replays_there(demo: list[dict[str, Any]]) -> None:

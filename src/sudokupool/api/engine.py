@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import lru_cache
-from typing import Final
+from typing import Final, TypeVar
 from weakref import WeakKeyDictionary
 
 import orjson
@@ -139,16 +139,15 @@ def _by_layout(pool: Pool, grid: str) -> tuple[tuple[int, Relayout] | None, bool
     return None, complete
 
 
+_Index = TypeVar("_Index", GridIndex, LayoutIndex)
+
 #: Each live pool's index of its grids as it holds them (an old pool's goes with it: the index holds no
 #: reference to its pool).
 _GRID_INDEXES: Final[WeakKeyDictionary[Pool, GridIndex]] = WeakKeyDictionary()
 
 
 def _grids(pool: Pool) -> GridIndex:
-    index = _GRID_INDEXES.get(pool)
-    if index is None:
-        index = _GRID_INDEXES[pool] = GridIndex(len(pool))
-    return index
+    return _index_of(_GRID_INDEXES, pool, GridIndex)
 
 
 #: Each live pool's index of its records by layout key (as :data:`_GRID_INDEXES`).
@@ -156,9 +155,14 @@ _LAYOUT_INDEXES: Final[WeakKeyDictionary[Pool, LayoutIndex]] = WeakKeyDictionary
 
 
 def _layouts(pool: Pool) -> LayoutIndex:
-    index = _LAYOUT_INDEXES.get(pool)
+    return _index_of(_LAYOUT_INDEXES, pool, LayoutIndex)
+
+
+def _index_of(indexes: WeakKeyDictionary[Pool, _Index], pool: Pool, make: Callable[[int], _Index]) -> _Index:
+    """``pool``'s index in ``indexes``, made (empty, for ``len(pool)`` records) the first time it is asked for."""
+    index = indexes.get(pool)
     if index is None:
-        index = _LAYOUT_INDEXES[pool] = LayoutIndex(len(pool))
+        index = indexes[pool] = make(len(pool))
     return index
 
 
