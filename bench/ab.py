@@ -241,7 +241,8 @@ def handlers_target(args: argparse.Namespace, src: Path) -> None:
 def boot_target(args: argparse.Namespace, src: Path) -> None:
     """Each side boots from its own pack (made here, one after the other: a pack read by other jobs since it was
     written can sit in the page cache in a state that takes half as long again to check), a boot of each first
-    not counted; this checkout also takes a second each of the paths only it has before its memory is read."""
+    not counted; this checkout also takes a second each of the paths only it has before its memory is read (not with
+    ``--same-paths``: what the checkout costs a worker that never serves them)."""
     directory = pool_dir(args.pool)
     export = latest_export(directory)
     pack_of(export)
@@ -258,7 +259,7 @@ def boot_target(args: argparse.Namespace, src: Path) -> None:
             setups[side] = BOOTED | {"SUDOKUPOOL_EXPORTS": str(place), "PYTHONPATH": str(tree), "TMPDIR": tmp}
 
         found = boot_rounds(args, ids, ["this", "baseline"], lambda side, _: setups[side], warm_up=True,
-                            extra={"this": CHOOSING})  # fmt: skip
+                            extra={} if args.same_paths else {"this": CHOOSING})  # fmt: skip
     if len(found) == 2:
         (ready, uss, pss), (base_ready, base_uss, base_pss) = found["this"], found["baseline"]
         print(f"  ratio        ready {ready / base_ready:.3f}  USS {uss / base_uss:.3f}  PSS {pss / base_pss:.3f}")
@@ -321,6 +322,7 @@ def options(parser: argparse.ArgumentParser, target: str) -> None:
     if target == "boot":
         add("--workers", type=int, default=2)
         add("--seconds", type=float, default=3.0, help="of requests before memory is read")
+        add("--same-paths", action="store_true", help="this checkout serves only the baseline's paths before")
     if target == "work-flood":
         work_flood_options(parser)
     if target == "many-exports":
