@@ -4,7 +4,7 @@ import os
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +150,22 @@ def export_dir(tmp_path_factory: pytest.TempPathFactory, records: list[dict[str,
 @pytest.fixture(scope="session")
 def pool(records: list[dict[str, Any]]) -> Pool:
     return build_pool(records)
+
+
+@pytest.fixture
+async def client_at(pool: Pool) -> AsyncIterator[Callable[..., httpx.AsyncClient]]:
+    """Clients of apps whose clock stands at a given time, over ``pool`` or another: ``client_at(now, over=None)``."""
+    clients: list[httpx.AsyncClient] = []
+
+    def make(now: float, over: Pool | None = None) -> httpx.AsyncClient:
+        app = create_app(Settings(), pool=over or pool, clock=lambda: now)
+        client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver")
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        await client.aclose()
 
 
 @pytest.fixture

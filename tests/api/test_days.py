@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -11,30 +11,11 @@ import httpx
 import pytest
 
 from sudokupool.api.days import today, zone
-from sudokupool.app import create_app
-from sudokupool.config import Settings
-from sudokupool.pool.pool import Pool
 from tests.servers import run_server
 
 pytestmark = pytest.mark.anyio
 
 Clients = Callable[[float], httpx.AsyncClient]
-
-
-@pytest.fixture
-async def client_at(pool: Pool) -> AsyncIterator[Clients]:
-    """Clients of apps whose clock stands at a given time."""
-    clients: list[httpx.AsyncClient] = []
-
-    def make(now: float) -> httpx.AsyncClient:
-        app = create_app(Settings(), pool=pool, clock=lambda: now)
-        client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver")
-        clients.append(client)
-        return client
-
-    yield make
-    for client in clients:
-        await client.aclose()
 
 
 def at(text: str) -> float:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -110,22 +109,6 @@ def queries(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         found += [{**base, "technique": techniques[len(techniques) // 2], "stars": s, "min_score": low} for s in stars]
         found += [{**base, "min_score": middle, "max_score": middle}]
     return found
-
-
-@pytest.fixture
-async def client_at(pool: Pool) -> AsyncIterator[Callable[[float, Pool | None], httpx.AsyncClient]]:
-    """Clients of apps whose clock stands at a given time (and over a given pool)."""
-    clients: list[httpx.AsyncClient] = []
-
-    def make(now: float, over: Pool | None = None) -> httpx.AsyncClient:
-        app = create_app(Settings(), pool=over or pool, clock=lambda: now)
-        client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver")
-        clients.append(client)
-        return client
-
-    yield make
-    for client in clients:
-        await client.aclose()
 
 
 # Random's filters
