@@ -80,9 +80,7 @@ def queued_connections(sock: socket.socket) -> list[socket.socket]:
     while True:
         try:
             connection, _ = sock.accept()
-        except (BlockingIOError, InterruptedError):
-            return accepted
-        except OSError:  # the listener is gone, or no descriptor is left: what was accepted is served
+        except OSError:  # none left (BlockingIOError), the listener is gone, or no descriptor is left
             return accepted
         connection.setblocking(False)
         accepted.append(connection)

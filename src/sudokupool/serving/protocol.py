@@ -129,8 +129,6 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self.finishing = False
         # Shutting down: the next request to start is the connection's last.
         self.last_request = False
-        # A request has started on this connection.
-        self.used = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -297,7 +295,6 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
         self.running = cycle
-        self.used = True
         if self.last_request:
             self.finish()
             cycle.keep_alive = False
@@ -327,7 +324,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             # answered with connection: close; if none has begun within the wait, the connection closes.
             self.last_request = True
             self._unset_keepalive_if_required()
-            wait = LAST_REQUEST_WAIT if self.used else FIRST_REQUEST_WAIT
+            wait = FIRST_REQUEST_WAIT if self.running is None else LAST_REQUEST_WAIT
             self.timeout_keep_alive_task = self.loop.call_later(wait, self.timeout_keep_alive_handler)
             self.schedule_resume()
             return
