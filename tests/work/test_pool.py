@@ -50,16 +50,17 @@ async def test_a_work_process_has_a_session_and_scheduling_group_of_its_own_as_n
     pid = await pool.submit(os.getpid)
     assert await pool.submit(os.getsid, 0) == pid != os.getsid(0)
     ours = autogroup()
-    if ours is not None:  # a kernel with autogroup: "/autogroup-N nice K"
+    if ours is not None:  # a process in an autogroup: "/autogroup-N nice K"
         theirs = (await pool.submit(Path.read_text, Path(AUTOGROUP))).split()
         assert theirs[0] != ours.split()[0]
         assert theirs[-1] == str(pool.niceness)
 
 
 def autogroup() -> str | None:
-    """This process's scheduling group and its niceness (Linux autogroup), or None where the kernel has none."""
+    """This process's scheduling group and its niceness (Linux autogroup), or None where it has none: a kernel
+    without autogroup has no such file, and one whose process sits in a CPU cgroup of its own shows it empty."""
     try:
-        return Path(AUTOGROUP).read_text()
+        return Path(AUTOGROUP).read_text().strip() or None
     except FileNotFoundError:
         return None
 
