@@ -78,8 +78,8 @@ def with_parts(html: str, parts: Path) -> str:
 
 
 class IndexPage:
-    """An HTML file of ``static_dir`` (``index.html``) with its asset links versioned, prepared once;
-    ``respond`` serves it, with ``headers``, on every path it is routed to."""
+    """An HTML file of ``static_dir`` (``index.html``) with its parts in place and its asset links versioned,
+    prepared once; ``respond`` serves it, with ``headers``, on every path it is routed to."""
 
     def __init__(self, static_dir: Path, name: str = "index.html", headers: dict[str, str] = PAGE_HEADERS) -> None:
         version = asset_version(static_dir)
