@@ -10,10 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sudokupool.activity.counters import Activity
+from sudokupool.services import redis_or_local
 
 if TYPE_CHECKING:
     from sudokupool.config import Settings
     from sudokupool.services.outages import OutageLog
+    from sudokupool.services.redisclient import Client
 
 
 def make_activity(settings: Settings, *, outages: OutageLog | None = None) -> Activity:
@@ -21,15 +23,10 @@ def make_activity(settings: Settings, *, outages: OutageLog | None = None) -> Ac
 
     ``outages``: the log of Redis outages this process shares with its rate limiter.
     """
-    if settings.redis_url:
-        # Imported here so a process-local deployment never imports redis-py.
+
+    def in_redis(client: Client, server: str) -> Activity:
         from sudokupool.activity.redis import RedisActivity
 
-        return RedisActivity.from_url(
-            settings.redis_url,
-            timeout=settings.redis_timeout,
-            mode=settings.redis_mode,
-            flush_seconds=settings.activity_flush_seconds,
-            outages=outages,
-        )
-    return Activity()
+        return RedisActivity(client, server=server, flush_seconds=settings.activity_flush_seconds, outages=outages)
+
+    return redis_or_local(settings, in_redis, Activity)

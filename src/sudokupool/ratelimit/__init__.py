@@ -8,12 +8,18 @@ HTTP gate that counts each request (keys, client address, 401 and 429) is :mod:`
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sudokupool.config import Settings
 from sudokupool.ratelimit.limits import Limits
 from sudokupool.ratelimit.memory import MemoryStore
 from sudokupool.ratelimit.store import LimiterStore, LimiterUnavailable
 from sudokupool.ratelimit.window import Decision
+from sudokupool.services import redis_or_local
 from sudokupool.services.outages import OutageLog
+
+if TYPE_CHECKING:
+    from sudokupool.services.redisclient import Client
 
 __all__ = [
     "Decision",
@@ -30,15 +36,10 @@ def make_store(settings: Settings, *, outages: OutageLog | None = None) -> Limit
 
     ``outages``: the log of Redis outages this process shares with its activity counters.
     """
-    if settings.redis_url:
-        # Imported here so a process-local deployment never imports redis-py.
+
+    def in_redis(client: Client, server: str) -> LimiterStore:
         from sudokupool.ratelimit.redis import RedisStore
 
-        return RedisStore.from_url(
-            settings.redis_url,
-            timeout=settings.redis_timeout,
-            failure_mode=settings.redis_failure_mode,
-            mode=settings.redis_mode,
-            outages=outages,
-        )
-    return MemoryStore()
+        return RedisStore(client, failure_mode=settings.redis_failure_mode, server=server, outages=outages)
+
+    return redis_or_local(settings, in_redis, MemoryStore)

@@ -5,12 +5,17 @@ The page is static HTML, CSS and JavaScript with no build step; it calls the unv
 paths, and ``/api/v2/grids/...`` (rate limited as any client) for a pasted puzzle. ``index.html`` names its
 assets as ``/static/<file>?v=dev``; the page is served with ``dev`` replaced by a hash of the assets, so
 browsers may keep a versioned asset for a year and still pick up a new release at once (the page itself is
-always revalidated).
+always revalidated). The two pages share their head's basics and the board with its pad (the markup
+``player.js`` finds on both) as parts in ``static/parts/``, put in place when the page is prepared: a line
+``<!--#include NAME -->`` stands for the part; a part's ``<!--#slot -->`` line takes the page's lines between
+its include and ``<!--#end NAME -->``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
+import textwrap
 from pathlib import Path
 from typing import Final
 
@@ -24,6 +29,12 @@ from sudokupool.api.conditional import etag_matches
 
 STATIC_DIR: Final = Path(__file__).parent / "static"
 VERSION_MARK: Final = "?v=dev"
+PARTS: Final = "parts"
+_INCLUDE: Final = re.compile(
+    r"^(?P<indent>[ \t]*)<!--#include (?P<name>[\w.-]+) -->\n(?:(?P<fill>.*?)^[ \t]*<!--#end (?P=name) -->\n)?",
+    re.MULTILINE | re.DOTALL,
+)
+_SLOT: Final = re.compile(r"^(?P<indent>[ \t]*)<!--#slot -->\n", re.MULTILINE)
 VERSIONED_CACHE: Final = "public, max-age=31536000, immutable"
 REVALIDATE: Final = "no-cache"
 # The page loads nothing but its own files and calls nothing but its own API.
@@ -53,13 +64,26 @@ def asset_version(static_dir: Path) -> str:
     return digest.hexdigest()[:12]
 
 
+def with_parts(html: str, parts: Path) -> str:
+    """``html`` with each include of a part of ``parts`` replaced by the part, indented as the include, its slot
+    filled with the lines the include encloses."""
+
+    def part(include: re.Match[str]) -> str:
+        text = (parts / include["name"]).read_text(encoding="utf-8")
+        fill = textwrap.dedent(include["fill"] or "")
+        text = _SLOT.sub(lambda slot: textwrap.indent(fill, slot["indent"]), text)
+        return textwrap.indent(text, include["indent"])
+
+    return _INCLUDE.sub(part, html)
+
+
 class IndexPage:
-    """An HTML file of ``static_dir`` (``index.html``) with its asset links versioned, prepared once;
-    ``respond`` serves it, with ``headers``, on every path it is routed to."""
+    """An HTML file of ``static_dir`` (``index.html``) with its parts in place and its asset links versioned,
+    prepared once; ``respond`` serves it, with ``headers``, on every path it is routed to."""
 
     def __init__(self, static_dir: Path, name: str = "index.html", headers: dict[str, str] = PAGE_HEADERS) -> None:
         version = asset_version(static_dir)
-        html = (static_dir / name).read_text(encoding="utf-8")
+        html = with_parts((static_dir / name).read_text(encoding="utf-8"), static_dir / PARTS)
         self.body = html.replace(VERSION_MARK, f"?v={version}").encode()
         self.etag = f'"{version}"'
         self.headers = headers

@@ -82,12 +82,12 @@ class WorkPool:
     def __init__(
         self,
         *,
-        processes: int = 1,
-        queue: int = 16,
-        budget: float = 10.0,
+        processes: int = Settings.work_processes,
+        queue: int = Settings.work_queue,
+        budget: float = Settings.work_budget_seconds,
         niceness: int = Settings.work_niceness,
-        jobs_per_process: int = 1000,
-        process_bytes: int = 128 << 20,
+        jobs_per_process: int = Settings.work_process_jobs,
+        process_bytes: int = Settings.work_process_bytes,
     ) -> None:
         if processes < 1 or queue < 0 or budget <= 0:
             raise ValueError("a work pool needs processes >= 1, queue >= 0 and budget > 0")
