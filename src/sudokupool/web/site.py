@@ -5,7 +5,7 @@ The page is static HTML, CSS and JavaScript with no build step; it calls the unv
 paths, and ``/api/v2/grids/...`` (rate limited as any client) for a pasted puzzle. ``index.html`` names its
 assets as ``/static/<file>?v=dev``; the page is served with ``dev`` replaced by a hash of the assets, so
 browsers may keep a versioned asset for a year and still pick up a new release at once (the page itself is
-always revalidated). The two pages share their head's basics and the board with its pad (the markup
+always revalidated). The two pages share the board with its pad (the markup
 ``player.js`` finds on both) as parts in ``static/parts/``, put in place when the page is prepared: a line
 ``<!--#include NAME -->`` stands for the part; a part's ``<!--#slot -->`` line takes the page's lines between
 its include and ``<!--#end NAME -->``.
