@@ -117,6 +117,35 @@ def app(ids_file: str) -> None:
     loop.run_until_complete(service.shutdown())
 
 
+def collector() -> None:
+    """The app started on ``SUDOKUPOOL_EXPORTS`` as a worker starts it, then ``frozen`` or ``unfrozen`` in: the CPU
+    ms of a full collection of the cyclic garbage collector, with what startup left out of collections (``gc.freeze``)
+    left out, or put back for it (and left out again after); and how many objects it visited."""
+    import gc
+
+    from sudokupool.app import create_app
+    from sudokupool.config import Settings
+
+    settings = Settings.from_environ({**os.environ, "SUDOKUPOOL_SYNC_INTERVAL": "0", "SUDOKUPOOL_LOG_LEVEL": "warning"})
+    service = create_app(settings)
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(service.startup())
+
+    def answer(line: str) -> list[float]:
+        if line == "unfrozen":
+            gc.unfreeze()
+        visited = len(gc.get_objects())
+        started = time.process_time()
+        gc.collect()
+        ms = 1e3 * (time.process_time() - started)
+        if line == "unfrozen":
+            gc.freeze()
+        return [ms, visited]
+
+    serve(answer, gc.get_freeze_count())
+    loop.run_until_complete(service.shutdown())
+
+
 def pool_ops(directory: str, ids_file: str, ops: str) -> None:
     """The pool loaded as the service loads it; each line read times ``ops`` calls of what the v2 handlers call
     (ns per call, CPU time): by id (find, etag, gzip_body), by id for an identity client (body), random."""
@@ -291,6 +320,7 @@ def memory(directory: str) -> None:
 KINDS: dict[str, Callable[..., None]] = {
     "grader": grader,
     "app": app,
+    "collector": collector,
     "pool-ops": pool_ops,
     "handlers": handlers,
     "pack-load": pack_load,

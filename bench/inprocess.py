@@ -58,6 +58,26 @@ def app_cost_main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def collector_main(argv: list[str] | None = None) -> int:
+    """The pause of a full collection of the cyclic garbage collector in a started worker, with what startup left
+    out of collections (``gc.freeze``: the modules and the app) left out, and put back for it, in one process
+    (``python -m bench.child collector``, the demo pool), the order rotated over the rounds: CPU ms per collection
+    (the event loop waits that long), and the objects it visits; the median of the rounds and their ratio."""
+    parser = options(collector_main.__doc__, rounds=15)
+    args = parser.parse_args(argv)
+    env = {"SUDOKUPOOL_EXPORTS": str(pool_dir("demo")), "SUDOKUPOOL_METRICS_PORT": ""}
+    with Children({"this": (ROOT / "src", env)}, "collector") as child:
+        found = interleave(["unfrozen", "frozen"], args.rounds, lambda case, _: child.ask("this", case))
+    ms = {case: statistics.median(ms for ms, _ in values) for case, values in found.items()}
+    visited = {case: statistics.median(n for _, n in values) for case, values in found.items()}
+    print("| a full collection | CPU ms (median) | objects visited |\n|---|---:|---:|")
+    for case in ("unfrozen", "frozen"):
+        label = "startup's objects left out (this)" if case == "frozen" else "startup's objects put back"
+        print(f"| {label} | {ms[case]:.2f} | {visited[case]:,.0f} |")
+    print(f"ratio left out / put back: {ms['frozen'] / ms['unfrozen']:.3f}x")
+    return 0
+
+
 # --- limiter -------------------------------------------------------------------------------------------------------
 
 

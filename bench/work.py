@@ -43,6 +43,8 @@ import re
 import shutil
 import socket
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -53,6 +55,7 @@ from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
 
 from bench.harness import KEYED, OUT, ROOT, Target, interleave, latest_export, pool_dir, pool_ids, service, wrk
+from sudokupool.config import Settings
 from sudokupool.storage.naming import pack_key
 from support.servers import Server, cpu_seconds, free_port, proc_status, process_tree
 
@@ -74,9 +77,13 @@ class Flood:
         with self.lock:
             self.answers[what] = self.answers.get(what, 0) + 1
 
+    def sizes(self, n: int) -> list[tuple[int, str]]:
+        """The (size, format) pairs client ``n`` asks for in turn."""
+        return [(size, fmt) for size in range(100 + n, 2001, self.clients) for fmt in ("png", "webp")]
+
     def run(self, n: int) -> None:
         host, port = "127.0.0.1", self.server.port
-        sizes = [(size, fmt) for size in range(100 + n, 2001, self.clients) for fmt in ("png", "webp")]
+        sizes = self.sizes(n)
         while not self.stop.is_set():
             for size, fmt in sizes:
                 if self.stop.is_set():
@@ -106,6 +113,46 @@ class Flood:
         self.stop.set()
         for thread in self.threads:
             thread.join()
+
+
+class CachedFlood(Flood):
+    """The flood's clients and connections without its renders: one image, at one size, asked over and over (the
+    first answer is cached; every one after is a lookup)."""
+
+    def sizes(self, n: int) -> list[tuple[int, str]]:
+        return [(2000, "png")]
+
+
+class Renders:
+    """The flood's renders without its clients: a process of its own rendering the puzzle's image at every size in
+    turn, PNG and WebP, as a work process runs (as nice, in a session and scheduling group of its own)."""
+
+    def __init__(self, tree: Path, code: str, directory: Path) -> None:
+        self.tree, self.code, self.directory = tree, code, directory
+
+    def __enter__(self) -> Renders:
+        script = (
+            "import sys\n"
+            "from sudokupool.work.child import lower_priority\n"
+            "import gzip, json\n"
+            "from sudokupool.images.render import render\n"
+            "lower_priority(int(sys.argv[3]))\n"
+            "lines = gzip.open(sys.argv[1], 'rt')\n"
+            "record = next(r for r in map(json.loads, lines) if r.get('canonical_id') == sys.argv[2])\n"
+            "while True:\n"
+            "    for size in range(100, 2001, 7):\n"
+            "        for fmt in ('png', 'webp'):\n"
+            "            render(fmt, record['puzzle'], record['solution'], 'puzzle', size)\n"
+        )
+        niceness = str(Settings.work_niceness)
+        argv = [sys.executable, "-c", script, str(latest_export(self.directory)), self.code, niceness]
+        env = {**os.environ, "PYTHONPATH": str(self.tree)}
+        self.process = subprocess.Popen(argv, env=env, start_new_session=True)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.process.kill()
+        self.process.wait()
 
 
 class Memory:
@@ -390,3 +437,56 @@ def options(parser: argparse.ArgumentParser) -> None:
     add("--flood-clients", type=int, default=8)
     add("--flood-seconds", type=float, default=60.0, help="of the flood, from its first request to its last")
     add("--sync-interval", type=float, default=1.0, help="the services' SUDOKUPOOL_SYNC_INTERVAL")
+
+
+def flood_parts_main(argv: list[str] | None = None) -> int:
+    """``python -m bench flood-parts``: which part of the image flood costs v2 random its p99, on one service of this
+    checkout (as ``ab work-flood`` serves it, the demo pool), each phase once a round, the order rotated:
+
+    - **quiet**: wrk on v2 random (keyed, ``--connections``) for ``--seconds``, alone;
+    - **renders**: the same while a process of its own renders one puzzle's image at every size, PNG and WebP, as a
+      work process runs (its niceness, a session and scheduling group of its own), no request made for it;
+    - **lookups**: while the flood's clients ask for one image at one size (cached after the first: the flood's
+      connections and requests without a render; half of them abandon each request after 50 ms, as in the flood);
+    - **flood**: while they flood as ``ab work-flood`` does (every size, PNG and WebP, a puzzle of its own each
+      round, so nothing is cached).
+
+    Medians of the rounds; req/s and p99 of each phase against quiet's.
+    """
+    parser = argparse.ArgumentParser(description=flood_parts_main.__doc__)
+    options(parser)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    directory = pool_dir(args.pool)
+    codes = iter(pool_ids(directory).read_text().split())
+    phases = ["quiet", "renders", "lookups", "flood"]
+    with service(directory, OUT / "flood-parts.log") as server:
+        random = Target("v2 random", server.base, "/api/v2/puzzles/random", KEYED)
+        wrk(random, seconds=1, connections=args.connections)
+
+        def measure(phase: str, n: int) -> tuple[float, float]:
+            disturbance: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
+            if phase == "renders":
+                disturbance = Renders(THIS, next(codes), directory)
+            elif phase == "lookups":
+                disturbance = CachedFlood(server, next(codes), args.flood_clients)
+            elif phase == "flood":
+                disturbance = Flood(server, next(codes), args.flood_clients)
+            with disturbance:
+                if phase != "quiet":
+                    time.sleep(2)
+                run = wrk(random, seconds=args.seconds, connections=args.connections)
+            idle_after(server.pid, 30)
+            print(f"round {n + 1} {phase:8s} req/s {run.rps:8,.0f}  p99 {run.p99_ms:6.2f} ms", flush=True)
+            return run.rps, run.p99_ms
+
+        found = interleave(phases, args.rounds, measure)
+    median = {phase: [statistics.median(x[i] for x in found[phase]) for i in (0, 1)] for phase in phases}
+    print(f"medians of {args.rounds} rounds, {args.seconds:g} s of wrk ({args.connections} connections) a phase; "
+          f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")  # fmt: skip
+    print("| v2 random while | req/s | p99 ms | req/s / quiet | p99 / quiet |\n|---|---:|---:|---:|---:|")
+    rps, p99 = median["quiet"]
+    for phase in phases:
+        r, p = median[phase]
+        print(f"| {phase} | {r:,.0f} | {p:.2f} | {r / rps:.2f}x | {p / p99:.2f}x |")
+    return 0

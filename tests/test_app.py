@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -261,3 +262,33 @@ def test_names_with_no_real_time_are_ignored_by_startup_sync_and_listing(
     assert "Traceback" not in output
     for name in misdated:
         assert output.count(f"ignoring {name}: its name holds no real UTC time") == 1
+
+
+def test_startup_leaves_what_lives_as_long_as_the_process_out_of_later_collections_and_not_the_pool() -> None:
+    # A process of its own: this one's collector may have been frozen by an earlier test's app.
+    code = """
+import asyncio, gc, os
+from sudokupool.app import create_app
+from sudokupool.config import Settings
+assert gc.get_freeze_count() == 0
+settings = Settings(exports=os.environ["EXPORTS"], sync_interval=0)
+app = create_app(settings)
+asyncio.run(app.startup())
+frozen = gc.get_freeze_count()
+tracked = {id(o) for o in gc.get_objects()}
+pool = app.runtime.current()
+second = create_app(settings)
+asyncio.run(second.startup())
+print(frozen, id(app) in tracked, id(pool) in tracked, gc.get_freeze_count() == frozen)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "EXPORTS": str(Path(__file__).resolve().parents[1] / "snapshots")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    frozen, app_collected, pool_collected, second_froze_nothing = done.stdout.split()
+    assert int(frozen) > 10_000  # the modules and their functions, types and dicts
+    assert (app_collected, pool_collected, second_froze_nothing) == ("False", "True", "True")

@@ -37,7 +37,7 @@ from sudokupool.pool.pool import Pool
 from sudokupool.ratelimit import LimiterStore, Limits, make_store
 from sudokupool.ratelimit.keys import Keyring
 from sudokupool.services.outages import OutageLog, Probe, redis_outages
-from sudokupool.serving.heap import one_heap
+from sudokupool.serving.heap import freeze_startup_objects, one_heap
 from sudokupool.serving.supervision import report_startup_failure, worker_started
 from sudokupool.serving.tasks import Interrupted, until_signalled
 from sudokupool.state import Runtime
@@ -108,6 +108,9 @@ class SudokuPool:
         An injected pool (``create_app(pool=...)``) is served as is: nothing is loaded or synced.
         """
         runtime = self.runtime
+        # The modules and the app live as long as the process: later collections need not visit them (no pool is
+        # loaded yet, so none is kept from the collector).
+        freeze_startup_objects()
         await self.start_metrics()
         if runtime.store is None:
             try:
