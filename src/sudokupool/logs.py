@@ -25,7 +25,6 @@ from datetime import UTC, datetime
 from typing import IO, Any, Final
 
 import orjson
-import uvicorn.config
 from starlette.types import Message, Scope, Send
 
 ACCESS_LOGGER = "uvicorn.access"
@@ -102,6 +101,9 @@ def json_line(message: str, *, level: str = "ERROR", logger: str = "sudokupool",
 def log_config(level: str = "info", log_format: str = "plain") -> dict[str, Any]:
     """uvicorn's default ``LOGGING_CONFIG`` at ``level``, with the redaction filter on the access logger
     and, for ``log_format="json"``, :class:`JsonFormatter` on every handler."""
+    # Imported here: the commands that serve nothing (most of them) start without uvicorn.
+    import uvicorn.config
+
     config: dict[str, Any] = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
     config.setdefault("filters", {})["redact_api_keys"] = {"()": f"{__name__}.RedactApiKeys"}
     loggers = config["loggers"]

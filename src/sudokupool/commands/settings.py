@@ -6,7 +6,6 @@ import argparse
 import os
 
 from sudokupool.config import SETTINGS, describe_unknown, markdown_table, unknown_variables
-from sudokupool.serving.launcher import checked_settings
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,6 +28,9 @@ def run(args: argparse.Namespace) -> int:
     if args.markdown:
         print(markdown_table())
         return 0
+    # Imported here: the table (--markdown) needs no server.
+    from sudokupool.serving.launcher import checked_settings
+
     checked_settings(os.environ)  # a bad value is one line and exit status 2, as at startup
     for setting in SETTINGS:
         raw = os.environ.get(setting.env)
