@@ -451,7 +451,8 @@ def flood_parts_main(argv: list[str] | None = None) -> int:
     - **flood**: while they flood as ``ab work-flood`` does (every size, PNG and WebP, a puzzle of its own each
       round, so nothing is cached).
 
-    Medians of the rounds; req/s and p99 of each phase against quiet's.
+    Medians of the rounds; req/s and p99 of each phase against quiet's, and the cores the service (its worker and work
+    processes) and the flood's clients (this process's threads) took while wrk ran.
     """
     parser = argparse.ArgumentParser(description=flood_parts_main.__doc__)
     options(parser)
@@ -475,18 +476,25 @@ def flood_parts_main(argv: list[str] | None = None) -> int:
             with disturbance:
                 if phase != "quiet":
                     time.sleep(2)
+                clients, served = time.process_time(), sum(cpu_seconds(p) for p in process_tree(server.pid))
+                began = time.perf_counter()
                 run = wrk(random, seconds=args.seconds, connections=args.connections)
+                took = time.perf_counter() - began
+                clients = (time.process_time() - clients) / took
+                served = (sum(cpu_seconds(p) for p in process_tree(server.pid)) - served) / took
             idle_after(server.pid, 30)
-            print(f"round {n + 1} {phase:8s} req/s {run.rps:8,.0f}  p99 {run.p99_ms:6.2f} ms", flush=True)
-            return run.rps, run.p99_ms
+            print(f"round {n + 1} {phase:8s} req/s {run.rps:8,.0f}  p99 {run.p99_ms:6.2f} ms  cores: the service's "
+                  f"{served:.2f}, the flood's clients' {clients:.2f}", flush=True)  # fmt: skip
+            return run.rps, run.p99_ms, served, clients
 
         found = interleave(phases, args.rounds, measure)
-    median = {phase: [statistics.median(x[i] for x in found[phase]) for i in (0, 1)] for phase in phases}
+    median = {phase: [statistics.median(x[i] for x in found[phase]) for i in range(4)] for phase in phases}
     print(f"medians of {args.rounds} rounds, {args.seconds:g} s of wrk ({args.connections} connections) a phase; "
           f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")  # fmt: skip
-    print("| v2 random while | req/s | p99 ms | req/s / quiet | p99 / quiet |\n|---|---:|---:|---:|---:|")
-    rps, p99 = median["quiet"]
+    print("| v2 random while | req/s | p99 ms | req/s / quiet | p99 / quiet | cores: service | flood's clients |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    rps, p99, _, _ = median["quiet"]
     for phase in phases:
-        r, p = median[phase]
-        print(f"| {phase} | {r:,.0f} | {p:.2f} | {r / rps:.2f}x | {p / p99:.2f}x |")
+        r, p, served, clients = median[phase]
+        print(f"| {phase} | {r:,.0f} | {p:.2f} | {r / rps:.2f}x | {p / p99:.2f}x | {served:.2f} | {clients:.2f} |")
     return 0
