@@ -451,8 +451,8 @@ def flood_parts_main(argv: list[str] | None = None) -> int:
     - **flood**: while they flood as ``ab work-flood`` does (every size, PNG and WebP, a puzzle of its own each
       round, so nothing is cached).
 
-    Medians of the rounds; req/s and p99 of each phase against quiet's, and the cores the service (its worker and work
-    processes) and the flood's clients (this process's threads) took while wrk ran.
+    Medians of the rounds; req/s and p99 of each phase against quiet's, and the cores the worker (not its work
+    processes, which are replaced as they grow) and the flood's clients (this process's threads) took while wrk ran.
     """
     parser = argparse.ArgumentParser(description=flood_parts_main.__doc__)
     options(parser)
@@ -476,14 +476,14 @@ def flood_parts_main(argv: list[str] | None = None) -> int:
             with disturbance:
                 if phase != "quiet":
                     time.sleep(2)
-                clients, served = time.process_time(), sum(cpu_seconds(p) for p in process_tree(server.pid))
+                clients, served = time.process_time(), cpu_seconds(server.pid)
                 began = time.perf_counter()
                 run = wrk(random, seconds=args.seconds, connections=args.connections)
                 took = time.perf_counter() - began
                 clients = (time.process_time() - clients) / took
-                served = (sum(cpu_seconds(p) for p in process_tree(server.pid)) - served) / took
+                served = (cpu_seconds(server.pid) - served) / took
             idle_after(server.pid, 30)
-            print(f"round {n + 1} {phase:8s} req/s {run.rps:8,.0f}  p99 {run.p99_ms:6.2f} ms  cores: the service's "
+            print(f"round {n + 1} {phase:8s} req/s {run.rps:8,.0f}  p99 {run.p99_ms:6.2f} ms  cores: the worker's "
                   f"{served:.2f}, the flood's clients' {clients:.2f}", flush=True)  # fmt: skip
             return run.rps, run.p99_ms, served, clients
 
@@ -491,7 +491,7 @@ def flood_parts_main(argv: list[str] | None = None) -> int:
     median = {phase: [statistics.median(x[i] for x in found[phase]) for i in range(4)] for phase in phases}
     print(f"medians of {args.rounds} rounds, {args.seconds:g} s of wrk ({args.connections} connections) a phase; "
           f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")  # fmt: skip
-    print("| v2 random while | req/s | p99 ms | req/s / quiet | p99 / quiet | cores: service | flood's clients |")
+    print("| v2 random while | req/s | p99 ms | req/s / quiet | p99 / quiet | cores: worker | flood's clients |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     rps, p99, _, _ = median["quiet"]
     for phase in phases:
