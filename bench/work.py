@@ -20,7 +20,8 @@ service a side a round. A round of a side:
    (from its log line: its time less them is what it waited for).
 3. **after**: the flood stops; how long the service stays busy (its processes above 5 % of a core: the backlog
    of abandoned requests it still renders), then the worker's RSS against its RSS at the round's start, and wrk
-   as in 1 again ("quiet after": the quiet figure is the mean of the two, so drift over a round cancels out).
+   as in 1 again ("quiet after": the quiet figure is the mean of the two, so drift over a round cancels out), and
+   the bytes the render cache holds then (its gauge: a part of that RSS, bounded by its budget).
 
 A scrape is timed as Prometheus makes one (a new connection, gzip accepted) with a plain socket, from connecting
 to the answer's last byte: what the service takes, not a client library's setup (``httpx.get`` builds a client
@@ -400,6 +401,7 @@ def work_flood_target(args: argparse.Namespace, src: Path) -> None:
                 "worker RSS peak before the sync MB": before_sync / MB,
                 "worker RSS peak MB": memory.worker / MB,
                 "worker RSS after MB": rss(server.pid) / MB,
+                "render cache after MB": gauge(port, "sudokupool_image_cache_bytes") / MB,
                 "pool RSS peak MB": memory.pool / MB,
                 "work process RSS peak MB": memory.process / MB,
                 "images answered": flood.answers.get("200", 0),
@@ -424,7 +426,8 @@ def work_flood_target(args: argparse.Namespace, src: Path) -> None:
         rps, p99 = ((m[f"quiet {k}"] + m[f"quiet after {k}"]) / 2 for k in ("req/s", "p99 ms"))
         print(f"{side}: random under the flood / quiet: p99 {m['flood p99 ms'] / p99:.2f}x (goal <= 1.5), req/s "
               f"{m['flood req/s'] / rps:.2f}x (goal >= 0.75); worker RSS peak {m['worker RSS peak MB']:.1f} MB (goal "
-              f"<= 150), after - start {m['worker RSS after MB'] - m['worker RSS start MB']:+.1f} MB (goal within 20); "
+              f"<= 150), after - start {m['worker RSS after MB'] - m['worker RSS start MB']:+.1f} MB (goal within 20; "
+              f"the render cache holds {m['render cache after MB']:.1f} MB of it); "
               f"scrape median {m['flood scrape ms (median)']:,.1f} ms, max {m['flood scrape ms (max)']:,.1f} ms (goal "
               f"< 100); sync lag {m['sync lag s']:.2f} s (goal <= {args.sync_interval + 1:g})")  # fmt: skip
 
