@@ -468,7 +468,7 @@ def flood_parts_main(argv: list[str] | None = None) -> int:
         random = Target("v2 random", server.base, "/api/v2/puzzles/random", KEYED)
         wrk(random, seconds=1, connections=args.connections)
 
-        def measure(phase: str, n: int) -> tuple[float, float]:
+        def measure(phase: str, n: int) -> tuple[float, float, float, float]:
             disturbance: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
             if phase == "renders":
                 disturbance = Renders(THIS, next(codes), directory)

@@ -58,16 +58,14 @@ def release_free_memory() -> bool:
     return True
 
 
-def freeze_startup_objects() -> bool:
+def freeze_startup_objects() -> None:
     """Leave the objects alive now (the modules, their functions and types, the app) out of every later collection
     of the cyclic garbage collector (``gc.freeze``, after collecting what is garbage already), unless some are left
-    out already (a process that started an app before): True when it did.
+    out already (a process that started an app before).
 
     A full collection visits every object the collector tracks and holds up the event loop while it does: tens of
     thousands of them in a worker, none of them garbage; what requests make since is what is left to visit
     (docs/benchmarks.md, "Figures the code's design rests on")."""
-    if gc.get_freeze_count():
-        return False
-    gc.collect()
-    gc.freeze()
-    return True
+    if not gc.get_freeze_count():
+        gc.collect()
+        gc.freeze()
