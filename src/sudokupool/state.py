@@ -29,6 +29,9 @@ RETIRE_SECONDS = 5.0
 EXPORT_DOWNLOADS = "/api/v2/pool-exports/"
 #: Checksums a listing asks the store for at once (an S3 HEAD each, the first time).
 CHECKSUMS_AT_ONCE = 8
+#: The modules of the functions the app submits to its work pool (renders, print sheets, grades and hints): a
+#: new work process imports them before its first job.
+JOB_MODULES = ("sudokupool.images.render", "sudokupool.web.printsheet", "sudokupool.sudoku.answers")
 
 
 class Runtime:
@@ -52,7 +55,7 @@ class Runtime:
         self.answer_tally = CacheTally()
         self.answers = ResultCache(settings.engine_cache_bytes, tally=self.answer_tally)
         #: Computed work (uncached renders, print sheets): its own processes, bounded queue and budget.
-        self.work = WorkPool.from_settings(settings)
+        self.work = WorkPool.from_settings(settings, preload=JOB_MODULES)
         self.sync = SyncStatus()
         #: One line when storage becomes unreachable and one when it is back, whoever notices (listing, sync).
         self.storage_outage = storage_outages()

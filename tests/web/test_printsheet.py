@@ -10,6 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
+from sudokupool.api.computed import BUSY, TOO_LONG
+from sudokupool.work import WorkBudgetExceeded, WorkQueueFull
+
 pytestmark = pytest.mark.anyio
 
 SVG = re.compile(r"<svg .*?</svg>", re.DOTALL)
@@ -177,6 +180,36 @@ async def test_a_browser_gets_an_error_as_a_small_page(
     assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
     assert f"<p>{text}</p>" in response.text
     assert '<a href="/print">' in response.text and '<a href="/">' in response.text
+
+
+@pytest.mark.parametrize(
+    ("refusal", "text"),
+    [
+        pytest.param(WorkQueueFull(7), BUSY, id="queue-full"),
+        pytest.param(WorkBudgetExceeded(10.0, 7), TOO_LONG, id="past-its-budget"),
+    ],
+)
+async def test_a_browser_gets_a_busy_work_pool_as_a_small_page_that_says_when_to_retry(
+    client: httpx.AsyncClient,
+    records: list[dict[str, Any]],
+    monkeypatch: pytest.MonkeyPatch,
+    refusal: Exception,
+    text: str,
+) -> None:
+    async def refuse(*args: object, **kwargs: object) -> bytes:
+        raise refusal
+
+    runtime = client._transport.app.runtime  # type: ignore[attr-defined]
+    monkeypatch.setattr(runtime.work, "submit", refuse)
+    url = f"/print?ids={records[0]['canonical_id']}"
+    page = await client.get(url, headers={"accept": BROWSER})
+    assert page.status_code == 503
+    assert page.headers["retry-after"] == "7"
+    assert page.headers["content-type"] == "text/html; charset=utf-8"
+    assert page.headers["cache-control"] == "no-store"
+    assert f"<p>{html.escape(text[:1].upper() + text[1:])}.</p>" in page.text
+    error = await client.get(url, headers={"accept": "application/json"})
+    assert (error.status_code, error.headers["retry-after"], error.json()) == (503, "7", {"error": text})
 
 
 @pytest.mark.parametrize(

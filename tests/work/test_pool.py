@@ -16,7 +16,11 @@ from pathlib import Path
 import pytest
 
 from sudokupool.config import Settings
+from sudokupool.images.render import render
 from sudokupool.loading.loader import LoadLimits
+from sudokupool.state import JOB_MODULES, Runtime
+from sudokupool.sudoku.answers import grade_answer, hint_answer
+from sudokupool.web.printsheet import make_sheet
 from sudokupool.work import WorkBudgetExceeded, WorkCrashed, WorkDropped, WorkPool, WorkQueueFull
 from sudokupool.work.child import AUTOGROUP
 from tests.helpers import wait_until
@@ -54,6 +58,27 @@ async def test_a_work_process_has_a_session_and_scheduling_group_of_its_own_as_n
         theirs = (await pool.submit(Path.read_text, Path(AUTOGROUP))).split()
         assert theirs[0] != ours.split()[0]
         assert theirs[-1] == str(pool.niceness)
+
+
+@pytest.mark.anyio
+async def test_a_new_process_has_imported_the_preload_modules_before_its_first_job() -> None:
+    asked = "'colorsys' in __import__('sys').modules"  # a module nothing here imports
+    work = WorkPool(processes=1, queue=0, budget=5.0, preload=("colorsys",))
+    try:
+        assert await work.submit(eval, asked) is True
+    finally:
+        await work.aclose()
+    plain = WorkPool(processes=1, queue=0, budget=5.0)
+    try:
+        assert await plain.submit(eval, asked) is False
+    finally:
+        await plain.aclose()
+
+
+def test_the_apps_work_processes_preload_the_module_of_every_function_it_submits() -> None:
+    jobs = (render, make_sheet, grade_answer, hint_answer)
+    assert {job.__module__ for job in jobs} == set(JOB_MODULES)
+    assert Runtime(Settings()).work.preload == JOB_MODULES
 
 
 def autogroup() -> str | None:

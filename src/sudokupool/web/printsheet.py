@@ -13,8 +13,9 @@ Puzzles by difficulty are the first ``count`` of the order ``seed`` gives them (
 them): the same seed prints the same sheet again. Without a seed one is drawn, and the sheet shows the link
 that prints it again.
 
-Bad input is a 400 (or 404 for unknown codes) naming what is allowed: a small HTML page for a browser (a
-request whose ``Accept`` prefers ``text/html``), else the API's JSON error body.
+Bad input is a 400 (or 404 for unknown codes) naming what is allowed, and a busy work pool a 503 with
+``Retry-After``: a small HTML page for a browser (a request whose ``Accept`` prefers ``text/html``), else the API's
+JSON error body.
 
 A sheet is computed work: the puzzles are chosen on the event loop (lookups), then the records are read, the
 grids drawn and the page written by one job of the work pool (:func:`make_sheet`), and the sheet counts as
@@ -252,7 +253,8 @@ def prefers_html(accept: str) -> bool:
 
 
 def error_page(message: str, version: str) -> bytes:
-    """The small HTML page a browser gets for bad ``/print`` input: what is wrong, and where to go instead."""
+    """The small HTML page a browser gets for bad ``/print`` input or a busy server: what is wrong, and where to go
+    instead."""
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -299,12 +301,18 @@ class PrintSheet:
                 raise work_error(exc) from None
         except (PrintError, ApiError) as exc:
             # The answer depends on Accept: a cache must keep the two forms apart.
-            if isinstance(exc, PrintError) and prefers_html(", ".join(request.headers.getlist("accept"))):
+            if prefers_html(", ".join(request.headers.getlist("accept"))):
                 return Response(
                     error_page(exc.message, self.version),
                     status_code=exc.status,
                     media_type="text/html; charset=utf-8",
-                    headers={**PAGE_HEADERS, "cache-control": "no-store", "vary": "Accept", **_text(limit_headers)},
+                    headers={
+                        **PAGE_HEADERS,
+                        "cache-control": "no-store",
+                        "vary": "Accept",
+                        **getattr(exc, "headers", {}),
+                        **_text(limit_headers),
+                    },
                 )
             error = error_body(exc.message)
             headers = {k.decode(): v.decode() for k, v in error_headers(error, {"vary": "Accept"})}

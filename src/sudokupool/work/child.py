@@ -1,11 +1,13 @@
-"""A work process: ``python -m sudokupool.work.child NICENESS``, started and fed by :mod:`sudokupool.work.process`.
+"""A work process: ``python -m sudokupool.work.child NICENESS [MODULE ...]``, started and fed by
+:mod:`sudokupool.work.process`.
 
-It runs ``NICENESS`` steps nicer than its worker, in a session of its own (:mod:`.process` starts it so) whose
-scheduling group (Linux autogroup, where the kernel has it on) it makes that many steps nicer too: with autogroup
-a nice value counts only against the tasks of the same session, so without a group of its own the process
-would take its share of the CPU from its worker's group, the serving loop and the sync's loading thread. It
-dies with the worker that started it (the worker's death signals it: no terminal's Ctrl-C reaches another
-session).
+It imports each ``MODULE`` first (those its jobs' functions live in), at its worker's priority, so that no job pays for
+them and a busy machine slows them no more than its worker's own start. Then it runs ``NICENESS`` steps nicer than its
+worker, in a session of its own (:mod:`.process` starts it so) whose scheduling group (Linux autogroup, where the kernel
+has it on) it makes that many steps nicer too: with autogroup a nice value counts only against the tasks of the same
+session, so without a group of its own the process would take its share of the CPU from its worker's group, the serving
+loop and the sync's loading thread. It dies with the worker that started it (the worker's death signals it: no
+terminal's Ctrl-C reaches another session).
 
 It reads jobs from its standard input and writes answers to the standard output it was started with, one at a
 time, until its input ends. A job is ``(function, args)`` pickled (the function by its module and name); an
@@ -17,6 +19,7 @@ retire a process that grew. Whatever a job prints goes to standard error: the an
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import pickle
 import signal
@@ -84,6 +87,8 @@ def lower_priority(niceness: int) -> None:
 
 def main() -> None:
     die_with_parent(signal.SIGKILL)
+    for module in sys.argv[2:]:
+        importlib.import_module(module)
     lower_priority(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
     # Answers go out on a copy of the original standard output; what a job prints goes to standard error.
     answers = os.fdopen(os.dup(1), "wb")

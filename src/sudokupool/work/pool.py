@@ -4,10 +4,11 @@ Lookups answer from prepared bytes on the event loop; everything computed per re
 sheets, live grades and hints) is submitted here, so no client can grow the serving worker's heap or hold its
 loop, and nothing else the loop waits for (metrics scrapes, sync, loading in threads) queues behind it.
 
-- **Processes**, started when the first job comes and kept: a fresh interpreter each (see :mod:`.process`)
-  at a lower CPU priority (``niceness``), so the GIL and the heap of a render never touch the worker, and a
-  busy pool yields the cores to lookups. A process is replaced after ``jobs_per_process`` jobs, or when it
-  reports more than ``process_bytes`` resident after a job (its heap is trimmed after every job).
+- **Processes**, started when the first job comes and kept: a fresh interpreter each (see :mod:`.process`) at a lower
+  CPU priority (``niceness``), so the GIL and the heap of a render never touch the worker, and a busy pool yields the
+  cores to lookups. A new process imports the ``preload`` modules (the jobs' own) before it takes a job, at its worker's
+  priority: a start, not a job, pays for them. A process is replaced after ``jobs_per_process`` jobs, or when it reports
+  more than ``process_bytes`` resident after a job (its heap is trimmed after every job).
 - **A bounded queue**: at most ``queue`` jobs wait for a process; one more is refused at once with
   :class:`WorkQueueFull` (answer 503 with ``Retry-After``).
 - **Cancellation**: a waiting job whose client has left (``left`` returned) is dropped before it starts
@@ -88,6 +89,7 @@ class WorkPool:
         niceness: int = Settings.work_niceness,
         jobs_per_process: int = Settings.work_process_jobs,
         process_bytes: int = Settings.work_process_bytes,
+        preload: tuple[str, ...] = (),
     ) -> None:
         if processes < 1 or queue < 0 or budget <= 0:
             raise ValueError("a work pool needs processes >= 1, queue >= 0 and budget > 0")
@@ -97,6 +99,7 @@ class WorkPool:
         self.niceness = niceness
         self.jobs_per_process = jobs_per_process
         self.process_bytes = process_bytes
+        self.preload = preload
         self.tally = WorkTally()
         #: Jobs waiting for a process, and jobs running in one, now.
         self.waiting = 0
@@ -109,7 +112,7 @@ class WorkPool:
         self._closed = False
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> WorkPool:
+    def from_settings(cls, settings: Settings, preload: tuple[str, ...] = ()) -> WorkPool:
         return cls(
             processes=settings.work_processes,
             queue=settings.work_queue,
@@ -117,6 +120,7 @@ class WorkPool:
             niceness=settings.work_niceness,
             jobs_per_process=settings.work_process_jobs,
             process_bytes=settings.work_process_bytes,
+            preload=preload,
         )
 
     async def submit(
@@ -228,7 +232,7 @@ class WorkPool:
 
     async def _start(self) -> WorkProcess:
         try:
-            process = await WorkProcess.start(self.niceness)
+            process = await WorkProcess.start(self.niceness, self.preload)
         except OSError as exc:
             raise WorkCrashed(f"cannot start a work process: {exc}") from None
         self.tally.processes_started += 1

@@ -32,12 +32,14 @@ class WorkProcess:
         self.rss = 0
 
     @classmethod
-    async def start(cls, niceness: int) -> WorkProcess:
+    async def start(cls, niceness: int, preload: Sequence[str] = ()) -> WorkProcess:
+        """A new child, ``niceness`` steps nicer than this process once it has imported the ``preload`` modules."""
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
             "sudokupool.work.child",
             str(niceness),
+            *preload,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             # A session (and so a scheduling group) of its own: see sudokupool.work.child.
