@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, Final
 
 import orjson
@@ -21,20 +22,23 @@ from sudokupool.sudoku.transform import Transform
 
 _CELL_NAME: Final = re.compile(r"r([1-9])c([1-9])")
 _HOUSE_NAME: Final = re.compile(r"(row|column|box) ([1-9])")
+#: After a line's number, the numbers of more lines of its kind ("rows 1, 4 and 7").
+_MORE_LINES: Final = r"(?:, [1-9])*(?: and [1-9])?"
 # The pieces of an explanation that name something a layout moves, longest first: cells, several lines
-# of one kind ("rows 1, 4 and 7"), a house, counts that are not digits, a phrase that names every kind of
-# house at once (true in any layout), the bare words for a kind of line, and lastly a bare digit. The lookahead
-# names every piece's first character, so that the regex engine skips to those (a third of the time to split a
-# path's explanations, measured on the demo pool).
+# of one kind, a house, counts that are not digits, a phrase that names every kind of house at once (true in
+# any layout), the bare words for a kind of line, and lastly a bare digit. Written as a set of first characters, then
+# for each (a lookbehind on it) its pieces in that order: a pattern that starts with a set lets the regex engine skip
+# to those characters, where one that starts with a lookahead is tried at every one.
 _PIECES: Final = re.compile(
-    r"(?=[rRcCbB0-9])"
-    r"(r[1-9]c[1-9]"
-    r"|(?:rows|columns) [1-9](?:, [1-9])*(?: and [1-9])?"
-    r"|(?:[Rr]ow|[Cc]olumn|[Bb]ox) [1-9]"
-    r"|[0-9]+ (?:cells|digits)"
-    r"|row, column and box"
-    r"|\b(?:rows|columns|row|column)\b"
-    r"|(?<![0-9])[1-9](?![0-9]))"
+    r"([rRcCbB0-9](?:"
+    rf"(?<=r)(?:[1-9]c[1-9]|ows [1-9]{_MORE_LINES}|ow [1-9]|ow, column and box|(?<=\br)(?:ows|ow)\b)"
+    r"|(?<=R)ow [1-9]"
+    rf"|(?<=c)(?:olumns [1-9]{_MORE_LINES}|olumn [1-9]|(?<=\bc)(?:olumns|olumn)\b)"
+    r"|(?<=C)olumn [1-9]"
+    r"|(?<=[Bb])ox [1-9]"
+    r"|(?<=[0-9])[0-9]* (?:cells|digits)"
+    r"|(?<=[1-9])(?<![0-9]{2})(?![0-9])"
+    r"))"
 )
 _SWAP: Final = {"row": "column", "column": "row", "rows": "columns", "columns": "rows"}
 _SAME: Final = {word: word for word in _SWAP}
@@ -100,6 +104,7 @@ _FULL_GROUPS: Final = tuple(
     _STEP_JSON.groupindex[name] for name in ("f_score", "f_cell", "f_digit", "f_house", "f_kind", "f_word")
 )
 _HIDDEN_GROUPS: Final = tuple(_STEP_JSON.groupindex[name] for name in ("h_score", "h_cell", "h_digit", "h_house"))
+_CELL_AND_DIGIT: Final = itemgetter("cell", "digit")
 #: What stands for a step that is not a single while the others are moved (no JSON text holds a raw NUL).
 _OTHER: Final = "\x00"
 
@@ -335,17 +340,14 @@ class Names:
         if eliminations:
             eliminations = [{"cell": cells[item["cell"]], "digit": digits[item["digit"] - 1]} for item in eliminations]
             if len(eliminations) > 1:
-                eliminations.sort(key=lambda item: (_cell_index(item["cell"]), item["digit"]))
+                # Cell names (one digit a row and a column) sort as the cells do.
+                eliminations.sort(key=_CELL_AND_DIGIT)
         out["eliminations"] = eliminations if eliminations else []
         out["cells"] = list(map(cells.__getitem__, step["cells"]))
         out["houses"] = list(map(self.house_names.__getitem__, step["houses"]))
         out["digits"] = [digits[d - 1] for d in step["digits"]]
         out["explanation"] = explanation
         return out
-
-
-def _cell_index(name: str) -> int:
-    return (int(name[1]) - 1) * 9 + int(name[3]) - 1
 
 
 def from_transform(move: Transform) -> Relayout:
