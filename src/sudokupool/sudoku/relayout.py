@@ -69,41 +69,26 @@ _SINGLES: Final[dict[str, tuple[Callable[[str, int, str], str], ...]]] = {
 }
 
 
-#: A step of a solve path as JSON, as ``msgspec`` and ``orjson`` alike write it: a single's, whose explanation is
-#: its template's (:data:`_SINGLES`) for its cell, digit and house (checked by the backreferences, and the case of
-#: a Full House's house word by :meth:`Names.path_json`), or any other (``other``). Its strings cannot hold an
-#: unescaped quote, so a key found after a quote is a key.
+#: A step of a solve path as JSON, as ``msgspec`` and ``orjson`` alike write it, and the one character after it if
+#: any: a single's, whose explanation is its template's (:data:`_SINGLES`) for its cell, digit and house (checked by
+#: the backreferences, and a Full House's house word by the conditions), or any other (only ``step`` and ``after``
+#: set). Its strings cannot hold an unescaped quote, so a key found after a quote is a key. Read with ``findall``
+#: (no match object a step), its groups in the order :meth:`Names.path_json` unpacks them.
 _STEP_JSON: Final = re.compile(
-    r'\{"technique":"(?:'
-    r'Naked Single","score":(?P<n_score>-?[0-9]+),"placements":\[\{"cell":"(?P<n_cell>r[1-9]c[1-9])",'
-    r'"digit":(?P<n_digit>[1-9])\}\],"eliminations":\[\],"cells":\["(?P=n_cell)"\],"houses":\[\],'
-    r'"digits":\[(?P=n_digit)\],"explanation":"(?:(?P<n_full>The row, column and box of (?P=n_cell) already hold '
-    r"every digit except (?P=n_digit))|After the earlier eliminations, (?P=n_digit) is the only candidate left in "
-    r'(?P=n_cell)), so (?P=n_cell) = (?P=n_digit)\."'
-    r'|Full House","score":(?P<f_score>-?[0-9]+),"placements":\[\{"cell":"(?P<f_cell>r[1-9]c[1-9])",'
-    r'"digit":(?P<f_digit>[1-9])\}\],"eliminations":\[\],"cells":\["(?P=f_cell)"\],'
-    r'"houses":\["(?P<f_house>(?P<f_kind>row|column|box) (?P<f_line>[1-9]))"\],"digits":\[(?P=f_digit)\],'
-    r'"explanation":"(?P<f_word>Row|Column|Box) (?P=f_line) has only (?P=f_cell) left empty and misses only '
-    r'(?P=f_digit), so (?P=f_cell) = (?P=f_digit)\."'
-    r'|Hidden Single","score":(?P<h_score>-?[0-9]+),"placements":\[\{"cell":"(?P<h_cell>r[1-9]c[1-9])",'
-    r'"digit":(?P<h_digit>[1-9])\}\],"eliminations":\[\],"cells":\["(?P=h_cell)"\],'
-    r'"houses":\["(?P<h_house>(?:row|column|box) [1-9])"\],"digits":\[(?P=h_digit)\],'
-    r'"explanation":"In (?P=h_house), (?P=h_digit) fits only in (?P=h_cell), so (?P=h_cell) = (?P=h_digit)\."'
-    r'|(?P<other>[^"\\]*(?:\\.[^"\\]*)*","score":-?[0-9]+,"placements":\[[^\]]*\],"eliminations":\[[^\]]*\],'
-    r'"cells":\[[^\]]*\],"houses":\[[^\]]*\],"digits":\[[^\]]*\],"explanation":"[^"\\]*(?:\\.[^"\\]*)*")'
-    r")\}"
+    r'(?P<step>\{"technique":"(?:(?P<naked>Naked Single)|(?P<full>Full House)|Hidden Single)",'
+    r'"score":(?P<score>-?[0-9]+),"placements":\[\{"cell":"(?P<cell>r[1-9]c[1-9])","digit":(?P<digit>[1-9])\}\],'
+    r'"eliminations":\[\],"cells":\["(?P=cell)"\],'
+    r'"houses":\[(?(naked)|"(?P<house>(?:(?P<row>row)|(?P<column>column)|box) (?P<line>[1-9]))")\],'
+    r'"digits":\[(?P=digit)\],"explanation":"(?(naked)'
+    r"(?:(?P<held>The row, column and box of (?P=cell) already hold every digit except (?P=digit))"
+    r"|After the earlier eliminations, (?P=digit) is the only candidate left in (?P=cell))"
+    r"|(?(full)(?(row)Row|(?(column)Column|Box)) (?P=line) has only (?P=cell) left empty and misses only (?P=digit)"
+    r"|In (?P=house), (?P=digit) fits only in (?P=cell))"
+    r'), so (?P=cell) = (?P=digit)\."\}'
+    r'|\{"technique":"[^"\\]*(?:\\.[^"\\]*)*","score":-?[0-9]+,"placements":\[[^\]]*\],"eliminations":\[[^\]]*\],'
+    r'"cells":\[[^\]]*\],"houses":\[[^\]]*\],"digits":\[[^\]]*\],"explanation":"[^"\\]*(?:\\.[^"\\]*)*"\})'
+    r"(?P<after>(?s:.)?)"
 )
-#: The last group of each kind of single in :data:`_STEP_JSON` (its match's ``lastindex``: the groups of a kind
-#: follow those of the kinds before it).
-_NAKED: Final = _STEP_JSON.groupindex["n_full"]
-_FULL: Final = _STEP_JSON.groupindex["f_word"]
-_HIDDEN: Final = _STEP_JSON.groupindex["h_house"]
-#: The groups each kind of single is written again from.
-_NAKED_GROUPS: Final = tuple(_STEP_JSON.groupindex[name] for name in ("n_score", "n_cell", "n_digit", "n_full"))
-_FULL_GROUPS: Final = tuple(
-    _STEP_JSON.groupindex[name] for name in ("f_score", "f_cell", "f_digit", "f_house", "f_kind", "f_word")
-)
-_HIDDEN_GROUPS: Final = tuple(_STEP_JSON.groupindex[name] for name in ("h_score", "h_cell", "h_digit", "h_house"))
 _CELL_AND_DIGIT: Final = itemgetter("cell", "digit")
 #: What stands for a step that is not a single while the others are moved (no JSON text holds a raw NUL).
 _OTHER: Final = "\x00"
@@ -270,57 +255,51 @@ class Names:
         :meth:`path` without reading it. A single's step is matched by a regex and written again moved (most of a
         path, at a fraction of the cost of reading it); the others are read as JSON and moved by :meth:`path`.
         ``ValueError`` when the text is not steps written so."""
+        if not steps:
+            return steps
+        found = _STEP_JSON.findall(steps)
+        # The steps follow one another from the start to the end, one character between two.
+        if not found or found[-1][-1] or sum(map(len, map(itemgetter(0), found))) + len(found) - 1 != len(steps):
+            raise ValueError("not a solve path as JSON")
         cells, houses = self.cells, self.house_names
         digits = dict(zip(_DIGITS, map(str, self.relayout.digits), strict=True))
+        out: list[str] = []
         others: list[str] = []
-        at = 0  # where the next step must start: steps follow one another, a comma between two
-
-        def moved(match: re.Match[str]) -> str:
-            nonlocal at
-            start, end = match.span()
-            if start != at:
-                raise ValueError("not a solve path as JSON")
-            at = end + 1
-            kind = match.lastindex
-            if kind is not None and kind <= _NAKED:
-                score, cell, digit, full = match.group(*_NAKED_GROUPS)
+        for step, naked, full, score, cell, digit, house, _, _, _, held, after in found:
+            if not cell:
+                others.append(step)
+                out.append(_OTHER)
+            else:
                 c, d = cells[cell], digits[digit]
-                why = (
-                    f"The row, column and box of {c} already hold every digit except {d}"
-                    if full
-                    else f"After the earlier eliminations, {d} is the only candidate left in {c}"
-                )
-                return (
-                    f'{{"technique":"Naked Single","score":{score},"placements":[{{"cell":"{c}","digit":{d}}}],'
-                    f'"eliminations":[],"cells":["{c}"],"houses":[],"digits":[{d}],'
-                    f'"explanation":"{why}, so {c} = {d}."}}'
-                )
-            if kind == _FULL:
-                score, cell, digit, house, line_kind, word = match.group(*_FULL_GROUPS)
-                if word == line_kind.capitalize():
-                    c, d, h = cells[cell], digits[digit], houses[house]
-                    return (
+                if naked:
+                    why = (
+                        f"The row, column and box of {c} already hold every digit except {d}"
+                        if held
+                        else f"After the earlier eliminations, {d} is the only candidate left in {c}"
+                    )
+                    out.append(
+                        f'{{"technique":"Naked Single","score":{score},"placements":[{{"cell":"{c}","digit":{d}}}],'
+                        f'"eliminations":[],"cells":["{c}"],"houses":[],"digits":[{d}],'
+                        f'"explanation":"{why}, so {c} = {d}."}}'
+                    )
+                elif full:
+                    h = houses[house]
+                    out.append(
                         f'{{"technique":"Full House","score":{score},"placements":[{{"cell":"{c}","digit":{d}}}],'
                         f'"eliminations":[],"cells":["{c}"],"houses":["{h}"],"digits":[{d}],"explanation":'
                         f'"{h.capitalize()} has only {c} left empty and misses only {d}, so {c} = {d}."}}'
                     )
-            elif kind == _HIDDEN:
-                score, cell, digit, house = match.group(*_HIDDEN_GROUPS)
-                c, d, h = cells[cell], digits[digit], houses[house]
-                return (
-                    f'{{"technique":"Hidden Single","score":{score},"placements":[{{"cell":"{c}","digit":{d}}}],'
-                    f'"eliminations":[],"cells":["{c}"],"houses":["{h}"],"digits":[{d}],'
-                    f'"explanation":"In {h}, {d} fits only in {c}, so {c} = {d}."}}'
-                )
-            others.append(match[0])
-            return _OTHER
-
-        out = _STEP_JSON.sub(moved, steps)
-        if at != len(steps) + 1 and steps:
-            raise ValueError("not a solve path as JSON")
+                else:
+                    h = houses[house]
+                    out.append(
+                        f'{{"technique":"Hidden Single","score":{score},"placements":[{{"cell":"{c}","digit":{d}}}],'
+                        f'"eliminations":[],"cells":["{c}"],"houses":["{h}"],"digits":[{d}],'
+                        f'"explanation":"In {h}, {d} fits only in {c}, so {c} = {d}."}}'
+                    )
+            out.append(after)
         if not others:
-            return out
-        pieces = out.split(_OTHER)
+            return "".join(out)
+        pieces = "".join(out).split(_OTHER)
         done = [orjson.dumps(step).decode() for step in self.path([orjson.loads(text) for text in others])]
         return "".join(part for pair in zip(pieces, [*done, ""], strict=True) for part in pair)
 
