@@ -10,14 +10,15 @@ explanations name the moved cells, houses and digits.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any, Final
 
 import orjson
 
+from sudokupool.sudoku import single_steps
 from sudokupool.sudoku.grid import EMPTY, HOUSES, cell_name, house_name
+from sudokupool.sudoku.single_steps import CLOSING, OPENING, TEMPLATES, step_json
 from sudokupool.sudoku.transform import Transform
 
 _CELL_NAME: Final = re.compile(r"r([1-9])c([1-9])")
@@ -55,23 +56,10 @@ _HOUSE_TITLES: Final = tuple(name.capitalize() for name in _HOUSE_NAMES)
 _LINE_STARTS: Final = tuple((r * 9, r * 9 + 1) for r in range(9)) + tuple((c, 9 + c) for c in range(9))
 _BOX_STARTS: Final = tuple(HOUSES[18 + b][0] for b in range(9))
 _BOX_OF: Final = tuple((c // 27) * 3 + (c % 9) // 3 for c in range(81))
-#: The explanations of the singles (docs/export-format.md's solve path; ``sudoku/techniques/singles.py`` writes
-#: them) by technique, as functions of the step's one cell, digit and house: an explanation that reads exactly as
-#: one of these moves as it with the moved cell, digit and house, as :meth:`Names.text` would move it (no other
-#: word of them names anything a layout moves), at a fraction of the regex's cost. Most of a solve path is singles.
-_SINGLES: Final[dict[str, tuple[Callable[[str, int, str], str], ...]]] = {
-    "Naked Single": (
-        lambda c, d, h: f"The row, column and box of {c} already hold every digit except {d}, so {c} = {d}.",
-        lambda c, d, h: f"After the earlier eliminations, {d} is the only candidate left in {c}, so {c} = {d}.",
-    ),
-    "Full House": (lambda c, d, h: f"{h.capitalize()} has only {c} left empty and misses only {d}, so {c} = {d}.",),
-    "Hidden Single": (lambda c, d, h: f"In {h}, {d} fits only in {c}, so {c} = {d}.",),
-}
-
 
 #: A step of a solve path as JSON, as ``msgspec`` and ``orjson`` alike write it, and the one character after it if
-#: any: a single's, whose explanation is its template's (:data:`_SINGLES`) for its cell, digit and house (checked by
-#: the backreferences, and a Full House's house word by the conditions), or any other (only ``step`` and ``after``
+#: any: a single's, whose explanation is its template's (:data:`TEMPLATES`) for its cell, digit and house (checked
+#: by the backreferences, and a Full House's house word by the conditions), or any other (only ``step`` and ``after``
 #: set). Its strings cannot hold an unescaped quote, so a key found after a quote is a key. Read with ``findall``
 #: (no match object a step), its groups in the order :meth:`Names.path_json` unpacks them.
 _STEP_JSON: Final = re.compile(
@@ -90,6 +78,22 @@ _STEP_JSON: Final = re.compile(
     r"(?P<after>(?s:.)?)"
 )
 _CELL_AND_DIGIT: Final = itemgetter("cell", "digit")
+#: A string of a step that needs no escape in JSON, so reads as it is written.
+_PLAIN_TEXT: Final = r'[^"\\\x00-\x1f\ud800-\udfff]*'
+#: Cells and digits as a step's placements and eliminations list them.
+_PAIRS: Final = r'(?:\{"cell":"r[1-9]c[1-9]","digit":[1-9]\}(?:,\{"cell":"r[1-9]c[1-9]","digit":[1-9]\})*)?'
+#: A step as JSON with nothing a reading would change (no escape, no number ``orjson`` would write otherwise) and only
+#: names of cells and houses and digits in its lists: such a step moves as text.
+_PLAIN_STEP: Final = re.compile(
+    rf'\{{"technique":"(?P<technique>{_PLAIN_TEXT})","score":(?P<score>0|-?[1-9][0-9]{{0,17}}),'
+    rf'"placements":\[(?P<placements>{_PAIRS})\],"eliminations":\[(?P<eliminations>{_PAIRS})\],'
+    r'"cells":\[(?P<cells>(?:"r[1-9]c[1-9]"(?:,"r[1-9]c[1-9]")*)?)\],'
+    r'"houses":\[(?P<houses>(?:"(?:row|column|box) [1-9]"(?:,"(?:row|column|box) [1-9]")*)?)\],'
+    rf'"digits":\[(?P<digits>(?:[1-9](?:,[1-9])*)?)\],"explanation":"(?P<explanation>{_PLAIN_TEXT})"\}}'
+)
+_PAIR: Final = re.compile(r'"(r[1-9]c[1-9])","digit":([1-9])')
+#: Between two steps of a path as JSON: the closing of one, a comma and the opening of the next.
+_BETWEEN: Final = CLOSING + "," + OPENING
 #: What stands for a step that is not a single while the others are moved (no JSON text holds a raw NUL).
 _OTHER: Final = "\x00"
 
@@ -144,6 +148,34 @@ class Relayout:
         tokens.update(zip(_DIGITS, map(str, self.digits), strict=True))
         tokens.update(_SWAP if self.transposes else _SAME)
         return Names(self, houses, cells, moved_houses, tokens)
+
+    def path_json(self, steps: str) -> str:
+        """A solve path as JSON (the steps between its brackets, as ``msgspec`` or ``orjson`` write them), moved:
+        :meth:`path` without reading it but for the steps that are not singles. ``ValueError`` when the text is not
+        steps written so (see :meth:`Names.path_json`)."""
+        if not steps:
+            return steps
+        # Each step without its opening and closing, as the singles' table holds a single's.
+        parts = (CLOSING + "," + steps + "," + OPENING).split(_BETWEEN)
+        if parts[0] or parts[-1]:
+            return self.names().path_json(steps)
+        found, texts = single_steps.table()
+        keys = list(map(found.get, parts[1:-1]))
+        cells, digits = self.cells, self.digits
+        forms = single_steps.TRANSPOSED_FORMS if self.transposes else range(len(single_steps.FORMS))
+        singles = [texts[cells[cell]][digits[digit - 1] - 1][forms[form]] for cell, digit, form in filter(None, keys)]
+        if len(singles) == len(keys):
+            return OPENING + _BETWEEN.join(singles) + CLOSING
+        # The other steps; one the regex reads as a single (not as the pack writes one) or as no step is left to
+        # :meth:`Names.path_json`.
+        names = self.names()
+        moved = names.others_json(
+            [OPENING + part + CLOSING for part, key in zip(parts[1:-1], keys, strict=True) if key is None]
+        )
+        if moved is None:
+            return names.path_json(steps)
+        done, ones = iter([text[len(OPENING) : -len(CLOSING)] for text in moved]), iter(singles)
+        return OPENING + _BETWEEN.join([next(ones) if key else next(done) for key in keys]) + CLOSING
 
     def cell_name(self, name: str) -> str:
         """``r4c7`` in the other layout."""
@@ -208,7 +240,7 @@ class Names:
         return f"{('rows', 'columns')[lines[0] // 9]} {listed}"
 
     def path(self, path: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """:meth:`Relayout.path`. A single is moved by its explanation's template (:data:`_SINGLES`); the other
+        """:meth:`Relayout.path`. A single is moved by its explanation's template (:data:`TEMPLATES`); the other
         steps' explanations are moved as one text, a separator between them that no explanation holds and no piece
         spans (it reads as a string's end to every piece): one split of the regex for the whole path instead of
         one a step."""
@@ -226,7 +258,7 @@ class Names:
 
     def _single(self, step: dict[str, Any]) -> dict[str, Any] | None:
         """A single step moved by its explanation's template, or None when it is not one (as written)."""
-        templates = _SINGLES.get(step["technique"])
+        templates = TEMPLATES.get(step["technique"])
         if templates is None:
             return None
         cells, digits, houses, placements = step["cells"], step["digits"], step["houses"], step["placements"]
@@ -251,57 +283,70 @@ class Names:
         return None
 
     def path_json(self, steps: str) -> str:
-        """A solve path as JSON (the steps between its brackets, as ``msgspec`` or ``orjson`` write them), moved:
-        :meth:`path` without reading it. A single's step is matched by a regex and written again moved (most of a
-        path, at a fraction of the cost of reading it); the others are read as JSON and moved by :meth:`path`.
-        ``ValueError`` when the text is not steps written so."""
+        """:meth:`Relayout.path_json` for any text, by a regex: a single's step is matched by it and written again
+        moved (whatever its score, and whatever one character stands between two steps); the others are read as JSON
+        and moved by :meth:`path`. ``ValueError`` when the text is not steps written so."""
         if not steps:
             return steps
         found = _STEP_JSON.findall(steps)
         # The steps follow one another from the start to the end, one character between two.
         if not found or found[-1][-1] or sum(map(len, map(itemgetter(0), found))) + len(found) - 1 != len(steps):
             raise ValueError("not a solve path as JSON")
-        cells, houses = self.cells, self.house_names
-        digits = dict(zip(_DIGITS, map(str, self.relayout.digits), strict=True))
+        cells, houses, digits = self.cells, self.house_names, self.relayout.digits
         out: list[str] = []
         others: list[str] = []
         for step, naked, full, score, cell, digit, house, _, _, _, held, after in found:
-            if not cell:
+            if cell:
+                technique = "Naked Single" if naked else "Full House" if full else "Hidden Single"
+                template = TEMPLATES[technique][0 if held or not naked else 1]
+                c, d, h = cells[cell], digits[int(digit) - 1], houses[house] if house else ""
+                out.append(step_json(technique, score, c, d, h, template(c, d, h)))
+            else:
                 others.append(step)
                 out.append(_OTHER)
-            else:
-                c, d = cells[cell], digits[digit]
-                if naked:
-                    why = (
-                        f"The row, column and box of {c} already hold every digit except {d}"
-                        if held
-                        else f"After the earlier eliminations, {d} is the only candidate left in {c}"
-                    )
-                    out.append(
-                        f'{{"technique":"Naked Single","score":{score},"placements":[{{"cell":"{c}","digit":{d}}}],'
-                        f'"eliminations":[],"cells":["{c}"],"houses":[],"digits":[{d}],'
-                        f'"explanation":"{why}, so {c} = {d}."}}'
-                    )
-                elif full:
-                    h = houses[house]
-                    out.append(
-                        f'{{"technique":"Full House","score":{score},"placements":[{{"cell":"{c}","digit":{d}}}],'
-                        f'"eliminations":[],"cells":["{c}"],"houses":["{h}"],"digits":[{d}],"explanation":'
-                        f'"{h.capitalize()} has only {c} left empty and misses only {d}, so {c} = {d}."}}'
-                    )
-                else:
-                    h = houses[house]
-                    out.append(
-                        f'{{"technique":"Hidden Single","score":{score},"placements":[{{"cell":"{c}","digit":{d}}}],'
-                        f'"eliminations":[],"cells":["{c}"],"houses":["{h}"],"digits":[{d}],'
-                        f'"explanation":"In {h}, {d} fits only in {c}, so {c} = {d}."}}'
-                    )
             out.append(after)
         if not others:
             return "".join(out)
         pieces = "".join(out).split(_OTHER)
         done = [orjson.dumps(step).decode() for step in self.path([orjson.loads(text) for text in others])]
         return "".join(part for pair in zip(pieces, [*done, ""], strict=True) for part in pair)
+
+    def others_json(self, steps: list[str]) -> list[str] | None:
+        """Steps as JSON that are not singles' as the pack writes them, each moved as :meth:`path` moves it read (one
+        with nothing a reading would change, the most, as text); None when the regex of :meth:`path_json` reads one
+        as a single (with another score, say) or as no step."""
+        matches = [_PLAIN_STEP.fullmatch(step) for step in steps]
+        plain = [match for match in matches if match is not None and match["technique"] not in TEMPLATES]
+        explanations = iter(self.text(_SEPARATOR.join([match["explanation"] for match in plain])).split(_SEPARATOR))
+        if len(plain) == len(steps):
+            return [self._plain_json(match, next(explanations)) for match in plain]
+        rest = [
+            step for step, match in zip(steps, matches, strict=True) if match is None or match["technique"] in TEMPLATES
+        ]
+        for step in rest:
+            match = _STEP_JSON.fullmatch(step)
+            if match is None or match["cell"]:
+                return None
+        read = iter([orjson.dumps(step).decode() for step in self.path([orjson.loads(step) for step in rest])])
+        return [
+            next(read)
+            if match is None or match["technique"] in TEMPLATES
+            else self._plain_json(match, next(explanations))
+            for match in matches
+        ]
+
+    def _plain_json(self, step: re.Match[str], explanation: str) -> str:
+        """A step of :data:`_PLAIN_STEP` moved, with its ``explanation`` moved: its JSON as ``orjson`` writes the step
+        :meth:`_step` moves."""
+        cells, houses, tokens = self.cells, self.house_names, self.tokens
+        placements = [(cells[cell], tokens[digit]) for cell, digit in _PAIR.findall(step["placements"])]
+        eliminations = sorted([(cells[cell], tokens[digit]) for cell, digit in _PAIR.findall(step["eliminations"])])
+        digits = step["digits"] and ",".join(map(tokens.__getitem__, step["digits"].split(",")))
+        return (
+            f'{{"technique":"{step["technique"]}","score":{step["score"]},"placements":[{_pairs_json(placements)}],'
+            f'"eliminations":[{_pairs_json(eliminations)}],"cells":[{_names_json(step["cells"], cells)}],'
+            f'"houses":[{_names_json(step["houses"], houses)}],"digits":[{digits}],"explanation":"{explanation}"}}'
+        )
 
     def step(self, step: dict[str, Any]) -> dict[str, Any]:
         """A solve-path step in the other layout (see :meth:`Relayout.step`)."""
@@ -327,6 +372,16 @@ class Names:
         out["digits"] = [digits[d - 1] for d in step["digits"]]
         out["explanation"] = explanation
         return out
+
+
+def _pairs_json(pairs: list[tuple[str, str]]) -> str:
+    """Cells and digits as a list of placements or eliminations in JSON, without its brackets."""
+    return ",".join([f'{{"cell":"{cell}","digit":{digit}}}' for cell, digit in pairs])
+
+
+def _names_json(listed: str, names: dict[str, str]) -> str:
+    """A JSON list of quoted names, without its brackets, each moved by ``names``."""
+    return listed and '"' + '","'.join(map(names.__getitem__, listed[1:-1].split('","'))) + '"'
 
 
 def from_transform(move: Transform) -> Relayout:
