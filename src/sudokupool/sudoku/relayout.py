@@ -78,20 +78,6 @@ _STEP_JSON: Final = re.compile(
     r"(?P<after>(?s:.)?)"
 )
 _CELL_AND_DIGIT: Final = itemgetter("cell", "digit")
-#: A string of a step that needs no escape in JSON, so reads as it is written.
-_PLAIN_TEXT: Final = r'[^"\\\x00-\x1f\ud800-\udfff]*'
-#: Cells and digits as a step's placements and eliminations list them.
-_PAIRS: Final = r'(?:\{"cell":"r[1-9]c[1-9]","digit":[1-9]\}(?:,\{"cell":"r[1-9]c[1-9]","digit":[1-9]\})*)?'
-#: A step as JSON with nothing a reading would change (no escape, no number ``orjson`` would write otherwise) and only
-#: names of cells and houses and digits in its lists: such a step moves as text.
-_PLAIN_STEP: Final = re.compile(
-    rf'\{{"technique":"(?P<technique>{_PLAIN_TEXT})","score":(?P<score>0|-?[1-9][0-9]{{0,17}}),'
-    rf'"placements":\[(?P<placements>{_PAIRS})\],"eliminations":\[(?P<eliminations>{_PAIRS})\],'
-    r'"cells":\[(?P<cells>(?:"r[1-9]c[1-9]"(?:,"r[1-9]c[1-9]")*)?)\],'
-    r'"houses":\[(?P<houses>(?:"(?:row|column|box) [1-9]"(?:,"(?:row|column|box) [1-9]")*)?)\],'
-    rf'"digits":\[(?P<digits>(?:[1-9](?:,[1-9])*)?)\],"explanation":"(?P<explanation>{_PLAIN_TEXT})"\}}'
-)
-_PAIR: Final = re.compile(r'"(r[1-9]c[1-9])","digit":([1-9])')
 #: Between two steps of a path as JSON: the closing of one, a comma and the opening of the next.
 _BETWEEN: Final = CLOSING + "," + OPENING
 #: What stands for a step that is not a single while the others are moved (no JSON text holds a raw NUL).
@@ -166,14 +152,16 @@ class Relayout:
         singles = [texts[cells[cell]][digits[digit - 1] - 1][forms[form]] for cell, digit, form in filter(None, keys)]
         if len(singles) == len(keys):
             return OPENING + _BETWEEN.join(singles) + CLOSING
-        # The other steps; one the regex reads as a single (not as the pack writes one) or as no step is left to
-        # :meth:`Names.path_json`.
+        # The other steps, read and moved as :meth:`path` moves them; one the regex reads as a single (not as the
+        # pack writes one) or as no step is left to :meth:`Names.path_json`.
+        others = [OPENING + part + CLOSING for part, key in zip(parts[1:-1], keys, strict=True) if key is None]
         names = self.names()
-        moved = names.others_json(
-            [OPENING + part + CLOSING for part, key in zip(parts[1:-1], keys, strict=True) if key is None]
-        )
-        if moved is None:
-            return names.path_json(steps)
+        for text in others:
+            match = _STEP_JSON.fullmatch(text)
+            if match is None or match["cell"]:
+                return names.path_json(steps)
+        # A moved step is a dict in the order its text was read in: its JSON opens as that text did.
+        moved = [orjson.dumps(step).decode() for step in names.path([orjson.loads(text) for text in others])]
         done, ones = iter([text[len(OPENING) : -len(CLOSING)] for text in moved]), iter(singles)
         return OPENING + _BETWEEN.join([next(ones) if key else next(done) for key in keys]) + CLOSING
 
@@ -311,43 +299,6 @@ class Names:
         done = [orjson.dumps(step).decode() for step in self.path([orjson.loads(text) for text in others])]
         return "".join(part for pair in zip(pieces, [*done, ""], strict=True) for part in pair)
 
-    def others_json(self, steps: list[str]) -> list[str] | None:
-        """Steps as JSON that are not singles' as the pack writes them, each moved as :meth:`path` moves it read (one
-        with nothing a reading would change, the most, as text); None when the regex of :meth:`path_json` reads one
-        as a single (with another score, say) or as no step."""
-        matches = [_PLAIN_STEP.fullmatch(step) for step in steps]
-        plain = [match for match in matches if match is not None and match["technique"] not in TEMPLATES]
-        explanations = iter(self.text(_SEPARATOR.join([match["explanation"] for match in plain])).split(_SEPARATOR))
-        if len(plain) == len(steps):
-            return [self._plain_json(match, next(explanations)) for match in plain]
-        rest = [
-            step for step, match in zip(steps, matches, strict=True) if match is None or match["technique"] in TEMPLATES
-        ]
-        for step in rest:
-            match = _STEP_JSON.fullmatch(step)
-            if match is None or match["cell"]:
-                return None
-        read = iter([orjson.dumps(step).decode() for step in self.path([orjson.loads(step) for step in rest])])
-        return [
-            next(read)
-            if match is None or match["technique"] in TEMPLATES
-            else self._plain_json(match, next(explanations))
-            for match in matches
-        ]
-
-    def _plain_json(self, step: re.Match[str], explanation: str) -> str:
-        """A step of :data:`_PLAIN_STEP` moved, with its ``explanation`` moved: its JSON as ``orjson`` writes the step
-        :meth:`_step` moves."""
-        cells, houses, tokens = self.cells, self.house_names, self.tokens
-        placements = [(cells[cell], tokens[digit]) for cell, digit in _PAIR.findall(step["placements"])]
-        eliminations = sorted([(cells[cell], tokens[digit]) for cell, digit in _PAIR.findall(step["eliminations"])])
-        digits = step["digits"] and ",".join(map(tokens.__getitem__, step["digits"].split(",")))
-        return (
-            f'{{"technique":"{step["technique"]}","score":{step["score"]},"placements":[{_pairs_json(placements)}],'
-            f'"eliminations":[{_pairs_json(eliminations)}],"cells":[{_names_json(step["cells"], cells)}],'
-            f'"houses":[{_names_json(step["houses"], houses)}],"digits":[{digits}],"explanation":"{explanation}"}}'
-        )
-
     def step(self, step: dict[str, Any]) -> dict[str, Any]:
         """A solve-path step in the other layout (see :meth:`Relayout.step`)."""
         return self._step(step, self.text(step["explanation"]))
@@ -372,16 +323,6 @@ class Names:
         out["digits"] = [digits[d - 1] for d in step["digits"]]
         out["explanation"] = explanation
         return out
-
-
-def _pairs_json(pairs: list[tuple[str, str]]) -> str:
-    """Cells and digits as a list of placements or eliminations in JSON, without its brackets."""
-    return ",".join([f'{{"cell":"{cell}","digit":{digit}}}' for cell, digit in pairs])
-
-
-def _names_json(listed: str, names: dict[str, str]) -> str:
-    """A JSON list of quoted names, without its brackets, each moved by ``names``."""
-    return listed and '"' + '","'.join(map(names.__getitem__, listed[1:-1].split('","'))) + '"'
 
 
 def from_transform(move: Transform) -> Relayout:
