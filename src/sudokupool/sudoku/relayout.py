@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import repeat
 from operator import itemgetter
 from typing import Any, Final
 
@@ -52,6 +53,16 @@ _CELL_NAMES: Final = tuple(cell_name(c) for c in range(81))
 _HOUSE_NAMES: Final = tuple(house_name(h) for h in range(27))
 #: A house's name as a sentence starts with it (``Row 3``).
 _HOUSE_TITLES: Final = tuple(name.capitalize() for name in _HOUSE_NAMES)
+#: A phrase that names every kind of house at once (true in any layout).
+_EVERY_HOUSE: Final = "row, column and box"
+#: Every piece of an explanation a layout moves by a table (all but lists of lines and counts), by its number in
+#: :attr:`Names.moved`: cells, houses, house titles, digits, the words for lines, the phrase (then any other piece).
+_TOKENS: Final = (*_CELL_NAMES, *_HOUSE_NAMES, *_HOUSE_TITLES, *_DIGITS, *_SWAP, _EVERY_HOUSE)
+_TOKEN_NUMBER: Final = {token: number for number, token in enumerate(_TOKENS)}
+_NONE: Final = len(_TOKENS)
+#: The number of each cell's name, and of each house's, in :attr:`Names.moved`.
+_CELL_NUMBER: Final = {name: _TOKEN_NUMBER[name] for name in _CELL_NAMES}
+_HOUSE_NUMBER: Final = {name: _TOKEN_NUMBER[name] for name in _HOUSE_NAMES}
 #: The first two cells of each row, then of each column; the first cell of each box.
 _LINE_STARTS: Final = tuple((r * 9, r * 9 + 1) for r in range(9)) + tuple((c, 9 + c) for c in range(9))
 _BOX_STARTS: Final = tuple(HOUSES[18 + b][0] for b in range(9))
@@ -127,13 +138,18 @@ class Relayout:
     def names(self) -> Names:
         """The tables that move names (cells, houses, digits, words) to the other layout."""
         houses = self.houses
-        cells = dict(zip(_CELL_NAMES, map(_CELL_NAMES.__getitem__, self.cells), strict=True))
-        moved_houses = dict(zip(_HOUSE_NAMES, map(_HOUSE_NAMES.__getitem__, houses), strict=True))
-        tokens: dict[str, str] = {**cells, **moved_houses, "row, column and box": "row, column and box"}
-        tokens.update(zip(_HOUSE_TITLES, map(_HOUSE_TITLES.__getitem__, houses), strict=True))
-        tokens.update(zip(_DIGITS, map(str, self.digits), strict=True))
-        tokens.update(_SWAP if self.transposes else _SAME)
-        return Names(self, houses, cells, moved_houses, tokens)
+        # itemgetter reads a tuple's items without calling its __getitem__ (a slot wrapper) for each.
+        to = itemgetter(*houses)
+        moved = (
+            *itemgetter(*self.cells)(_CELL_NAMES),
+            *to(_HOUSE_NAMES),
+            *to(_HOUSE_TITLES),
+            *map(str, self.digits),
+            *(_SWAP if self.transposes else _SAME).values(),
+            _EVERY_HOUSE,
+            "",
+        )
+        return Names(self, houses, moved)
 
     def path_json(self, steps: str) -> str:
         """A solve path as JSON (the steps between its brackets, as ``msgspec`` or ``orjson`` write them), moved:
@@ -197,13 +213,13 @@ class Relayout:
 @dataclass(frozen=True, slots=True)
 class Names:
     """:meth:`Relayout.names`: the moved name of every cell, house and digit, and of every piece of an
-    explanation but lists of lines, made once for a whole path (a step then costs dictionary lookups)."""
+    explanation but lists of lines, made once for a whole path (a step then costs lookups). ``moved[n]`` is the
+    moved piece of number ``n`` (:data:`_TOKENS`; empty for a piece no table holds), found by its number in a table
+    made once."""
 
     relayout: Relayout
     houses: tuple[int, ...]
-    cells: dict[str, str]
-    house_names: dict[str, str]
-    tokens: dict[str, str]
+    moved: tuple[str, ...]
 
     def text(self, text: str) -> str:
         """An explanation with every cell, house, line and digit it names moved to the other layout."""
@@ -211,10 +227,11 @@ class Names:
         # the few a table does not hold (lists of lines, counts) one by one.
         parts = _PIECES.split(text)
         pieces = parts[1::2]
-        moved = list(map(self.tokens.get, pieces))
-        if None in moved:
+        table = self.moved
+        moved = [table[number] for number in map(_TOKEN_NUMBER.get, pieces, repeat(_NONE))]
+        if "" in moved:
             for i, (piece, found) in enumerate(zip(pieces, moved, strict=True)):
-                if found is None:
+                if not found:
                     moved[i] = self._lines(piece) if piece.startswith(("rows ", "columns ")) else piece  # or a count
         parts[1::2] = moved
         return "".join(parts)
@@ -258,8 +275,8 @@ class Names:
         house, explanation = houses[0] if houses else "", step["explanation"]
         for template in templates:
             if template(cell, digit, house) == explanation:
-                moved_cell, moved_digit = self.cells[cell], self.relayout.digits[digit - 1]
-                moved_house = self.house_names[house] if houses else ""
+                moved_cell, moved_digit = self.moved[_CELL_NUMBER[cell]], self.relayout.digits[digit - 1]
+                moved_house = self.moved[_HOUSE_NUMBER[house]] if houses else ""
                 out = dict(step)
                 out["placements"] = [{"cell": moved_cell, "digit": moved_digit}]
                 out["eliminations"] = []
@@ -280,14 +297,15 @@ class Names:
         # The steps follow one another from the start to the end, one character between two.
         if not found or found[-1][-1] or sum(map(len, map(itemgetter(0), found))) + len(found) - 1 != len(steps):
             raise ValueError("not a solve path as JSON")
-        cells, houses, digits = self.cells, self.house_names, self.relayout.digits
+        moved, digits = self.moved, self.relayout.digits
         out: list[str] = []
         others: list[str] = []
         for step, naked, full, score, cell, digit, house, _, _, _, held, after in found:
             if cell:
                 technique = "Naked Single" if naked else "Full House" if full else "Hidden Single"
                 template = TEMPLATES[technique][0 if held or not naked else 1]
-                c, d, h = cells[cell], digits[int(digit) - 1], houses[house] if house else ""
+                c, d = moved[_CELL_NUMBER[cell]], digits[int(digit) - 1]
+                h = moved[_HOUSE_NUMBER[house]] if house else ""
                 out.append(step_json(technique, score, c, d, h, template(c, d, h)))
             else:
                 others.append(step)
@@ -304,22 +322,24 @@ class Names:
         return self._step(step, self.text(step["explanation"]))
 
     def _step(self, step: dict[str, Any], explanation: str) -> dict[str, Any]:
-        cells, digits = self.cells, self.relayout.digits
+        moved, digits = self.moved, self.relayout.digits
         out = dict(step)
         placements, eliminations = step["placements"], step["eliminations"]
         out["placements"] = (
-            [{"cell": cells[item["cell"]], "digit": digits[item["digit"] - 1]} for item in placements]
+            [{"cell": moved[_CELL_NUMBER[item["cell"]]], "digit": digits[item["digit"] - 1]} for item in placements]
             if placements
             else []
         )
         if eliminations:
-            eliminations = [{"cell": cells[item["cell"]], "digit": digits[item["digit"] - 1]} for item in eliminations]
+            eliminations = [
+                {"cell": moved[_CELL_NUMBER[item["cell"]]], "digit": digits[item["digit"] - 1]} for item in eliminations
+            ]
             if len(eliminations) > 1:
                 # Cell names (one digit a row and a column) sort as the cells do.
                 eliminations.sort(key=_CELL_AND_DIGIT)
         out["eliminations"] = eliminations if eliminations else []
-        out["cells"] = list(map(cells.__getitem__, step["cells"]))
-        out["houses"] = list(map(self.house_names.__getitem__, step["houses"]))
+        out["cells"] = [moved[_CELL_NUMBER[cell]] for cell in step["cells"]]
+        out["houses"] = [moved[_HOUSE_NUMBER[house]] for house in step["houses"]]
         out["digits"] = [digits[d - 1] for d in step["digits"]]
         out["explanation"] = explanation
         return out
