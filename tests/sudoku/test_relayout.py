@@ -120,10 +120,47 @@ def test_a_path_as_json_moves_as_the_path_does(demo: list[dict[str, Any]]) -> No
         move = from_transform(random_transform(rng))
         path = record["solve_path"]
         text = orjson.dumps(path).decode()[1:-1]
-        assert move.names().path_json(text) == orjson.dumps(move.path(path)).decode()[1:-1]
+        expected = orjson.dumps(move.path(path)).decode()[1:-1]
+        assert move.path_json(text) == expected
+        assert move.names().path_json(text) == expected
         singles += sum(step["technique"] in ("Naked Single", "Full House", "Hidden Single") for step in path)
     assert singles > 1000
-    assert MOVE.names().path_json("") == ""
+    assert MOVE.path_json("") == MOVE.names().path_json("") == ""
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(('"score":4,', '"score":5,'), id="a-single-of-another-score"),
+        pytest.param(('"score":4,', '"score":-0,'), id="a-score-orjson-writes-otherwise"),
+        pytest.param(("},{", "} ,{"), id="a-space-between-steps"),
+        pytest.param(("},{", "};{"), id="another-character-between-steps"),
+        pytest.param((" can only go in ", ' can \\"only\\" go in '), id="an-escape"),
+        pytest.param(('"digit":4}', '"digit":0}'), id="a-digit-zero"),
+        pytest.param(('"cells":["', '"cells":[ "'), id="a-space-in-a-list"),
+        pytest.param(("Locked Candidates Type 1 (Pointing)", "Naked Single"), id="another-step-named-as-a-single"),
+    ],
+)
+def test_a_path_not_as_the_pack_writes_it_moves_as_the_regex_moves_it(
+    demo: list[dict[str, Any]], change: tuple[str, str]
+) -> None:
+    rng = random.Random(45)
+    changed = 0
+    for record in demo[::50]:
+        move = from_transform(random_transform(rng))
+        text = orjson.dumps(record["solve_path"]).decode()[1:-1]
+        if change[0] not in text:
+            continue
+        text = text.replace(*change, 1)
+        changed += 1
+        try:
+            expected = move.names().path_json(text)
+        except ValueError:
+            with pytest.raises(ValueError):
+                move.path_json(text)
+        else:
+            assert move.path_json(text) == expected
+    assert changed > 0
 
 
 @pytest.mark.parametrize(
@@ -162,3 +199,5 @@ def test_a_single_that_does_not_read_as_its_template_is_moved_word_by_word(chang
 def test_text_that_is_not_a_path_as_the_pack_writes_it_is_refused(text: str) -> None:
     with pytest.raises(ValueError):
         MOVE.names().path_json(text)
+    with pytest.raises(ValueError):
+        MOVE.path_json(text)

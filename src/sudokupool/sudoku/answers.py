@@ -96,7 +96,7 @@ def moved_record(record: dict[str, Any], solution: str, grid: str, move: Relayou
 
 def moved_body(body: bytes, solution: str, grid: str, move: Relayout) -> bytes | None:
     """:func:`moved_record` made from the record's ``body`` as the pool serves it (with its ``solution``) without
-    reading it as JSON but for the steps of its solve path that are not singles (:meth:`Names.path_json`); None
+    reading it as JSON but for the steps of its solve path that are not singles (:meth:`Relayout.path_json`); None
     when the body is not written as the pack writes one, and it must be read."""
     head = _HEAD.match(body)
     symmetry = _SYMMETRY.search(body)
@@ -114,7 +114,7 @@ def moved_body(body: bytes, solution: str, grid: str, move: Relayout) -> bytes |
     elif not body.startswith((b"null,", b"[],"), start):
         return None
     try:
-        steps = move.names().path_json(body[start:end].decode())
+        steps = move.path_json(body[start:end].decode())
     except ValueError:  # UnicodeDecodeError is one
         return None
     name = symmetry_class(grid)

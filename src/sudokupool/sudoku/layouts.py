@@ -23,8 +23,6 @@ from sudokupool.sudoku.relayout import Relayout
 
 _DIGITS: Final = "123456789"
 _THREE: Final = tuple(permutations(range(3)))
-#: Every given as ``x``: two grids read alike through this have their clues in the same cells.
-_CLUE: Final = str.maketrans(_DIGITS, "x" * 9)
 #: Every cell's source cell under a transformation, by its row and column orders: ``_CELLS[t][r][c]`` is the cell of
 #: the input grid that row ``r`` and column ``c`` of the (``t``: transposed) grid read.
 _CELLS: Final = (
@@ -91,6 +89,14 @@ def _orders(target: tuple[int, ...], source: tuple[int, ...]) -> list[tuple[int,
     together and gives each line of ``target`` a source line of its fingerprint."""
     if sorted(target) != sorted(source):
         return []
+    line_of = {fingerprint: line for line, fingerprint in enumerate(source)}
+    if len(line_of) == 9:
+        # Every line told apart (most puzzles): the one order that gives each line its fingerprint, if it keeps chutes
+        # together.
+        order = tuple(map(line_of.__getitem__, target))
+        chute_of = [line // 3 for line in order]
+        together = all(chute_of[i] == chute_of[i + 1] == chute_of[i + 2] for i in (0, 3, 6))
+        return [order] if together else []
     wanted = (target[0:3], target[3:6], target[6:9])
     chutes = (source[0:3], source[3:6], source[6:9])
     alike = [sorted(chute) for chute in chutes]
@@ -144,11 +150,13 @@ def _relabelling(moved: str, target: str) -> tuple[int, ...] | None:
     """The relabelling of digits (``digits[d - 1]``: what ``d`` becomes) that turns ``moved`` into ``target``, or
     None when none does (their clues differ in place, or a digit would become two). Digits neither holds go to the
     digits left over, in increasing order."""
-    if moved.translate(_CLUE) != target.translate(_CLUE):
-        return None
     given, wanted = moved.replace(EMPTY, ""), target.replace(EMPTY, "")
+    # Each digit of ``moved`` to the last digit it faces in ``target``: the two read alike through that only when
+    # their clues are in the same cells and each digit always faces one digit.
+    if len(given) != len(wanted) or moved.translate(str.maketrans(given, wanted)) != target:
+        return None
     labels = dict(zip(given, wanted, strict=True))
-    if len(set(zip(given, wanted, strict=True))) != len(labels) or len(set(labels.values())) != len(labels):
+    if len(set(labels.values())) != len(labels):
         return None
     spare = iter(sorted(set(_DIGITS).difference(wanted)))
-    return tuple(int(labels[d]) if d in labels else int(next(spare)) for d in _DIGITS)
+    return tuple([int(labels[d]) if d in labels else int(next(spare)) for d in _DIGITS])

@@ -10,31 +10,37 @@ explanations name the moved cells, houses and digits.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import repeat
+from operator import itemgetter
 from typing import Any, Final
 
 import orjson
 
+from sudokupool.sudoku import single_steps
 from sudokupool.sudoku.grid import EMPTY, HOUSES, cell_name, house_name
+from sudokupool.sudoku.single_steps import CLOSING, OPENING, TEMPLATES, step_json
 from sudokupool.sudoku.transform import Transform
 
 _CELL_NAME: Final = re.compile(r"r([1-9])c([1-9])")
 _HOUSE_NAME: Final = re.compile(r"(row|column|box) ([1-9])")
+#: After a line's number, the numbers of more lines of its kind ("rows 1, 4 and 7").
+_MORE_LINES: Final = r"(?:, [1-9])*(?: and [1-9])?"
 # The pieces of an explanation that name something a layout moves, longest first: cells, several lines
-# of one kind ("rows 1, 4 and 7"), a house, counts that are not digits, a phrase that names every kind of
-# house at once (true in any layout), the bare words for a kind of line, and lastly a bare digit. The lookahead
-# names every piece's first character, so that the regex engine skips to those (a third of the time to split a
-# path's explanations, measured on the demo pool).
+# of one kind, a house, counts that are not digits, a phrase that names every kind of house at once (true in
+# any layout), the bare words for a kind of line, and lastly a bare digit. Written as a set of first characters, then
+# for each (a lookbehind on it) its pieces in that order: a pattern that starts with a set lets the regex engine skip
+# to those characters, where one that starts with a lookahead is tried at every one.
 _PIECES: Final = re.compile(
-    r"(?=[rRcCbB0-9])"
-    r"(r[1-9]c[1-9]"
-    r"|(?:rows|columns) [1-9](?:, [1-9])*(?: and [1-9])?"
-    r"|(?:[Rr]ow|[Cc]olumn|[Bb]ox) [1-9]"
-    r"|[0-9]+ (?:cells|digits)"
-    r"|row, column and box"
-    r"|\b(?:rows|columns|row|column)\b"
-    r"|(?<![0-9])[1-9](?![0-9]))"
+    r"([rRcCbB0-9](?:"
+    rf"(?<=r)(?:[1-9]c[1-9]|ows [1-9]{_MORE_LINES}|ow [1-9]|ow, column and box|(?<=\br)(?:ows|ow)\b)"
+    r"|(?<=R)ow [1-9]"
+    rf"|(?<=c)(?:olumns [1-9]{_MORE_LINES}|olumn [1-9]|(?<=\bc)(?:olumns|olumn)\b)"
+    r"|(?<=C)olumn [1-9]"
+    r"|(?<=[Bb])ox [1-9]"
+    r"|(?<=[0-9])[0-9]* (?:cells|digits)"
+    r"|(?<=[1-9])(?<![0-9]{2})(?![0-9])"
+    r"))"
 )
 _SWAP: Final = {"row": "column", "column": "row", "rows": "columns", "columns": "rows"}
 _SAME: Final = {word: word for word in _SWAP}
@@ -47,59 +53,44 @@ _CELL_NAMES: Final = tuple(cell_name(c) for c in range(81))
 _HOUSE_NAMES: Final = tuple(house_name(h) for h in range(27))
 #: A house's name as a sentence starts with it (``Row 3``).
 _HOUSE_TITLES: Final = tuple(name.capitalize() for name in _HOUSE_NAMES)
+#: A phrase that names every kind of house at once (true in any layout).
+_EVERY_HOUSE: Final = "row, column and box"
+#: Every piece of an explanation a layout moves by a table (all but lists of lines and counts), by its number in
+#: :attr:`Names.moved`: cells, houses, house titles, digits, the words for lines, the phrase (then any other piece).
+_TOKENS: Final = (*_CELL_NAMES, *_HOUSE_NAMES, *_HOUSE_TITLES, *_DIGITS, *_SWAP, _EVERY_HOUSE)
+_TOKEN_NUMBER: Final = {token: number for number, token in enumerate(_TOKENS)}
+_NONE: Final = len(_TOKENS)
+#: The number of each cell's name, and of each house's, in :attr:`Names.moved`.
+_CELL_NUMBER: Final = {name: _TOKEN_NUMBER[name] for name in _CELL_NAMES}
+_HOUSE_NUMBER: Final = {name: _TOKEN_NUMBER[name] for name in _HOUSE_NAMES}
 #: The first two cells of each row, then of each column; the first cell of each box.
 _LINE_STARTS: Final = tuple((r * 9, r * 9 + 1) for r in range(9)) + tuple((c, 9 + c) for c in range(9))
 _BOX_STARTS: Final = tuple(HOUSES[18 + b][0] for b in range(9))
 _BOX_OF: Final = tuple((c // 27) * 3 + (c % 9) // 3 for c in range(81))
-#: The explanations of the singles (docs/export-format.md's solve path; ``sudoku/techniques/singles.py`` writes
-#: them) by technique, as functions of the step's one cell, digit and house: an explanation that reads exactly as
-#: one of these moves as it with the moved cell, digit and house, as :meth:`Names.text` would move it (no other
-#: word of them names anything a layout moves), at a fraction of the regex's cost. Most of a solve path is singles.
-_SINGLES: Final[dict[str, tuple[Callable[[str, int, str], str], ...]]] = {
-    "Naked Single": (
-        lambda c, d, h: f"The row, column and box of {c} already hold every digit except {d}, so {c} = {d}.",
-        lambda c, d, h: f"After the earlier eliminations, {d} is the only candidate left in {c}, so {c} = {d}.",
-    ),
-    "Full House": (lambda c, d, h: f"{h.capitalize()} has only {c} left empty and misses only {d}, so {c} = {d}.",),
-    "Hidden Single": (lambda c, d, h: f"In {h}, {d} fits only in {c}, so {c} = {d}.",),
-}
 
-
-#: A step of a solve path as JSON, as ``msgspec`` and ``orjson`` alike write it: a single's, whose explanation is
-#: its template's (:data:`_SINGLES`) for its cell, digit and house (checked by the backreferences, and the case of
-#: a Full House's house word by :meth:`Names.path_json`), or any other (``other``). Its strings cannot hold an
-#: unescaped quote, so a key found after a quote is a key.
+#: A step of a solve path as JSON, as ``msgspec`` and ``orjson`` alike write it, and the one character after it if
+#: any: a single's, whose explanation is its template's (:data:`TEMPLATES`) for its cell, digit and house (checked
+#: by the backreferences, and a Full House's house word by the conditions), or any other (only ``step`` and ``after``
+#: set). Its strings cannot hold an unescaped quote, so a key found after a quote is a key. Read with ``findall``
+#: (no match object a step), its groups in the order :meth:`Names.path_json` unpacks them.
 _STEP_JSON: Final = re.compile(
-    r'\{"technique":"(?:'
-    r'Naked Single","score":(?P<n_score>-?[0-9]+),"placements":\[\{"cell":"(?P<n_cell>r[1-9]c[1-9])",'
-    r'"digit":(?P<n_digit>[1-9])\}\],"eliminations":\[\],"cells":\["(?P=n_cell)"\],"houses":\[\],'
-    r'"digits":\[(?P=n_digit)\],"explanation":"(?:(?P<n_full>The row, column and box of (?P=n_cell) already hold '
-    r"every digit except (?P=n_digit))|After the earlier eliminations, (?P=n_digit) is the only candidate left in "
-    r'(?P=n_cell)), so (?P=n_cell) = (?P=n_digit)\."'
-    r'|Full House","score":(?P<f_score>-?[0-9]+),"placements":\[\{"cell":"(?P<f_cell>r[1-9]c[1-9])",'
-    r'"digit":(?P<f_digit>[1-9])\}\],"eliminations":\[\],"cells":\["(?P=f_cell)"\],'
-    r'"houses":\["(?P<f_house>(?P<f_kind>row|column|box) (?P<f_line>[1-9]))"\],"digits":\[(?P=f_digit)\],'
-    r'"explanation":"(?P<f_word>Row|Column|Box) (?P=f_line) has only (?P=f_cell) left empty and misses only '
-    r'(?P=f_digit), so (?P=f_cell) = (?P=f_digit)\."'
-    r'|Hidden Single","score":(?P<h_score>-?[0-9]+),"placements":\[\{"cell":"(?P<h_cell>r[1-9]c[1-9])",'
-    r'"digit":(?P<h_digit>[1-9])\}\],"eliminations":\[\],"cells":\["(?P=h_cell)"\],'
-    r'"houses":\["(?P<h_house>(?:row|column|box) [1-9])"\],"digits":\[(?P=h_digit)\],'
-    r'"explanation":"In (?P=h_house), (?P=h_digit) fits only in (?P=h_cell), so (?P=h_cell) = (?P=h_digit)\."'
-    r'|(?P<other>[^"\\]*(?:\\.[^"\\]*)*","score":-?[0-9]+,"placements":\[[^\]]*\],"eliminations":\[[^\]]*\],'
-    r'"cells":\[[^\]]*\],"houses":\[[^\]]*\],"digits":\[[^\]]*\],"explanation":"[^"\\]*(?:\\.[^"\\]*)*")'
-    r")\}"
+    r'(?P<step>\{"technique":"(?:(?P<naked>Naked Single)|(?P<full>Full House)|Hidden Single)",'
+    r'"score":(?P<score>-?[0-9]+),"placements":\[\{"cell":"(?P<cell>r[1-9]c[1-9])","digit":(?P<digit>[1-9])\}\],'
+    r'"eliminations":\[\],"cells":\["(?P=cell)"\],'
+    r'"houses":\[(?(naked)|"(?P<house>(?:(?P<row>row)|(?P<column>column)|box) (?P<line>[1-9]))")\],'
+    r'"digits":\[(?P=digit)\],"explanation":"(?(naked)'
+    r"(?:(?P<held>The row, column and box of (?P=cell) already hold every digit except (?P=digit))"
+    r"|After the earlier eliminations, (?P=digit) is the only candidate left in (?P=cell))"
+    r"|(?(full)(?(row)Row|(?(column)Column|Box)) (?P=line) has only (?P=cell) left empty and misses only (?P=digit)"
+    r"|In (?P=house), (?P=digit) fits only in (?P=cell))"
+    r'), so (?P=cell) = (?P=digit)\."\}'
+    r'|\{"technique":"[^"\\]*(?:\\.[^"\\]*)*","score":-?[0-9]+,"placements":\[[^\]]*\],"eliminations":\[[^\]]*\],'
+    r'"cells":\[[^\]]*\],"houses":\[[^\]]*\],"digits":\[[^\]]*\],"explanation":"[^"\\]*(?:\\.[^"\\]*)*"\})'
+    r"(?P<after>(?s:.)?)"
 )
-#: The last group of each kind of single in :data:`_STEP_JSON` (its match's ``lastindex``: the groups of a kind
-#: follow those of the kinds before it).
-_NAKED: Final = _STEP_JSON.groupindex["n_full"]
-_FULL: Final = _STEP_JSON.groupindex["f_word"]
-_HIDDEN: Final = _STEP_JSON.groupindex["h_house"]
-#: The groups each kind of single is written again from.
-_NAKED_GROUPS: Final = tuple(_STEP_JSON.groupindex[name] for name in ("n_score", "n_cell", "n_digit", "n_full"))
-_FULL_GROUPS: Final = tuple(
-    _STEP_JSON.groupindex[name] for name in ("f_score", "f_cell", "f_digit", "f_house", "f_kind", "f_word")
-)
-_HIDDEN_GROUPS: Final = tuple(_STEP_JSON.groupindex[name] for name in ("h_score", "h_cell", "h_digit", "h_house"))
+_CELL_AND_DIGIT: Final = itemgetter("cell", "digit")
+#: Between two steps of a path as JSON: the closing of one, a comma and the opening of the next.
+_BETWEEN: Final = CLOSING + "," + OPENING
 #: What stands for a step that is not a single while the others are moved (no JSON text holds a raw NUL).
 _OTHER: Final = "\x00"
 
@@ -147,13 +138,48 @@ class Relayout:
     def names(self) -> Names:
         """The tables that move names (cells, houses, digits, words) to the other layout."""
         houses = self.houses
-        cells = dict(zip(_CELL_NAMES, map(_CELL_NAMES.__getitem__, self.cells), strict=True))
-        moved_houses = dict(zip(_HOUSE_NAMES, map(_HOUSE_NAMES.__getitem__, houses), strict=True))
-        tokens: dict[str, str] = {**cells, **moved_houses, "row, column and box": "row, column and box"}
-        tokens.update(zip(_HOUSE_TITLES, map(_HOUSE_TITLES.__getitem__, houses), strict=True))
-        tokens.update(zip(_DIGITS, map(str, self.digits), strict=True))
-        tokens.update(_SWAP if self.transposes else _SAME)
-        return Names(self, houses, cells, moved_houses, tokens)
+        # itemgetter reads a tuple's items without calling its __getitem__ (a slot wrapper) for each.
+        to = itemgetter(*houses)
+        moved = (
+            *itemgetter(*self.cells)(_CELL_NAMES),
+            *to(_HOUSE_NAMES),
+            *to(_HOUSE_TITLES),
+            *map(str, self.digits),
+            *(_SWAP if self.transposes else _SAME).values(),
+            _EVERY_HOUSE,
+            "",
+        )
+        return Names(self, houses, moved)
+
+    def path_json(self, steps: str) -> str:
+        """A solve path as JSON (the steps between its brackets, as ``msgspec`` or ``orjson`` write them), moved:
+        :meth:`path` without reading it but for the steps that are not singles. ``ValueError`` when the text is not
+        steps written so (see :meth:`Names.path_json`)."""
+        if not steps:
+            return steps
+        # Each step without its opening and closing, as the singles' table holds a single's.
+        parts = (CLOSING + "," + steps + "," + OPENING).split(_BETWEEN)
+        if parts[0] or parts[-1]:
+            return self.names().path_json(steps)
+        found, texts = single_steps.table()
+        keys = list(map(found.get, parts[1:-1]))
+        cells, digits = self.cells, self.digits
+        forms = single_steps.TRANSPOSED_FORMS if self.transposes else range(len(single_steps.FORMS))
+        singles = [texts[cells[cell]][digits[digit - 1] - 1][forms[form]] for cell, digit, form in filter(None, keys)]
+        if len(singles) == len(keys):
+            return OPENING + _BETWEEN.join(singles) + CLOSING
+        # The other steps, read and moved as :meth:`path` moves them; one the regex reads as a single (not as the
+        # pack writes one) or as no step is left to :meth:`Names.path_json`.
+        others = [OPENING + part + CLOSING for part, key in zip(parts[1:-1], keys, strict=True) if key is None]
+        names = self.names()
+        for text in others:
+            match = _STEP_JSON.fullmatch(text)
+            if match is None or match["cell"]:
+                return names.path_json(steps)
+        # A moved step is a dict in the order its text was read in: its JSON opens as that text did.
+        moved = [orjson.dumps(step).decode() for step in names.path([orjson.loads(text) for text in others])]
+        done, ones = iter([text[len(OPENING) : -len(CLOSING)] for text in moved]), iter(singles)
+        return OPENING + _BETWEEN.join([next(ones) if key else next(done) for key in keys]) + CLOSING
 
     def cell_name(self, name: str) -> str:
         """``r4c7`` in the other layout."""
@@ -187,13 +213,13 @@ class Relayout:
 @dataclass(frozen=True, slots=True)
 class Names:
     """:meth:`Relayout.names`: the moved name of every cell, house and digit, and of every piece of an
-    explanation but lists of lines, made once for a whole path (a step then costs dictionary lookups)."""
+    explanation but lists of lines, made once for a whole path (a step then costs lookups). ``moved[n]`` is the
+    moved piece of number ``n`` (:data:`_TOKENS`; empty for a piece no table holds), found by its number in a table
+    made once."""
 
     relayout: Relayout
     houses: tuple[int, ...]
-    cells: dict[str, str]
-    house_names: dict[str, str]
-    tokens: dict[str, str]
+    moved: tuple[str, ...]
 
     def text(self, text: str) -> str:
         """An explanation with every cell, house, line and digit it names moved to the other layout."""
@@ -201,10 +227,11 @@ class Names:
         # the few a table does not hold (lists of lines, counts) one by one.
         parts = _PIECES.split(text)
         pieces = parts[1::2]
-        moved = list(map(self.tokens.get, pieces))
-        if None in moved:
+        table = self.moved
+        moved = [table[number] for number in map(_TOKEN_NUMBER.get, pieces, repeat(_NONE))]
+        if "" in moved:
             for i, (piece, found) in enumerate(zip(pieces, moved, strict=True)):
-                if found is None:
+                if not found:
                     moved[i] = self._lines(piece) if piece.startswith(("rows ", "columns ")) else piece  # or a count
         parts[1::2] = moved
         return "".join(parts)
@@ -218,7 +245,7 @@ class Names:
         return f"{('rows', 'columns')[lines[0] // 9]} {listed}"
 
     def path(self, path: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """:meth:`Relayout.path`. A single is moved by its explanation's template (:data:`_SINGLES`); the other
+        """:meth:`Relayout.path`. A single is moved by its explanation's template (:data:`TEMPLATES`); the other
         steps' explanations are moved as one text, a separator between them that no explanation holds and no piece
         spans (it reads as a string's end to every piece): one split of the regex for the whole path instead of
         one a step."""
@@ -236,7 +263,7 @@ class Names:
 
     def _single(self, step: dict[str, Any]) -> dict[str, Any] | None:
         """A single step moved by its explanation's template, or None when it is not one (as written)."""
-        templates = _SINGLES.get(step["technique"])
+        templates = TEMPLATES.get(step["technique"])
         if templates is None:
             return None
         cells, digits, houses, placements = step["cells"], step["digits"], step["houses"], step["placements"]
@@ -248,8 +275,8 @@ class Names:
         house, explanation = houses[0] if houses else "", step["explanation"]
         for template in templates:
             if template(cell, digit, house) == explanation:
-                moved_cell, moved_digit = self.cells[cell], self.relayout.digits[digit - 1]
-                moved_house = self.house_names[house] if houses else ""
+                moved_cell, moved_digit = self.moved[_CELL_NUMBER[cell]], self.relayout.digits[digit - 1]
+                moved_house = self.moved[_HOUSE_NUMBER[house]] if houses else ""
                 out = dict(step)
                 out["placements"] = [{"cell": moved_cell, "digit": moved_digit}]
                 out["eliminations"] = []
@@ -261,61 +288,32 @@ class Names:
         return None
 
     def path_json(self, steps: str) -> str:
-        """A solve path as JSON (the steps between its brackets, as ``msgspec`` or ``orjson`` write them), moved:
-        :meth:`path` without reading it. A single's step is matched by a regex and written again moved (most of a
-        path, at a fraction of the cost of reading it); the others are read as JSON and moved by :meth:`path`.
-        ``ValueError`` when the text is not steps written so."""
-        cells, houses = self.cells, self.house_names
-        digits = dict(zip(_DIGITS, map(str, self.relayout.digits), strict=True))
-        others: list[str] = []
-        at = 0  # where the next step must start: steps follow one another, a comma between two
-
-        def moved(match: re.Match[str]) -> str:
-            nonlocal at
-            start, end = match.span()
-            if start != at:
-                raise ValueError("not a solve path as JSON")
-            at = end + 1
-            kind = match.lastindex
-            if kind is not None and kind <= _NAKED:
-                score, cell, digit, full = match.group(*_NAKED_GROUPS)
-                c, d = cells[cell], digits[digit]
-                why = (
-                    f"The row, column and box of {c} already hold every digit except {d}"
-                    if full
-                    else f"After the earlier eliminations, {d} is the only candidate left in {c}"
-                )
-                return (
-                    f'{{"technique":"Naked Single","score":{score},"placements":[{{"cell":"{c}","digit":{d}}}],'
-                    f'"eliminations":[],"cells":["{c}"],"houses":[],"digits":[{d}],'
-                    f'"explanation":"{why}, so {c} = {d}."}}'
-                )
-            if kind == _FULL:
-                score, cell, digit, house, line_kind, word = match.group(*_FULL_GROUPS)
-                if word == line_kind.capitalize():
-                    c, d, h = cells[cell], digits[digit], houses[house]
-                    return (
-                        f'{{"technique":"Full House","score":{score},"placements":[{{"cell":"{c}","digit":{d}}}],'
-                        f'"eliminations":[],"cells":["{c}"],"houses":["{h}"],"digits":[{d}],"explanation":'
-                        f'"{h.capitalize()} has only {c} left empty and misses only {d}, so {c} = {d}."}}'
-                    )
-            elif kind == _HIDDEN:
-                score, cell, digit, house = match.group(*_HIDDEN_GROUPS)
-                c, d, h = cells[cell], digits[digit], houses[house]
-                return (
-                    f'{{"technique":"Hidden Single","score":{score},"placements":[{{"cell":"{c}","digit":{d}}}],'
-                    f'"eliminations":[],"cells":["{c}"],"houses":["{h}"],"digits":[{d}],'
-                    f'"explanation":"In {h}, {d} fits only in {c}, so {c} = {d}."}}'
-                )
-            others.append(match[0])
-            return _OTHER
-
-        out = _STEP_JSON.sub(moved, steps)
-        if at != len(steps) + 1 and steps:
+        """:meth:`Relayout.path_json` for any text, by a regex: a single's step is matched by it and written again
+        moved (whatever its score, and whatever one character stands between two steps); the others are read as JSON
+        and moved by :meth:`path`. ``ValueError`` when the text is not steps written so."""
+        if not steps:
+            return steps
+        found = _STEP_JSON.findall(steps)
+        # The steps follow one another from the start to the end, one character between two.
+        if not found or found[-1][-1] or sum(map(len, map(itemgetter(0), found))) + len(found) - 1 != len(steps):
             raise ValueError("not a solve path as JSON")
+        moved, digits = self.moved, self.relayout.digits
+        out: list[str] = []
+        others: list[str] = []
+        for step, naked, full, score, cell, digit, house, _, _, _, held, after in found:
+            if cell:
+                technique = "Naked Single" if naked else "Full House" if full else "Hidden Single"
+                template = TEMPLATES[technique][0 if held or not naked else 1]
+                c, d = moved[_CELL_NUMBER[cell]], digits[int(digit) - 1]
+                h = moved[_HOUSE_NUMBER[house]] if house else ""
+                out.append(step_json(technique, score, c, d, h, template(c, d, h)))
+            else:
+                others.append(step)
+                out.append(_OTHER)
+            out.append(after)
         if not others:
-            return out
-        pieces = out.split(_OTHER)
+            return "".join(out)
+        pieces = "".join(out).split(_OTHER)
         done = [orjson.dumps(step).decode() for step in self.path([orjson.loads(text) for text in others])]
         return "".join(part for pair in zip(pieces, [*done, ""], strict=True) for part in pair)
 
@@ -324,28 +322,27 @@ class Names:
         return self._step(step, self.text(step["explanation"]))
 
     def _step(self, step: dict[str, Any], explanation: str) -> dict[str, Any]:
-        cells, digits = self.cells, self.relayout.digits
+        moved, digits = self.moved, self.relayout.digits
         out = dict(step)
         placements, eliminations = step["placements"], step["eliminations"]
         out["placements"] = (
-            [{"cell": cells[item["cell"]], "digit": digits[item["digit"] - 1]} for item in placements]
+            [{"cell": moved[_CELL_NUMBER[item["cell"]]], "digit": digits[item["digit"] - 1]} for item in placements]
             if placements
             else []
         )
         if eliminations:
-            eliminations = [{"cell": cells[item["cell"]], "digit": digits[item["digit"] - 1]} for item in eliminations]
+            eliminations = [
+                {"cell": moved[_CELL_NUMBER[item["cell"]]], "digit": digits[item["digit"] - 1]} for item in eliminations
+            ]
             if len(eliminations) > 1:
-                eliminations.sort(key=lambda item: (_cell_index(item["cell"]), item["digit"]))
+                # Cell names (one digit a row and a column) sort as the cells do.
+                eliminations.sort(key=_CELL_AND_DIGIT)
         out["eliminations"] = eliminations if eliminations else []
-        out["cells"] = list(map(cells.__getitem__, step["cells"]))
-        out["houses"] = list(map(self.house_names.__getitem__, step["houses"]))
+        out["cells"] = [moved[_CELL_NUMBER[cell]] for cell in step["cells"]]
+        out["houses"] = [moved[_HOUSE_NUMBER[house]] for house in step["houses"]]
         out["digits"] = [digits[d - 1] for d in step["digits"]]
         out["explanation"] = explanation
         return out
-
-
-def _cell_index(name: str) -> int:
-    return (int(name[1]) - 1) * 9 + int(name[3]) - 1
 
 
 def from_transform(move: Transform) -> Relayout:
