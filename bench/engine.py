@@ -168,7 +168,7 @@ def engine_main(argv: list[str] | None = None) -> int:
     4. ``/puzzles/random`` alone and during a flood of live grades of distinct hard grids (``--flood``).
     """
     parser = harness.options(engine_main.__doc__, pool="demo", rounds=3, seconds=5.0, connections=True)
-    parser.add_argument("--canonical", type=int, default=400, help="pool puzzles for part 1")
+    parser.add_argument("--canonical", type=int, default=400, help="pool puzzles for part 1 (0: skip)")
     parser.add_argument("--live", type=int, default=40, help="SE-sample grids for part 3 (0: skip)")
     parser.add_argument("--flood", action="store_true", help="part 4 only (parts 1-3 skipped)")
     parser.add_argument("--baseline", help="part 2 also on this git revision (or sudokupool directory), same rounds")
@@ -182,7 +182,8 @@ def engine_main(argv: list[str] | None = None) -> int:
         ) as server:
             flood_figures(server.base, args.rounds, args.seconds, args.connections)
         return 0
-    canonical_figures(records, args.canonical)
+    if args.canonical:  # 0: part 1 skipped
+        canonical_figures(records, args.canonical)
     own, moved = grids_files(records, 20000)
     ids = harness.pool_ids(directory)
     env = {"SUDOKUPOOL_ENGINE_CACHE_BYTES": "0"}
