@@ -14,7 +14,7 @@ order of rows and one of columns to try.
 from __future__ import annotations
 
 from functools import lru_cache
-from itertools import chain, permutations, product
+from itertools import chain, compress, permutations, product
 from operator import itemgetter
 from typing import Final
 
@@ -76,15 +76,15 @@ def _fingerprints(grid: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     is counting, and two lines' multisets are equal when their numbers are). The last few are kept: a grid sent is
     compared with each record that may hold it, and a record is often asked for in several layouts."""
     rows, columns = _line_counts(grid)
-    given = {digit: grid.count(digit) for digit in _DIGITS}
+    # Each cell's digit's count (0 for an empty cell): the clues are the cells whose count is not 0.
+    times = grid.encode().translate(bytes.maketrans(_EMPTY_BYTE + _DIGIT_BYTES, bytes([0, *map(grid.count, _DIGITS)])))
     by_row = [0] * 9
     by_column = [0] * 9
-    for cell, ch in enumerate(grid):
-        if ch != EMPTY:
-            r, c = _ROW_COLUMN[cell]
-            times = given[ch]
-            by_row[r] += _ONE[columns[c] * 10 + times]
-            by_column[c] += _ONE[rows[r] * 10 + times]
+    for cell in compress(range(81), times):
+        r, c = _ROW_COLUMN[cell]
+        count = times[cell]
+        by_row[r] += _ONE[columns[c] * 10 + count]
+        by_column[c] += _ONE[rows[r] * 10 + count]
     return tuple(by_row), tuple(by_column)
 
 
