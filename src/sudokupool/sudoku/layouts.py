@@ -14,7 +14,7 @@ order of rows and one of columns to try.
 from __future__ import annotations
 
 from functools import lru_cache
-from itertools import chain, compress, permutations, product
+from itertools import compress, permutations, product
 from operator import itemgetter
 from typing import Final
 
@@ -143,8 +143,7 @@ def moves_between(source: str, target: str, most: int) -> list[Relayout] | None:
         cells = _CELLS[transpose]
         for rows, columns in product(row_orders, column_orders):
             # reads[i]: the cell of ``source`` that lands in cell i.
-            pick = itemgetter(*columns)
-            reads = [*chain.from_iterable([pick(cells[r]) for r in rows])]
+            reads = [cells[r][c] for r in rows for c in columns]
             digits = _relabelling(bytes(itemgetter(*reads)(source_bytes)), target_bytes)
             if digits is not None:
                 found.append(Relayout(tuple(sorted(range(81), key=reads.__getitem__)), digits, transpose))

@@ -158,28 +158,33 @@ class Relayout:
         if not steps:
             return steps
         # Each step without its opening and closing, as the singles' table holds a single's.
-        parts = (CLOSING + "," + steps + "," + OPENING).split(_BETWEEN)
-        if parts[0] or parts[-1]:
+        parts = steps.split(_BETWEEN)
+        if not (parts[0].startswith(OPENING) and parts[-1].endswith(CLOSING)):
             return self.names().path_json(steps)
+        parts[0] = parts[0][len(OPENING) :]
+        parts[-1] = parts[-1][: -len(CLOSING)]
         found, texts = single_steps.table()
-        keys = list(map(found.get, parts[1:-1]))
+        keys = list(map(found.get, parts))
         cells, digits = self.cells, self.digits
         forms = single_steps.TRANSPOSED_FORMS if self.transposes else range(len(single_steps.FORMS))
-        singles = [texts[cells[cell]][digits[digit - 1] - 1][forms[form]] for cell, digit, form in filter(None, keys)]
-        if len(singles) == len(keys):
-            return OPENING + _BETWEEN.join(singles) + CLOSING
-        # The other steps, read and moved as :meth:`path` moves them; one the regex reads as a single (not as the
-        # pack writes one) or as no step is left to :meth:`Names.path_json`.
-        others = [OPENING + part + CLOSING for part, key in zip(parts[1:-1], keys, strict=True) if key is None]
-        names = self.names()
-        for text in others:
-            match = _STEP_JSON.fullmatch(text)
-            if match is None or match["cell"]:
-                return names.path_json(steps)
-        # A moved step is a dict in the order its text was read in: its JSON opens as that text did.
-        moved = [orjson.dumps(step).decode() for step in names.path([orjson.loads(text) for text in others])]
-        done, ones = iter([text[len(OPENING) : -len(CLOSING)] for text in moved]), iter(singles)
-        return OPENING + _BETWEEN.join([next(ones) if key else next(done) for key in keys]) + CLOSING
+        moved = [texts[cells[cell]][digits[digit - 1] - 1][forms[form]] for cell, digit, form in filter(None, keys)]
+        if len(moved) < len(keys):
+            # The other steps, read and moved as :meth:`path` moves them; one the regex reads as a single (not as the
+            # pack writes one) or as no step is left to :meth:`Names.path_json`.
+            others = [OPENING + part + CLOSING for part, key in zip(parts, keys, strict=True) if key is None]
+            names = self.names()
+            for text in others:
+                match = _STEP_JSON.fullmatch(text)
+                if match is None or match["cell"]:
+                    return names.path_json(steps)
+            # A moved step is a dict in the order its text was read in: its JSON opens as that text did.
+            read = [orjson.dumps(step).decode() for step in names.path([orjson.loads(text) for text in others])]
+            done, singles = iter([text[len(OPENING) : -len(CLOSING)] for text in read]), iter(moved)
+            moved = [next(singles) if key else next(done) for key in keys]
+        # The path's opening and closing go on its first and last step rather than around the whole.
+        moved[0] = OPENING + moved[0]
+        moved[-1] += CLOSING
+        return _BETWEEN.join(moved)
 
     def cell_name(self, name: str) -> str:
         """``r4c7`` in the other layout."""
