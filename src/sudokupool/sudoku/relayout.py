@@ -71,8 +71,9 @@ _BOX_OF: Final = tuple((c // 27) * 3 + (c % 9) // 3 for c in range(81))
 #: A step of a solve path as JSON, as ``msgspec`` and ``orjson`` alike write it, and the one character after it if
 #: any: a single's, whose explanation is its template's (:data:`TEMPLATES`) for its cell, digit and house (checked
 #: by the backreferences, and a Full House's house word by the conditions), or any other (only ``step`` and ``after``
-#: set). Its strings cannot hold an unescaped quote, so a key found after a quote is a key. Read with ``findall``
-#: (no match object a step), its groups in the order :meth:`Names.path_json` unpacks them.
+#: set). Its strings cannot hold an unescaped quote, so a key found after a quote is a key. :meth:`Names.path_json`
+#: reads a path with ``findall`` (no match object a step), its groups in the order it unpacks them;
+#: :meth:`Relayout.path_json` checks a step it does not hold with ``fullmatch``.
 _STEP_JSON: Final = re.compile(
     r'(?P<step>\{"technique":"(?:(?P<naked>Naked Single)|(?P<full>Full House)|Hidden Single)",'
     r'"score":(?P<score>-?[0-9]+),"placements":\[\{"cell":"(?P<cell>r[1-9]c[1-9])","digit":(?P<digit>[1-9])\}\],'
