@@ -14,7 +14,7 @@ order of rows and one of columns to try.
 from __future__ import annotations
 
 from functools import lru_cache
-from itertools import permutations, product
+from itertools import compress, permutations, product
 from operator import itemgetter
 from typing import Final
 
@@ -22,6 +22,10 @@ from sudokupool.sudoku.grid import EMPTY
 from sudokupool.sudoku.relayout import Relayout
 
 _DIGITS: Final = "123456789"
+_DIGIT_BYTES: Final = _DIGITS.encode()
+_EMPTY_BYTE: Final = EMPTY.encode()
+#: A digit's character to its value.
+_VALUES: Final = bytes.maketrans(_DIGIT_BYTES, bytes(range(1, 10)))
 _THREE: Final = tuple(permutations(range(3)))
 #: Every cell's source cell under a transformation, by its row and column orders: ``_CELLS[t][r][c]`` is the cell of
 #: the input grid that row ``r`` and column ``c`` of the (``t``: transposed) grid read.
@@ -72,15 +76,15 @@ def _fingerprints(grid: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     is counting, and two lines' multisets are equal when their numbers are). The last few are kept: a grid sent is
     compared with each record that may hold it, and a record is often asked for in several layouts."""
     rows, columns = _line_counts(grid)
-    given = {digit: grid.count(digit) for digit in _DIGITS}
+    # Each cell's digit's count (0 for an empty cell): the clues are the cells whose count is not 0.
+    times = grid.encode().translate(bytes.maketrans(_EMPTY_BYTE + _DIGIT_BYTES, bytes([0, *map(grid.count, _DIGITS)])))
     by_row = [0] * 9
     by_column = [0] * 9
-    for cell, ch in enumerate(grid):
-        if ch != EMPTY:
-            r, c = _ROW_COLUMN[cell]
-            times = given[ch]
-            by_row[r] += _ONE[columns[c] * 10 + times]
-            by_column[c] += _ONE[rows[r] * 10 + times]
+    for cell in compress(range(81), times):
+        r, c = _ROW_COLUMN[cell]
+        count = times[cell]
+        by_row[r] += _ONE[columns[c] * 10 + count]
+        by_column[c] += _ONE[rows[r] * 10 + count]
     return tuple(by_row), tuple(by_column)
 
 
@@ -89,14 +93,13 @@ def _orders(target: tuple[int, ...], source: tuple[int, ...]) -> list[tuple[int,
     together and gives each line of ``target`` a source line of its fingerprint."""
     if sorted(target) != sorted(source):
         return []
-    line_of = {fingerprint: line for line, fingerprint in enumerate(source)}
+    line_of = dict(zip(source, range(9), strict=True))
     if len(line_of) == 9:
         # Every line told apart (most puzzles): the one order that gives each line its fingerprint, if it keeps chutes
         # together.
         order = tuple(map(line_of.__getitem__, target))
-        chute_of = [line // 3 for line in order]
-        together = all(chute_of[i] == chute_of[i + 1] == chute_of[i + 2] for i in (0, 3, 6))
-        return [order] if together else []
+        a, b, c, d, e, f, g, h, i = (line // 3 for line in order)
+        return [order] if a == b == c and d == e == f and g == h == i else []
     wanted = (target[0:3], target[3:6], target[6:9])
     chutes = (source[0:3], source[3:6], source[6:9])
     alike = [sorted(chute) for chute in chutes]
@@ -129,6 +132,7 @@ def moves_between(source: str, target: str, most: int) -> list[Relayout] | None:
     source_rows, source_columns = _fingerprints(source)
     found: list[Relayout] = []
     tried = 0
+    source_bytes, target_bytes = source.encode(), target.encode()
     for transpose in (False, True):
         rows_of, columns_of = (source_columns, source_rows) if transpose else (source_rows, source_columns)
         row_orders = _orders(target_rows, rows_of)
@@ -140,23 +144,30 @@ def moves_between(source: str, target: str, most: int) -> list[Relayout] | None:
         for rows, columns in product(row_orders, column_orders):
             # reads[i]: the cell of ``source`` that lands in cell i.
             reads = [cells[r][c] for r in rows for c in columns]
-            digits = _relabelling("".join(itemgetter(*reads)(source)), target)
+            digits = _relabelling(bytes(itemgetter(*reads)(source_bytes)), target_bytes)
             if digits is not None:
                 found.append(Relayout(tuple(sorted(range(81), key=reads.__getitem__)), digits, transpose))
     return found
 
 
-def _relabelling(moved: str, target: str) -> tuple[int, ...] | None:
-    """The relabelling of digits (``digits[d - 1]``: what ``d`` becomes) that turns ``moved`` into ``target``, or
-    None when none does (their clues differ in place, or a digit would become two). Digits neither holds go to the
-    digits left over, in increasing order."""
-    given, wanted = moved.replace(EMPTY, ""), target.replace(EMPTY, "")
-    # Each digit of ``moved`` to the last digit it faces in ``target``: the two read alike through that only when
-    # their clues are in the same cells and each digit always faces one digit.
-    if len(given) != len(wanted) or moved.translate(str.maketrans(given, wanted)) != target:
+def _relabelling(moved: bytes, target: bytes) -> tuple[int, ...] | None:
+    """The relabelling of digits (``digits[d - 1]``: what ``d`` becomes) that turns ``moved`` into ``target`` (grids
+    as ASCII), or None when none does (their clues differ in place, or a digit would become two). Digits neither
+    holds go to the digits left over, in increasing order."""
+    given, wanted = moved.replace(_EMPTY_BYTE, b""), target.replace(_EMPTY_BYTE, b"")
+    if len(given) != len(wanted):
         return None
-    labels = dict(zip(given, wanted, strict=True))
-    if len(set(labels.values())) != len(labels):
+    # Each digit of ``moved`` to the last digit it faces in ``target`` (bytes translate by a table, a lookup a
+    # character): the two read alike through that only when their clues are in the same cells and each digit always
+    # faces one digit, and no two digits face one when each grid gives as many.
+    table = bytes.maketrans(given, wanted)
+    kinds = len(set(given))
+    if moved.translate(table) != target or len(set(wanted)) != kinds:
         return None
-    spare = iter(sorted(set(_DIGITS).difference(wanted)))
-    return tuple([int(labels[d]) if d in labels else int(next(spare)) for d in _DIGITS])
+    labels = _DIGIT_BYTES.translate(table)  # a digit ``moved`` does not give stays itself
+    if kinds < 9:
+        spare = iter(sorted(set(_DIGIT_BYTES).difference(wanted)))
+        labels = bytes(
+            [label if digit in given else next(spare) for digit, label in zip(_DIGIT_BYTES, labels, strict=True)]
+        )
+    return tuple(labels.translate(_VALUES))

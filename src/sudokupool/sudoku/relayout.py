@@ -71,8 +71,9 @@ _BOX_OF: Final = tuple((c // 27) * 3 + (c % 9) // 3 for c in range(81))
 #: A step of a solve path as JSON, as ``msgspec`` and ``orjson`` alike write it, and the one character after it if
 #: any: a single's, whose explanation is its template's (:data:`TEMPLATES`) for its cell, digit and house (checked
 #: by the backreferences, and a Full House's house word by the conditions), or any other (only ``step`` and ``after``
-#: set). Its strings cannot hold an unescaped quote, so a key found after a quote is a key. Read with ``findall``
-#: (no match object a step), its groups in the order :meth:`Names.path_json` unpacks them.
+#: set). Its strings cannot hold an unescaped quote, so a key found after a quote is a key. :meth:`Names.path_json`
+#: reads a path with ``findall`` (no match object a step), its groups in the order it unpacks them;
+#: :meth:`Relayout.path_json` checks a step it does not hold with ``fullmatch``.
 _STEP_JSON: Final = re.compile(
     r'(?P<step>\{"technique":"(?:(?P<naked>Naked Single)|(?P<full>Full House)|Hidden Single)",'
     r'"score":(?P<score>-?[0-9]+),"placements":\[\{"cell":"(?P<cell>r[1-9]c[1-9])","digit":(?P<digit>[1-9])\}\],'
@@ -158,28 +159,33 @@ class Relayout:
         if not steps:
             return steps
         # Each step without its opening and closing, as the singles' table holds a single's.
-        parts = (CLOSING + "," + steps + "," + OPENING).split(_BETWEEN)
-        if parts[0] or parts[-1]:
+        parts = steps.split(_BETWEEN)
+        if not (parts[0].startswith(OPENING) and parts[-1].endswith(CLOSING)):
             return self.names().path_json(steps)
+        parts[0] = parts[0][len(OPENING) :]
+        parts[-1] = parts[-1][: -len(CLOSING)]
         found, texts = single_steps.table()
-        keys = list(map(found.get, parts[1:-1]))
+        keys = list(map(found.get, parts))
         cells, digits = self.cells, self.digits
         forms = single_steps.TRANSPOSED_FORMS if self.transposes else range(len(single_steps.FORMS))
-        singles = [texts[cells[cell]][digits[digit - 1] - 1][forms[form]] for cell, digit, form in filter(None, keys)]
-        if len(singles) == len(keys):
-            return OPENING + _BETWEEN.join(singles) + CLOSING
-        # The other steps, read and moved as :meth:`path` moves them; one the regex reads as a single (not as the
-        # pack writes one) or as no step is left to :meth:`Names.path_json`.
-        others = [OPENING + part + CLOSING for part, key in zip(parts[1:-1], keys, strict=True) if key is None]
-        names = self.names()
-        for text in others:
-            match = _STEP_JSON.fullmatch(text)
-            if match is None or match["cell"]:
-                return names.path_json(steps)
-        # A moved step is a dict in the order its text was read in: its JSON opens as that text did.
-        moved = [orjson.dumps(step).decode() for step in names.path([orjson.loads(text) for text in others])]
-        done, ones = iter([text[len(OPENING) : -len(CLOSING)] for text in moved]), iter(singles)
-        return OPENING + _BETWEEN.join([next(ones) if key else next(done) for key in keys]) + CLOSING
+        moved = [texts[cells[cell]][digits[digit - 1] - 1][forms[form]] for cell, digit, form in filter(None, keys)]
+        if len(moved) < len(keys):
+            # The other steps, read and moved as :meth:`path` moves them; one the regex reads as a single (not as the
+            # pack writes one) or as no step is left to :meth:`Names.path_json`.
+            others = [OPENING + part + CLOSING for part, key in zip(parts, keys, strict=True) if key is None]
+            names = self.names()
+            for text in others:
+                match = _STEP_JSON.fullmatch(text)
+                if match is None or match["cell"]:
+                    return names.path_json(steps)
+            # A moved step is a dict in the order its text was read in: its JSON opens as that text did.
+            read = [orjson.dumps(step).decode() for step in names.path([orjson.loads(text) for text in others])]
+            done, singles = iter([text[len(OPENING) : -len(CLOSING)] for text in read]), iter(moved)
+            moved = [next(singles) if key else next(done) for key in keys]
+        # The path's opening and closing go on its first and last step rather than around the whole.
+        moved[0] = OPENING + moved[0]
+        moved[-1] += CLOSING
+        return _BETWEEN.join(moved)
 
     def cell_name(self, name: str) -> str:
         """``r4c7`` in the other layout."""
