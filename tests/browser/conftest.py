@@ -36,7 +36,10 @@ PHONE = {"width": 390, "height": 844}
 @pytest.fixture(scope="module")
 def web_server(export_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     log = tmp_path_factory.mktemp("web") / "server.log"
-    with run_server({"SUDOKUPOOL_EXPORTS": str(export_dir)}, log) as server:
+    # One client (127.0.0.1) loads every page of the module: at the anonymous limit, a print sheet costing 10 of 60
+    # a minute, a module's pages could run out of it within a minute. The limit's own answers are tested elsewhere.
+    env = {"SUDOKUPOOL_EXPORTS": str(export_dir), "SUDOKUPOOL_LIMIT_ANONYMOUS": "100000"}
+    with run_server(env, log) as server:
         yield server
 
 
@@ -53,37 +56,93 @@ def browser() -> Iterator[Browser]:
         browser.close()
 
 
-class Contexts:
-    """Opens browser contexts (fresh storage each) on the server; fails the test on any script error."""
+class Shared:
+    """The module's one browser context for each test's first page, kept open on the site by a page of its own.
+
+    A page opened beside a live page of the same site in one context shares that page's renderer process, and
+    starting a renderer is most of what a page load costs here. :meth:`empty` takes away what a test left:
+    the origin's storage of every kind, cookies, permissions and the HTTP cache; a context whose clock a test
+    installed is replaced."""
 
     def __init__(self, browser: Browser, server: Server) -> None:
         self.browser = browser
+        self.origin = server.url
+        self.open()
+
+    def open(self) -> None:
+        self.context = self.browser.new_context(base_url=self.origin, viewport=DESKTOP, reduced_motion="reduce")
+        self.anchor = self.context.new_page()
+        self.anchor.goto("/api/v1/health")
+        self.session = self.context.new_cdp_session(self.anchor)
+
+    def empty(self) -> None:
+        if self.anchor.evaluate("'__pwClock' in globalThis"):
+            # Playwright's clock is the context's, and stays installed: a context without it replaces this one.
+            self.context.close()
+            self.open()
+            return
+        self.session.send("Storage.clearDataForOrigin", {"origin": self.origin, "storageTypes": "all"})
+        self.session.send("Network.clearBrowserCache")
+        self.context.clear_cookies()
+        self.context.clear_permissions()
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture(scope="module")
+def shared(browser: Browser, web_server: Server) -> Iterator[Shared]:
+    opened = Shared(browser, web_server)
+    yield opened
+    opened.close()
+
+
+class Contexts:
+    """Opens pages on the server, each in its own storage; fails the test on any script error.
+
+    A test's first page opens in the module's shared context (:class:`Shared`), emptied before the test; every
+    further page of the test (another device, another player) in a new context of its own."""
+
+    def __init__(self, browser: Browser, server: Server, shared: Shared) -> None:
+        self.browser = browser
         self.server = server
+        self.shared: Shared | None = shared
         self.opened: list[BrowserContext] = []
+        self.pages: list[Page] = []
         self.errors: list[str] = []
 
     def page(self, *, viewport: dict[str, int] = DESKTOP, scheme: str = "light", scale: float = 1) -> Page:
-        context = self.browser.new_context(
-            base_url=self.server.url,
-            viewport=viewport,  # type: ignore[arg-type]
-            color_scheme=scheme,  # type: ignore[arg-type]
-            device_scale_factor=scale,
-            reduced_motion="reduce",
-        )
-        self.opened.append(context)
-        page = context.new_page()
+        if self.shared is not None and scale == 1:
+            page = self.shared.context.new_page()
+            page.set_viewport_size(viewport)  # type: ignore[arg-type]
+            page.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
+            self.shared = None
+        else:
+            context = self.browser.new_context(
+                base_url=self.server.url,
+                viewport=viewport,  # type: ignore[arg-type]
+                color_scheme=scheme,  # type: ignore[arg-type]
+                device_scale_factor=scale,
+                reduced_motion="reduce",
+            )
+            self.opened.append(context)
+            page = context.new_page()
+        self.pages.append(page)
         page.set_default_timeout(10_000)
         page.on("pageerror", lambda error: self.errors.append(str(error)))
         return page
 
     def close(self) -> None:
+        for page in self.pages:
+            page.close()
         for context in self.opened:
             context.close()
 
 
 @pytest.fixture
-def contexts(browser: Browser, web_server: Server) -> Iterator[Contexts]:
-    opened = Contexts(browser, web_server)
+def contexts(browser: Browser, web_server: Server, shared: Shared) -> Iterator[Contexts]:
+    shared.empty()
+    opened = Contexts(browser, web_server, shared)
     yield opened
     opened.close()
     assert opened.errors == [], f"script errors on the page: {opened.errors}"

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import re
+import time
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.conftest import DESKTOP, PHONE, Contexts
+from tests.browser.conftest import DESKTOP, PHONE, Contexts, Shared
+from tests.servers import Server
 
 pytestmark = pytest.mark.browser
 
@@ -442,3 +445,59 @@ def test_layout_in_both_schemes_and_sizes(
     # A phone shows its first screen (the board); a desktop the whole page.
     page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=shots / name, full_page=viewport is DESKTOP)
+
+
+# ---- the harness ---------------------------------------------------------------------------------------
+
+
+def test_a_tests_first_page_holds_nothing_the_test_before_left(
+    browser: Browser, web_server: Server, shared: Shared, records: list[Record]
+) -> None:
+    probe = f"/static/style.css?v=probe-{uuid.uuid4().hex}"  # cached for a year, at an address of this run's own
+
+    def fetched(page: Page) -> int:
+        """The bytes a fetch of ``probe`` took from the network (0: from the HTTP cache)."""
+        size: int = page.evaluate(
+            "async url => { await (await fetch(url)).text();"
+            " const seen = performance.getEntriesByName(new URL(url, location).href);"
+            " return seen[seen.length - 1].transferSize }",
+            probe,
+        )
+        return size
+
+    shared.empty()
+    before = Contexts(browser, web_server, shared)
+    page = before.page()
+    open_puzzle(page, records[0]["canonical_id"])
+    page.evaluate("localStorage.setItem('left', 'behind'); document.cookie = 'left=behind; max-age=600'")
+    page.context.grant_permissions(["clipboard-read"])
+    assert fetched(page) > 0
+    assert fetched(page) == 0, "the probe was not cached: the check below would not tell"
+    before.close()
+
+    shared.empty()
+    after = Contexts(browser, web_server, shared)
+    page = after.page()
+    assert page.context is shared.context
+    open_puzzle(page, records[0]["canonical_id"])
+    assert page.evaluate("localStorage.getItem('left')") is None
+    assert page.evaluate("document.cookie") == ""
+    assert page.evaluate("navigator.permissions.query({name: 'clipboard-read'}).then(p => p.state)") == "prompt"
+    assert fetched(page) > 0
+    # A clock a test installs (the context's, in Playwright) does not stay for the next test.
+    freeze_clock(page)
+    assert abs(page.evaluate("Date.now()") / 1000 - time.time()) > 600
+    after.close()
+    shared.empty()
+    after = Contexts(browser, web_server, shared)
+    page = after.page()
+    assert page.context is shared.context
+    open_puzzle(page, records[0]["canonical_id"])
+    assert abs(page.evaluate("Date.now()") / 1000 - time.time()) < 600
+    # A test's second page is another device's: nothing of the first page's is there.
+    page.evaluate("localStorage.setItem('mine', 'first')")
+    other = after.page()
+    assert other.context is not shared.context
+    open_puzzle(other, records[0]["canonical_id"])
+    assert other.evaluate("localStorage.getItem('mine')") is None
+    after.close()
