@@ -8,7 +8,9 @@ import gzip
 import json
 import random
 import statistics
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -73,7 +75,7 @@ def grids_files(records: list[dict[str, Any]], count: int) -> tuple[Path, Path]:
     return own, moved
 
 
-def live_figures(base: str, grids: list[str]) -> None:
+def live_figures(base: str, grids: list[str], what: str = "grids") -> None:
     """Each grid graded through the service (its answer cache off) and by ``grade()`` in this process, in turn."""
     sys.path.insert(0, str(harness.ROOT / "src"))
     from sudokupool.sudoku.grader import grade
@@ -85,13 +87,13 @@ def live_figures(base: str, grids: list[str]) -> None:
             start = time.perf_counter()
             response = client.get(f"/api/v2/grids/{grid}")
             http.append((time.perf_counter() - start) * 1000)
-            if response.status_code != 200:
-                raise RuntimeError(f"{grid}: {response.status_code} {response.text[:200]}")
+            if response.status_code != 200 or response.json()["in_pool"]:
+                raise RuntimeError(f"{grid}: not graded live: {response.status_code} {response.text[:200]}")
             start = time.perf_counter()
             grade(grid)
             local.append((time.perf_counter() - start) * 1000)
     (h50, h95), (l50, l95) = _quantiles(http), _quantiles(local)
-    print(f"live grades of {len(grids)} grids (ms): median, p95")
+    print(f"live grades of {len(grids)} {what} (ms): median, p95")
     print(f"  GET /api/v2/grids/{{grid}}   {h50:9.1f} {h95:9.1f}")
     print(f"  grade() in process         {l50:9.1f} {l95:9.1f}")
     print(f"  HTTP and work pool overhead at the median: {h50 - l50:.1f} ms")
@@ -164,12 +166,16 @@ def engine_main(argv: list[str] | None = None) -> int:
        ``/puzzles/{id}`` (the by-id lookup), ``/grids/{grid}`` with the pool's own grids, and with other layouts of
        them (distinct grids, each a random transformation): req/s, p99 and server CPU per answer, and each ratio to
        by-id; with ``--baseline``, the same on a service of that revision in the same rounds.
-    3. Live grades of the SE-rated sample (bench/data) through the service, one at a time, against ``grade()``.
+    3. Live grades of the SE-rated sample (bench/data) through the service, one at a time, against ``grade()``; and
+       of the pool's own puzzles (``--live-pool``, every level), through a service of a small pool of other puzzles
+       (made by ``sudokupool build``), as the pool's puzzles would be graded by a service that does not hold them.
     4. ``/puzzles/random`` alone and during a flood of live grades of distinct hard grids (``--flood``).
     """
     parser = harness.options(engine_main.__doc__, pool="demo", rounds=3, seconds=5.0, connections=True)
+    # --rounds 0 skips part 2.
     parser.add_argument("--canonical", type=int, default=400, help="pool puzzles for part 1 (0: skip)")
     parser.add_argument("--live", type=int, default=40, help="SE-sample grids for part 3 (0: skip)")
+    parser.add_argument("--live-pool", type=int, default=40, help="pool puzzles for part 3 (0: skip)")
     parser.add_argument("--flood", action="store_true", help="part 4 only (parts 1-3 skipped)")
     parser.add_argument("--baseline", help="part 2 also on this git revision (or sudokupool directory), same rounds")
     args = parser.parse_args(argv)
@@ -197,32 +203,51 @@ def engine_main(argv: list[str] | None = None) -> int:
             )
             for side, tree in trees.items()
         }
-        targets = [
-            harness.Target(f"{side}: {name}", server.base, path, harness.KEYED, found)
-            for side, server in servers.items()
-            for name, path, found in (
-                ("by id", "/api/v2/puzzles/{id}", ids),
-                ("grid, pool's layout", "/api/v2/grids/{id}", own),
-                ("grid, other layouts", "/api/v2/grids/{id}", moved),
+        if args.rounds:  # 0: part 2 skipped
+            targets = [
+                harness.Target(f"{side}: {name}", server.base, path, harness.KEYED, found)
+                for side, server in servers.items()
+                for name, path, found in (
+                    ("by id", "/api/v2/puzzles/{id}", ids),
+                    ("grid, pool's layout", "/api/v2/grids/{id}", own),
+                    ("grid, other layouts", "/api/v2/grids/{id}", moved),
+                )
+            ]
+            meters = {t.name: {"cpu_us": harness.cpu_meter(servers[t.name.split(":")[0]])} for t in targets}
+            summary = harness.rounds(
+                targets, count=args.rounds, seconds=args.seconds, connections=args.connections, meters=meters
             )
-        ]
-        meters = {t.name: {"cpu_us": harness.cpu_meter(servers[t.name.split(":")[0]])} for t in targets}
-        summary = harness.rounds(
-            targets, count=args.rounds, seconds=args.seconds, connections=args.connections, meters=meters
-        )
-        print(
-            f"pool {directory.name}, {args.rounds} rounds x {args.seconds:g} s, {args.connections} connections, median;"
-            " ratios to the same side's by id"
-        )
-        print(f"  {'':32} {'req/s':>8} {'ratio':>6} {'p99 ms':>8} {'CPU µs':>8} {'ratio':>6}")
-        for name, s in summary.items():
-            by_id = summary[name.split(":")[0] + ": by id"]
             print(
-                f"  {name:32} {s['rps']:8,.0f} {s['rps'] / by_id['rps']:6.3f} {s['p99_ms']:8.2f}"
-                f" {s['cpu_us']:8.0f} {by_id['cpu_us'] / s['cpu_us']:6.3f}"
+                f"pool {directory.name}, {args.rounds} rounds x {args.seconds:g} s, {args.connections} connections,"
+                " median; ratios to the same side's by id"
             )
+            print(f"  {'':32} {'req/s':>8} {'ratio':>6} {'p99 ms':>8} {'CPU µs':>8} {'ratio':>6}")
+            for name, s in summary.items():
+                by_id = summary[name.split(":")[0] + ": by id"]
+                print(
+                    f"  {name:32} {s['rps']:8,.0f} {s['rps'] / by_id['rps']:6.3f} {s['p99_ms']:8.2f}"
+                    f" {s['cpu_us']:8.0f} {by_id['cpu_us'] / s['cpu_us']:6.3f}"
+                )
         server = servers["this"]
         if args.live:
             lines = (harness.ROOT / "bench" / "data" / "sudoku-exchange-se-sample.txt").read_text().split("\n")
-            live_figures(server.base, [line.split()[0] for line in lines if line.strip()][: args.live])
+            live_figures(
+                server.base, [line.split()[0] for line in lines if line.strip()][: args.live], "SE-rated grids"
+            )
+    if args.live_pool:
+        live_pool_figures(records, args.live_pool, directory.name)
     return 0
+
+
+def live_pool_figures(records: list[dict[str, Any]], count: int, name: str) -> None:
+    """Live grades of ``count`` of the pool's puzzles (spread over its records, so over its levels) through a service
+    of a small pool that does not hold them, against ``grade()``."""
+    with tempfile.TemporaryDirectory() as scratch:
+        others = Path(scratch) / "others"
+        argv = [sys.executable, "-m", "sudokupool", "build", "--count", "10", "--seed", "47", "--out", f"{others}/"]
+        subprocess.run(argv, check=True, capture_output=True)
+        step = max(1, len(records) // count)
+        grids = [record["puzzle"] for record in records[::step][:count]]
+        log = harness.OUT / "engine-live-pool.log"
+        with harness.service(others, log, env={"SUDOKUPOOL_ENGINE_CACHE_BYTES": "0"}) as server:
+            live_figures(server.base, grids, f"puzzles of the {name} pool")
