@@ -2,8 +2,9 @@
 
 Playwright's own browser download does not work here, so the system browser is launched by path. One
 browser serves the whole module (the sync API runs its own event loop, so it is closed before any other
-module's async tests run). Screenshots go to a temporary directory, or to ``$SUDOKUPOOL_SCREENSHOTS``
-to look at them (the README's pictures, of the demo pool, come from ``scripts/screenshots.py``).
+module's async tests run), and one context of it each test's first page, emptied between tests (:class:`Shared`).
+Screenshots go to a temporary directory, or to ``$SUDOKUPOOL_SCREENSHOTS`` to look at them (the README's pictures,
+of the demo pool, come from ``scripts/screenshots.py``).
 """
 
 from __future__ import annotations
