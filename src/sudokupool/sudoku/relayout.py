@@ -29,16 +29,21 @@ _MORE_LINES: Final = r"(?:, [1-9])*(?: and [1-9])?"
 # The pieces of an explanation that name something a layout moves, longest first: cells, several lines
 # of one kind, a house, counts that are not digits, a phrase that names every kind of house at once (true in
 # any layout), the bare words for a kind of line, and lastly a bare digit. Written as a set of first characters, then
-# for each (a lookbehind on it) its pieces in that order: a pattern that starts with a set lets the regex engine skip
-# to those characters, where one that starts with a lookahead is tried at every one.
+# the pieces by their second character (a lookbehind checks the first): a pattern that starts with a set lets the
+# regex engine skip to those characters, where one that starts with a lookahead is tried at every one, and an
+# alternative that starts with a character or a set is passed over at once when the next character is not it.
 _PIECES: Final = re.compile(
     r"([rRcCbB0-9](?:"
-    rf"(?<=r)(?:[1-9]c[1-9]|ows [1-9]{_MORE_LINES}|ow [1-9]|ow, column and box|(?<=\br)(?:ows|ow)\b)"
-    r"|(?<=R)ow [1-9]"
-    rf"|(?<=c)(?:olumns [1-9]{_MORE_LINES}|olumn [1-9]|(?<=\bc)(?:olumns|olumn)\b)"
-    r"|(?<=C)olumn [1-9]"
-    r"|(?<=[Bb])ox [1-9]"
-    r"|(?<=[0-9])[0-9]* (?:cells|digits)"
+    r"o(?:"
+    rf"(?<=ro)(?:ws [1-9]{_MORE_LINES}|w [1-9]|w, column and box|(?<=\bro)ws?\b)"
+    r"|(?<=Ro)w [1-9]"
+    rf"|(?<=co)(?:lumns [1-9]{_MORE_LINES}|lumn [1-9]|(?<=\bco)lumns?\b)"
+    r"|(?<=Co)lumn [1-9]"
+    r"|(?<=[Bb]o)x [1-9]"
+    r")"
+    r"|[1-9](?<=r[1-9])c[1-9]"
+    r"| (?<=[0-9] )(?:cells|digits)"
+    r"|[0-9](?<=[0-9]{2})[0-9]* (?:cells|digits)"
     r"|(?<=[1-9])(?<![0-9]{2})(?![0-9])"
     r"))"
 )
@@ -67,6 +72,8 @@ _HOUSE_NUMBER: Final = {name: _TOKEN_NUMBER[name] for name in _HOUSE_NAMES}
 _LINE_STARTS: Final = tuple((r * 9, r * 9 + 1) for r in range(9)) + tuple((c, 9 + c) for c in range(9))
 _BOX_STARTS: Final = tuple(HOUSES[18 + b][0] for b in range(9))
 _BOX_OF: Final = tuple((c // 27) * 3 + (c % 9) // 3 for c in range(81))
+#: Each digit's name by the digit.
+_DIGIT_NAMES: Final = ("", *_DIGITS)
 
 #: A step of a solve path as JSON, as ``msgspec`` and ``orjson`` alike write it, and the one character after it if
 #: any: a single's, whose explanation is its template's (:data:`TEMPLATES`) for its cell, digit and house (checked
@@ -145,7 +152,7 @@ class Relayout:
             *itemgetter(*self.cells)(_CELL_NAMES),
             *to(_HOUSE_NAMES),
             *to(_HOUSE_TITLES),
-            *map(str, self.digits),
+            *itemgetter(*self.digits)(_DIGIT_NAMES),
             *(_SWAP if self.transposes else _SAME).values(),
             _EVERY_HOUSE,
             "",
@@ -233,12 +240,16 @@ class Names:
         # the few a table does not hold (lists of lines, counts) one by one.
         parts = _PIECES.split(text)
         pieces = parts[1::2]
-        table = self.moved
-        moved = [table[number] for number in map(_TOKEN_NUMBER.get, pieces, repeat(_NONE))]
+        moved = list(map(self.moved.__getitem__, map(_TOKEN_NUMBER.get, pieces, repeat(_NONE))))
         if "" in moved:
-            for i, (piece, found) in enumerate(zip(pieces, moved, strict=True)):
-                if not found:
-                    moved[i] = self._lines(piece) if piece.startswith(("rows ", "columns ")) else piece  # or a count
+            i = moved.index("")
+            while True:
+                piece = pieces[i]
+                moved[i] = self._lines(piece) if piece.startswith(("rows ", "columns ")) else piece  # or a count
+                try:
+                    i = moved.index("", i + 1)
+                except ValueError:
+                    break
         parts[1::2] = moved
         return "".join(parts)
 
