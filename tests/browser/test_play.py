@@ -468,21 +468,23 @@ def test_a_tests_first_page_holds_nothing_the_test_before_left(
         )
         return size
 
-    shared.empty()
-    before = Contexts(browser, web_server, shared)
-    page = before.page()
-    page.goto(ORIGIN_PAGE)
+    def next_test() -> tuple[Contexts, Page]:
+        """A test's contexts as the fixture gives them, and its first page, on the origin."""
+        shared.empty()
+        contexts = Contexts(browser, web_server, shared)
+        page = contexts.page()
+        assert page.context is shared.context
+        page.goto(ORIGIN_PAGE)
+        return contexts, page
+
+    before, page = next_test()
     page.evaluate("localStorage.setItem('left', 'behind'); document.cookie = 'left=behind; max-age=600'")
     page.context.grant_permissions(["clipboard-read"])
     assert fetched(page) > 0
     assert fetched(page) == 0, "the probe was not cached: the check below would not tell"
     before.close()
 
-    shared.empty()
-    after = Contexts(browser, web_server, shared)
-    page = after.page()
-    assert page.context is shared.context
-    page.goto(ORIGIN_PAGE)
+    after, page = next_test()
     assert page.evaluate("localStorage.getItem('left')") is None
     assert page.evaluate("document.cookie") == ""
     assert page.evaluate("navigator.permissions.query({name: 'clipboard-read'}).then(p => p.state)") == "prompt"
@@ -491,11 +493,7 @@ def test_a_tests_first_page_holds_nothing_the_test_before_left(
     freeze_clock(page)
     assert abs(page.evaluate("Date.now()") / 1000 - time.time()) > 600
     after.close()
-    shared.empty()
-    after = Contexts(browser, web_server, shared)
-    page = after.page()
-    assert page.context is shared.context
-    page.goto(ORIGIN_PAGE)
+    after, page = next_test()
     assert abs(page.evaluate("Date.now()") / 1000 - time.time()) < 600
     # A test's second page is another device's: nothing of the first page's is there.
     page.evaluate("localStorage.setItem('mine', 'first')")
