@@ -183,6 +183,9 @@ def engine_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--live", type=int, default=40, help="SE-sample grids for part 3 (0: skip)")
     parser.add_argument("--live-pool", type=int, default=40, help="pool puzzles for part 3 (0: skip)")
     parser.add_argument("--flood", action="store_true", help="part 4 only (parts 1-3 skipped)")
+    parser.add_argument(
+        "--setting", action="append", default=[], metavar="NAME=VALUE", help="a setting of this checkout's service only"
+    )
     parser.add_argument("--baseline", help="part 2 also on this git revision (or sudokupool directory), same rounds")
     args = parser.parse_args(argv)
     directory = harness.pool_dir(args.pool)
@@ -197,6 +200,7 @@ def engine_main(argv: list[str] | None = None) -> int:
     if args.canonical:  # 0: part 1 skipped
         canonical_figures(records, args.canonical)
     env = {"SUDOKUPOOL_ENGINE_CACHE_BYTES": "0"}
+    own = dict(setting.split("=", 1) for setting in args.setting)
     # Parts 2 and 3 share this checkout's service; part 2 alone the baseline's.
     trees = {"this": harness.ROOT / "src"} if args.rounds or args.live else {}
     with contextlib.ExitStack() as stack:
@@ -204,7 +208,11 @@ def engine_main(argv: list[str] | None = None) -> int:
             trees["baseline"] = stack.enter_context(harness.baseline_src(args.baseline))
         servers = {
             side: stack.enter_context(
-                harness.service(directory, harness.OUT / f"engine-{side}.log", env={**env, "PYTHONPATH": str(tree)})
+                harness.service(
+                    directory,
+                    harness.OUT / f"engine-{side}.log",
+                    env={**env, **(own if side == "this" else {}), "PYTHONPATH": str(tree)},
+                )
             )
             for side, tree in trees.items()
         }

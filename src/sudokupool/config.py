@@ -632,6 +632,14 @@ SETTINGS: tuple[Setting, ...] = (
         bounded_int(0),
     ),
     Setting(
+        "engine_prepared_bytes",
+        "16777216",
+        "Byte budget of the pool records last sent in another layout (`/grids/{grid}`), kept read and prepared for "
+        "moving so that the same record in any other layout is moved by lookups (LRU, about 4 KB a record; 0: none "
+        "kept, each move reads its record).",
+        bounded_int(0),
+    ),
+    Setting(
         "grid_max_age",
         "86400",
         "`max-age` (seconds) of grid answers and hints: the same grid or board always gives the same bytes while "
@@ -704,6 +712,7 @@ class Settings:
     cost_grade: int = 10
     cost_hint: int = 5
     engine_cache_bytes: int = 16 * 1024 * 1024
+    engine_prepared_bytes: int = 16 * 1024 * 1024
     grid_max_age: int = 86400
 
     def __post_init__(self) -> None:

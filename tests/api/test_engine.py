@@ -3,8 +3,9 @@ from __future__ import annotations
 import asyncio
 import gc
 import random
+import tracemalloc
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
@@ -349,6 +350,69 @@ def test_another_layout_is_answered_from_its_body_as_from_its_record(demo: list[
     assert moved_body(body.replace(b'"solve_path":[', b'"solve_path": [', 1), solution, grid, move) is None
     assert moved_body(body.replace(b'],"source":', b'] ,"source":', 1), solution, grid, move) is None
     assert moved_body(body[:-1], solution, grid, move) is None
+
+
+def test_a_record_kept_prepared_moves_as_it_is_read_and_its_body_is_read_once(
+    demo: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sudokupool.api import engine
+
+    kept, unkept = build_pool(demo[::40]), build_pool(demo[::40])
+    reads: dict[Pool, list[int]] = {kept: [], unkept: []}
+    for pool in reads:
+        body = pool.body
+        monkeypatch.setattr(pool, "body", lambda index, pool=pool, body=body: reads[pool].append(index) or body(index))
+    rng = random.Random(49)
+    count = len(kept)
+    asked = [random_transform(rng).apply(kept.puzzle(index % count)) for index in range(3 * count)]
+    # Each record asked in three layouts: read once while kept prepared, at each ask when none are kept.
+    assert [engine._held(kept, grid, 1 << 20) for grid in asked] == [engine._held(unkept, grid, 0) for grid in asked]
+    assert sorted(reads[kept]) == list(range(count))
+    assert sorted(reads[unkept]) == sorted(3 * list(range(count)))
+
+
+def test_prepared_records_are_bounded_by_their_bytes_and_read_again_once_dropped(demo: list[dict[str, Any]]) -> None:
+    from sudokupool.api.engine import PreparedRecords
+    from sudokupool.sudoku.answers import prepare_record
+
+    pool = build_pool(demo[:5])
+    reads: list[int] = []
+
+    def body(index: int) -> Callable[[], bytes]:
+        return lambda: reads.append(index) or pool.body(index)
+
+    sizes = [prepare_record(pool.body(index)).size for index in range(3)]  # type: ignore[union-attr]
+    kept = PreparedRecords(sizes[0] + sizes[1] + max(sizes[2], sizes[1]) - 1)  # any two of the three, never all
+    for index in (0, 1, 0, 2, 0, 1):
+        assert kept.get(index, body(index)) is not None
+    # 0 stays (the most recently used of the first two when 2 comes), 1 is dropped for 2 and read again.
+    assert reads == [0, 1, 2, 1]
+    assert kept.bytes == sizes[0] + sizes[1]
+    assert PreparedRecords(0).get(0, body(0)) is None and reads == [0, 1, 2, 1]
+    # A body not written as the pack writes one is kept as such: read once, then moved as it is read.
+    damaged = PreparedRecords(1 << 20)
+    assert damaged.get(3, lambda: reads.append(3) or pool.body(3)[:-1]) is None
+    assert damaged.get(3, lambda: reads.append(3) or pool.body(3)[:-1]) is None
+    assert reads.count(3) == 1
+
+
+def test_a_prepared_record_says_about_the_bytes_it_holds(demo: list[dict[str, Any]]) -> None:
+    from sudokupool.sudoku import single_steps
+    from sudokupool.sudoku.answers import prepare_record
+
+    single_steps.table()
+    pool = build_pool(demo[::20])
+    bodies = [pool.body(index) for index in range(len(pool))]
+    prepare_record(bodies[0])  # the literals every path shares, kept once
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        kept = [prepare_record(body) for body in bodies]
+        held = sum(stat.size_diff for stat in tracemalloc.take_snapshot().compare_to(before, "filename"))
+    finally:
+        tracemalloc.stop()
+    said = sum(record.size for record in kept if record is not None)
+    assert 0.8 < said / held < 1.25, (said, held)
 
 
 def test_a_layout_found_by_its_key_moves_the_record_as_the_canonical_forms_do(

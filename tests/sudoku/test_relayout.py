@@ -8,7 +8,7 @@ import pytest
 
 from sudokupool.sudoku.canonical import canonical_transform
 from sudokupool.sudoku.grid import is_complete_solution
-from sudokupool.sudoku.relayout import between, from_transform
+from sudokupool.sudoku.relayout import _PIECES, _TOKEN_NUMBER, between, from_transform, prepare_path
 from sudokupool.sudoku.replay import replay
 from sudokupool.sudoku.transform import Transform, random_transform
 from tests.helpers import demo_records
@@ -126,6 +126,59 @@ def test_a_path_as_json_moves_as_the_path_does(demo: list[dict[str, Any]]) -> No
         singles += sum(step["technique"] in ("Naked Single", "Full House", "Hidden Single") for step in path)
     assert singles > 1000
     assert MOVE.path_json("") == MOVE.names().path_json("") == ""
+
+
+def test_a_prepared_path_moves_as_the_path_as_json_does(demo: list[dict[str, Any]]) -> None:
+    rng = random.Random(47)
+    seen = {"transposed": 0, "lines": 0, "counts": 0, "eliminations": 0}
+    for record in demo[::10]:
+        text = orjson.dumps(record["solve_path"]).decode()[1:-1]
+        prepared = prepare_path(text)
+        assert prepared is not None
+        for _ in range(3):
+            move = from_transform(random_transform(rng))
+            assert move.prepared_path(prepared) == move.path_json(text)
+            seen["transposed"] += move.transposes
+        # What the sample holds that a prepared path moves otherwise than by a lookup.
+        seen["eliminations"] += len(prepared.eliminations)
+        seen["lines"] += len(prepared.lines)
+        pieces = [p for step in record["solve_path"] for p in _PIECES.split(step["explanation"])[1::2]]
+        seen["counts"] += sum(p not in _TOKEN_NUMBER and not p.startswith(("rows ", "columns ")) for p in pieces)
+    assert min(seen.values()) > 10, seen
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(('"score":4,', '"score":5,'), id="a-single-of-another-score"),
+        pytest.param(('"score":4,', '"score":-0,'), id="a-score-orjson-writes-otherwise"),
+        pytest.param((" can only go in ", ' can \\"only\\" go in '), id="an-escape"),
+        pytest.param(('"digit":4}', '"digit":0}'), id="a-digit-zero"),
+        pytest.param(('"cells":["r', '"cells":["row 1","r'), id="a-house-as-a-cell"),
+        pytest.param(("Locked Candidates Type 1 (Pointing)", "Naked Single"), id="another-step-named-as-a-single"),
+        pytest.param(("},{", "} ,{"), id="a-space-between-steps"),
+    ],
+)
+def test_a_path_is_prepared_only_where_the_prepared_path_moves_as_the_path_as_json_does(
+    demo: list[dict[str, Any]], change: tuple[str, str]
+) -> None:
+    rng = random.Random(46)
+    changed = prepared = 0
+    for record in demo[::50]:
+        text = orjson.dumps(record["solve_path"]).decode()[1:-1]
+        if change[0] not in text:
+            continue
+        text = text.replace(*change, 1)
+        changed += 1
+        path = prepare_path(text)
+        if path is None:
+            continue
+        prepared += 1
+        move = from_transform(random_transform(rng))
+        assert move.prepared_path(path) == move.path_json(text)
+    assert changed > 0
+    # Only a change the pack could write (an escaped quote in an explanation) leaves a path prepared.
+    assert (prepared > 0) == (change[1].startswith(" can ")), (changed, prepared)
 
 
 @pytest.mark.parametrize(

@@ -17,8 +17,9 @@ In the cache an answer is its status as three ASCII digits followed by its body.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Final, TypeVar
 from weakref import WeakKeyDictionary
 
@@ -37,12 +38,15 @@ from sudokupool.pool.layouts import LayoutIndex
 from sudokupool.pool.pool import DamagedRecord, Pool
 from sudokupool.sudoku.answers import (
     Answer,
+    PreparedRecord,
     grade_answer,
     grid_error,
     held_record,
     hint_answer,
     moved_body,
+    moved_prepared,
     moved_record,
+    prepare_record,
 )
 from sudokupool.sudoku.canonical import canonical_transform, canonical_transform_within
 from sudokupool.sudoku.check import conflicting_cells
@@ -82,8 +86,9 @@ def _answer(answer: Answer) -> bytes:
     return _STATUS[kind] + body
 
 
-def _grid(param: str | None) -> tuple[str | None, bytes | None]:
-    """The normalised grid of the path, or the cached form of the 400 that says what is wrong with it."""
+def _grid(param: str | None, *, clashes: bool = True) -> tuple[str | None, bytes | None]:
+    """The normalised grid of the path, or the cached form of the 400 that says what is wrong with it (with
+    ``clashes`` false, a grid whose givens clash is not refused here: see :func:`_clash`)."""
     text = param or ""
     if len(text) > MAX_GRID_TEXT:
         return None, _answer(grid_error("invalid", f"a grid has 81 cells, got more than {MAX_GRID_TEXT}"))
@@ -91,10 +96,15 @@ def _grid(param: str | None) -> tuple[str | None, bytes | None]:
         grid = parse_grid(text)
     except GridError as exc:
         return None, _answer(grid_error("invalid", str(exc)))
+    return grid, _clash(grid) if clashes else None
+
+
+def _clash(grid: str) -> bytes | None:
+    """The cached form of the 400 that names the first clash of ``grid``'s givens, or None when they clash nowhere."""
     clash = first_conflict(grid)
-    if clash is not None:
-        return None, _answer(grid_error("invalid", f"the givens clash: {clash}", conflicting_cells(grid)))
-    return grid, None
+    if clash is None:
+        return None
+    return _answer(grid_error("invalid", f"the givens clash: {clash}", conflicting_cells(grid)))
 
 
 def lookup(pool: Pool, grid: str) -> tuple[int, Relayout] | None:
@@ -166,6 +176,49 @@ def _index_of(indexes: WeakKeyDictionary[Pool, _Index], pool: Pool, make: Callab
     return index
 
 
+class PreparedRecords:
+    """The records of one pool last moved to another layout, read and their solve paths prepared for moving
+    (:func:`~sudokupool.sudoku.answers.prepare_record`): a record asked for again in any layout is moved by lookups,
+    its body not read again. Preparing a record costs about one move more, once. An LRU of ``budget`` bytes at most
+    (each record counted as :attr:`~sudokupool.sudoku.answers.PreparedRecord.size`; a pool's records never change);
+    with a budget of 0, none is kept and each move reads the record."""
+
+    def __init__(self, budget: int) -> None:
+        self._budget = budget
+        self._bytes = 0
+        self._records: OrderedDict[int, tuple[PreparedRecord | None, int]] = OrderedDict()
+
+    def get(self, index: int, body: Callable[[], bytes]) -> PreparedRecord | None:
+        """Record ``index`` prepared, its body read by ``body`` when it is not kept yet; None when none are kept, or
+        when it cannot be prepared (it is moved as it is read)."""
+        if not self._budget:
+            return None
+        records = self._records
+        kept = records.get(index)
+        if kept is not None:
+            records.move_to_end(index)
+            return kept[0]
+        prepared = prepare_record(body())
+        size = _UNPREPARED_SIZE if prepared is None else prepared.size
+        if size <= self._budget:
+            records[index] = (prepared, size)
+            self._bytes += size
+            while self._bytes > self._budget:
+                self._bytes -= records.popitem(last=False)[1][1]
+        return prepared
+
+    @property
+    def bytes(self) -> int:
+        """About the bytes the records kept hold."""
+        return self._bytes
+
+
+#: What a record that cannot be prepared is counted as while it is kept as such.
+_UNPREPARED_SIZE: Final = 100
+#: Each live pool's prepared records (as :data:`_GRID_INDEXES`).
+_PREPARED: Final[WeakKeyDictionary[Pool, PreparedRecords]] = WeakKeyDictionary()
+
+
 @lru_cache(maxsize=1024)
 def _held_transform(puzzle: str) -> tuple[str, Transform]:
     """The canonical form and transformation of a puzzle the pool holds: asked again for each of its layouts, so
@@ -212,7 +265,8 @@ async def _answer_of(
 
 async def grid(endpoints: Endpoints, scope: Scope, param: str | None) -> Reply:
     """``GET /grids/{grid}``: the pool's record moved to the grid's layout, or its live grade."""
-    asked, refusal = _grid(param)
+    # Givens that clash are looked for only in a grid the pool does not hold: a layout of a pool puzzle has none.
+    asked, refusal = _grid(param, clashes=False)
     if asked is None:
         assert refusal is not None
         return _reply(endpoints, scope, refusal)
@@ -220,11 +274,14 @@ async def grid(endpoints: Endpoints, scope: Scope, param: str | None) -> Reply:
     answers, work = runtime.answers, runtime.work
     key = ("grid", asked)
     if not answers.covers(key):
-        held = _held(runtime.current(), asked)
+        held = _held(runtime.current(), asked, runtime.settings.engine_prepared_bytes)
         if held is not None:
             # A lookup: moved in the loop, never queued, costs what a lookup costs; kept as a computed answer is.
             answers.put(key, held)
             return _reply(endpoints, scope, held)
+        refusal = _clash(asked)
+        if refusal is not None:
+            return _reply(endpoints, scope, refusal)
     left = left_of(scope)
     return await _answer_of(
         endpoints,
@@ -235,20 +292,28 @@ async def grid(endpoints: Endpoints, scope: Scope, param: str | None) -> Reply:
     )
 
 
-def _held(pool: Pool, asked: str) -> bytes | None:
+def _held(pool: Pool, asked: str, kept: int) -> bytes | None:
     """The cached form of the pool's record of ``asked`` moved to its layout, or None where the pool holds no such
-    grid. A function of its own, so that no frame waiting for a live grade keeps the pool (a swap waits for those)."""
+    grid; records moved to another layout are kept prepared in ``kept`` bytes (:class:`PreparedRecords`). A function
+    of its own, so that no frame waiting for a live grade keeps the pool (a swap waits for those)."""
     found = lookup(pool, asked)
     if found is None:
         return None
     index, move = found
+    solution = pool.solution(index)
     try:
+        if move is not IDENTITY:
+            records = _PREPARED.get(pool)
+            if records is None:
+                records = _PREPARED[pool] = PreparedRecords(kept)
+            prepared = records.get(index, partial(pool.body, index))
+            held = None if prepared is None else moved_prepared(prepared, solution, asked, move)
+            if held is not None:
+                return b"200" + held
         body = pool.body(index)
     except DamagedRecord:  # logged once by the pool
         raise ApiError(DAMAGED, status=500) from None
-    solution = pool.solution(index)
-    # The record's prepared body needs no reading in the layout the pool holds it (a third of the time), nor but
-    # for the few steps of its solve path that are not singles in another.
+    # The record's prepared body needs no reading in the layout the pool holds it (a third of the time).
     held = held_record(body, solution, asked) if move is IDENTITY else moved_body(body, solution, asked, move)
     return b"200" + (held or moved_record(orjson.loads(body), solution, asked, move))
 

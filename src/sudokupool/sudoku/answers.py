@@ -13,6 +13,7 @@ that imports this module to submit them never holds the finders (2 MB of its pri
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 import orjson
@@ -21,7 +22,7 @@ from sudokupool.sudoku.canonical import canonical_form
 from sudokupool.sudoku.check import check_grid
 from sudokupool.sudoku.grid import cell_name
 from sudokupool.sudoku.ids import canonical_id, puzzle_id
-from sudokupool.sudoku.relayout import Relayout
+from sudokupool.sudoku.relayout import PreparedPath, Relayout, prepare_path
 from sudokupool.sudoku.symmetry import symmetry_class
 
 Kind = Literal["ok", "invalid", "unsolvable", "marks"]
@@ -94,10 +95,26 @@ def moved_record(record: dict[str, Any], solution: str, grid: str, move: Relayou
     return orjson.dumps(out)
 
 
-def moved_body(body: bytes, solution: str, grid: str, move: Relayout) -> bytes | None:
-    """:func:`moved_record` made from the record's ``body`` as the pool serves it (with its ``solution``) without
-    reading it as JSON but for the steps of its solve path that are not singles (:meth:`Relayout.path_json`); None
-    when the body is not written as the pack writes one, and it must be read."""
+@dataclass(frozen=True, slots=True)
+class PreparedRecord:
+    """A pool record's body read once to be moved to other layouts (:func:`prepare_record`): the text around what a
+    layout changes (its puzzle id, grid, symmetry and solve path's steps) in six pieces, and those steps, prepared
+    (:func:`~sudokupool.sudoku.relayout.prepare_path`) or as they are."""
+
+    pieces: tuple[bytes, bytes, bytes, bytes, bytes, bytes]
+    steps: PreparedPath | str
+
+    @property
+    def size(self) -> int:
+        """About the bytes this holds alone (see :attr:`PreparedPath.size`)."""
+        steps = self.steps
+        return 300 + sum(map(len, self.pieces)) + (len(steps) + 49 if isinstance(steps, str) else steps.size)
+
+
+def prepare_record(body: bytes, *, prepare: bool = True) -> PreparedRecord | None:
+    """The record ``body`` (as the pool serves it) read to be moved, its solve path prepared unless ``prepare`` is
+    false; None when the body is not written as the pack writes one (it must be read as JSON), or when its path was
+    to be prepared and cannot be (see :func:`~sudokupool.sudoku.relayout.prepare_path`)."""
     head = _HEAD.match(body)
     symmetry = _SYMMETRY.search(body)
     path_at = body.find(_PATH_KEY)
@@ -114,28 +131,57 @@ def moved_body(body: bytes, solution: str, grid: str, move: Relayout) -> bytes |
     elif not body.startswith((b"null,", b"[],"), start):
         return None
     try:
-        steps = move.path_json(body[start:end].decode())
+        text = body[start:end].decode()
     except ValueError:  # UnicodeDecodeError is one
         return None
-    name = symmetry_class(grid)
-    parts = [
-        b'{"in_pool":true,',
-        body[1 : head.start(1)],
-        puzzle_id(grid).encode(),
+    steps: PreparedPath | str | None = prepare_path(text) if prepare and text else text
+    if steps is None:
+        return None
+    pieces = (
+        b'{"in_pool":true,' + body[1 : head.start(1)],
         body[head.end(1) : head.start(2)],
-        grid.encode(),
         body[head.end(2) : symmetry.start(1)],
-        b"true" if name != "none" else b"false",
         body[symmetry.end(1) : symmetry.start(2)],
-        name.encode(),
         body[symmetry.end(2) : start],
-        steps.encode(),
-        body[end:-1],
-        b',"solution":"',
+        body[end:-1] + b',"solution":"',
+    )
+    return PreparedRecord(pieces, steps)
+
+
+def moved_prepared(record: PreparedRecord, solution: str, grid: str, move: Relayout) -> bytes | None:
+    """:func:`moved_record` made from ``record`` (:func:`prepare_record`) and its ``solution``; None when its steps
+    are not written as the pack writes them (:meth:`Relayout.path_json`), and the record must be read."""
+    steps = record.steps
+    try:
+        moved = move.path_json(steps) if isinstance(steps, str) else move.prepared_path(steps)
+    except ValueError:
+        return None
+    name = symmetry_class(grid)
+    before_id, before_grid, before_symmetric, before_symmetry, before_path, before_solution = record.pieces
+    parts = [
+        before_id,
+        puzzle_id(grid).encode(),
+        before_grid,
+        grid.encode(),
+        before_symmetric,
+        b"true" if name != "none" else b"false",
+        before_symmetry,
+        name.encode(),
+        before_path,
+        moved.encode(),
+        before_solution,
         move.grid(solution).encode(),
         b'"}',
     ]
     return b"".join(parts)
+
+
+def moved_body(body: bytes, solution: str, grid: str, move: Relayout) -> bytes | None:
+    """:func:`moved_record` made from the record's ``body`` as the pool serves it (with its ``solution``) without
+    reading it as JSON but for the steps of its solve path that are not singles (:meth:`Relayout.path_json`); None
+    when the body is not written as the pack writes one, and it must be read."""
+    record = prepare_record(body, prepare=False)
+    return None if record is None else moved_prepared(record, solution, grid, move)
 
 
 def held_record(body: bytes, solution: str, grid: str) -> bytes | None:

@@ -10,6 +10,7 @@ explanations name the moved cells, houses and digits.
 from __future__ import annotations
 
 import re
+from array import array
 from dataclasses import dataclass
 from itertools import repeat
 from operator import itemgetter
@@ -101,6 +102,12 @@ _CELL_AND_DIGIT: Final = itemgetter("cell", "digit")
 _BETWEEN: Final = CLOSING + "," + OPENING
 #: What stands for a step that is not a single while the others are moved (no JSON text holds a raw NUL).
 _OTHER: Final = "\x00"
+#: Each byte itself, as a table for ``bytes.translate``; and the singles' forms so, but each moved to its form in a
+#: layout whose rows are the columns.
+_REST_OF_BYTES: Final = bytes(range(256))
+_TRANSPOSED_FORMS: Final = bytes(single_steps.TRANSPOSED_FORMS) + _REST_OF_BYTES[len(single_steps.FORMS) :]
+#: An elimination as JSON, as ``orjson`` writes one moved (its cell's name and its digit).
+_ELIMINATION: Final = '{"cell":"%s","digit":%d}'
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +201,25 @@ class Relayout:
         moved[-1] += CLOSING
         return _BETWEEN.join(moved)
 
+    def prepared_path(self, prepared: PreparedPath) -> str:
+        """:meth:`path_json` of the text ``prepared`` was read from (:func:`prepare_path`): the same text, made by
+        lookups (the singles' through byte tables, without a Python step each) and one join."""
+        names = self.names()
+        moved, digits = names.moved, self.digits
+        cells, digit_indexes, forms = prepared.singles
+        texts = single_steps.table()[1]
+        by_cell = map(texts.__getitem__, cells.translate(bytes(self.cells) + _REST_OF_BYTES[81:]))
+        by_digit = map(
+            tuple.__getitem__, by_cell, digit_indexes.translate(bytes(d - 1 for d in digits) + _REST_OF_BYTES[9:])
+        )
+        singles = map(
+            tuple.__getitem__, by_digit, forms.translate(_TRANSPOSED_FORMS if self.transposes else _REST_OF_BYTES)
+        )
+        lines = map(names._lines, prepared.lines)
+        eliminations = map(names.eliminations_json, prepared.eliminations)
+        table = (*moved, *singles, *prepared.literals, *lines, *eliminations)
+        return "".join(map(table.__getitem__, prepared.order))
+
     def cell_name(self, name: str) -> str:
         """``r4c7`` in the other layout."""
         match = _CELL_NAME.fullmatch(name)
@@ -252,6 +278,13 @@ class Names:
                     break
         parts[1::2] = moved
         return "".join(parts)
+
+    def eliminations_json(self, pairs: bytes) -> str:
+        """A step's eliminations (each one's cell, by its number in :attr:`moved`, and digit in turn) moved, as JSON
+        in cell order (as :meth:`_step` writes them)."""
+        moved, digits = self.moved, self.relayout.digits
+        items = sorted([(moved[c], digits[d - 1]) for c, d in zip(pairs[::2], pairs[1::2], strict=True)])
+        return "[" + ",".join([_ELIMINATION % item for item in items]) + "]"
 
     def _lines(self, piece: str) -> str:
         """``rows 1, 4 and 7`` in the other layout (the numbers in order)."""
@@ -375,3 +408,193 @@ def between(source: Transform, target: Transform) -> Relayout:
         tuple(back.digits[to - 1] for to in first.digits),
         first.transposes != back.transposes,
     )
+
+
+#: The literals of prepared paths (:class:`PreparedPath`), one copy each, up to :data:`MAX_LITERALS` of them.
+_LITERALS: Final[dict[str, str]] = {}
+MAX_LITERALS: Final = 1 << 16
+#: The number of pieces :attr:`Names.moved` holds: a prepared path's own pieces are numbered after them.
+_MOVED: Final = len(_TOKENS) + 1
+#: Each cell's name and each house's name by its number in :attr:`Names.moved` (the same numbers).
+_NAME_NUMBER: Final = {**_CELL_NUMBER, **_HOUSE_NUMBER}
+#: Each digit's number in :attr:`Names.moved` (``_DIGIT_NUMBER[d]``; nothing for 0).
+_DIGIT_NUMBER: Final = (_NONE, *(_TOKEN_NUMBER[digit] for digit in _DIGITS))
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedPath:
+    """A solve path as JSON read once, so that :meth:`Relayout.prepared_path` moves it to any layout by lookups and
+    one join (:func:`prepare_path`). The moved text is the join of ``order``'s pieces, numbered in turn: those of
+    :attr:`Names.moved`; the moved singles (``singles``: their cells, digits less one and forms); ``literals``, the
+    text no layout moves; the moved lists of lines (``lines``); and the moved eliminations of each step that has some
+    (``eliminations``: each one's cell and digit in turn, sorted once moved)."""
+
+    order: array[int]
+    singles: tuple[bytes, bytes, bytes]
+    literals: tuple[str, ...]
+    lines: tuple[str, ...]
+    eliminations: tuple[bytes, ...]
+
+    @property
+    def size(self) -> int:
+        """About the bytes this holds alone: its objects' (the literals, most of which every path shares, apart)."""
+        pieces = (*self.singles, *self.lines, *self.eliminations)
+        return (
+            180
+            + 2 * len(self.order)
+            + 8 * (len(self.literals) + len(pieces))
+            + sum(map(len, pieces))
+            + 40 * len(pieces)
+        )
+
+
+def prepare_path(steps: str) -> PreparedPath | None:
+    """``steps`` (a solve path as JSON, as :meth:`Relayout.path_json` takes it) prepared for moving; None when it
+    is not written as the pack writes one, or holds a step that :meth:`Relayout.path_json` would not move by its
+    fields (it then moves it as it does any such text)."""
+    if not steps:
+        return None
+    parts = steps.split(_BETWEEN)
+    if not (parts[0].startswith(OPENING) and parts[-1].endswith(CLOSING)):
+        return None
+    parts[0] = parts[0][len(OPENING) :]
+    parts[-1] = parts[-1][: -len(CLOSING)]
+    keys = list(map(single_steps.table()[0].get, parts))
+    singles = list(filter(None, keys))
+    # The path's pieces in turn: literal text (str), a numbered piece (int), a list of lines to move (_Lines) or a
+    # step's eliminations (bytes); a single is numbered after Names.moved, in turn.
+    items: list[str | int | _Lines | bytes] = []
+    single = _MOVED
+    for number, (part, key) in enumerate(zip(parts, keys, strict=True)):
+        items.append(_BETWEEN if number else OPENING)
+        if key is not None:
+            items.append(single)
+            single += 1
+            continue
+        text = OPENING + part + CLOSING
+        match = _STEP_JSON.fullmatch(text)
+        if match is None or match["cell"]:
+            return None
+        try:
+            if not _step_items(orjson.loads(text), items):
+                return None
+        except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+            return None
+    items.append(CLOSING)
+    return _prepared(items, singles)
+
+
+class _Lines(str):
+    """A list of lines in an explanation (``rows 1, 4 and 7``), moved by :meth:`Names._lines`."""
+
+
+def _step_items(step: dict[str, Any], items: list[str | int | _Lines | bytes]) -> bool:
+    """The pieces of a step that is not a single (see :func:`prepare_path`), as :meth:`Names._step` writes it moved,
+    without its :data:`OPENING` and :data:`CLOSING` (as a single's text in the singles' table); False when it would
+    not move it so."""
+    technique = step["technique"]
+    if not isinstance(technique, str) or technique in TEMPLATES or not isinstance(step["explanation"], str):
+        return False
+    add = items.append
+    for key, value in step.items():
+        if key == "technique":
+            add(orjson.dumps(value).decode()[1:])
+            continue
+        add(f',"{key}":')
+        if key == "eliminations" and value:
+            add(bytes([n for item in value for n in (_CELL_NUMBER[item["cell"]], _digit(item["digit"]))]))
+        elif key in ("placements", "eliminations"):
+            add("[")
+            for i, item in enumerate(value):
+                add('{"cell":"' if i == 0 else ',{"cell":"')
+                add(_CELL_NUMBER[item["cell"]])
+                add('","digit":')
+                add(_DIGIT_NUMBER[_digit(item["digit"])])
+                add("}")
+            add("]")
+        elif key in ("cells", "houses"):
+            numbers = _CELL_NUMBER if key == "cells" else _HOUSE_NUMBER
+            add("[")
+            for i, name in enumerate(value):
+                add('"' if i == 0 else ',"')
+                add(numbers[name])
+                add('"')
+            add("]")
+        elif key == "digits":
+            add("[")
+            for i, digit in enumerate(value):
+                if i:
+                    add(",")
+                add(_DIGIT_NUMBER[_digit(digit)])
+            add("]")
+        elif key == "explanation":
+            # As Names.text moves it: its pieces, the text between them escaped as JSON.
+            add('"')
+            for i, part in enumerate(_PIECES.split(value)):
+                if not i % 2:
+                    add(orjson.dumps(part).decode()[1:-1])
+                    continue
+                number = _TOKEN_NUMBER.get(part)
+                add(number if number is not None else _Lines(part) if part.startswith(("rows ", "columns ")) else part)
+            add('"')
+        else:
+            add(orjson.dumps(value).decode())
+    return True
+
+
+def _prepared(items: list[str | int | _Lines | bytes], singles: list[tuple[int, int, int]]) -> PreparedPath | None:
+    """:func:`prepare_path`'s pieces numbered: literals after the singles (the text between two other pieces as one,
+    one copy of each kept for all paths: most recur in every path), then the lists of lines and the eliminations."""
+    order: list[int] = []
+    literals: list[str] = []
+    lines: list[str] = []
+    eliminations: list[bytes] = []
+    # Where in ``order`` each list of lines goes, and each step's eliminations: numbered once the literals are.
+    line_places: list[int] = []
+    elimination_places: list[int] = []
+    first = _MOVED + len(singles)
+    text: list[str] = []
+    for item in items:
+        kind = item.__class__
+        if kind is str:
+            text.append(item)  # type: ignore[arg-type]
+            continue
+        if text:
+            literal = "".join(text)
+            text = []
+            order.append(first + len(literals))
+            literals.append(_LITERALS.setdefault(literal, literal) if len(_LITERALS) < MAX_LITERALS else literal)
+        if kind is int:
+            order.append(item)  # type: ignore[arg-type]
+            continue
+        (line_places if kind is _Lines else elimination_places).append(len(order))
+        (lines if kind is _Lines else eliminations).append(item)  # type: ignore[arg-type]
+        order.append(0)
+    if text:
+        order.append(first + len(literals))
+        literals.append("".join(text))
+    number = first + len(literals)
+    if number + len(lines) + len(eliminations) > 0xFFFF:
+        return None  # more pieces than two bytes number (no path the grader writes comes near)
+    for place in line_places + elimination_places:
+        order[place] = number
+        number += 1
+    cells, digits, forms = zip(*singles, strict=True) if singles else ((), (), ())
+    return PreparedPath(
+        array("H", order),
+        (bytes(cells), bytes(digits).translate(_LESS_ONE), bytes(forms)),
+        tuple(literals),
+        tuple(map(str, lines)),
+        tuple(eliminations),
+    )
+
+
+#: Each digit 1-9 to itself less one, as a table for ``bytes.translate``.
+_LESS_ONE: Final = bytes.maketrans(bytes(range(1, 10)), bytes(range(9)))
+
+
+def _digit(value: object) -> int:
+    """A step's digit, as :meth:`Names._step` reads one; ``KeyError`` for anything it would not move as a digit."""
+    if type(value) is not int or not 1 <= value <= 9:
+        raise KeyError(value)
+    return value
