@@ -22,6 +22,12 @@ def test_ids_follow_the_definition() -> None:
     assert canonical_id(PUZZLE) == reference_code("sudokupool-canonical-v1:", PUZZLE)
 
 
+@given(st.text(alphabet="123456789.", min_size=81, max_size=81))
+def test_every_grids_ids_follow_the_definition(grid: str) -> None:
+    assert puzzle_id(grid) == reference_code("sudokupool-puzzle-v1:", grid)
+    assert canonical_id(grid) == reference_code("sudokupool-canonical-v1:", grid)
+
+
 def test_pinned_values() -> None:
     # Pinned so an accidental change of tag, hash or alphabet shows up as a failing test.
     assert canonical_id("." * 81) == "36VXTX2QY2GGV"

@@ -84,3 +84,32 @@ def test_orbit(name: str, start: int, expected: tuple[int, ...]) -> None:
 def test_orbit_rejects_unknown_name() -> None:
     with pytest.raises(KeyError):
         orbit(0, "sideways")
+
+
+def reference_class(puzzle: str) -> str:
+    """The class from its definition: of the groups whose every orbit is all givens or all empty cells (the groups
+    that fix the pattern), the largest (the fewest orbits) is the group of every symmetry that fixes it."""
+    fixing = [
+        name for name in SYMMETRIES if all(len({puzzle[c] == EMPTY for c in group}) == 1 for group in orbits(name))
+    ]
+    return min(fixing, key=lambda name: len(orbits(name)))
+
+
+@pytest.mark.parametrize("name", SYMMETRIES)
+def test_symmetry_class_follows_the_definition(name: str) -> None:
+    # Patterns made of whole orbits of each group, digits differing inside an orbit, and some cells changed after, so
+    # that each class and its neighbours come up; and any character but a dot counts as a given.
+    rng = random.Random(f"definition {name}")
+    seen = set()
+    for _ in range(300):
+        cells = ["."] * 81
+        for group in orbits(name):
+            if rng.random() < 0.4:
+                for c in group:
+                    cells[c] = rng.choice("123456789")
+        for _ in range(rng.choice((0, 0, 1, 2))):
+            cells[rng.randrange(81)] = rng.choice(".123456789x0")
+        puzzle = "".join(cells)
+        assert symmetry_class(puzzle) == reference_class(puzzle), puzzle
+        seen.add(symmetry_class(puzzle))
+    assert name in seen

@@ -18,17 +18,25 @@ _BITS: Final = ID_LENGTH * 5  # 65
 # Lookups accept lower case and the usual misreadings: I and L for 1, O for 0.
 _READ: Final = str.maketrans("ILO", "110")
 _VALID: Final = frozenset(ALPHABET)
+#: Every two digits, by the ten bits they write.
+_PAIRS: Final = tuple(first + second for first in ALPHABET for second in ALPHABET)
 
 
 def share_code(text: str) -> str:
     """13 Crockford base32 digits of the first 65 bits of SHA-256 over ``text`` (ASCII)."""
     digest = hashlib.sha256(text.encode("ascii")).digest()
     value = int.from_bytes(digest[:9], "big") >> (72 - _BITS)
-    chars = []
-    for _ in range(ID_LENGTH):
-        value, digit = divmod(value, 32)
-        chars.append(ALPHABET[digit])
-    return "".join(reversed(chars))
+    # Two digits at a time, from the first: the 13th is the last 5 bits.
+    pairs = _PAIRS
+    return (
+        pairs[value >> 55]
+        + pairs[value >> 45 & 1023]
+        + pairs[value >> 35 & 1023]
+        + pairs[value >> 25 & 1023]
+        + pairs[value >> 15 & 1023]
+        + pairs[value >> 5 & 1023]
+        + ALPHABET[value & 31]
+    )
 
 
 def canonical_id(canonical: str) -> str:

@@ -44,11 +44,39 @@ SYMMETRIES: Final[tuple[str, ...]] = tuple(_GROUPS)
 _BY_GROUP: Final[dict[frozenset[tuple[int, ...]], str]] = {frozenset(g): name for name, g in _GROUPS.items()}
 
 
+#: A grid's clue pattern, byte by byte: ``1`` for a given (any character but the empty cell's), ``0`` for an empty cell.
+_PATTERN: Final = bytes(ord("0") if byte == ord(EMPTY) else ord("1") for byte in range(256))
+#: Which symmetries fix a pattern (:func:`_fixing`'s tuple) to the name of the group they make.
+_BY_FIXING: Final = {
+    tuple(m in group for m in (_ROT180, _MIRROR_H, _MIRROR_V, _DIAG_MAIN, _DIAG_ANTI, _ROT90)): name
+    for name, group in _GROUPS.items()
+}
+
+
 def symmetry_class(puzzle: str) -> str:
     """The name of the group of square symmetries that map the clue pattern of ``puzzle`` onto itself."""
+    data = puzzle.encode("utf-8", "surrogatepass")
+    if len(data) == 81:  # a byte a cell
+        return _BY_FIXING[_fixing(data.translate(_PATTERN))]
     givens = frozenset(i for i, ch in enumerate(puzzle) if ch != EMPTY)
-    fixing = frozenset(m for m in _GROUPS["full"] if all(m[i] in givens for i in givens))
-    return _BY_GROUP[fixing]
+    return _BY_GROUP[frozenset(m for m in _GROUPS["full"] if all(m[i] in givens for i in givens))]
+
+
+def _fixing(pattern: bytes) -> tuple[bool, ...]:
+    """Whether each of the half turn, the two mirrors, the two diagonals and the quarter turn maps ``pattern`` (81
+    cells, row by row) onto itself: the pattern moved by each, by slices, is the pattern (a quarter turn fixes it when
+    the three-quarter turn does, its inverse)."""
+    rows_reversed = b"".join([pattern[start : start + 9] for start in range(72, -1, -9)])
+    transposed = b"".join([pattern[column::9] for column in range(9)])
+    quarter = b"".join([transposed[start : start + 9] for start in range(72, -1, -9)])
+    return (
+        pattern[::-1] == pattern,
+        rows_reversed == pattern,
+        rows_reversed[::-1] == pattern,
+        transposed == pattern,
+        transposed[::-1] == pattern,
+        quarter == pattern,
+    )
 
 
 def orbit(cell: int, symmetry: str) -> tuple[int, ...]:
