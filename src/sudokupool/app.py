@@ -42,7 +42,6 @@ from sudokupool.serving.supervision import report_startup_failure, worker_starte
 from sudokupool.serving.tasks import Interrupted, until_signalled
 from sudokupool.state import Runtime
 from sudokupool.storage import open_store
-from sudokupool.sudoku import single_steps
 from sudokupool.web.printsheet import print_routes
 from sudokupool.web.site import STATIC_DIR, asset_version, web_routes
 
@@ -109,11 +108,8 @@ class SudokuPool:
         An injected pool (``create_app(pool=...)``) is served as is: nothing is loaded or synced.
         """
         runtime = self.runtime
-        # The singles' steps a held grid is moved to another layout with, made once for the process's life before it
-        # serves (rather than in the loop at the first such request).
-        single_steps.table()
-        # The modules, the app and those steps live as long as the process: later collections need not visit them
-        # (no pool is loaded yet, so none is kept from the collector).
+        # The modules and the app live as long as the process: later collections need not visit them (no pool is
+        # loaded yet, so none is kept from the collector).
         freeze_startup_objects()
         await self.start_metrics()
         if runtime.store is None:

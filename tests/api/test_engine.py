@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import random
+import threading
 import tracemalloc
 import weakref
 from collections.abc import AsyncIterator, Callable
@@ -25,7 +26,7 @@ from sudokupool.sudoku.ids import puzzle_id
 from sudokupool.sudoku.replay import replay
 from sudokupool.sudoku.transform import IDENTITY_DIGITS, Transform, random_transform
 from tests.factories import build_pool
-from tests.helpers import MINUTE, FakeClock, demo_records
+from tests.helpers import MINUTE, FakeClock, demo_records, running
 
 pytestmark = pytest.mark.anyio
 
@@ -350,6 +351,27 @@ def test_another_layout_is_answered_from_its_body_as_from_its_record(demo: list[
     assert moved_body(body.replace(b'"solve_path":[', b'"solve_path": [', 1), solution, grid, move) is None
     assert moved_body(body.replace(b'],"source":', b'] ,"source":', 1), solution, grid, move) is None
     assert moved_body(body[:-1], solution, grid, move) is None
+
+
+async def test_the_singles_steps_are_made_off_the_loop_at_the_first_grid_asked(
+    pool: Pool, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sudokupool.api import engine
+    from sudokupool.sudoku import single_steps
+
+    single_steps.table.cache_clear()
+    made_in: list[threading.Thread] = []
+    make = engine._make_singles
+    monkeypatch.setattr(engine, "_make_singles", lambda: made_in.append(threading.current_thread()) or make())
+    async with running(create_app(Settings(limit_anonymous=1000), pool=pool)) as client:
+        assert single_steps.table.cache_info().currsize == 0  # an idle worker holds none of it
+        moved = [layout.values[0].apply(records[3]["puzzle"]) for layout in LAYOUTS]
+        answers = await asyncio.gather(*(client.get(f"/api/v2/grids/{grid}") for grid in moved))
+        assert [answer.status_code for answer in answers] == [200] * len(moved)
+        assert single_steps.table.cache_info().currsize == 1
+        # Made in threads of their own, each first ask waiting for one making (later asks find it made).
+        assert made_in and threading.main_thread() not in made_in
+        assert single_steps.table.cache_info().misses == 1
 
 
 def test_a_record_kept_prepared_moves_as_it_is_read_and_its_body_is_read_once(

@@ -17,6 +17,8 @@ In the cache an answer is its status as three ASCII digits followed by its body.
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from functools import lru_cache, partial
@@ -36,6 +38,7 @@ from sudokupool.api.query import Header, queries
 from sudokupool.pool.grids import GridIndex
 from sudokupool.pool.layouts import LayoutIndex
 from sudokupool.pool.pool import DamagedRecord, Pool
+from sudokupool.sudoku import single_steps
 from sudokupool.sudoku.answers import (
     Answer,
     PreparedRecord,
@@ -274,6 +277,8 @@ async def grid(endpoints: Endpoints, scope: Scope, param: str | None) -> Reply:
     answers, work = runtime.answers, runtime.work
     key = ("grid", asked)
     if not answers.covers(key):
+        if not single_steps.table.cache_info().currsize:
+            await asyncio.to_thread(_make_singles)
         held = _held(runtime.current(), asked, runtime.settings.engine_prepared_bytes)
         if held is not None:
             # A lookup: moved in the loop, never queued, costs what a lookup costs; kept as a computed answer is.
@@ -290,6 +295,18 @@ async def grid(endpoints: Endpoints, scope: Scope, param: str | None) -> Reply:
         runtime.settings.cost_grade,
         lambda: work.submit(grade_answer, asked, kind="grade", left=left),
     )
+
+
+#: Held while the singles' steps table is made, so that grids asked for at once wait for one making of it.
+_MAKING_SINGLES: Final = threading.Lock()
+
+
+def _make_singles() -> None:
+    """Make the singles' steps table (:mod:`sudokupool.sudoku.single_steps`) that moves a record to another layout, in
+    a thread, the first time a grid is asked for: an idle worker holds none of it (1.5 MB), and the loop keeps serving
+    while it is made (about 30 ms of CPU)."""
+    with _MAKING_SINGLES:
+        single_steps.table()
 
 
 def _held(pool: Pool, asked: str, kept: int) -> bytes | None:
