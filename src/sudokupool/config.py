@@ -635,8 +635,8 @@ SETTINGS: tuple[Setting, ...] = (
         "engine_prepared_bytes",
         "16777216",
         "Byte budget of the pool records last sent in another layout (`/grids/{grid}`), kept read and prepared for "
-        "moving so that the same record in any other layout is moved by lookups (LRU, about 4 KB a record; 0: none "
-        "kept, each move reads its record).",
+        "moving so that the same record in any other layout is moved by lookups (LRU, each record counted as about the "
+        "bytes it holds; 0: none kept, each move reads its record).",
         bounded_int(0),
     ),
     Setting(

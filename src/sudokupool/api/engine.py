@@ -303,8 +303,8 @@ _MAKING_SINGLES: Final = threading.Lock()
 
 def _make_singles() -> None:
     """Make the singles' steps table (:mod:`sudokupool.sudoku.single_steps`) that moves a record to another layout, in
-    a thread, the first time a grid is asked for: an idle worker holds none of it (1.5 MB), and the loop keeps serving
-    while it is made (about 30 ms of CPU)."""
+    a thread, the first time a grid is asked for: an idle worker holds none of it, and the loop keeps serving while it
+    is made (docs/benchmarks.md gives both figures)."""
     with _MAKING_SINGLES:
         single_steps.table()
 
