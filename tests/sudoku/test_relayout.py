@@ -147,65 +147,63 @@ def test_a_prepared_path_moves_as_the_path_as_json_does(demo: list[dict[str, Any
     assert min(seen.values()) > 10, seen
 
 
+#: Changes to a demo path as the pack writes it, each to a text the pack never writes.
+CHANGES = {
+    "a-single-of-another-score": ('"score":4,', '"score":5,'),
+    "a-score-orjson-writes-otherwise": ('"score":4,', '"score":-0,'),
+    "a-space-between-steps": ("},{", "} ,{"),
+    "an-escape": (" can only go in ", ' can \\"only\\" go in '),
+    "a-digit-zero": ('"digit":4}', '"digit":0}'),
+    "another-step-named-as-a-single": ("Locked Candidates Type 1 (Pointing)", "Naked Single"),
+}
+
+
+def changed_paths(demo: list[dict[str, Any]], change: tuple[str, str]) -> list[str]:
+    """Every 50th demo record's path as JSON with ``change`` made in it, for those that hold its text."""
+    texts = [orjson.dumps(record["solve_path"]).decode()[1:-1] for record in demo[::50]]
+    return [text.replace(*change, 1) for text in texts if change[0] in text]
+
+
 @pytest.mark.parametrize(
     "change",
     [
-        pytest.param(('"score":4,', '"score":5,'), id="a-single-of-another-score"),
-        pytest.param(('"score":4,', '"score":-0,'), id="a-score-orjson-writes-otherwise"),
-        pytest.param((" can only go in ", ' can \\"only\\" go in '), id="an-escape"),
-        pytest.param(('"digit":4}', '"digit":0}'), id="a-digit-zero"),
+        *(pytest.param(change, id=name) for name, change in CHANGES.items()),
         pytest.param(('"cells":["r', '"cells":["row 1","r'), id="a-house-as-a-cell"),
-        pytest.param(("Locked Candidates Type 1 (Pointing)", "Naked Single"), id="another-step-named-as-a-single"),
-        pytest.param(("},{", "} ,{"), id="a-space-between-steps"),
     ],
 )
 def test_a_path_is_prepared_only_where_the_prepared_path_moves_as_the_path_as_json_does(
     demo: list[dict[str, Any]], change: tuple[str, str]
 ) -> None:
     rng = random.Random(46)
-    changed = prepared = 0
-    for record in demo[::50]:
-        text = orjson.dumps(record["solve_path"]).decode()[1:-1]
-        if change[0] not in text:
-            continue
-        text = text.replace(*change, 1)
-        changed += 1
+    texts = changed_paths(demo, change)
+    prepared = 0
+    for text in texts:
         path = prepare_path(text)
         if path is None:
             continue
         prepared += 1
         move = from_transform(random_transform(rng))
         assert move.prepared_path(path) == move.path_json(text)
-    assert changed > 0
+    assert texts
     # Only a change the pack could write (an escaped quote in an explanation) leaves a path prepared.
-    assert (prepared > 0) == (change[1].startswith(" can ")), (changed, prepared)
+    assert (prepared > 0) == (change[1].startswith(" can ")), (len(texts), prepared)
 
 
 @pytest.mark.parametrize(
     "change",
     [
-        pytest.param(('"score":4,', '"score":5,'), id="a-single-of-another-score"),
-        pytest.param(('"score":4,', '"score":-0,'), id="a-score-orjson-writes-otherwise"),
-        pytest.param(("},{", "} ,{"), id="a-space-between-steps"),
+        *(pytest.param(change, id=name) for name, change in CHANGES.items()),
         pytest.param(("},{", "};{"), id="another-character-between-steps"),
-        pytest.param((" can only go in ", ' can \\"only\\" go in '), id="an-escape"),
-        pytest.param(('"digit":4}', '"digit":0}'), id="a-digit-zero"),
         pytest.param(('"cells":["', '"cells":[ "'), id="a-space-in-a-list"),
-        pytest.param(("Locked Candidates Type 1 (Pointing)", "Naked Single"), id="another-step-named-as-a-single"),
     ],
 )
 def test_a_path_not_as_the_pack_writes_it_moves_as_the_regex_moves_it(
     demo: list[dict[str, Any]], change: tuple[str, str]
 ) -> None:
     rng = random.Random(45)
-    changed = 0
-    for record in demo[::50]:
+    texts = changed_paths(demo, change)
+    for text in texts:
         move = from_transform(random_transform(rng))
-        text = orjson.dumps(record["solve_path"]).decode()[1:-1]
-        if change[0] not in text:
-            continue
-        text = text.replace(*change, 1)
-        changed += 1
         try:
             expected = move.names().path_json(text)
         except ValueError:
@@ -213,7 +211,7 @@ def test_a_path_not_as_the_pack_writes_it_moves_as_the_regex_moves_it(
                 move.path_json(text)
         else:
             assert move.path_json(text) == expected
-    assert changed > 0
+    assert texts
 
 
 @pytest.mark.parametrize(

@@ -152,7 +152,7 @@ def _by_layout(pool: Pool, grid: str) -> tuple[tuple[int, Relayout] | None, bool
     return None, complete
 
 
-_Index = TypeVar("_Index", GridIndex, LayoutIndex)
+_Index = TypeVar("_Index")
 
 #: Each live pool's index of its grids as it holds them (an old pool's goes with it: the index holds no
 #: reference to its pool).
@@ -172,7 +172,8 @@ def _layouts(pool: Pool) -> LayoutIndex:
 
 
 def _index_of(indexes: WeakKeyDictionary[Pool, _Index], pool: Pool, make: Callable[[int], _Index]) -> _Index:
-    """``pool``'s index in ``indexes``, made (empty, for ``len(pool)`` records) the first time it is asked for."""
+    """``pool``'s entry in ``indexes`` (an index, the prepared records), made by ``make`` (given ``len(pool)``) the
+    first time it is asked for."""
     index = indexes.get(pool)
     if index is None:
         index = indexes[pool] = make(len(pool))
@@ -320,9 +321,7 @@ def _held(pool: Pool, asked: str, kept: int) -> bytes | None:
     solution = pool.solution(index)
     try:
         if move is not IDENTITY:
-            records = _PREPARED.get(pool)
-            if records is None:
-                records = _PREPARED[pool] = PreparedRecords(kept)
+            records = _index_of(_PREPARED, pool, lambda _: PreparedRecords(kept))
             prepared = records.get(index, partial(pool.body, index))
             held = None if prepared is None else moved_prepared(prepared, solution, asked, move)
             if held is not None:

@@ -172,14 +172,11 @@ class Relayout:
         steps written so (see :meth:`Names.path_json`)."""
         if not steps:
             return steps
-        # Each step without its opening and closing, as the singles' table holds a single's.
-        parts = steps.split(_BETWEEN)
-        if not (parts[0].startswith(OPENING) and parts[-1].endswith(CLOSING)):
+        split = _split_steps(steps)
+        if split is None:
             return self.names().path_json(steps)
-        parts[0] = parts[0][len(OPENING) :]
-        parts[-1] = parts[-1][: -len(CLOSING)]
-        found, texts = single_steps.table()
-        keys = list(map(found.get, parts))
+        parts, keys = split
+        texts = single_steps.table()[1]
         cells, digits = self.cells, self.digits
         forms = single_steps.TRANSPOSED_FORMS if self.transposes else range(len(single_steps.FORMS))
         moved = [texts[cells[cell]][digits[digit - 1] - 1][forms[form]] for cell, digit, form in filter(None, keys)]
@@ -448,18 +445,26 @@ class PreparedPath:
         )
 
 
-def prepare_path(steps: str) -> PreparedPath | None:
-    """``steps`` (a solve path as JSON, as :meth:`Relayout.path_json` takes it) prepared for moving; None when it
-    is not written as the pack writes one, or holds a step that :meth:`Relayout.path_json` would not move by its
-    fields (it then moves it as it does any such text)."""
-    if not steps:
-        return None
+def _split_steps(steps: str) -> tuple[list[str], list[tuple[int, int, int] | None]] | None:
+    """A solve path as JSON (not empty) split into its steps, each without its opening and closing as the singles'
+    table holds a single's, and each step's cell, digit and form when it is a single written as the pack writes one;
+    None when the text does not open and close as the pack writes a path."""
     parts = steps.split(_BETWEEN)
     if not (parts[0].startswith(OPENING) and parts[-1].endswith(CLOSING)):
         return None
     parts[0] = parts[0][len(OPENING) :]
     parts[-1] = parts[-1][: -len(CLOSING)]
-    keys = list(map(single_steps.table()[0].get, parts))
+    return parts, list(map(single_steps.table()[0].get, parts))
+
+
+def prepare_path(steps: str) -> PreparedPath | None:
+    """``steps`` (a solve path as JSON, as :meth:`Relayout.path_json` takes it) prepared for moving; None when it
+    is not written as the pack writes one, or holds a step that :meth:`Relayout.path_json` would not move by its
+    fields (it then moves it as it does any such text)."""
+    split = _split_steps(steps) if steps else None
+    if split is None:
+        return None
+    parts, keys = split
     singles = list(filter(None, keys))
     # The path's pieces in turn: literal text (str), a numbered piece (int), a list of lines to move (_Lines) or a
     # step's eliminations (bytes); a single is numbered after Names.moved, in turn.
