@@ -1,15 +1,17 @@
 """The metrics port answers a scrape without waiting for the loop's default executor, whose threads the loader's
-file work (and its file locks) may hold."""
+file work (and its file locks) may hold, and lets the loop serve between the metric families it writes."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from sudokupool.metrics.endpoint import MetricsServer
+from sudokupool.metrics.endpoint import SLICE_SECONDS, MetricsServer
 from tests.helpers import free_port
 
 pytestmark = pytest.mark.anyio
@@ -29,8 +31,12 @@ class Figures:
         pass
 
     def exposition(self, accept: str = "") -> tuple[bytes, str]:
+        parts, content_type = self.exposition_parts(accept)
+        return b"".join(parts), content_type
+
+    def exposition_parts(self, accept: str = "") -> tuple[Iterator[bytes], str]:
         self.threads.append(threading.current_thread().name)
-        return BODY, "text/plain; version=0.0.4; charset=utf-8"
+        return iter((BODY,)), "text/plain; version=0.0.4; charset=utf-8"
 
 
 async def scrape(port: int) -> bytes:
@@ -62,3 +68,49 @@ async def test_a_scrape_is_answered_while_every_thread_of_the_default_executor_i
         release.set()
         await asyncio.gather(*held)
         await server.stop()
+
+
+class SlowFamilies(Figures):
+    """Figures whose body comes in families that each take twice the metrics port's slice to write; notes the
+    turns ``ticks`` counted when each family began."""
+
+    FAMILIES = 6
+
+    def __init__(self, ticks: list[int]) -> None:
+        super().__init__(None)
+        self.ticks = ticks
+        self.seen: list[int] = []
+
+    def exposition_parts(self, accept: str = "") -> tuple[Iterator[bytes], str]:
+        def parts() -> Iterator[bytes]:
+            for n in range(self.FAMILIES):
+                self.seen.append(self.ticks[0])
+                until = time.perf_counter() + 2 * SLICE_SECONDS
+                while time.perf_counter() < until:
+                    pass
+                yield f"figure_{n} {n}\n".encode()
+
+        return parts(), "text/plain; version=0.0.4; charset=utf-8"
+
+
+async def test_a_scrape_lets_the_loop_serve_between_its_metric_families() -> None:
+    ticks = [0]
+
+    async def other_work() -> None:
+        while True:
+            await asyncio.sleep(0)
+            ticks[0] += 1
+
+    figures = SlowFamilies(ticks)
+    server = MetricsServer(figures, "127.0.0.1", free_port())  # type: ignore[arg-type]
+    await server.start()
+    other = asyncio.create_task(other_work())
+    try:
+        answer = await asyncio.wait_for(scrape(server.port), 30)
+    finally:
+        other.cancel()
+        await server.stop()
+    assert answer.endswith(b"".join(f"figure_{n} {n}\n".encode() for n in range(SlowFamilies.FAMILIES)))
+    # The loop's other work ran between every two families, not only before and after the scrape.
+    assert len(figures.seen) == SlowFamilies.FAMILIES
+    assert all(later > earlier for earlier, later in zip(figures.seen, figures.seen[1:], strict=False))

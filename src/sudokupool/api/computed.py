@@ -69,7 +69,14 @@ async def charge(scope: Scope, cost: int) -> None:
 
 def work_error(exc: WorkError) -> ApiError:
     """The JSON error for a refusal of the work pool: 503 with ``Retry-After`` for a full queue or a job past its
-    budget, :data:`CLIENT_LEFT` for a job dropped because its client left. A crash is not a client error: re-raise."""
+    budget, :data:`CLIENT_LEFT` for a job dropped because its client left. A crash is not a client error: re-raise.
+
+    A refusal's traceback is dropped: a refusal is an answer, not a fault, and its traceback's frames (the
+    handler's, the cache's, the pool's) hold the futures that hold the refusal, a reference cycle that only a pass
+    of the garbage collector frees, holding up the event loop while it runs.
+    """
+    if isinstance(exc, (WorkQueueFull, WorkBudgetExceeded, WorkDropped)):
+        exc.__traceback__ = None
     if isinstance(exc, WorkQueueFull):
         return ApiError(BUSY, status=503, headers={"Retry-After": str(exc.retry_after)})
     if isinstance(exc, WorkBudgetExceeded):

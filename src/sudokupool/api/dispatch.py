@@ -186,7 +186,13 @@ class ApiRouter:
                     scope[RECEIVE] = receive
                     if limited:
                         scope[CHARGE] = (limiter, extra)
-                    reply = await cast(AsyncHandler, handler)(scope, param)
+                    try:
+                        reply = await cast(AsyncHandler, handler)(scope, param)
+                    finally:
+                        # Not kept past the handler: ``receive`` is a method of the server's request, which holds
+                        # this scope, and the cycle would wait for the garbage collector (see BoundedFlowControl).
+                        del scope[RECEIVE]
+                        scope.pop(CHARGE, None)
                 else:
                     reply = cast(Handler, handler)(scope, param)
                 if isinstance(reply, Streamed):

@@ -10,10 +10,12 @@ timeout, answered, and the connection closed. prometheus-client's own ``start_ht
 thread per worker and cannot share the port between workers.
 
 A scrape waits for nothing else the worker does. One worker's figures are in its memory: the body is written
-on the event loop itself (1-5 ms of Python, which in a thread would hold the GIL, and so the loop, as long),
-since a hop to a thread and back costs two more turns of a busy loop and of busy cores, each a wait behind the
-requests in flight. Several workers' figures are merged from their files: that runs in the metrics server's
-own thread, never in the loop's default executor, where the loader's file work (and its locks) may be waiting.
+on the event loop itself (Python that in a thread would hold the GIL, and so the loop, as long), since a hop to
+a thread and back costs two more turns of a busy loop and of busy cores, each a wait behind the requests in
+flight. It is written a metric family at a time (:mod:`sudokupool.metrics.text`), and the requests waiting are
+served whenever it has held the loop for :data:`SLICE_SECONDS`, so a scrape adds no long wait to any request.
+Several workers' figures are merged from their files: that runs in the metrics server's own thread, never in the
+loop's default executor, where the loader's file work (and its locks) may be waiting.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import asyncio
 import contextlib
 import gzip
 import logging
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 from sudokupool.metrics.exporter import Exporter
@@ -31,6 +34,9 @@ logger = logging.getLogger("sudokupool")
 #: The longest request head the port reads, and how long a client has to send it.
 MAX_HEAD = 16 * 1024
 HEAD_SECONDS = 10.0
+#: The longest a scrape holds the event loop at a time (past it, at the end of a metric family, requests waiting
+#: are served before the scrape goes on).
+SLICE_SECONDS = 0.0005
 
 
 class MetricsServer:
@@ -104,10 +110,19 @@ class MetricsServer:
         return 200, headers, body
 
     async def exposition(self, accept: str) -> tuple[bytes, str]:
-        """The exporter's body: on the loop for one worker; merging several workers' files reads the disk, in
-        this server's own thread (the loop keeps serving the API meanwhile)."""
+        """The exporter's body: on the loop for one worker, in slices of at most about :data:`SLICE_SECONDS`
+        with the loop's other work between them; merging several workers' files reads the disk, in this server's
+        own thread (the loop keeps serving the API meanwhile)."""
         if not self.exporter.multiprocess_dir:
-            return self.exporter.exposition(accept)
+            parts, content_type = self.exporter.exposition_parts(accept)
+            body = []
+            began = time.perf_counter()
+            for part in parts:
+                body.append(part)
+                if time.perf_counter() - began > SLICE_SECONDS:
+                    await asyncio.sleep(0)
+                    began = time.perf_counter()
+            return b"".join(body), content_type
         if self.thread is None:
             self.thread = ThreadPoolExecutor(1, "sudokupool-metrics")
         return await asyncio.get_running_loop().run_in_executor(self.thread, self.exporter.exposition, accept)

@@ -20,12 +20,13 @@ import math
 import os
 import platform
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, ClassVar
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
-from prometheus_client.exposition import choose_encoder
+from prometheus_client.exposition import choose_encoder, generate_latest
 from prometheus_client.gc_collector import GCCollector
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 from prometheus_client.platform_collector import PlatformCollector
@@ -35,6 +36,7 @@ from sudokupool import __version__
 from sudokupool.api.limiter import RateLimiter
 from sudokupool.api.tally import BUCKETS, RequestTally, code_label
 from sudokupool.loading.cache import Received
+from sudokupool.metrics import text
 from sudokupool.metrics.loop import BUCKETS as LAG_BUCKETS
 from sudokupool.metrics.loop import LoopLag
 from sudokupool.serving.tasks import cancel
@@ -310,12 +312,22 @@ class Exporter:
         """The scrape's body in the format ``accept`` asks for (Prometheus text by default), and its type.
 
         Reads files in multiprocess mode: then call it off the event loop (after :meth:`flush`, on it); in one
-        process it reads the registry in memory (and /proc), 1-5 ms.
+        process it reads the registry in memory (and /proc).
         """
+        parts, content_type = self.exposition_parts(accept)
+        return b"".join(parts), content_type
+
+    def exposition_parts(self, accept: str = "") -> tuple[Iterator[bytes], str]:
+        """:meth:`exposition`'s body in parts, made as they are asked for: a metric family each in Prometheus's
+        text format (:mod:`sudokupool.metrics.text`), the whole body at once in another (OpenMetrics)."""
         if self.multiprocess_dir:
             forget_dead_workers(self.multiprocess_dir)
         encoder, content_type = choose_encoder(accept)
-        return encoder(self.registry), content_type
+        if encoder is generate_latest:
+            return text.families(self.registry), content_type
+        if isinstance(encoder, partial) and encoder.func is generate_latest:
+            return text.families(self.registry, encoder.keywords["escaping"]), content_type
+        return iter((encoder(self.registry),)), content_type
 
     def start(self) -> None:
         """Sample the event loop's lag; with several workers, flush every :data:`FLUSH_SECONDS` too, so any

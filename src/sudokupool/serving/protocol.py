@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import weakref
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -63,21 +64,27 @@ class BoundedFlowControl(FlowControl):
     """uvicorn's flow control, except that reading resumes only when the protocol may read
     (:meth:`BoundedHttpToolsProtocol.may_read`; uvicorn resumes it after every answer and whenever the
     app asks for the request body, whatever is queued), and that the protocol hears of each pause and
-    resume: a connection that is not read is not timed."""
+    resume: a connection that is not read is not timed. It holds the protocol weakly: the protocol holds it, and
+    a reference cycle would keep both, with the transport and the last request, until a pass of the garbage
+    collector, which holds up the event loop while it runs."""
 
     def __init__(self, transport: asyncio.Transport, protocol: BoundedHttpToolsProtocol) -> None:
         super().__init__(transport)
-        self.protocol = protocol
+        self.protocol = weakref.ref(protocol)
 
     def pause_reading(self) -> None:
         if not self.read_paused:
             super().pause_reading()
-            self.protocol.reading_paused()
+            protocol = self.protocol()
+            if protocol is not None:
+                protocol.reading_paused()
 
     def resume_reading(self) -> None:
-        if self.read_paused and self.protocol.may_read():
-            super().resume_reading()
-            self.protocol.reading_resumed()
+        if self.read_paused:
+            protocol = self.protocol()
+            if protocol is not None and protocol.may_read():
+                super().resume_reading()
+                protocol.reading_resumed()
 
 
 class BoundedHttpToolsProtocol(HttpToolsProtocol):
