@@ -557,8 +557,9 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "image_cache_bytes",
-        "67108864",
-        "Byte budget of the rendered image cache (LRU; one budget over every format and size; 0 to 1 TiB).",
+        "12582912",
+        "Byte budget of the rendered image cache (LRU; one budget over every format and size; 0 to 1 TiB): what a "
+        "flood of distinct images can leave in a worker.",
         bounded_int(0, _TIB),
     ),
     Setting(
@@ -699,7 +700,7 @@ class Settings:
     exports_list_max: int = 1000
     export_license: str = ""
     export_url_seconds: int = 900
-    image_cache_bytes: int = 64 * 1024 * 1024
+    image_cache_bytes: int = 12 * 1024 * 1024
     cache_max_age: int = 3600
     work_processes: int = 1
     work_queue: int = 16
