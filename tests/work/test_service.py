@@ -26,15 +26,16 @@ pytestmark = pytest.mark.slow
 MiB = 1 << 20
 
 
-def metrics(port: int) -> dict[str, float]:
-    """The work and image samples of a scrape, by name and labels (``name{kind=png,outcome=done}``)."""
+def metrics(port: int, prefixes: tuple[str, ...] = ("sudokupool_work", "sudokupool_image")) -> dict[str, float]:
+    """The samples of a scrape whose names start with one of ``prefixes`` (the work's and the images' by default),
+    by name and labels (``name{kind=png,outcome=done}``)."""
     response = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=30)
     assert response.status_code == 200
     text = response.text
     out: dict[str, float] = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
-            if sample.name.startswith(("sudokupool_work", "sudokupool_image")):
+            if sample.name.startswith(prefixes):
                 labels = ",".join(f"{k}={v}" for k, v in sorted(sample.labels.items()))
                 out[f"{sample.name}{{{labels}}}" if labels else sample.name] = sample.value
     return out
@@ -135,26 +136,31 @@ def test_a_sweep_of_every_size_and_format_keeps_the_worker_and_the_pool_under_th
         assert all(resident(pid) <= 96 * MiB for pid in work_processes(server))
 
 
+def abandon_renders(server: Server, port: int, code: str, sizes: range) -> dict[str, float]:
+    """Ask for ``code``'s WebP image at each of ``sizes``, each on a connection of its own, and hang up on them all
+    at once; return the metrics once each of those jobs was rendered or dropped."""
+    host, _, port_text = server.url.removeprefix("http://").partition(":")
+    sockets = []
+    for size in sizes:
+        sock = socket.create_connection((host, int(port_text)))
+        path = f"/api/v1/puzzles/{code}/image?size={size}&format=webp"
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+        sockets.append(sock)
+    for sock in sockets:
+        sock.close()
+
+    def settled() -> bool:
+        samples = metrics(port)
+        return jobs(samples, "done") + jobs(samples, "dropped") == len(sizes)
+
+    wait_until(settled, "every abandoned request rendered or dropped", seconds=60, log=server.output)
+    return metrics(port)
+
+
 def test_requests_abandoned_while_they_wait_are_never_rendered(tmp_path: Path, exports: Path) -> None:
     context, port = serve(tmp_path, exports, SUDOKUPOOL_WORK_QUEUE="100")
     with context as server:
-        code = some_id(server)
-        host, _, port_text = server.url.removeprefix("http://").partition(":")
-        sockets = []
-        for size in range(1901, 1931):
-            sock = socket.create_connection((host, int(port_text)))
-            path = f"/api/v1/puzzles/{code}/image?size={size}&format=webp"
-            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
-            sockets.append(sock)
-        for sock in sockets:
-            sock.close()
-
-        def settled() -> bool:
-            samples = metrics(port)
-            return jobs(samples, "done") + jobs(samples, "dropped") == 30
-
-        wait_until(settled, "every abandoned request rendered or dropped", seconds=60, log=server.output)
-        samples = metrics(port)
+        samples = abandon_renders(server, port, some_id(server), range(1901, 1931))
         # At most the job a free process took at once (and one more, had it ended before the others left).
         assert jobs(samples, "done") <= 2
         assert jobs(samples, "dropped") >= 28
@@ -163,13 +169,7 @@ def test_requests_abandoned_while_they_wait_are_never_rendered(tmp_path: Path, e
 
 def garbage_collected(port: int) -> float:
     """Objects the worker's cyclic garbage collector has freed since it started, over its generations."""
-    text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text
-    return sum(
-        sample.value
-        for family in text_string_to_metric_families(text)
-        for sample in family.samples
-        if sample.name == "python_gc_objects_collected_total"
-    )
+    return sum(metrics(port, ("python_gc_objects_collected_total",)).values())
 
 
 def test_abandoned_renders_and_closed_connections_leave_nothing_for_the_garbage_collector(
@@ -193,21 +193,7 @@ def test_abandoned_renders_and_closed_connections_leave_nothing_for_the_garbage_
 
         closed_lookups(20)
         before = garbage_collected(port)
-        sockets = []
-        for size in range(1901, 1941):
-            sock = socket.create_connection((host, int(port_text)))
-            path = f"/api/v1/puzzles/{code}/image?size={size}&format=webp"
-            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
-            sockets.append(sock)
-        for sock in sockets:
-            sock.close()
-        wait_until(
-            lambda: jobs(metrics(port), "done") + jobs(metrics(port), "dropped") == 40,
-            "every abandoned request rendered or dropped",
-            seconds=60,
-            log=server.output,
-        )
-        assert jobs(metrics(port), "dropped") >= 30
+        assert jobs(abandon_renders(server, port, code, range(1901, 1941)), "dropped") >= 30
         with httpx.Client(base_url=server.url, timeout=60, headers={"Connection": "close"}) as client:
             for size in range(300, 310):
                 assert client.get(f"/api/v1/puzzles/{code}/image?size={size}").status_code == 200
