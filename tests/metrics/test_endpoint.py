@@ -4,6 +4,7 @@ file work (and its file locks) may hold, and lets the loop serve between the met
 from __future__ import annotations
 
 import asyncio
+import gzip
 import threading
 import time
 from collections.abc import Iterator
@@ -39,10 +40,10 @@ class Figures:
         return iter((BODY,)), "text/plain; version=0.0.4; charset=utf-8"
 
 
-async def scrape(port: int) -> bytes:
+async def scrape(port: int, fields: bytes = b"") -> bytes:
     # A numeric address: opening the connection asks no thread to resolve a name.
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(b"GET /metrics HTTP/1.1\r\nHost: metrics\r\n\r\n")
+    writer.write(b"GET /metrics HTTP/1.1\r\nHost: metrics\r\n" + fields + b"\r\n")
     answer = await reader.read()
     writer.close()
     return answer
@@ -93,7 +94,8 @@ class SlowFamilies(Figures):
         return parts(), "text/plain; version=0.0.4; charset=utf-8"
 
 
-async def test_a_scrape_lets_the_loop_serve_between_its_metric_families() -> None:
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+async def test_a_scrape_lets_the_loop_serve_between_its_metric_families(compress: bool) -> None:
     ticks = [0]
 
     async def other_work() -> None:
@@ -106,11 +108,15 @@ async def test_a_scrape_lets_the_loop_serve_between_its_metric_families() -> Non
     await server.start()
     other = asyncio.create_task(other_work())
     try:
-        answer = await asyncio.wait_for(scrape(server.port), 30)
+        answer = await asyncio.wait_for(scrape(server.port, b"Accept-Encoding: gzip\r\n" if compress else b""), 30)
     finally:
         other.cancel()
         await server.stop()
-    assert answer.endswith(b"".join(f"figure_{n} {n}\n".encode() for n in range(SlowFamilies.FAMILIES)))
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert (b"\r\ncontent-encoding: gzip" in head) is compress
+    assert (gzip.decompress(body) if compress else body) == b"".join(
+        f"figure_{n} {n}\n".encode() for n in range(SlowFamilies.FAMILIES)
+    )
     # The loop's other work ran between every two families, not only before and after the scrape.
     assert len(figures.seen) == SlowFamilies.FAMILIES
     assert all(later > earlier for earlier, later in zip(figures.seen, figures.seen[1:], strict=False))

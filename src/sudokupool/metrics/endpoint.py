@@ -13,7 +13,8 @@ A scrape waits for nothing else the worker does. One worker's figures are in its
 on the event loop itself (Python that in a thread would hold the GIL, and so the loop, as long), since a hop to
 a thread and back costs two more turns of a busy loop and of busy cores, each a wait behind the requests in
 flight. It is written a metric family at a time (:mod:`sudokupool.metrics.text`), and the requests waiting are
-served whenever it has held the loop for :data:`SLICE_SECONDS`, so a scrape adds no long wait to any request.
+served whenever it has held the loop for :data:`SLICE_SECONDS`, so a scrape adds no long wait to any request; a
+gzip answer is compressed a family at a time in the same slices.
 Several workers' figures are merged from their files: that runs in the metrics server's own thread, never in the
 loop's default executor, where the loader's file work (and its locks) may be waiting.
 """
@@ -25,6 +26,8 @@ import contextlib
 import gzip
 import logging
 import time
+import zlib
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 from sudokupool.metrics.exporter import Exporter
@@ -35,8 +38,10 @@ logger = logging.getLogger("sudokupool")
 MAX_HEAD = 16 * 1024
 HEAD_SECONDS = 10.0
 #: The longest a scrape holds the event loop at a time (past it, at the end of a metric family, requests waiting
-#: are served before the scrape goes on).
-SLICE_SECONDS = 0.0005
+#: are served before the scrape goes on): well under what a lookup waits in a busy worker's loop.
+SLICE_SECONDS = 0.0002
+#: zlib's window bits for a gzip header and trailer.
+GZIP_WBITS = 16 + zlib.MAX_WBITS
 
 
 class MetricsServer:
@@ -102,30 +107,45 @@ class MetricsServer:
             name, _, value = line.partition(":")
             fields[name.strip().lower()] = value.strip()
         self.exporter.flush()
-        body, content_type = await self.exposition(fields.get("accept", ""))
+        compress = "gzip" in fields.get("accept-encoding", "")
+        body, content_type = await self.exposition(fields.get("accept", ""), compress=compress)
         headers = [("content-type", content_type)]
-        if "gzip" in fields.get("accept-encoding", ""):
-            body = gzip.compress(body, 1)
+        if compress:
             headers.append(("content-encoding", "gzip"))
         return 200, headers, body
 
-    async def exposition(self, accept: str) -> tuple[bytes, str]:
-        """The exporter's body: on the loop for one worker, in slices of at most about :data:`SLICE_SECONDS`
-        with the loop's other work between them; merging several workers' files reads the disk, in this server's
-        own thread (the loop keeps serving the API meanwhile)."""
+    async def exposition(self, accept: str, *, compress: bool = False) -> tuple[bytes, str]:
+        """The exporter's body, gzipped if ``compress``: on the loop for one worker, in slices of at most about
+        :data:`SLICE_SECONDS` with the loop's other work between them; merging several workers' files reads the
+        disk, in this server's own thread (the loop keeps serving the API meanwhile)."""
         if not self.exporter.multiprocess_dir:
             parts, content_type = self.exporter.exposition_parts(accept)
-            body = []
-            began = time.perf_counter()
-            for part in parts:
-                body.append(part)
-                if time.perf_counter() - began > SLICE_SECONDS:
-                    await asyncio.sleep(0)
-                    began = time.perf_counter()
-            return b"".join(body), content_type
+            return await sliced(parts, compress), content_type
         if self.thread is None:
             self.thread = ThreadPoolExecutor(1, "sudokupool-metrics")
-        return await asyncio.get_running_loop().run_in_executor(self.thread, self.exporter.exposition, accept)
+        return await asyncio.get_running_loop().run_in_executor(self.thread, merged, self.exporter, accept, compress)
+
+
+async def sliced(parts: Iterable[bytes], compress: bool) -> bytes:
+    """``parts`` joined (and gzipped, level 1, if ``compress``), letting the loop's other work run whenever this has
+    held it for :data:`SLICE_SECONDS`."""
+    deflate = zlib.compressobj(1, zlib.DEFLATED, GZIP_WBITS) if compress else None
+    body = []
+    began = time.perf_counter()
+    for part in parts:
+        body.append(deflate.compress(part) if deflate is not None else part)
+        if time.perf_counter() - began > SLICE_SECONDS:
+            await asyncio.sleep(0)
+            began = time.perf_counter()
+    if deflate is not None:
+        body.append(deflate.flush())
+    return b"".join(body)
+
+
+def merged(exporter: Exporter, accept: str, compress: bool) -> tuple[bytes, str]:
+    """Several workers' body (gzipped, level 1, if ``compress``): for the metrics server's thread."""
+    body, content_type = exporter.exposition(accept)
+    return (gzip.compress(body, 1) if compress else body), content_type
 
 
 REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 500: "Internal Server Error"}
