@@ -340,5 +340,6 @@ def sample_ids(export: Path, out: Path, *, count: int = 20000, seed: int = 7) ->
                 chosen.append(cid)
             elif (k := rng.randrange(n + 1)) < count:
                 chosen[k] = cid
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(chosen) + "\n")
     return out
