@@ -126,7 +126,7 @@ class CachedFlood(Flood):
 
 class Renders:
     """The flood's renders without its clients: a process of its own rendering the puzzle's image at every size in
-    turn, PNG and WebP, as a work process runs (as nice, in a session and scheduling group of its own)."""
+    turn, PNG and WebP, as a work process runs (as nice and idle, in a process group of its own)."""
 
     def __init__(self, tree: Path, code: str, directory: Path) -> None:
         self.tree, self.code, self.directory = tree, code, directory
@@ -148,7 +148,7 @@ class Renders:
         niceness = str(Settings.work_niceness)
         argv = [sys.executable, "-c", script, str(latest_export(self.directory)), self.code, niceness]
         env = {**os.environ, "PYTHONPATH": str(self.tree)}
-        self.process = subprocess.Popen(argv, env=env, start_new_session=True)
+        self.process = subprocess.Popen(argv, env=env, process_group=0)
         return self
 
     def __exit__(self, *_: object) -> None:
@@ -448,7 +448,7 @@ def flood_parts_main(argv: list[str] | None = None) -> int:
 
     - **quiet**: wrk on v2 random (keyed, ``--connections``) for ``--seconds``, alone;
     - **renders**: the same while a process of its own renders one puzzle's image at every size, PNG and WebP, as a
-      work process runs (its niceness, a session and scheduling group of its own), no request made for it;
+      work process runs (its niceness and scheduling policy, a process group of its own), no request made for it;
     - **lookups**: while the flood's clients ask for one image at one size (cached after the first: the flood's
       connections and requests without a render; half of them abandon each request after 50 ms, as in the flood);
     - **flood**: while they flood as ``ab work-flood`` does (every size, PNG and WebP, a puzzle of its own each

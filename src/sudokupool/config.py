@@ -584,8 +584,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "work_niceness",
         "15",
-        "How many steps nicer than requests the work processes run (0-19, Unix; 0: same priority), each in a "
-        "session of its own whose scheduling group (Linux autogroup) is as nice.",
+        "How many steps nicer than requests the work processes run (0-19, Unix; 0: same priority). Above 0, on "
+        "Linux they also run under the SCHED_IDLE policy: a core only when no request or sync wants it.",
         bounded_int(0, 19),
     ),
     Setting(

@@ -22,10 +22,12 @@ from sudokupool.state import JOB_MODULES, Runtime
 from sudokupool.sudoku.answers import grade_answer, hint_answer
 from sudokupool.web.printsheet import make_sheet
 from sudokupool.work import WorkBudgetExceeded, WorkCrashed, WorkDropped, WorkPool, WorkQueueFull
-from sudokupool.work.child import AUTOGROUP
 from tests.helpers import wait_until
 
 pytestmark = pytest.mark.slow
+
+#: This process's scheduling group (its session's, Linux autogroup) and its niceness, where the kernel has them.
+AUTOGROUP = "/proc/self/autogroup"
 
 
 @pytest.fixture
@@ -48,16 +50,29 @@ async def test_a_job_runs_in_another_process_at_a_lower_priority(pool: WorkPool)
 
 
 @pytest.mark.anyio
-async def test_a_work_process_has_a_session_and_scheduling_group_of_its_own_as_nice_as_itself(pool: WorkPool) -> None:
-    # With Linux autogroup a nice value counts only within a session's group: in the worker's, the work
-    # processes would take their share of the worker's CPU, beside the serving loop and a sync's loading thread.
+async def test_a_work_process_is_idle_priority_in_its_workers_scheduling_group_and_a_process_group_of_its_own(
+    pool: WorkPool,
+) -> None:
+    # SCHED_IDLE: a core only when no task of normal priority wants one, and a waking request's task takes it back at
+    # once. It holds within the worker's session's scheduling group (Linux autogroup), where a nice value alone would
+    # take its share of the worker's CPU; Ctrl-C goes to the terminal's foreground process group, the worker's alone.
     pid = await pool.submit(os.getpid)
-    assert await pool.submit(os.getsid, 0) == pid != os.getsid(0)
+    assert await pool.submit(os.sched_getscheduler, 0) == os.SCHED_IDLE
+    assert await pool.submit(os.getsid, 0) == os.getsid(0)
+    assert await pool.submit(os.getpgid, 0) == pid != os.getpgid(0)
     ours = autogroup()
     if ours is not None:  # a process in an autogroup: "/autogroup-N nice K"
-        theirs = (await pool.submit(Path.read_text, Path(AUTOGROUP))).split()
-        assert theirs[0] != ours.split()[0]
-        assert theirs[-1] == str(pool.niceness)
+        assert (await pool.submit(Path.read_text, Path(AUTOGROUP))).split()[0] == ours.split()[0]
+
+
+@pytest.mark.anyio
+async def test_a_work_process_at_the_workers_priority_keeps_its_policy() -> None:
+    work = WorkPool(processes=1, queue=0, budget=5.0, niceness=0)
+    try:
+        assert await work.submit(os.sched_getscheduler, 0) == os.sched_getscheduler(0)
+        assert await work.submit(os.nice, 0) == os.nice(0)
+    finally:
+        await work.aclose()
 
 
 @pytest.mark.anyio
@@ -191,7 +206,7 @@ async def test_closing_stops_every_process(pool: WorkPool) -> None:
 
 
 def test_a_work_process_mid_job_dies_with_its_worker(tmp_path: Path) -> None:
-    # In a session of its own, no signal to the worker's process group reaches it: the worker's death does.
+    # In a process group of its own, no signal to the worker's group reaches it: the worker's death does.
     started = tmp_path / "started"
     worker = subprocess.Popen(
         [sys.executable, "-c", WORKER, str(started)],
@@ -202,7 +217,7 @@ def test_a_work_process_mid_job_dies_with_its_worker(tmp_path: Path) -> None:
     try:
         assert worker.stdout is not None
         child = int(worker.stdout.readline())
-        assert os.getsid(child) != os.getsid(worker.pid)
+        assert os.getpgid(child) != os.getpgid(worker.pid)
         wait_until(started.exists, "the work process running its minute-long job")
         worker.kill()
         worker.wait()

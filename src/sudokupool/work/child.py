@@ -3,11 +3,12 @@
 
 It imports each ``MODULE`` first (those its jobs' functions live in), at its worker's priority, so that no job pays for
 them and a busy machine slows them no more than its worker's own start. Then it runs ``NICENESS`` steps nicer than its
-worker, in a session of its own (:mod:`.process` starts it so) whose scheduling group (Linux autogroup, where the kernel
-has it on) it makes that many steps nicer too: with autogroup a nice value counts only against the tasks of the same
-session, so without a group of its own the process would take its share of the CPU from its worker's group, the serving
-loop and the sync's loading thread. It dies with the worker that started it (the worker's death signals it: no
-terminal's Ctrl-C reaches another session).
+worker and, where the system has it (Linux), under the ``SCHED_IDLE`` policy: it takes a core only when no task of
+normal priority wants one, and a request's task that wakes takes the core back at once. It stays in its worker's
+session, and so in its worker's scheduling group (Linux autogroup, where the kernel has it on), in which that policy
+leaves the group's share to the serving loop and the sync's loading thread. It has a process group of its own, so a
+terminal's Ctrl-C (sent to the foreground group) reaches the worker alone, which ends its work processes once its
+requests are answered; and it dies with the worker that started it (the worker's death signals it).
 
 It reads jobs from its standard input and writes answers to the standard output it was started with, one at a
 time, until its input ends. A job is ``(function, args)`` pickled (the function by its module and name); an
@@ -31,8 +32,6 @@ from sudokupool.serving.supervision import die_with_parent
 from sudokupool.work.wire import ANSWER_HEADER, JOB_HEADER
 
 _PAGE: Final = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-#: This process's scheduling group (its session's, Linux autogroup) and its niceness, where the kernel has them.
-AUTOGROUP: Final = "/proc/self/autogroup"
 
 
 def resident_bytes() -> int:
@@ -76,17 +75,21 @@ def serve(jobs: BinaryIO, answers: BinaryIO) -> None:
 
 
 def lower_priority(niceness: int) -> None:
-    """Make this process, and its session's scheduling group where there is one, ``niceness`` steps nicer."""
+    """Make this process ``niceness`` steps nicer and, when that is above 0, put it under ``SCHED_IDLE`` where the
+    system has that policy."""
     if not niceness:
         return
-    with contextlib.suppress(OSError), open(AUTOGROUP, "w") as group:  # no autogroup here: plain nice alone
-        group.write(str(niceness))
     if hasattr(os, "nice"):
         os.nice(niceness)
+    if hasattr(os, "SCHED_IDLE"):
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 
 
 def main() -> None:
     die_with_parent(signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
     for module in sys.argv[2:]:
         importlib.import_module(module)
     lower_priority(int(sys.argv[1]) if len(sys.argv) > 1 else 0)

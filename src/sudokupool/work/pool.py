@@ -5,10 +5,11 @@ sheets, live grades and hints) is submitted here, so no client can grow the serv
 loop, and nothing else the loop waits for (metrics scrapes, sync, loading in threads) queues behind it.
 
 - **Processes**, started when the first job comes and kept: a fresh interpreter each (see :mod:`.process`) at a lower
-  CPU priority (``niceness``), so the GIL and the heap of a render never touch the worker, and a busy pool yields the
-  cores to lookups. A new process imports the ``preload`` modules (the jobs' own) before it takes a job, at its worker's
-  priority: a start, not a job, pays for them. A process is replaced after ``jobs_per_process`` jobs, or when it reports
-  more than ``process_bytes`` resident after a job (its heap is trimmed after every job).
+  CPU priority (``niceness``, and Linux's ``SCHED_IDLE``: see :mod:`.child`), so the GIL and the heap of a render never
+  touch the worker, and a busy pool yields the cores to lookups. A new process imports the ``preload`` modules (the
+  jobs' own) before it takes a job, at its worker's priority: a start, not a job, pays for them. A process is replaced
+  after ``jobs_per_process`` jobs, or when it reports more than ``process_bytes`` resident after a job (its heap is
+  trimmed after every job).
 - **A bounded queue**: at most ``queue`` jobs wait for a process; one more is refused at once with
   :class:`WorkQueueFull` (answer 503 with ``Retry-After``).
 - **Cancellation**: a waiting job whose client has left (``left`` returned) is dropped before it starts

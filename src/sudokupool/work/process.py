@@ -42,8 +42,6 @@ class WorkProcess:
             *preload,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            # A session (and so a scheduling group) of its own: see sudokupool.work.child.
-            start_new_session=True,
         )
         started = cls(process)
         # Its first answer, empty, says the interpreter is up: a job's budget never pays for a start.
