@@ -7,6 +7,7 @@ import asyncio
 import math
 import operator
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -73,6 +74,21 @@ async def test_a_work_process_at_the_workers_priority_keeps_its_policy() -> None
         assert await work.submit(os.nice, 0) == os.nice(0)
     finally:
         await work.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_signal_to_every_process_leaves_a_running_job_to_finish(pool: WorkPool) -> None:
+    # A platform stopping an instance signals every process in it (Heroku: SIGTERM); the worker then answers the
+    # requests it holds, so its work process finishes their jobs and ends only when the worker closes its input.
+    pid = await pool.submit(os.getpid)
+    job = asyncio.ensure_future(pool.submit(time.sleep, 1.0))
+    await asyncio.sleep(0.2)
+    for stop in (signal.SIGTERM, signal.SIGINT):
+        os.kill(pid, stop)
+    assert await job is None
+    assert await pool.submit(os.getpid) == pid
+    await pool.aclose()
+    wait_until(lambda: not alive(pid), "the work process gone once its input closed")
 
 
 @pytest.mark.anyio

@@ -7,8 +7,9 @@ worker and, where the system has it (Linux), under the ``SCHED_IDLE`` policy: it
 normal priority wants one, and a request's task that wakes takes the core back at once. It stays in its worker's
 session, and so in its worker's scheduling group (Linux autogroup, where the kernel has it on), in which that policy
 leaves the group's share to the serving loop and the sync's loading thread. It has a process group of its own, so a
-terminal's Ctrl-C (sent to the foreground group) reaches the worker alone, which ends its work processes once its
-requests are answered; and it dies with the worker that started it (the worker's death signals it).
+terminal's Ctrl-C (sent to the foreground group) reaches the worker alone. It ignores SIGTERM and SIGINT (a platform may
+signal every process of an instance it stops) and finishes its job: the worker closes its input once its requests are
+answered, and its death signals it.
 
 It reads jobs from its standard input and writes answers to the standard output it was started with, one at a
 time, until its input ends. A job is ``(function, args)`` pickled (the function by its module and name); an
@@ -88,6 +89,11 @@ def lower_priority(niceness: int) -> None:
 
 def main() -> None:
     die_with_parent(signal.SIGKILL)
+    # A platform stopping its instance signals every process in it (Heroku: SIGTERM), a terminal's Ctrl-C its
+    # foreground group: the worker then answers the requests it holds, whose jobs this process must finish. It ends
+    # when the worker closes its input, or with the worker.
+    for stop in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(stop, signal.SIG_IGN)
     with contextlib.suppress(OSError):
         os.setpgid(0, 0)
     for module in sys.argv[2:]:
