@@ -40,8 +40,11 @@ def _shell(line: str) -> subprocess.CompletedProcess[str]:
     ],
 )
 def test_a_full_disk_on_stdout_is_one_line(args: list[str]) -> None:
+    # Standard output buffered, as a shell leaves it (a PYTHONUNBUFFERED in the caller's environment would hide
+    # whatever is written to standard error before the buffer's write fails).
+    env = {name: value for name, value in ENV.items() if name != "PYTHONUNBUFFERED"}
     with open("/dev/full", "w") as full:
-        done = subprocess.run([*SUDOKUPOOL, *args], env=ENV, stdout=full, stderr=subprocess.PIPE, text=True)
+        done = subprocess.run([*SUDOKUPOOL, *args], env=env, stdout=full, stderr=subprocess.PIPE, text=True)
     assert done.returncode == 1
     assert done.stderr == "sudokupool: cannot write output: No space left on device\n"
 

@@ -56,6 +56,7 @@ def _new(tier: Tier) -> int:
     key = new_key()
     print(f"key:   {key}")
     print(f"entry: {entry(digest(key), tier)}")
+    sys.stdout.flush()  # the advice below only once the key is out: an output that fails is one line, and no key
     print(
         "Give the key to its holder: it is shown only this once and stored nowhere. Add the entry to "
         "SUDOKUPOOL_API_KEYS (comma-separated) or as a line of SUDOKUPOOL_API_KEYS_FILE, then restart.",
