@@ -7,6 +7,7 @@ import os
 import shlex
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -191,6 +192,57 @@ def test_the_keep_alive_limit_holds_after_a_byte(tmp_path: Path) -> None:
         sock.sendall(b"G")
         assert b"HTTP/1.1" not in until_closed(sock)
         assert time.monotonic() - started < 5 + LEEWAY
+
+
+#: Where ``struct tcp_info`` (Linux 4.6 and newer) holds ``tcpi_data_segs_in``: segments received that carried data.
+DATA_SEGS_IN = 152
+
+
+def data_segments_in(sock: socket.socket) -> int:
+    return int(struct.unpack_from("<I", sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 160), DATA_SEGS_IN)[0])
+
+
+def answer(sock: socket.socket, request: bytes) -> bytes:
+    """Send ``request`` and read its whole answer (its head, and the body its content-length gives)."""
+    sock.sendall(request)
+    received = b""
+    while b"\r\n\r\n" not in received:
+        received += sock.recv(65536)
+    head, _, body = received.partition(b"\r\n\r\n")
+    length = 0
+    if not request.startswith(b"HEAD "):
+        (line,) = [ln for ln in head.lower().split(b"\r\n") if ln.startswith(b"content-length:")]
+        length = int(line.split(b":")[1])
+    while len(body) < length:
+        body += sock.recv(65536)
+    assert len(body) == length
+    return head
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/v1/health", "/api/v2/puzzles/random", "/api/v1/puzzles/nope", "/", "/api/v1/puzzles/random?x"]
+)
+def test_an_answers_head_and_body_leave_in_one_packet(server: Server, path: str) -> None:
+    request = f"GET {path} HTTP/1.1\r\nHost: t\r\n\r\n".encode()
+    with connect(server) as sock:
+        answer(sock, request)  # the connection's first answer may follow an acknowledgement of its own
+        for _ in range(3):
+            before = data_segments_in(sock)
+            assert answer(sock, request).startswith(b"HTTP/1.1 ")
+            assert data_segments_in(sock) - before == 1
+
+
+def test_a_head_request_and_a_closing_answer_arrive_whole(server: Server) -> None:
+    with connect(server) as sock:
+        head = answer(sock, b"HEAD /api/v1/health HTTP/1.1\r\nHost: t\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200 OK\r\n")
+        assert answer(sock, HEALTH).startswith(b"HTTP/1.1 200 OK\r\n")
+    with connect(server) as sock:
+        sock.sendall(b"GET /api/v1/health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        received = until_closed(sock)
+        head, _, body = received.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200 OK\r\n")
+        assert body.startswith(b'{"ok":true')
 
 
 def test_clients_that_pipeline_and_never_read_hold_little_memory(server: Server) -> None:

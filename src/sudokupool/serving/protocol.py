@@ -1,6 +1,6 @@
 """uvicorn's httptools protocol with the service's bounds on a connection (the launcher's module docstring lists
 them, :mod:`sudokupool.serving.launcher`): a request head's size and time, the requests a pipelining client may
-queue, the answers it may leave unread, and a shutdown within its timeout."""
+queue, the answers it may leave unread, a shutdown within its timeout; and an answer's head sent with its body."""
 
 from __future__ import annotations
 
@@ -60,6 +60,39 @@ LAST_REQUEST_WAIT = 0.1
 FIRST_REQUEST_WAIT = 1.0
 
 
+class HeadWithBody:
+    """A request's view of its connection's transport, for uvicorn's cycle: the answer's head (the cycle's first
+    write) is held until the body's first write, and both leave in one ``writev``, one packet for a small answer,
+    where uvicorn sends the head on its own. A close sends what is held first. Not for a HEAD request: its answer
+    has no body to wait for."""
+
+    __slots__ = ("first", "held", "transport")
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self.transport = transport
+        self.held: bytes | None = None
+        self.first = True
+
+    def write(self, data: bytes) -> None:
+        if self.first:
+            self.first = False
+            self.held = data
+        elif self.held is not None:
+            self.transport.writelines((self.held, data))
+            self.held = None
+        else:
+            self.transport.write(data)
+
+    def close(self) -> None:
+        if self.held is not None:
+            self.transport.write(self.held)
+            self.held = None
+        self.transport.close()
+
+    def is_closing(self) -> bool:
+        return self.transport.is_closing()
+
+
 class BoundedFlowControl(FlowControl):
     """uvicorn's flow control, except that reading resumes only when the protocol may read
     (:meth:`BoundedHttpToolsProtocol.may_read`; uvicorn resumes it after every answer and whenever the
@@ -116,7 +149,11 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
       (uvicorn closes it at once, losing a request on its way); a connection still busy at the shutdown timeout
       (a client that does not read) is aborted.
 
-    It overrides uvicorn internals (``data_received``, parser callbacks, ``flow``, the keep-alive timer):
+    - Answers: a head leaves in one write with its body (:class:`HeadWithBody`), a system call and a packet less an
+      answer.
+
+    It overrides uvicorn internals (``data_received``, parser callbacks, ``flow``, the keep-alive timer, the cycle's
+    transport):
     pyproject.toml pins uvicorn to the versions it was tested with.
     """
 
@@ -302,6 +339,8 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
         self.running = cycle
+        if cycle.scope["method"] != "HEAD":
+            cycle.transport = HeadWithBody(cycle.transport)  # type: ignore[assignment]
         if self.last_request:
             self.finish()
             cycle.keep_alive = False
