@@ -590,8 +590,9 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "work_process_jobs",
-        "1000",
-        "Jobs a work process runs before a fresh one replaces it.",
+        "100000",
+        "Jobs a work process runs before a fresh one replaces it (a guard against leaks: its resident bytes are the "
+        "memory bound, and a start costs the cores lookups use).",
         bounded_int(1),
     ),
     Setting(
@@ -706,7 +707,7 @@ class Settings:
     work_queue: int = 16
     work_budget_seconds: float = 10.0
     work_niceness: int = 15
-    work_process_jobs: int = 1000
+    work_process_jobs: int = 100_000
     work_process_bytes: int = 128 << 20
     cost_render: int = 5
     cost_print: int = 10
