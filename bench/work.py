@@ -6,7 +6,8 @@ every ``--sync-interval`` s) from a copy of the same pool each, one after the ot
 service a side a round. A round of a side:
 
 1. **quiet**: once the fresh service is idle, wrk on v2 random (keyed, ``--connections``) for ``--seconds``:
-   req/s and p99; five timed metrics scrapes.
+   req/s and p99, with the scrapes and the RSS readings of 2 going on (a service is scraped whether flooded or
+   not, and the readings take this machine's cores too): the flood is the one difference between the phases.
 2. **flood**, ``--flood-seconds`` in all: ``--flood-clients`` clients (half of them abandon each request after
    50 ms, half wait for it) ask on ``/api/v1`` (unlimited) for one puzzle's image at every size from 100 to
    2000 px, PNG and WebP in turn, a puzzle of its own each round so nothing is cached. After 2 s of it, wrk again
@@ -361,8 +362,8 @@ def work_flood_target(args: argparse.Namespace, src: Path) -> None:
             wrk(random, seconds=1, connections=args.connections)  # connections and first answers
             idle_after(server.pid, 30)  # what a fresh service does in the background once it answers
             start = rss(server.pid)
-            quiet = wrk(random, seconds=seconds, connections=args.connections)
-            quiet_scrapes = [scrape_ms(port) for _ in range(5)]
+            with Memory(server.pid), Scrapes(port) as quiet_scrapes:
+                quiet = wrk(random, seconds=seconds, connections=args.connections)
             began = time.perf_counter()
             ran, waited = schedstat(server.pid)
             with Memory(server.pid) as memory, Flood(server, next(codes), args.flood_clients) as flood:
@@ -376,7 +377,8 @@ def work_flood_target(args: argparse.Namespace, src: Path) -> None:
                 flood_seconds = time.perf_counter() - began
             ran, waited = (after - before for after, before in zip(schedstat(server.pid), (ran, waited), strict=True))
             drain = idle_after(server.pid)
-            after = wrk(random, seconds=seconds, connections=args.connections)
+            with Memory(server.pid), Scrapes(port):
+                after = wrk(random, seconds=seconds, connections=args.connections)
             found = {
                 "quiet req/s": quiet.rps,
                 "quiet p99 ms": quiet.p99_ms,
@@ -384,7 +386,7 @@ def work_flood_target(args: argparse.Namespace, src: Path) -> None:
                 "quiet after p99 ms": after.p99_ms,
                 "flood req/s": flooded.rps,
                 "flood p99 ms": flooded.p99_ms,
-                "quiet scrape ms (median of 5)": statistics.median(quiet_scrapes),
+                "quiet scrape ms (median)": statistics.median(quiet_scrapes.ms),
                 "flood scrape ms (median)": statistics.median(scrapes.ms),
                 "flood scrape ms (p90)": statistics.quantiles(scrapes.ms, n=10)[-1],
                 "flood scrape ms (max)": max(scrapes.ms),

@@ -12,9 +12,9 @@ thread per worker and cannot share the port between workers.
 A scrape waits for nothing else the worker does. One worker's figures are in its memory: the body is written
 on the event loop itself (Python that in a thread would hold the GIL, and so the loop, as long), since a hop to
 a thread and back costs two more turns of a busy loop and of busy cores, each a wait behind the requests in
-flight. It is written a metric family at a time (:mod:`sudokupool.metrics.text`), and the requests waiting are
+flight. It is written a few lines at a time (:mod:`sudokupool.metrics.text`), and the requests waiting are
 served whenever it has held the loop for :data:`SLICE_SECONDS`, so a scrape adds no long wait to any request; a
-gzip answer is compressed a family at a time in the same slices.
+gzip answer is compressed part by part in the same slices.
 Several workers' figures are merged from their files: that runs in the metrics server's own thread, never in the
 loop's default executor, where the loader's file work (and its locks) may be waiting.
 """
@@ -37,9 +37,9 @@ logger = logging.getLogger("sudokupool")
 #: The longest request head the port reads, and how long a client has to send it.
 MAX_HEAD = 16 * 1024
 HEAD_SECONDS = 10.0
-#: The longest a scrape holds the event loop at a time (past it, at the end of a metric family, requests waiting
-#: are served before the scrape goes on): well under what a lookup waits in a busy worker's loop.
-SLICE_SECONDS = 0.0002
+#: The longest a scrape holds the event loop at a time (past it, at the end of a part of the text, requests waiting
+#: are served before the scrape goes on): about what a lookup costs the loop, well under what it waits in a busy one.
+SLICE_SECONDS = 0.0001
 #: zlib's window bits for a gzip header and trailer.
 GZIP_WBITS = 16 + zlib.MAX_WBITS
 

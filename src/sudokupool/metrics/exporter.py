@@ -318,8 +318,8 @@ class Exporter:
         return b"".join(parts), content_type
 
     def exposition_parts(self, accept: str = "") -> tuple[Iterator[bytes], str]:
-        """:meth:`exposition`'s body in parts, made as they are asked for: a metric family each in Prometheus's
-        text format (:mod:`sudokupool.metrics.text`), the whole body at once in another (OpenMetrics)."""
+        """:meth:`exposition`'s body in parts, made as they are asked for: a few lines each in Prometheus's text
+        format (:mod:`sudokupool.metrics.text`), the whole body at once in another (OpenMetrics)."""
         if self.multiprocess_dir:
             forget_dead_workers(self.multiprocess_dir)
         encoder, content_type = choose_encoder(accept)
