@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "sets": ("service", "sets_main", "a set of 10 or 50 with a seed against 10 random calls, beside a baseline"),
     "images": ("service", "images_main", "image answers through the service, and the render cache under a flood"),
     "flood-parts": ("work", "flood_parts_main", "v2 random beside the image flood's renders, its lookups, and both"),
+    "scrape-cost": ("work", "scrape_cost_main", "a metrics scrape's CPU, and v2 random while scrapes run back to back"),
     "engine": ("engine", "engine_main", "grid lookups and live grades through the service; the canonical form"),
     "app-cost": ("inprocess", "app_cost_main", "the app's CPU per request in process"),
     "collector": ("inprocess", "collector_main", "a full garbage collection's pause in a started worker"),

@@ -56,7 +56,19 @@ from multiprocessing.connection import Connection
 from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
 
-from bench.harness import KEYED, OUT, ROOT, Target, interleave, latest_export, pool_dir, pool_ids, service, wrk
+from bench.harness import (
+    KEYED,
+    OUT,
+    ROOT,
+    Target,
+    baseline_src,
+    interleave,
+    latest_export,
+    pool_dir,
+    pool_ids,
+    service,
+    wrk,
+)
 from sudokupool.config import Settings
 from sudokupool.storage.naming import pack_key
 from support.servers import Server, cpu_seconds, free_port, proc_status, process_tree
@@ -502,4 +514,85 @@ def flood_parts_main(argv: list[str] | None = None) -> int:
     for phase in phases:
         r, p, served, clients = median[phase]
         print(f"| {phase} | {r:,.0f} | {p:.2f} | {r / rps:.2f}x | {p / p99:.2f}x | {served:.2f} | {clients:.2f} |")
+    return 0
+
+
+def scrape_cost_main(argv: list[str] | None = None) -> int:
+    """``python -m bench scrape-cost [--baseline REV]``: what a metrics scrape costs the worker that answers it, and
+    the lookups it serves meanwhile, on a service of this checkout (and of BASELINE, side by side, in rotated rounds;
+    a fresh service a side a round, one worker, metrics on, the demo pool).
+
+    A round of a side: wrk on v2 random for 1 s, then the image flood of ``ab work-flood`` for 3 s (the metrics'
+    families filled as a flooded service has them), then once the service is idle:
+
+    - ``--scrapes`` scrapes one after another, timed as in ``ab work-flood``: the worker's CPU per scrape and the
+      median time of one;
+    - wrk on v2 random (keyed, ``--connections``) for ``--seconds`` alone, then the same while a thread here scrapes
+      one scrape after another: req/s and p99 each. With the scrapes back to back, a lookup that waits behind a part
+      of one is no rare event: the p99 against alone is what the longest hold of the loop costs a lookup.
+    """
+    parser = argparse.ArgumentParser(description=scrape_cost_main.__doc__)
+    parser.add_argument("--baseline", help="a git revision or another checkout's src/ to run beside this one")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=8.0, help="of each wrk run")
+    parser.add_argument("--connections", type=int, default=8, help="of wrk")
+    parser.add_argument("--scrapes", type=int, default=200)
+    args = parser.parse_args(argv)
+    directory = pool_dir("snapshots")
+    codes = iter(pool_ids(directory).read_text().split())
+    with contextlib.ExitStack() as stack:
+        trees = {"this": THIS}
+        if args.baseline:
+            trees["baseline"] = stack.enter_context(baseline_src(args.baseline))
+
+        def measure(side: str, n: int) -> dict[str, float]:
+            port = free_port()
+            env = {"PYTHONPATH": str(trees[side]), "SUDOKUPOOL_METRICS_PORT": str(port)}
+            with service(directory, OUT / f"scrape-cost-{side}.log", env=env) as server:
+                random = Target(f"{side}: v2 random", server.base, "/api/v2/puzzles/random", KEYED)
+                wrk(random, seconds=1, connections=args.connections)
+                with Flood(server, next(codes), 8):
+                    time.sleep(3)
+                idle_after(server.pid, 30)
+                before = cpu_seconds(server.pid)
+                walls = [scrape_ms(port) for _ in range(args.scrapes)]
+                cpu_ms = 1e3 * (cpu_seconds(server.pid) - before) / args.scrapes
+                alone = wrk(random, seconds=args.seconds, connections=args.connections)
+                stop, scraped = threading.Event(), [0]
+
+                def scrape_on() -> None:
+                    while not stop.is_set():
+                        scrape_ms(port)
+                        scraped[0] += 1
+
+                scraper = threading.Thread(target=scrape_on)
+                scraper.start()
+                try:
+                    scraping = wrk(random, seconds=args.seconds, connections=args.connections)
+                finally:
+                    stop.set()
+                    scraper.join()
+            found = {
+                "scrape: worker CPU ms": cpu_ms,
+                "scrape: median ms": statistics.median(walls),
+                "v2 random alone: req/s": alone.rps,
+                "v2 random alone: p99 ms": alone.p99_ms,
+                "v2 random while scraping: req/s": scraping.rps,
+                "v2 random while scraping: p99 ms": scraping.p99_ms,
+                "scrapes a second": scraped[0] / args.seconds,
+            }
+            print(f"round {n + 1} {side:8s} " + "  ".join(f"{k} {v:,.2f}" for k, v in found.items()), flush=True)
+            return found
+
+        results = interleave(list(trees), args.rounds, measure)
+    print(f"medians of {args.rounds} rounds; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    keys = list(results["this"][0])
+    print("| figure | " + " | ".join(results) + " |\n|---|" + "---:|" * len(results))
+    median = {side: {k: statistics.median(r[k] for r in runs) for k in keys} for side, runs in results.items()}
+    for key in keys:
+        print(f"| {key} | " + " | ".join(f"{median[side][key]:,.2f}" for side in results) + " |")
+    for side, m in median.items():
+        print(f"{side}: v2 random while scraping / alone: p99 "
+              f"{m['v2 random while scraping: p99 ms'] / m['v2 random alone: p99 ms']:.2f}x, req/s "
+              f"{m['v2 random while scraping: req/s'] / m['v2 random alone: req/s']:.2f}x")  # fmt: skip
     return 0
