@@ -352,6 +352,16 @@ def idle_after(pid: int, limit: float = 60.0) -> float:
     return time.perf_counter() - started
 
 
+def median_table(results: dict[str, list[dict[str, float]]], digits: int) -> dict[str, dict[str, float]]:
+    """Each figure's median over the rounds, a side a column, printed as a Markdown table; the medians by side."""
+    keys = list(next(iter(results.values()))[0])
+    median = {side: {k: statistics.median(r[k] for r in runs) for k in keys} for side, runs in results.items()}
+    print("| figure | " + " | ".join(results) + " |\n|---|" + "---:|" * len(results))
+    for key in keys:
+        print(f"| {key} | " + " | ".join(f"{median[side][key]:,.{digits}f}" for side in results) + " |")
+    return median
+
+
 def work_flood_target(args: argparse.Namespace, src: Path) -> None:
     directory = pool_dir(args.pool)
     codes = iter(pool_ids(directory).read_text().split())
@@ -430,11 +440,7 @@ def work_flood_target(args: argparse.Namespace, src: Path) -> None:
     print(f"medians of {args.rounds} rounds, {args.seconds:g} s of wrk ({args.connections} connections) each phase, "
           f"{args.flood_clients} flooding clients for {args.flood_seconds:g} s, a sync every {args.sync_interval:g} s, "
           f"a fresh service a side a round; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")  # fmt: skip
-    keys = list(results["this"][0])
-    print("| figure | this | baseline |\n|---|---:|---:|")
-    median = {side: {k: statistics.median(r[k] for r in runs) for k in keys} for side, runs in results.items()}
-    for key in keys:
-        print(f"| {key} | {median['this'][key]:,.1f} | {median['baseline'][key]:,.1f} |")
+    median = median_table(results, digits=1)
     for side, m in median.items():
         # Quiet: the mean of the runs before and after the flood, so that a drift over the round cancels out.
         rps, p99 = ((m[f"quiet {k}"] + m[f"quiet after {k}"]) / 2 for k in ("req/s", "p99 ms"))
@@ -586,11 +592,7 @@ def scrape_cost_main(argv: list[str] | None = None) -> int:
 
         results = interleave(list(trees), args.rounds, measure)
     print(f"medians of {args.rounds} rounds; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    keys = list(results["this"][0])
-    print("| figure | " + " | ".join(results) + " |\n|---|" + "---:|" * len(results))
-    median = {side: {k: statistics.median(r[k] for r in runs) for k in keys} for side, runs in results.items()}
-    for key in keys:
-        print(f"| {key} | " + " | ".join(f"{median[side][key]:,.2f}" for side in results) + " |")
+    median = median_table(results, digits=2)
     for side, m in median.items():
         print(f"{side}: v2 random while scraping / alone: p99 "
               f"{m['v2 random while scraping: p99 ms'] / m['v2 random alone: p99 ms']:.2f}x, req/s "
